@@ -1,0 +1,467 @@
+/**
+ * Event records to typed events: validation of the four event types of the event log.
+ *
+ * METHODOLOGY.md section 1 defines the log: one event per NDJSON line, CSV row or SQLite row,
+ * with the fields of its table; a bad event is never fatal and never silently dropped but
+ * becomes a reject record with a reason. This module turns one record into an
+ * {@link XrateEvent} or a {@link Reject} (readers add `line` and `raw`).
+ *
+ * @module
+ */
+
+import { parseDec } from './decimal.js';
+import { symbolTypeFromText } from './symbols.js';
+import { parseTime } from './time.js';
+import { isReject } from './types.js';
+import type {
+  Dec,
+  ExchangeEvent,
+  QuoteEvent,
+  Reject,
+  RejectReason,
+  SymbolEvent,
+  SymbolType,
+  TakerSide,
+  TradeEvent,
+  XrateEvent,
+} from './types.js';
+
+/**
+ * Every {@link RejectReason}, in the order of types.ts.
+ *
+ * Why: METHODOLOGY.md section 1 — every reject is counted by reason; reports and tests list
+ * the reasons from here so that none is forgotten.
+ *
+ * @example
+ * ```ts
+ * const counts = Object.fromEntries(REJECT_REASONS.map((r) => [r, 0]));
+ * ```
+ */
+export const REJECT_REASONS: readonly RejectReason[] = Object.freeze([
+  'bad_json',
+  'unknown_type',
+  'missing_field',
+  'bad_time',
+  'bad_number',
+  'bad_price',
+  'bad_size',
+  'bad_field',
+  'unknown_symbol',
+  'late',
+] as const);
+
+const EXPECTED_TYPES = '(expected exchange, symbol, quote or trade)';
+
+function reject(reason: RejectReason, message: string, field?: string): Reject {
+  return field === undefined
+    ? { kind: 'reject', reason, message }
+    : { kind: 'reject', reason, message, field };
+}
+
+/** Render a value for a message: never throws, at most ~80 characters. */
+function show(v: unknown): string {
+  let s: string;
+  try {
+    if (typeof v === 'string') s = JSON.stringify(v);
+    else if (typeof v === 'number' || typeof v === 'boolean' || v === null) s = String(v);
+    else if (v === undefined) s = 'undefined';
+    else if (typeof v === 'bigint') s = `${v.toString()}n`;
+    else if (typeof v === 'symbol' || typeof v === 'function') s = typeof v;
+    else s = JSON.stringify(v) ?? typeof v;
+  } catch {
+    s = Array.isArray(v) ? 'an array' : 'an object';
+  }
+  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
+}
+
+function isWs(c: number): boolean {
+  return c === 32 || (c >= 9 && c <= 13) || c > 127;
+}
+
+/** Absent = undefined, null, or a string that is empty or only whitespace. */
+function isAbsent(v: unknown): boolean {
+  if (v === undefined || v === null) return true;
+  if (typeof v !== 'string') return false;
+  const len = v.length;
+  if (len === 0) return true;
+  return isWs(v.charCodeAt(0)) && v.trim().length === 0;
+}
+
+/** Trim only when needed (no allocation for clean values). */
+function trimmed(s: string): string {
+  const len = s.length;
+  return isWs(s.charCodeAt(0)) || isWs(s.charCodeAt(len - 1)) ? s.trim() : s;
+}
+
+// The validators below return the parsed value, or a Reject. Rejects are objects with
+// kind 'reject'; parsed values are strings, numbers, booleans or Dec objects (no `kind`).
+
+function missing(type: string, field: string): Reject {
+  return reject('missing_field', `${type}: missing required field "${field}"`, field);
+}
+
+function getTime(type: string, record: Record<string, unknown>): number | Reject {
+  const v = record.time;
+  if (isAbsent(v)) return missing(type, 'time');
+  const t = typeof v === 'string' ? parseTime(trimmed(v)) : undefined;
+  if (t === undefined) {
+    return reject(
+      'bad_time',
+      `${type}: field "time" must be an ISO 8601 UTC time such as "2024-01-01T00:00:00.1234567Z", got ${show(v)}`,
+      'time',
+    );
+  }
+  return t;
+}
+
+function getId(type: string, record: Record<string, unknown>, field: string): string | Reject {
+  const v = record[field];
+  if (isAbsent(v)) return missing(type, field);
+  if (typeof v !== 'string') {
+    return reject('bad_field', `${type}: field "${field}" must be a string, got ${show(v)}`, field);
+  }
+  return trimmed(v);
+}
+
+function getOptionalId(
+  type: string,
+  record: Record<string, unknown>,
+  field: string,
+): string | undefined | Reject {
+  const v = record[field];
+  if (isAbsent(v)) return undefined;
+  if (typeof v !== 'string') {
+    return reject('bad_field', `${type}: field "${field}" must be a string, got ${show(v)}`, field);
+  }
+  return trimmed(v);
+}
+
+function getDec(type: string, record: Record<string, unknown>, field: string): Dec | Reject {
+  const v = record[field];
+  if (isAbsent(v)) return missing(type, field);
+  const d = parseDec(v);
+  if (d === undefined) {
+    return reject(
+      'bad_number',
+      `${type}: field "${field}" must be a finite decimal number, got ${show(v)}`,
+      field,
+    );
+  }
+  return d;
+}
+
+/** A price: > 0, also as a float (an exactly positive text that underflows to 0 is rejected). */
+function getPrice(type: string, record: Record<string, unknown>, field: string): Dec | Reject {
+  const d = getDec(type, record, field);
+  if (isReject(d)) return d;
+  if (d.value > 0) return d;
+  const msg =
+    d.value === 0 && !isNegativeText(d.text) && hasNonZeroDigit(d.text)
+      ? `${type}: field "${field}" must be > 0 and not underflow to 0 as a float, got ${show(d.text)}`
+      : `${type}: field "${field}" must be > 0, got ${show(d.text)}`;
+  return reject('bad_price', msg, field);
+}
+
+/** A size: >= 0, decided exactly (`"-0"` is 0 and accepted; `"-1e-400"` is negative). */
+function getSize(type: string, record: Record<string, unknown>, field: string): Dec | Reject {
+  const d = getDec(type, record, field);
+  if (isReject(d)) return d;
+  if (d.value > 0 || (d.value === 0 && !(isNegativeText(d.text) && hasNonZeroDigit(d.text)))) {
+    return d;
+  }
+  return reject('bad_size', `${type}: field "${field}" must be >= 0, got ${show(d.text)}`, field);
+}
+
+function isNegativeText(text: string): boolean {
+  return text.charCodeAt(0) === 45;
+}
+
+/** True when the mantissa of a decimal literal has a digit 1-9. */
+function hasNonZeroDigit(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 101 || c === 69) return false; // exponent: mantissa done
+    if (c >= 49 && c <= 57) return true;
+  }
+  return false;
+}
+
+/** An integer: a safe-integer number, or a string of [+-]digits. Absent = undefined. */
+function parseInteger(v: unknown): number | undefined {
+  if (typeof v === 'number') return Number.isSafeInteger(v) ? v + 0 : undefined;
+  if (typeof v !== 'string') return undefined;
+  const s = trimmed(v);
+  const len = s.length;
+  let i = 0;
+  const c0 = s.charCodeAt(0);
+  if (c0 === 43 || c0 === 45) i++;
+  if (i === len) return undefined;
+  for (; i < len; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 48 || c > 57) return undefined;
+  }
+  const n = Number(s);
+  return Number.isSafeInteger(n) ? n + 0 : undefined; // + 0 turns -0 into 0
+}
+
+function getLegitimate(record: Record<string, unknown>): boolean | Reject {
+  const v = record.legitimate;
+  if (isAbsent(v)) return missing('exchange', 'legitimate');
+  if (v === true || v === false) return v;
+  if (v === 1) return true;
+  if (v === 0) return false;
+  if (typeof v === 'string') {
+    switch (trimmed(v).toLowerCase()) {
+      case 'true':
+      case '1':
+        return true;
+      case 'false':
+      case '0':
+        return false;
+    }
+  }
+  return reject(
+    'bad_field',
+    `exchange: field "legitimate" must be a boolean (true, false, 1 or 0), got ${show(v)}`,
+    'legitimate',
+  );
+}
+
+function getRank(record: Record<string, unknown>): number | Reject {
+  const v = record.rank;
+  if (isAbsent(v)) return 0;
+  const n = parseInteger(v);
+  if (n === undefined) {
+    return reject('bad_field', `exchange: field "rank" must be an integer, got ${show(v)}`, 'rank');
+  }
+  return n;
+}
+
+function getPrecision(record: Record<string, unknown>, field: string): number | undefined | Reject {
+  const v = record[field];
+  if (isAbsent(v)) return undefined;
+  const n = parseInteger(v);
+  if (n === undefined || n < 0) {
+    return reject(
+      'bad_field',
+      `symbol: field "${field}" must be a non-negative integer, got ${show(v)}`,
+      field,
+    );
+  }
+  return n;
+}
+
+function getSymbolType(record: Record<string, unknown>): SymbolType | Reject {
+  const v = record.symbol_type;
+  if (isAbsent(v)) return missing('symbol', 'symbol_type');
+  const t = typeof v === 'string' ? symbolTypeFromText(v) : undefined;
+  if (t === undefined) {
+    return reject(
+      'bad_field',
+      `symbol: field "symbol_type" must be one of SPOT, FUTURES, OPTION, PERPETUAL, DPERPETUAL, INDEX, CREDIT, CONTRACT, OPTION_COMBINATION, FUTURES_COMBINATION, got ${show(v)}`,
+      'symbol_type',
+    );
+  }
+  return t;
+}
+
+function takerSideOf(s: string): TakerSide | undefined {
+  switch (s) {
+    case 'BUY':
+    case 'SELL':
+    case 'BUY_ESTIMATED':
+    case 'SELL_ESTIMATED':
+    case 'UNKNOWN':
+      return s;
+    default:
+      return undefined;
+  }
+}
+
+function getTakerSide(record: Record<string, unknown>): TakerSide | undefined | Reject {
+  const v = record.taker_side;
+  if (isAbsent(v)) return undefined;
+  if (typeof v === 'string') {
+    const t = takerSideOf(v) ?? takerSideOf(trimmed(v).toUpperCase());
+    if (t !== undefined) return t;
+  }
+  return reject(
+    'bad_field',
+    `trade: field "taker_side" must be one of BUY, SELL, BUY_ESTIMATED, SELL_ESTIMATED, UNKNOWN, got ${show(v)}`,
+    'taker_side',
+  );
+}
+
+function parseExchange(r: Record<string, unknown>): ExchangeEvent | Reject {
+  const time = getTime('exchange', r);
+  if (typeof time !== 'number') return time;
+  const exchangeId = getId('exchange', r, 'exchange_id');
+  if (typeof exchangeId !== 'string') return exchangeId;
+  const legitimate = getLegitimate(r);
+  if (typeof legitimate !== 'boolean') return legitimate;
+  const rank = getRank(r);
+  if (typeof rank !== 'number') return rank;
+  return { type: 'exchange', time, exchangeId, legitimate, rank };
+}
+
+function parseSymbol(r: Record<string, unknown>): SymbolEvent | Reject {
+  const time = getTime('symbol', r);
+  if (typeof time !== 'number') return time;
+  const symbolId = getId('symbol', r, 'symbol_id');
+  if (typeof symbolId !== 'string') return symbolId;
+  const exchangeId = getId('symbol', r, 'exchange_id');
+  if (typeof exchangeId !== 'string') return exchangeId;
+  const symbolType = getSymbolType(r);
+  if (isReject(symbolType)) return symbolType;
+  const assetIdBase = getId('symbol', r, 'asset_id_base');
+  if (typeof assetIdBase !== 'string') return assetIdBase;
+  const assetIdQuote = getId('symbol', r, 'asset_id_quote');
+  if (typeof assetIdQuote !== 'string') return assetIdQuote;
+  const pricePrecision = getPrecision(r, 'price_precision');
+  if (isReject(pricePrecision)) return pricePrecision;
+  const sizePrecision = getPrecision(r, 'size_precision');
+  if (isReject(sizePrecision)) return sizePrecision;
+  const symbolIdExchange = getOptionalId('symbol', r, 'symbol_id_exchange');
+  if (isReject(symbolIdExchange)) return symbolIdExchange;
+  const ev: {
+    -readonly [K in keyof SymbolEvent]: SymbolEvent[K];
+  } = { type: 'symbol', time, symbolId, exchangeId, symbolType, assetIdBase, assetIdQuote };
+  if (pricePrecision !== undefined) ev.pricePrecision = pricePrecision;
+  if (sizePrecision !== undefined) ev.sizePrecision = sizePrecision;
+  if (symbolIdExchange !== undefined) ev.symbolIdExchange = symbolIdExchange;
+  return ev;
+}
+
+function parseQuote(r: Record<string, unknown>): QuoteEvent | Reject {
+  const time = getTime('quote', r);
+  if (typeof time !== 'number') return time;
+  const symbolId = getId('quote', r, 'symbol_id');
+  if (typeof symbolId !== 'string') return symbolId;
+  const bidPrice = getPrice('quote', r, 'bid_price');
+  if (isReject(bidPrice)) return bidPrice;
+  const bidSize = getSize('quote', r, 'bid_size');
+  if (isReject(bidSize)) return bidSize;
+  const askPrice = getPrice('quote', r, 'ask_price');
+  if (isReject(askPrice)) return askPrice;
+  const askSize = getSize('quote', r, 'ask_size');
+  if (isReject(askSize)) return askSize;
+  return { type: 'quote', time, symbolId, bidPrice, bidSize, askPrice, askSize };
+}
+
+function parseTrade(r: Record<string, unknown>): TradeEvent | Reject {
+  const time = getTime('trade', r);
+  if (typeof time !== 'number') return time;
+  const symbolId = getId('trade', r, 'symbol_id');
+  if (typeof symbolId !== 'string') return symbolId;
+  const price = getPrice('trade', r, 'price');
+  if (isReject(price)) return price;
+  const size = getSize('trade', r, 'size');
+  if (isReject(size)) return size;
+  const takerSide = getTakerSide(r);
+  if (isReject(takerSide)) return takerSide;
+  return takerSide === undefined
+    ? { type: 'trade', time, symbolId, price, size }
+    : { type: 'trade', time, symbolId, price, size, takerSide };
+}
+
+/**
+ * Validate one event record and turn it into a typed event, or a reject.
+ *
+ * The record is a parsed NDJSON object (numbers, booleans, strings, null) or a CSV / SQLite row
+ * (strings, or numbers and null from SQLite); an empty (or whitespace-only) string or null is an
+ * absent field. Input names are snake_case; the event uses the camelCase fields of types.ts.
+ * Checks, in the order of the methodology's table, the first failure winning:
+ * `type` (→ `unknown_type`), required fields (→ `missing_field`), `time` (→ `bad_time`), numbers
+ * (→ `bad_number`), prices > 0 (→ `bad_price`), sizes >= 0 (→ `bad_size`), and `legitimate`,
+ * `rank`, `symbol_type`, `taker_side`, precisions and string ids (→ `bad_field`). Ids are
+ * trimmed; numbers keep their exact text. Never throws, whatever the input.
+ *
+ * Why: METHODOLOGY.md section 1 (event fields per type; a bad event becomes a reject record
+ * with its reason and is counted, never fatal) and section 7 (numbers parsed exactly; the same
+ * event from NDJSON, CSV or SQLite gives the same result).
+ *
+ * @param record - field name to value
+ * @returns the event, or a {@link Reject} with `reason`, `message` and `field` (no `line`/`raw`)
+ *
+ * @example
+ * ```ts
+ * parseEvent({ type: 'trade', time: '2024-01-01T00:00:00Z', symbol_id: 'X_SPOT_BTC_USD',
+ *              price: '42000.10', size: 0.5 });
+ * // { type: 'trade', time: 1704067200000000, symbolId: 'X_SPOT_BTC_USD',
+ * //   price: { value: 42000.1, text: '42000.10' }, size: { value: 0.5, text: '0.5' } }
+ * const r = parseEvent({ type: 'quote', time: '2024-01-01', symbol_id: 'X', bid_price: '-1' });
+ * if (isReject(r)) r.message; // 'quote: field "bid_price" must be > 0, got "-1"'
+ * ```
+ */
+export function parseEvent(record: Record<string, unknown>): XrateEvent | Reject {
+  try {
+    if (typeof record !== 'object' || record === null || Array.isArray(record)) {
+      return reject('bad_json', `event record must be an object, got ${show(record)}`);
+    }
+    const type = record.type;
+    switch (type) {
+      case 'quote':
+        return parseQuote(record);
+      case 'trade':
+        return parseTrade(record);
+      case 'symbol':
+        return parseSymbol(record);
+      case 'exchange':
+        return parseExchange(record);
+    }
+    if (isAbsent(type)) {
+      return reject('unknown_type', `missing event type ${EXPECTED_TYPES}`, 'type');
+    }
+    if (typeof type === 'string') {
+      switch (trimmed(type).toLowerCase()) {
+        case 'quote':
+          return parseQuote(record);
+        case 'trade':
+          return parseTrade(record);
+        case 'symbol':
+          return parseSymbol(record);
+        case 'exchange':
+          return parseExchange(record);
+      }
+    }
+    return reject('unknown_type', `unknown event type ${show(type)} ${EXPECTED_TYPES}`, 'type');
+  } catch {
+    // Defensive: only exotic inputs (throwing getters, proxies) can get here.
+    return reject('bad_json', 'event record could not be read');
+  }
+}
+
+/**
+ * Parse one NDJSON line into an event, or a reject.
+ *
+ * `JSON.parse` in a try/catch; a line that is not valid JSON, or whose value is not an object
+ * (an array, a string, a number, null), is rejected with `bad_json` and a message saying why;
+ * otherwise {@link parseEvent} decides. Never throws.
+ *
+ * Why: METHODOLOGY.md section 1 (one event per NDJSON line; an unparseable line becomes a
+ * reject record, never fatal).
+ *
+ * @param line - one line of the log, without its line break
+ * @returns the event, or a {@link Reject} (readers add `line` and `raw`)
+ *
+ * @example
+ * ```ts
+ * parseJsonLine('{"type":"exchange","time":"2024-01-01","exchange_id":"KRAKEN","legitimate":true}');
+ * // { type: 'exchange', time: 1704067200000000, exchangeId: 'KRAKEN', legitimate: true, rank: 0 }
+ * parseJsonLine('[1,2]').reason; // 'bad_json'
+ * ```
+ */
+export function parseJsonLine(line: string): XrateEvent | Reject {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    return reject('bad_json', `line is not valid JSON: ${why}`);
+  }
+  if (typeof value !== 'object' || value === null) {
+    return reject('bad_json', `line must be a JSON object, got ${value === null ? 'null' : typeof value}`);
+  }
+  if (Array.isArray(value)) return reject('bad_json', 'line must be a JSON object, got an array');
+  return parseEvent(value as Record<string, unknown>);
+}

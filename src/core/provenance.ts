@@ -1,0 +1,103 @@
+/**
+ * Provenance (METHODOLOGY section 8): every rate can explain itself.
+ *
+ * A pair rate lists the markets used (price, q, V, weight, quote age) and every market left out at
+ * that tick with its reason; a cross rate lists its path and each leg with the leg's own pair
+ * explanation. Shapes are plain JSON (snake_case, times as ISO strings with 7 fractional digits),
+ * ready for the CLI's `explain` and the service's `/explain` extension.
+ *
+ * @module
+ */
+import type { ExclusionReason } from './eligibility.js';
+
+/** One market's part in a pair rate at a tick. */
+export interface MarketProvenance {
+  symbol_id: string;
+  exchange_id: string;
+  /** Exchange rank read at the tick (rule 9). */
+  rank: number;
+  /** Present when the market was left out. */
+  reason?: ExclusionReason;
+  /** Human detail for the reason, e.g. "quote age 312.5 s > 301 s". */
+  detail?: string;
+  bid_price?: number;
+  ask_price?: number;
+  bid_size?: number;
+  ask_size?: number;
+  /** Market price p (midpoint, or microprice). */
+  price?: number;
+  /** Passive volume q = bid_size + ask_size. */
+  q?: number;
+  /** Traded volume V at the last eligibility refresh. */
+  volume?: number;
+  /** Weight w used (after the q = 0 fall-back). */
+  weight?: number;
+  /** Share of the total weight of the markets used. */
+  weight_share?: number;
+  quote_time?: string;
+  quote_age_seconds?: number;
+}
+
+/** Outlier statistics of a pair at a tick (rule 11). */
+export interface OutlierProvenance {
+  method: string;
+  /** Weighted mean (weighted_sigma) or median (mad). */
+  centre: number | null;
+  /** Weighted sigma, or 1.4826 * MAD. */
+  scale: number | null;
+  sigmas: number;
+  dropped: number;
+  /** Whether a boundary case was decided on exact decimals. */
+  exact: boolean;
+}
+
+/** Why a pair has the rate it has at a tick. */
+export interface PairExplanation {
+  asset_id_base: string;
+  asset_id_quote: string;
+  /** The tick explained. */
+  tick: string;
+  /** The pair's rate after the tick (fresh or carried); null when it has none. */
+  rate: number | null;
+  time: string | null;
+  /** True when markets contributed at this tick; false when the rate is carried (rule 13). */
+  fresh: boolean;
+  /** Rank used (rule 9), null when no market contributed. */
+  rank: number | null;
+  weighting: string;
+  /** True when some market had q = 0 and the pair used w = V (rule 6). */
+  passive_fallback: boolean;
+  outliers: OutlierProvenance | null;
+  used: MarketProvenance[];
+  excluded: MarketProvenance[];
+}
+
+/** One hop of an explained rate. */
+export interface LegExplanation {
+  pair: string;
+  from: string;
+  to: string;
+  inverted: boolean;
+  rate: number;
+  time: string;
+  rank: number;
+  fresh: boolean;
+  explanation: PairExplanation;
+}
+
+/** The explanation of `rate(base, quote)` at the last tick. */
+export interface RateExplanation {
+  asset_id_base: string;
+  asset_id_quote: string;
+  tick: string | null;
+  kind: 'identity' | 'direct' | 'inverse' | 'cross' | 'none';
+  rate: number | null;
+  time: string | null;
+  fresh: boolean;
+  method: string;
+  /** Asset ids along the path, base first. */
+  path: string[];
+  legs: LegExplanation[];
+  /** Why there is no rate, when kind is `none`. */
+  message?: string;
+}

@@ -1,0 +1,19 @@
+/**
+ * The decimal.js reference implementation ("oracle") of methodology rules 5, 6, 11, 1 and 12
+ * (section 7). Written from the text of the methodology alone, independently of the fast
+ * engine, for clarity rather than speed; property tests hold the engine to it within 1e-9
+ * relative error. Boundaries (spread, 3 sigma, MAD) are decided exactly.
+ *
+ * @module
+ */
+export { D, type RefNum, toD } from './decimal.js';
+export { refSpreadOk } from './spread.js';
+export {
+  type RefMarket,
+  type RefPriceWeight,
+  type RefWeighting,
+  refMarketPriceWeight,
+  refWeightedMean,
+} from './weight.js';
+export { MAD_SCALE, type RefOutliers, type RefPairOptions, type RefPairResult, refPairRate } from './pairRate.js';
+export { type RefCrossResult, type RefEdge, refCrossRate } from './cross.js';
