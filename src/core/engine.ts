@@ -173,6 +173,8 @@ export interface EngineSnapshot {
   volume: VolumeWindowJSON;
   pairs: { base: number[]; quote: number[]; markets: number[][]; rate: (number | null)[]; time: (number | null)[]; rank: (number | null)[]; used: number[]; volume: number[]; fresh: number[] };
   tracked: { base: string; quote: string; periods: string[]; ohlc: OhlcAggregatorSnapshot }[];
+  autoTrack: string[] | null;
+  forceEmit: boolean;
 }
 
 /**
@@ -540,6 +542,7 @@ export class Engine {
       const oldTime = this.pTime[pr];
       const oldRank = this.pRank[pr];
       const oldUsed = this.pUsed[pr];
+      const oldFresh = this.pFresh[pr];
       const res = this.computePair(pr, T, undefined);
       if (res) {
         this.pRate[pr] = res.result.rate;
@@ -560,9 +563,19 @@ export class Engine {
       }
       const newRate = this.pRate[pr];
       if (Number.isNaN(oldRate) !== Number.isNaN(newRate)) topologyChanged = true;
+      if (this.autoTrackPeriods && !Number.isNaN(newRate) && !this.trackedKeys.has(this.pairKey(pr))) {
+        this.track(this.assets.names[this.pBase[pr]], this.assets.names[this.pQuote[pr]], this.autoTrackPeriods);
+      }
       if (
         onPairRate &&
-        !(Object.is(oldRate, newRate) && Object.is(oldTime, this.pTime[pr]) && Object.is(oldRank, this.pRank[pr]) && oldUsed === this.pUsed[pr])
+        !(
+          !(this.forceEmit && !Number.isNaN(newRate)) &&
+          Object.is(oldRate, newRate) &&
+          Object.is(oldTime, this.pTime[pr]) &&
+          Object.is(oldRank, this.pRank[pr]) &&
+          oldUsed === this.pUsed[pr] &&
+          oldFresh === this.pFresh[pr]
+        )
       ) {
         const nan = Number.isNaN(newRate);
         onPairRate({
@@ -578,6 +591,7 @@ export class Engine {
         });
       }
     }
+    this.forceEmit = false;
     if (topologyChanged) this.topologyVersion++;
     this.lastTick = T;
     this.tickCounter++;
@@ -918,6 +932,36 @@ export class Engine {
     this.trackedKeys.set(`${track.base}/${track.quote}`, track);
   }
 
+  /**
+   * Tracks every direct pair (as listed, B/Q) from the tick at which it first has a rate, with the
+   * given period ids (default: all 33). Pairs already tracked keep their periods.
+   */
+  trackDirectPairs(periodIds?: readonly string[]): void {
+    const ids = periodIds ?? EXCHANGE_RATE_PERIODS.map((p) => p.period_id);
+    for (const id of ids) if (!getPeriod(id)) throw new Error(`xrate: unknown period id "${id}"`);
+    this.autoTrackPeriods = [...ids];
+    for (let pr = 0; pr < this.pairCount; pr++) {
+      if (!Number.isNaN(this.pRate[pr]) && !this.trackedKeys.has(this.pairKey(pr))) {
+        this.track(this.assets.names[this.pBase[pr]], this.assets.names[this.pQuote[pr]], ids);
+      }
+    }
+  }
+
+  private autoTrackPeriods: string[] | undefined;
+  private forceEmit = false;
+
+  /**
+   * Makes the next tick report every pair that has a rate to {@link EngineListener.onPairRate},
+   * changed or not: the full state at the start of an output window (after a warm-up).
+   */
+  emitAllAtNextTick(): void {
+    this.forceEmit = true;
+  }
+
+  private pairKey(pr: number): string {
+    return `${this.assets.names[this.pBase[pr]]}/${this.assets.names[this.pQuote[pr]]}`;
+  }
+
   /** Tracked pairs. */
   trackedPairs(): TrackedPair[] {
     return this.tracked.map((t) => t.track);
@@ -1012,6 +1056,8 @@ export class Engine {
         periods: track.periods.map((p) => p.period_id),
         ohlc: agg.toJSON(),
       })),
+      autoTrack: this.autoTrackPeriods ? [...this.autoTrackPeriods] : null,
+      forceEmit: this.forceEmit,
     };
   }
 
@@ -1094,6 +1140,8 @@ export class Engine {
       const track: TrackedPair = Object.freeze({ id: e.tracked.length, base: t.base, quote: t.quote, periods: Object.freeze(periods) });
       e.addTrack(track, t.ohlc);
     }
+    e.autoTrackPeriods = snap.autoTrack ? [...snap.autoTrack] : undefined;
+    e.forceEmit = snap.forceEmit === true;
     return e;
   }
 }

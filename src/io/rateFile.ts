@@ -1,0 +1,86 @@
+/**
+ * File sinks for rate changes: NDJSON (one JSON object per line) or CSV (header row, `,`
+ * delimiter, RFC 4180 quoting where needed). Lines are built by hand in a fixed field order so
+ * that the same replay always writes the same bytes.
+ *
+ * @module
+ */
+import { createWriteStream, type WriteStream } from 'node:fs';
+import type { PairRateChange } from '../core/engine.js';
+import { formatTime } from '../core/time.js';
+
+/** Columns of a rate-change record, in output order. */
+export const RATE_COLUMNS = ['tick', 'asset_id_base', 'asset_id_quote', 'rate', 'time', 'rank', 'used', 'fresh'] as const;
+
+function csvField(v: string): string {
+  return /[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
+}
+
+/** Formats one change as an NDJSON line (with newline). */
+export function rateChangeToNdjson(c: PairRateChange): string {
+  return (
+    `{"tick":"${formatTime(c.tick)}","asset_id_base":${JSON.stringify(c.base)},"asset_id_quote":${JSON.stringify(c.quote)},` +
+    `"rate":${c.rate === null ? 'null' : JSON.stringify(c.rate)},"time":${c.time === null ? 'null' : `"${formatTime(c.time)}"`},` +
+    `"rank":${c.rank === null ? 'null' : JSON.stringify(c.rank)},"used":${c.used},"fresh":${c.fresh}}\n`
+  );
+}
+
+/** Formats one change as a CSV line (with newline). */
+export function rateChangeToCsv(c: PairRateChange): string {
+  return (
+    [
+      formatTime(c.tick),
+      csvField(c.base),
+      csvField(c.quote),
+      c.rate === null ? '' : String(c.rate),
+      c.time === null ? '' : formatTime(c.time),
+      c.rank === null ? '' : String(c.rank),
+      String(c.used),
+      c.fresh ? 'true' : 'false',
+    ].join(',') + '\n'
+  );
+}
+
+/**
+ * Buffered writer of rate changes to `path` (format from the extension: .csv, else NDJSON).
+ *
+ * @example
+ * ```ts
+ * const w = new RateFileWriter('out/rates.ndjson');
+ * w.write(change); await w.close();
+ * ```
+ */
+export class RateFileWriter {
+  private readonly stream: WriteStream;
+  private buf: string[] = [];
+  private bytes = 0;
+  readonly format: 'ndjson' | 'csv';
+
+  constructor(readonly path: string) {
+    this.format = path.toLowerCase().endsWith('.csv') ? 'csv' : 'ndjson';
+    this.stream = createWriteStream(path);
+    if (this.format === 'csv') this.buf.push(RATE_COLUMNS.join(',') + '\n');
+  }
+
+  write(c: PairRateChange): void {
+    const line = this.format === 'csv' ? rateChangeToCsv(c) : rateChangeToNdjson(c);
+    this.buf.push(line);
+    this.bytes += line.length;
+    if (this.bytes > 1 << 20) this.flushBuffer();
+  }
+
+  private flushBuffer(): void {
+    if (this.buf.length) this.stream.write(this.buf.join(''));
+    this.buf = [];
+    this.bytes = 0;
+  }
+
+  /** Flushes and closes the file. */
+  close(): Promise<void> {
+    this.flushBuffer();
+    return new Promise((resolve, reject) => {
+      this.stream.once('error', reject);
+      this.stream.end(() => resolve());
+    });
+  }
+}

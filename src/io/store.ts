@@ -1,0 +1,315 @@
+/**
+ * The replay database (better-sqlite3, WAL): rate changes, OHLC buckets, rejects, runs and
+ * engine snapshots, written one transaction per input batch, and the queries the CLI and the
+ * service read back.
+ *
+ * Every output row carries the number of the batch that wrote it. A snapshot is written in the
+ * same transaction as the batch it follows, so after a crash the database holds a consistent
+ * prefix and `--resume` deletes the rows of batches after the last snapshot before going on.
+ *
+ * Times are INTEGER microseconds since the epoch; rates are REAL (IEEE double, exact round trip).
+ * A new replay (not a resume) replaces the outputs of the previous one; `runs` keeps every run.
+ *
+ * @module
+ */
+import Database from 'better-sqlite3';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import type { EngineSnapshot, PairRateChange } from '../core/engine.js';
+import type { OhlcBucket } from '../core/ohlc.js';
+
+/** Version of the schema below, kept in `meta`. */
+export const SCHEMA_VERSION = 1;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+  id INTEGER PRIMARY KEY,
+  started_at TEXT NOT NULL,
+  finished_at TEXT,
+  status TEXT NOT NULL,
+  inputs TEXT NOT NULL,
+  config TEXT NOT NULL,
+  options TEXT NOT NULL,
+  events_read INTEGER, events_accepted INTEGER, events_rejected INTEGER,
+  rejects_by_reason TEXT, quotes_discarded INTEGER,
+  ticks INTEGER, first_tick INTEGER, last_tick INTEGER,
+  pairs_with_rate INTEGER, rate_changes INTEGER, buckets INTEGER,
+  duration_ms REAL, resumed INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS rates (
+  tick INTEGER NOT NULL, base TEXT NOT NULL, quote TEXT NOT NULL,
+  rate REAL, time INTEGER, rank REAL, used INTEGER NOT NULL, fresh INTEGER NOT NULL,
+  batch INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS rates_pair_tick ON rates(base, quote, tick);
+CREATE INDEX IF NOT EXISTS rates_tick ON rates(tick);
+CREATE TABLE IF NOT EXISTS ohlc (
+  base TEXT NOT NULL, quote TEXT NOT NULL, period_id TEXT NOT NULL,
+  start INTEGER NOT NULL, "end" INTEGER NOT NULL, time_open INTEGER NOT NULL, time_close INTEGER NOT NULL,
+  open REAL NOT NULL, high REAL NOT NULL, low REAL NOT NULL, close REAL NOT NULL, count INTEGER NOT NULL,
+  batch INTEGER NOT NULL,
+  PRIMARY KEY (base, quote, period_id, start)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rejects (
+  input INTEGER NOT NULL, source TEXT NOT NULL, line INTEGER NOT NULL,
+  reason TEXT NOT NULL, message TEXT NOT NULL, raw TEXT NOT NULL, batch INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS snapshots (
+  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, batch INTEGER NOT NULL,
+  last_tick INTEGER, input INTEGER NOT NULL, line INTEGER NOT NULL,
+  final INTEGER NOT NULL, state BLOB NOT NULL, created_at TEXT NOT NULL
+);
+`;
+
+/** Where a replay stood when a snapshot was taken, and what it carried besides the engine. */
+export interface ReplayCheckpoint {
+  /** Index of the input being read. */
+  input: number;
+  /** Last line (row) of that input consumed. */
+  line: number;
+  /** Batch counter (rows of later batches are discarded on resume). */
+  batch: number;
+  /** Whether the replay had reached the end of every input. */
+  final: boolean;
+  engine: EngineSnapshot;
+  /** Driver state: counters, reorder buffer, warm-up flag (opaque to the store). */
+  driver: unknown;
+}
+
+/** A row of `runs`. */
+export interface RunRow {
+  id: number;
+  started_at: string;
+  finished_at: string | null;
+  status: string;
+  inputs: string;
+  config: string;
+  options: string;
+  events_read: number | null;
+  events_accepted: number | null;
+  events_rejected: number | null;
+  rejects_by_reason: string | null;
+  quotes_discarded: number | null;
+  ticks: number | null;
+  first_tick: number | null;
+  last_tick: number | null;
+  pairs_with_rate: number | null;
+  rate_changes: number | null;
+  buckets: number | null;
+  duration_ms: number | null;
+  resumed: number;
+}
+
+/** A row of `rates`: the state of one pair from `tick` on. */
+export interface RateRow {
+  tick: number;
+  base: string;
+  quote: string;
+  rate: number | null;
+  time: number | null;
+  rank: number | null;
+  used: number;
+  fresh: number;
+}
+
+/**
+ * The replay database.
+ *
+ * @example
+ * ```ts
+ * const store = ReplayStore.open('out/xrate.sqlite');
+ * store.latestRun();
+ * store.close();
+ * ```
+ */
+export class ReplayStore {
+  private constructor(readonly db: Database.Database, readonly path: string) {}
+
+  /**
+   * Opens (and, unless `readonly`, creates) a replay database.
+   * @throws `xrate:` error when the file cannot be opened or is not a replay database.
+   */
+  static open(path: string, opts: { readonly?: boolean } = {}): ReplayStore {
+    let db: Database.Database;
+    try {
+      db = new Database(path, { readonly: !!opts.readonly, fileMustExist: !!opts.readonly });
+    } catch (e) {
+      throw new Error(`xrate: cannot open database "${path}": ${(e as Error).message}`);
+    }
+    try {
+      if (!opts.readonly) {
+        db.pragma('journal_mode = WAL');
+        db.pragma('synchronous = NORMAL');
+        db.exec(SCHEMA);
+        db.prepare(`INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)`).run(String(SCHEMA_VERSION));
+      } else {
+        const t = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'runs'`).get();
+        if (!t) throw new Error('it has no "runs" table (not written by `xrate replay`)');
+      }
+    } catch (e) {
+      db.close();
+      const msg = (e as Error).message;
+      throw new Error(msg.startsWith('xrate:') ? msg : `xrate: "${path}" is not a usable xrate database: ${msg}`);
+    }
+    return new ReplayStore(db, path);
+  }
+
+  /** Whether `path` looks like a replay database (SQLite with a `runs` table). */
+  static isReplayDatabase(path: string): boolean {
+    try {
+      const db = new Database(path, { readonly: true, fileMustExist: true });
+      try {
+        return !!db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'runs'`).get();
+      } finally {
+        db.close();
+      }
+    } catch {
+      return false;
+    }
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  /** Deletes the outputs of earlier runs (a new replay replaces them). */
+  clearOutputs(): void {
+    this.db.exec('DELETE FROM rates; DELETE FROM ohlc; DELETE FROM rejects; DELETE FROM snapshots;');
+  }
+
+  /** Deletes rows written by batches after `batch` (resume after a crash). */
+  truncateAfter(batch: number): void {
+    for (const t of ['rates', 'ohlc', 'rejects']) this.db.prepare(`DELETE FROM ${t} WHERE batch > ?`).run(batch);
+  }
+
+  beginRun(inputs: string[], config: unknown, options: unknown, startedAt: string, resumed: boolean): number {
+    const r = this.db
+      .prepare(`INSERT INTO runs(started_at, status, inputs, config, options, resumed) VALUES (?, 'running', ?, ?, ?, ?)`)
+      .run(startedAt, JSON.stringify(inputs), JSON.stringify(config), JSON.stringify(options), resumed ? 1 : 0);
+    return Number(r.lastInsertRowid);
+  }
+
+  finishRun(id: number, fields: Omit<RunRow, 'id' | 'started_at' | 'inputs' | 'config' | 'options' | 'resumed'>): void {
+    this.db
+      .prepare(
+        `UPDATE runs SET finished_at = @finished_at, status = @status, events_read = @events_read,
+         events_accepted = @events_accepted, events_rejected = @events_rejected, rejects_by_reason = @rejects_by_reason,
+         quotes_discarded = @quotes_discarded, ticks = @ticks, first_tick = @first_tick, last_tick = @last_tick,
+         pairs_with_rate = @pairs_with_rate, rate_changes = @rate_changes, buckets = @buckets, duration_ms = @duration_ms
+         WHERE id = @id`,
+      )
+      .run({ ...fields, id });
+  }
+
+  /** Prepared writers for the hot path (call inside {@link transaction}). */
+  writers(): {
+    rate(c: PairRateChange, batch: number): void;
+    bucket(base: string, quote: string, periodId: string, b: OhlcBucket, batch: number): void;
+    reject(input: number, source: string, line: number, reason: string, message: string, raw: string, batch: number): void;
+  } {
+    const rate = this.db.prepare(`INSERT INTO rates(tick, base, quote, rate, time, rank, used, fresh, batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    const bucket = this.db.prepare(
+      `INSERT OR REPLACE INTO ohlc(base, quote, period_id, start, "end", time_open, time_close, open, high, low, close, count, batch)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    const rej = this.db.prepare(`INSERT INTO rejects(input, source, line, reason, message, raw, batch) VALUES (?, ?, ?, ?, ?, ?, ?)`);
+    return {
+      rate: (c, batch) => void rate.run(c.tick, c.base, c.quote, c.rate, c.time, c.rank, c.used, c.fresh ? 1 : 0, batch),
+      bucket: (base, quote, periodId, b, batch) =>
+        void bucket.run(base, quote, periodId, b.start, b.end, b.timeOpen, b.timeClose, b.open, b.high, b.low, b.close, b.count, batch),
+      reject: (input, source, line, reason, message, raw, batch) => void rej.run(input, source, line, reason, message, raw, batch),
+    };
+  }
+
+  /** Runs `fn` in one transaction. */
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
+  /** Stores a checkpoint (gzip-compressed JSON). */
+  saveSnapshot(runId: number, cp: ReplayCheckpoint, createdAt: string): void {
+    const state = gzipSync(Buffer.from(JSON.stringify({ engine: cp.engine, driver: cp.driver })));
+    this.db
+      .prepare(`INSERT INTO snapshots(run_id, batch, last_tick, input, line, final, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+      .run(runId, cp.batch, cp.engine.lastTick, cp.input, cp.line, cp.final ? 1 : 0, state, createdAt);
+    // Keep the newest two: enough to resume, bounded size.
+    this.db.prepare(`DELETE FROM snapshots WHERE id NOT IN (SELECT id FROM snapshots ORDER BY id DESC LIMIT 2)`).run();
+  }
+
+  /** The newest checkpoint, if any. */
+  latestSnapshot(): ReplayCheckpoint | undefined {
+    const row = this.db.prepare(`SELECT batch, input, line, final, state FROM snapshots ORDER BY id DESC LIMIT 1`).get() as
+      | { batch: number; input: number; line: number; final: number; state: Buffer }
+      | undefined;
+    if (!row) return undefined;
+    const { engine, driver } = JSON.parse(gunzipSync(row.state).toString('utf8')) as { engine: EngineSnapshot; driver: unknown };
+    return { batch: row.batch, input: row.input, line: row.line, final: row.final === 1, engine, driver };
+  }
+
+  /** The newest run. */
+  latestRun(): RunRow | undefined {
+    return this.db.prepare(`SELECT * FROM runs ORDER BY id DESC LIMIT 1`).get() as RunRow | undefined;
+  }
+
+  /** The last row of every pair at or before `tick` (the pair table as of that tick). */
+  ratesAt(tick: number): RateRow[] {
+    return this.db
+      .prepare(
+        `SELECT r.tick, r.base, r.quote, r.rate, r.time, r.rank, r.used, r.fresh FROM rates r
+         JOIN (SELECT base, quote, MAX(tick) AS t FROM rates WHERE tick <= ? GROUP BY base, quote) last
+           ON r.base = last.base AND r.quote = last.quote AND r.tick = last.t
+         ORDER BY r.base, r.quote`,
+      )
+      .all(tick) as RateRow[];
+  }
+
+  /** Period ids stored for a pair. */
+  storedPeriods(base: string, quote: string): string[] {
+    return (this.db.prepare(`SELECT DISTINCT period_id FROM ohlc WHERE base = ? AND quote = ?`).all(base, quote) as { period_id: string }[]).map(
+      (r) => r.period_id,
+    );
+  }
+
+  /** Stored buckets of one pair and period with start in [from, to), oldest first. */
+  buckets(base: string, quote: string, periodId: string, from: number, to: number): OhlcBucket[] {
+    const rows = this.db
+      .prepare(
+        `SELECT start, "end", time_open, time_close, open, high, low, close, count FROM ohlc
+         WHERE base = ? AND quote = ? AND period_id = ? AND start >= ? AND start < ? ORDER BY start`,
+      )
+      .all(base, quote, periodId, from, to) as {
+      start: number;
+      end: number;
+      time_open: number;
+      time_close: number;
+      open: number;
+      high: number;
+      low: number;
+      close: number;
+      count: number;
+    }[];
+    return rows.map((r) => ({
+      start: r.start,
+      end: r.end,
+      timeOpen: r.time_open,
+      timeClose: r.time_close,
+      open: r.open,
+      high: r.high,
+      low: r.low,
+      close: r.close,
+      count: r.count,
+    }));
+  }
+
+  /** Rejects, oldest first. */
+  rejects(limit = 100): { input: number; source: string; line: number; reason: string; message: string; raw: string }[] {
+    return this.db.prepare(`SELECT input, source, line, reason, message, raw FROM rejects ORDER BY input, line LIMIT ?`).all(limit) as {
+      input: number;
+      source: string;
+      line: number;
+      reason: string;
+      message: string;
+      raw: string;
+    }[];
+  }
+}

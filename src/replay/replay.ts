@@ -1,0 +1,352 @@
+/**
+ * The replay harness: streams event logs through the engine in event time and writes what it
+ * computes (rate changes, OHLC buckets, rejects) to the replay database or a rate file.
+ *
+ * - Input: one or more logs (NDJSON plain or gzip, CSV, SQLite), read in order, streamed in
+ *   batches; bad lines become rejects with their line number and raw text, never fatal.
+ * - `from`: events before it are warm-up (applied, but no rate or OHLC output); at the first tick
+ *   >= from every pair with a rate is written once so the output starts from a full state.
+ * - `to`: events with time <= to are applied and ticks run through the last whole second <= to.
+ *   Reading stops at the first (released) event after `to`: the ticks up to `to` are computed
+ *   first, exactly as an uninterrupted replay would, so nothing read later could change them.
+ * - Without `to`, ticks run through the last event's second rounded up (so every event counts).
+ * - `reorderWindowUs`: events are buffered and sorted within that window before the engine.
+ * - Snapshots: every `snapshotEveryUs` of event time the engine and driver state are stored in the
+ *   same transaction as the batch; `resume` continues from the newest snapshot and gives the same
+ *   outputs as a run that was never stopped.
+ *
+ * @module
+ */
+import { createEngine, restoreEngine, type Engine, type EngineListener, type PairRateChange, type TrackedPair } from '../core/engine.js';
+import type { EngineConfig } from '../core/config.js';
+import { parseEvent } from '../core/events.js';
+import type { OhlcBucket } from '../core/ohlc.js';
+import type { PeriodRecord } from '../core/periods.js';
+import { US_PER_SECOND } from '../core/time.js';
+import { isReject, type Reject, type RejectReason } from '../core/types.js';
+import { RateFileWriter } from '../io/rateFile.js';
+import { openSource, type SourceFormat } from '../io/source.js';
+import { ReplayStore } from '../io/store.js';
+import { ReorderWindow, type Positioned } from './reorder.js';
+
+/** OHLC periods stored by default for each tracked pair; any other period rolls up from these. */
+export const DEFAULT_STORED_PERIODS: readonly string[] = Object.freeze(['1SEC', '1MIN', '1HRS', '1DAY']);
+
+/** Progress of a running replay (see {@link ReplayOptions.onProgress}). */
+export interface ReplayProgress {
+  input: number;
+  inputs: number;
+  path: string;
+  bytesRead: number;
+  totalBytes: number;
+  eventsRead: number;
+  /** Newest event time read, µs. */
+  eventTime: number | undefined;
+  elapsedMs: number;
+}
+
+/** Options of {@link replay}. */
+export interface ReplayOptions {
+  /** Event logs, read in this order. */
+  inputs: string[];
+  /** Input format (default: from each file's name and first bytes). */
+  format?: SourceFormat;
+  /** Start of output, µs (events before it are warm-up). */
+  from?: number;
+  /** End of the replay, µs. */
+  to?: number;
+  /** Engine configuration. */
+  config?: Partial<EngineConfig>;
+  /** Pairs whose OHLC is kept, as `BASE/QUOTE` (default: every direct pair as it gets a rate). */
+  track?: string[];
+  /** OHLC periods to keep per tracked pair (default {@link DEFAULT_STORED_PERIODS}). */
+  periods?: readonly string[];
+  /** Buffer and sort events within this many µs instead of rejecting them as late. */
+  reorderWindowUs?: number;
+  /** Write outputs to this SQLite database. */
+  db?: string;
+  /** Write rate changes to this NDJSON or CSV file instead of a database. */
+  out?: string;
+  /** Snapshot the engine into the database every this many µs of event time. */
+  snapshotEveryUs?: number;
+  /** Continue from the newest snapshot in `db`. */
+  resume?: boolean;
+  /** Records per batch (one database transaction each). */
+  batchSize?: number;
+  /** With `to` past the end of the log, tick at most this far past the last event (default: all the way). */
+  tailUs?: number;
+  /** Called with progress at most every `progressEveryMs` (default 200). */
+  onProgress?: (p: ReplayProgress) => void;
+  progressEveryMs?: number;
+  /** Extra engine listener (e.g. to collect buckets in memory). */
+  listener?: EngineListener;
+  /** Wall clock for run metadata and timing (injectable for tests). */
+  now?: () => number;
+}
+
+/** What a replay did (also stored in `runs`). */
+export interface ReplaySummary {
+  inputs: string[];
+  eventsRead: number;
+  eventsAccepted: number;
+  eventsRejected: number;
+  rejectsByReason: Partial<Record<RejectReason, number>>;
+  quotesDiscarded: number;
+  ticks: number;
+  firstTick: number | undefined;
+  lastTick: number | undefined;
+  pairsWithRate: number;
+  rateChanges: number;
+  buckets: number;
+  durationMs: number;
+  eventsPerSecond: number;
+  resumed: boolean;
+  /** True when --resume found the previous run already complete. */
+  alreadyComplete: boolean;
+  engine: Engine;
+}
+
+interface DriverState {
+  outputOn: boolean;
+  eventsRead: number;
+  rateChanges: number;
+  buckets: number;
+  lastEventTime: number | null;
+  lastSnapTick: number | null;
+  seq: number;
+  window: ReturnType<ReorderWindow['toJSON']> | null;
+  stopped: boolean;
+}
+
+function parsePairSpec(spec: string): [string, string] {
+  const parts = spec.split('/');
+  if (parts.length !== 2 || !parts[0] || !parts[1]) throw new Error(`xrate: bad pair "${spec}" (expected BASE/QUOTE, e.g. BTC/USD)`);
+  return [parts[0].trim(), parts[1].trim()];
+}
+
+/**
+ * Replays event logs through a new engine (or one resumed from a snapshot).
+ *
+ * @throws `xrate:` errors for bad usage or unreadable inputs (a missing file, a CSV without a
+ * header); bad lines inside a log never throw.
+ * @example
+ * ```ts
+ * const summary = await replay({ inputs: ['fixtures/demo/demo.ndjson.gz'], db: 'out/xrate.sqlite' });
+ * summary.engine.rate('BTC', 'USD');
+ * ```
+ */
+export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
+  const now = opts.now ?? (() => Date.now());
+  const started = now();
+  if (opts.db && opts.out) throw new Error('xrate: give either --db or --out, not both');
+  if ((opts.snapshotEveryUs !== undefined || opts.resume) && !opts.db) throw new Error('xrate: snapshots and --resume need the SQLite output (--db)');
+  if (opts.inputs.length === 0) throw new Error('xrate: no event log given');
+  const periods = opts.periods ?? DEFAULT_STORED_PERIODS;
+  const trackSpecs = opts.track?.map(parsePairSpec);
+
+  const store = opts.db ? ReplayStore.open(opts.db) : undefined;
+  const rateFile = opts.out ? new RateFileWriter(opts.out) : undefined;
+  try {
+    const writers = store?.writers();
+    const cp = opts.resume ? store!.latestSnapshot() : undefined;
+    if (opts.resume && !cp) throw new Error(`xrate: nothing to resume: "${opts.db}" has no snapshot (run with --snapshot-every first)`);
+    let batch = cp ? cp.batch : 0;
+    const st: DriverState = cp
+      ? (cp.driver as DriverState)
+      : { outputOn: false, eventsRead: 0, rateChanges: 0, buckets: 0, lastEventTime: null, lastSnapTick: null, seq: 0, window: null, stopped: false };
+
+    const userListener = opts.listener ?? {};
+    const listener: EngineListener = {
+      onTick: userListener.onTick,
+      onPairRate(c: PairRateChange) {
+        if (!st.outputOn) return;
+        st.rateChanges++;
+        writers?.rate(c, batch);
+        rateFile?.write(c);
+        userListener.onPairRate?.(c);
+      },
+      onBucket(track: TrackedPair, period: PeriodRecord, b: OhlcBucket) {
+        if (!st.outputOn) return;
+        st.buckets++;
+        writers?.bucket(track.base, track.quote, period.period_id, b, batch);
+        userListener.onBucket?.(track, period, b);
+      },
+    };
+
+    if (cp && cp.final) {
+      const engine = restoreEngine(cp.engine, listener);
+      return summarize(engine, st, opts.inputs, started, now(), true, true);
+    }
+    const engine = cp ? restoreEngine(cp.engine, listener) : createEngine(opts.config ?? {}, listener);
+    const runId = store?.beginRun(opts.inputs, engine.snapshot().config, { ...opts, listener: undefined, onProgress: undefined, now: undefined }, new Date(started).toISOString(), !!cp);
+    if (store && cp) store.truncateAfter(cp.batch);
+    else if (store) store.clearOutputs();
+
+    const window = opts.reorderWindowUs !== undefined && opts.reorderWindowUs > 0
+      ? st.window
+        ? ReorderWindow.fromJSON(opts.reorderWindowUs, st.window)
+        : new ReorderWindow(opts.reorderWindowUs)
+      : undefined;
+
+    const enableOutput = (): void => {
+      if (st.outputOn) return;
+      if (opts.from !== undefined) engine.advanceTo(opts.from - 1);
+      st.outputOn = true;
+      engine.emitAllAtNextTick();
+      if (trackSpecs) for (const [b, q] of trackSpecs) engine.track(b, q, periods);
+      else engine.trackDirectPairs(periods);
+    };
+    if (!cp && opts.from === undefined) enableOutput();
+
+    const recordReject = (r: Reject, input: number, line: number, raw: string): void => {
+      writers?.reject(input, opts.inputs[input], line, r.reason, r.message, raw, batch);
+    };
+
+    const applyOne = (p: Positioned): boolean => {
+      const t = p.event.time;
+      if (opts.to !== undefined && t > opts.to) {
+        engine.advanceTo(opts.to);
+        st.stopped = true;
+        return false;
+      }
+      if (!st.outputOn && opts.from !== undefined && t >= opts.from) enableOutput();
+      const r = engine.apply(p.event);
+      if (r) recordReject(r, p.input, p.line, p.raw);
+      return true;
+    };
+
+    const startInput = cp ? cp.input : 0;
+    let lastProgress = 0;
+    const progressEvery = opts.progressEveryMs ?? 200;
+    for (let i = startInput; i < opts.inputs.length && !st.stopped; i++) {
+      const src = openSource(opts.inputs[i], { format: opts.format, batchSize: opts.batchSize, startLine: cp && i === cp.input ? cp.line + 1 : 1 });
+      try {
+        for await (const records of src.batches()) {
+          batch++;
+          let lastLine = 0;
+          store?.db.prepare('BEGIN').run();
+          try {
+            for (const rec of records) {
+              lastLine = rec.line;
+              st.eventsRead++;
+              if (rec.error !== undefined || rec.record === undefined) {
+                recordReject(engine.countReject({ kind: 'reject', reason: 'bad_json', message: rec.error ?? 'unreadable record' }), i, rec.line, rec.raw);
+                continue;
+              }
+              const ev = parseEvent(rec.record);
+              if (isReject(ev)) {
+                recordReject(engine.countReject(ev), i, rec.line, rec.raw);
+                continue;
+              }
+              if (st.lastEventTime === null || ev.time > st.lastEventTime) st.lastEventTime = ev.time;
+              const p: Positioned = { event: ev, input: i, line: rec.line, raw: rec.raw, seq: st.seq++ };
+              if (window) {
+                window.push(p);
+                for (const q of window.releasable()) if (!applyOne(q)) break;
+              } else applyOne(p);
+              if (st.stopped) break;
+            }
+            const lt = engine.lastTickTime;
+            if (store && opts.snapshotEveryUs !== undefined && lt !== undefined && !st.stopped) {
+              if (st.lastSnapTick === null || lt - st.lastSnapTick >= opts.snapshotEveryUs) {
+                st.lastSnapTick = lt;
+                st.window = window ? window.toJSON() : null;
+                store.saveSnapshot(runId!, { input: i, line: lastLine, batch, final: false, engine: engine.snapshot(), driver: st }, new Date(now()).toISOString());
+              }
+            }
+            store?.db.prepare('COMMIT').run();
+          } catch (e) {
+            if (store?.db.inTransaction) store.db.prepare('ROLLBACK').run();
+            throw e;
+          }
+          if (opts.onProgress) {
+            const t = now();
+            if (t - lastProgress >= progressEvery) {
+              lastProgress = t;
+              opts.onProgress({
+                input: i,
+                inputs: opts.inputs.length,
+                path: opts.inputs[i],
+                bytesRead: src.bytesRead(),
+                totalBytes: src.totalBytes,
+                eventsRead: st.eventsRead,
+                eventTime: st.lastEventTime ?? undefined,
+                elapsedMs: t - started,
+              });
+            }
+          }
+          if (st.stopped) break;
+        }
+      } finally {
+        src.close();
+      }
+    }
+
+    // End of input: drain the window, finish the ticks, flush OHLC, store the final state.
+    batch++;
+    const finish = (): void => {
+      if (window && !st.stopped) for (const q of window.drain()) if (!applyOne(q)) break;
+      if (!st.outputOn && opts.from !== undefined) enableOutput();
+      if (!st.stopped && st.lastEventTime !== null) {
+        const end = Math.ceil(st.lastEventTime / US_PER_SECOND) * US_PER_SECOND;
+        if (opts.to !== undefined) engine.advanceTo(Math.min(opts.to, opts.tailUs !== undefined ? end + opts.tailUs : Infinity));
+        else engine.advanceTo(end);
+      }
+      engine.flush();
+      if (store) {
+        st.window = null;
+        store.saveSnapshot(runId!, { input: opts.inputs.length, line: 0, batch, final: true, engine: engine.snapshot(), driver: st }, new Date(now()).toISOString());
+      }
+    };
+    if (store) store.transaction(finish);
+    else finish();
+
+    const summary = summarize(engine, st, opts.inputs, started, now(), !!cp, false);
+    store?.finishRun(runId!, {
+      finished_at: new Date(now()).toISOString(),
+      status: 'complete',
+      events_read: summary.eventsRead,
+      events_accepted: summary.eventsAccepted,
+      events_rejected: summary.eventsRejected,
+      rejects_by_reason: JSON.stringify(summary.rejectsByReason),
+      quotes_discarded: summary.quotesDiscarded,
+      ticks: summary.ticks,
+      first_tick: summary.firstTick ?? null,
+      last_tick: summary.lastTick ?? null,
+      pairs_with_rate: summary.pairsWithRate,
+      rate_changes: summary.rateChanges,
+      buckets: summary.buckets,
+      duration_ms: summary.durationMs,
+    });
+    return summary;
+  } finally {
+    if (rateFile) await rateFile.close();
+    store?.close();
+  }
+}
+
+function summarize(engine: Engine, st: DriverState, inputs: string[], started: number, ended: number, resumed: boolean, alreadyComplete: boolean): ReplaySummary {
+  const s = engine.getStats();
+  const accepted = s.events.exchange + s.events.symbol + s.events.quote + s.events.trade;
+  const rejected = Object.values(s.rejects).reduce((a, b) => a + (b ?? 0), 0);
+  const durationMs = ended - started;
+  return {
+    inputs,
+    eventsRead: st.eventsRead,
+    eventsAccepted: accepted,
+    eventsRejected: rejected,
+    rejectsByReason: s.rejects,
+    quotesDiscarded: s.quotesDiscarded,
+    ticks: s.ticks,
+    firstTick: engine.firstTickTime,
+    lastTick: engine.lastTickTime,
+    pairsWithRate: engine.pairs().length,
+    rateChanges: st.rateChanges,
+    buckets: st.buckets,
+    durationMs,
+    eventsPerSecond: durationMs > 0 ? (st.eventsRead / durationMs) * 1000 : 0,
+    resumed,
+    alreadyComplete,
+    engine,
+  };
+}
