@@ -55,6 +55,7 @@ export function summaryTable(s: ReplaySummary): string {
     ['OHLC buckets written', fmtInt(s.buckets)],
     ['time taken', `${(s.durationMs / 1000).toFixed(2)} s`],
     ['events/s', fmtInt(s.eventsPerSecond)],
+    ['peak memory (RSS)', `${fmtInt(s.peakRssMb)} MB`],
   );
   const w = Math.max(...rows.map((r) => r[0].length));
   const v = Math.max(...rows.map((r) => r[1].length));

@@ -101,6 +101,8 @@ export interface ReplaySummary {
   durationMs: number;
   eventsPerSecond: number;
   resumed: boolean;
+  /** Peak resident set size of this process so far, MB (process.resourceUsage().maxRSS). */
+  peakRssMb: number;
   /** True when --resume found the previous run already complete. */
   alreadyComplete: boolean;
   engine: Engine;
@@ -346,6 +348,7 @@ function summarize(engine: Engine, st: DriverState, inputs: string[], started: n
     durationMs,
     eventsPerSecond: durationMs > 0 ? (st.eventsRead / durationMs) * 1000 : 0,
     resumed,
+    peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
     alreadyComplete,
     engine,
   };

@@ -1,0 +1,64 @@
+/**
+ * Internal helper of the NDJSON and CSV readers: a file opened as a stream of UTF-8 text chunks,
+ * gunzipped on the fly when asked, with a count of the file bytes consumed.
+ *
+ * @module
+ */
+
+import { createReadStream, type ReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
+import { createGunzip } from 'node:zlib';
+
+/** Read-ahead of the file stream. Large chunks keep the per-chunk overhead low. */
+const FILE_CHUNK = 1 << 20;
+/** Output chunk size of gunzip. */
+const GUNZIP_CHUNK = 1 << 18;
+
+/** An open text stream: iterate `chunks()` once; `close()` releases the file. */
+export interface TextStream {
+  /** UTF-8 decoded text, in chunks; a chunk never splits a multi-byte character. */
+  chunks(): AsyncGenerator<string>;
+  /** File bytes consumed so far (compressed bytes for gzip). */
+  bytesRead(): number;
+  /** Destroys the streams. */
+  close(): void;
+}
+
+/** Opens `path` as a text stream (gunzipped when `gzip`). */
+export function openTextStream(path: string, gzip: boolean): TextStream {
+  const file: ReadStream = createReadStream(path, { highWaterMark: FILE_CHUNK });
+  let stream: Readable = file;
+  if (gzip) {
+    const gunzip = createGunzip({ chunkSize: GUNZIP_CHUNK });
+    file.on('error', (e) => gunzip.destroy(e));
+    stream = file.pipe(gunzip);
+  }
+  let closed = false;
+  const close = (): void => {
+    closed = true;
+    if (stream !== file) stream.destroy();
+    file.destroy();
+  };
+  return {
+    async *chunks() {
+      const decoder = new StringDecoder('utf8');
+      try {
+        for await (const chunk of stream as AsyncIterable<Buffer>) {
+          if (closed) return;
+          const text = decoder.write(chunk);
+          if (text.length > 0) yield text;
+        }
+        const tail = decoder.end();
+        if (tail.length > 0) yield tail;
+      } catch (e) {
+        if (closed) return; // closed by the caller: stop quietly
+        throw new Error(`xrate: cannot read "${path}": ${(e as Error).message}`);
+      } finally {
+        close();
+      }
+    },
+    bytesRead: () => file.bytesRead,
+    close,
+  };
+}
