@@ -149,6 +149,7 @@ export interface EngineSnapshot {
   version: number;
   config: EngineConfig;
   t0: number | null;
+  lastRefresh: number;
   nextTick: number | null;
   lastTick: number | null;
   stats: EngineStats;
@@ -167,6 +168,7 @@ export interface EngineSnapshot {
     staged_state: (number | null)[][];
     staged_text: string[][];
     eligible: number[];
+    why_not: number[];
     volume: number[];
     discarded_at: (number | null)[];
   };
@@ -193,6 +195,8 @@ export class Engine {
   private listener: EngineListener;
 
   private t0: number | undefined;
+  /** Time of the last eligibility refresh (rule 8). */
+  private lastRefresh = 0;
   private nextTick: number | undefined;
   private lastTick: number | undefined;
   private tickCounter = 0;
@@ -230,6 +234,8 @@ export class Engine {
   private stagedList: number[] = [];
   private mDiscardedAt = new Float64Array(0);
   private mEligible = new Uint8Array(0);
+  /** Why a market was not eligible at the last refresh: 0 eligible / not yet refreshed, 1 not SPOT, 2 assets unknown, 3 exchange not legitimate, 4 no traded volume. */
+  private mWhyNot = new Uint8Array(0);
   private mVolume = new Float64Array(0);
   private readonly volume: VolumeWindow;
 
@@ -391,6 +397,7 @@ export class Engine {
       this.mStaged = growU8(this.mStaged, n);
       this.mDiscardedAt = growF64(this.mDiscardedAt, n, NaN);
       this.mEligible = growU8(this.mEligible, n);
+      this.mWhyNot = growU8(this.mWhyNot, n);
       this.mVolume = growF64(this.mVolume, n);
       this.volume.ensure(n);
     }
@@ -481,7 +488,11 @@ export class Engine {
       return this.countReject(reject('unknown_symbol', `trade for unknown symbol "${e.symbolId}" (no symbol event, and the id matches no known pattern)`, 'symbol_id'));
     }
     this.stats.events.trade++;
-    this.volume.add(m, e.time, e.size.value);
+    // A trade at or before T0 - window (possible only before the first tick, in a log out of order
+    // by more than the window) lies outside every refresh window (R >= T0): leaving it out keeps
+    // V exact at the unaligned T0 (whose first bucket straddles T0 - window) and stops an old
+    // bucket from evicting a newer one in the ring.
+    if (e.time > this.t0! - this.config.volumeWindowUs) this.volume.add(m, e.time, e.size.value, e.size.text);
     return undefined;
   }
 
@@ -522,13 +533,16 @@ export class Engine {
 
   private refresh(T: number): void {
     this.stats.refreshes++;
+    this.lastRefresh = T;
     const n = this.markets.size;
     for (let m = 0; m < n; m++) {
       const V = this.volume.sum(m, T);
       this.mVolume[m] = V;
       const spot = this.mType[m] === 'SPOT';
       const known = this.mBase[m] >= 0 && this.mQuote[m] >= 0;
-      this.mEligible[m] = isEligible(spot, this.exLegit[this.mExchange[m]] === 1, known, V) ? 1 : 0;
+      const legit = this.exLegit[this.mExchange[m]] === 1;
+      this.mEligible[m] = isEligible(spot, legit, known, V) ? 1 : 0;
+      this.mWhyNot[m] = !spot ? 1 : !known ? 2 : !legit ? 3 : V > 0 ? 0 : 4;
     }
   }
 
@@ -627,7 +641,7 @@ export class Engine {
       let detail = '';
       if (!this.mEligible[m]) {
         reason = 'not_eligible';
-        if (collect) detail = this.exLegit[x] ? `not eligible at the last refresh (V = ${this.mVolume[m]})` : 'not eligible at the last refresh';
+        if (collect) detail = this.ineligibleDetail(m);
       } else if (!this.exLegit[x]) {
         reason = 'not_legitimate';
         if (collect) detail = `exchange ${this.exchanges.names[x]} is not legitimate`;
@@ -672,7 +686,11 @@ export class Engine {
         if (s.keep[j]) collect.used.push({ ...prov, weight_share: s.w[j] / W });
         else {
           const st = result.stats!;
-          collect.excluded.push({ ...prov, reason: 'outlier', detail: `|p - centre| = ${Math.abs(s.p[j] - st.centre)} > ${cfg.outlierSigmas} x ${st.scale}` });
+          const detail =
+            st.method === 'leave_one_out'
+              ? `|p - mean of the others| > ${cfg.outlierSigmas} x sigma of the others (leave_one_out)`
+              : `|p - ${st.method === 'mad' ? 'median' : 'mean'}| = ${Math.abs(s.p[j] - st.centre)} > ${cfg.outlierSigmas} x ${st.scale}`;
+          collect.excluded.push({ ...prov, reason: 'outlier', detail });
         }
       }
     }
@@ -687,7 +705,7 @@ export class Engine {
     const bs = new ExactDecimal(bst);
     const as = new ExactDecimal(ast);
     const q = bs.plus(as);
-    const V = new ExactDecimal(this.mVolume[m]);
+    const V = new ExactDecimal(this.volume.exactSum(m, this.lastRefresh));
     const p =
       this.config.weighting === 'microprice' && q.gt(0) ? bid.times(as).plus(ask.times(bs)).div(q) : bid.plus(ask).div(2);
     let w: Decimal;
@@ -695,6 +713,19 @@ export class Engine {
     else if (this.config.weighting === 'passive') w = q;
     else w = V.times(q);
     return { p, w };
+  }
+
+  private ineligibleDetail(m: number): string {
+    switch (this.mWhyNot[m]) {
+      case 3:
+        return 'its exchange was not legitimate at the last eligibility refresh';
+      case 4:
+        return `no traded volume in the 24 h before the last eligibility refresh (V = 0)`;
+      case 2:
+        return 'base or quote asset unknown';
+      default:
+        return 'listed after the last eligibility refresh: eligible from the next refresh if it trades';
+    }
   }
 
   private marketProv(m: number, T: number): MarketProvenance {
@@ -1010,6 +1041,7 @@ export class Engine {
       version: SNAPSHOT_VERSION,
       config: cfg,
       t0: this.t0 ?? null,
+      lastRefresh: this.lastRefresh,
       nextTick: this.nextTick ?? null,
       lastTick: this.lastTick ?? null,
       stats: this.getStats(),
@@ -1035,6 +1067,7 @@ export class Engine {
         staged_state: [num(this.sBid, nm), num(this.sAsk, nm), num(this.sBidSize, nm), num(this.sAskSize, nm), num(this.sTq, nm)],
         staged_text: this.sText.slice(0, nm).map((t) => [...t]),
         eligible: Array.from(this.mEligible.subarray(0, nm)),
+        why_not: Array.from(this.mWhyNot.subarray(0, nm)),
         volume: num(this.mVolume, nm) as number[],
         discarded_at: num(this.mDiscardedAt, nm),
       },
@@ -1069,6 +1102,7 @@ export class Engine {
     const e = new Engine(snap.config, listener);
     const f = (a: (number | null)[]) => Float64Array.from(a, (v) => (v === null ? NaN : v));
     e.t0 = snap.t0 ?? undefined;
+    e.lastRefresh = snap.lastRefresh;
     e.nextTick = snap.nextTick ?? undefined;
     e.lastTick = snap.lastTick ?? undefined;
     Object.assign(e.stats, structuredClone(snap.stats));
@@ -1112,6 +1146,7 @@ export class Engine {
       e.mText[m] = [...M.quote_text[m]];
       e.sText[m] = [...M.staged_text[m]];
       e.mEligible[m] = M.eligible[m];
+      e.mWhyNot[m] = M.why_not[m];
     }
     e.mVolume.set(f(M.volume));
     e.mDiscardedAt.set(f(M.discarded_at));

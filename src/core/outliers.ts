@@ -7,8 +7,11 @@
  * two sides agree to 1e-9 the decision is re-made exactly on decimals: with W = sum w, S = sum w p,
  * Q = sum w p^2 it reads (p W - S)^2 > k^2 (W Q - S^2), which needs no division or square root.
  * This decides, for example, the equal-weight case n = 10 where one market sits exactly at 3 sigma
- * (kept). Options: `leave_one_out` compares each market to mu and sigma of the others; `mad` drops
- * |p - median| > k * 1.4826 * MAD (unweighted median, mean of the middle two for even n).
+ * (kept). The band is an error bound of the float computation (a few ulps of the largest price
+ * carried through the deviation and the variance), not a fixed relative width, so deviations
+ * that are tiny next to the price still reach the exact path. Options: `leave_one_out` compares
+ * each market to mu and sigma of the others; `mad` drops |p - median| > k * 1.4826 * MAD
+ * (unweighted median, mean of the middle two for even n), with the same kind of exact fall-back.
  *
  * @module
  */
@@ -20,6 +23,36 @@ import { ExactDecimal } from './decimal.js';
 export const MAD_SCALE = 1.4826;
 /** Relative band inside which a float comparison defers to exact arithmetic. */
 const NEAR = 1e-9;
+const EPS = Number.EPSILON;
+
+/**
+ * Absolute error bound of a deviation p - centre computed in float64 over n markets whose
+ * prices are at most `pmax` in size: parsing, the midpoint, the weighted sums and the
+ * subtraction each add a few ulps of pmax. Generous on purpose: a wider band only sends more
+ * (rare) cases to the exact path.
+ */
+function deviationError(n: number, pmax: number): number {
+  return (8 + 4 * n) * EPS * pmax;
+}
+
+function maxAbs(p: Float64Array, idx: Int32Array, n: number): number {
+  let m = 0;
+  for (let j = 0; j < n; j++) {
+    const a = Math.abs(p[idx[j]]);
+    if (a > m) m = a;
+  }
+  return m;
+}
+
+/**
+ * Whether "lhs > rhs" (two squares, d^2 vs k^2 var) might be decided wrongly on floats, given
+ * |d| and sigma and the error E of a deviation: the errors of d^2 and of var are about
+ * 2|d|E + E^2 and 2 sigma E + E^2.
+ */
+function nearSquares(lhs: number, rhs: number, absD: number, sigma: number, k: number, E: number): boolean {
+  const band = 2 * absD * E + E * E + k * k * (2 * sigma * E + E * E) + NEAR * (lhs + rhs);
+  return Math.abs(lhs - rhs) <= band;
+}
 
 /** Exact price and weight of the i-th market, for the fall-back near a boundary. */
 export type ExactPriceWeight = (i: number) => { p: Decimal; w: Decimal };
@@ -58,7 +91,7 @@ function exactWeightedSigmaOutlier(i: number, n: number, k: number, keepIdx: Int
  * Applies the configured outlier rule to markets `idx[0..n)` with prices `p` and weights `w`
  * (indexed by the same slot numbers), clearing `keep[slot]` for each market dropped.
  *
- * @param exact - exact inputs for the boundary fall-back (`weighted_sigma` and `leave_one_out`)
+ * @param exact - exact inputs for the boundary fall-back (every method)
  * @returns statistics, or undefined when fewer than `minMarkets` markets (nothing dropped)
  * @example
  * ```ts
@@ -82,7 +115,7 @@ export function removeOutliers(
   if (method === 'none' || n < minMarkets) return undefined;
   if (method === 'weighted_sigma') return weightedSigma(p, w, idx, n, keep, k, exact);
   if (method === 'leave_one_out') return leaveOneOut(p, w, idx, n, keep, k, exact);
-  return mad(p, idx, n, keep, k);
+  return mad(p, idx, n, keep, k, exact);
 }
 
 function weightedSigma(p: Float64Array, w: Float64Array, idx: Int32Array, n: number, keep: Uint8Array, k: number, exact?: ExactPriceWeight): OutlierStats {
@@ -102,6 +135,8 @@ function weightedSigma(p: Float64Array, w: Float64Array, idx: Int32Array, n: num
   }
   V /= W;
   const k2v = k * k * V;
+  const sigma = Math.sqrt(V);
+  const E = deviationError(n, maxAbs(p, idx, n));
   let dropped = 0;
   let usedExact = false;
   for (let j = 0; j < n; j++) {
@@ -109,8 +144,10 @@ function weightedSigma(p: Float64Array, w: Float64Array, idx: Int32Array, n: num
     const d = p[s] - mu;
     const lhs = d * d;
     let out: boolean;
-    if (lhs === 0) out = false; // 0 > k^2 var is false for any var >= 0
-    else if (Math.abs(lhs - k2v) > NEAR * (lhs + k2v)) out = lhs > k2v;
+    // Every float price equal: 0 > 0 is false (exact prices can differ only below float
+    // resolution, i.e. with more than 15 significant digits; see docs/methodology.md).
+    if (lhs === 0 && k2v === 0) out = false;
+    else if (!nearSquares(lhs, k2v, Math.abs(d), sigma, k, E)) out = lhs > k2v;
     else if (exact) {
       usedExact = true;
       out = exactWeightedSigmaOutlier(j, n, k, idx, exact);
@@ -120,13 +157,14 @@ function weightedSigma(p: Float64Array, w: Float64Array, idx: Int32Array, n: num
       dropped++;
     }
   }
-  return { method: 'weighted_sigma', centre: mu, scale: Math.sqrt(V), dropped, exact: usedExact };
+  return { method: 'weighted_sigma', centre: mu, scale: sigma, dropped, exact: usedExact };
 }
 
 function leaveOneOut(p: Float64Array, w: Float64Array, idx: Int32Array, n: number, keep: Uint8Array, k: number, exact?: ExactPriceWeight): OutlierStats {
   let dropped = 0;
   let usedExact = false;
   const drop = new Uint8Array(n);
+  const E = deviationError(n, maxAbs(p, idx, n));
   for (let i = 0; i < n; i++) {
     let W = 0;
     let S = 0;
@@ -148,8 +186,8 @@ function leaveOneOut(p: Float64Array, w: Float64Array, idx: Int32Array, n: numbe
     const lhs = d * d;
     const k2v = k * k * V;
     let out: boolean;
-    if (lhs === 0) out = false;
-    else if (Math.abs(lhs - k2v) > NEAR * (lhs + k2v) || !exact) out = lhs > k2v;
+    if (lhs === 0 && k2v === 0) out = false;
+    else if (!exact || !nearSquares(lhs, k2v, Math.abs(d), Math.sqrt(V), k, E)) out = lhs > k2v;
     else {
       usedExact = true;
       // Exact: the others' W, S, Q and the same square comparison as weighted_sigma.
@@ -184,7 +222,7 @@ function median(sorted: Float64Array): number {
   return n % 2 === 1 ? sorted[h] : (sorted[h - 1] + sorted[h]) / 2;
 }
 
-function mad(p: Float64Array, idx: Int32Array, n: number, keep: Uint8Array, k: number): OutlierStats {
+function mad(p: Float64Array, idx: Int32Array, n: number, keep: Uint8Array, k: number, exact?: ExactPriceWeight): OutlierStats {
   const ps = new Float64Array(n);
   for (let j = 0; j < n; j++) ps[j] = p[idx[j]];
   ps.sort();
@@ -192,12 +230,40 @@ function mad(p: Float64Array, idx: Int32Array, n: number, keep: Uint8Array, k: n
   for (let j = 0; j < n; j++) ps[j] = Math.abs(p[idx[j]] - med);
   ps.sort();
   const scale = MAD_SCALE * median(ps);
+  // |p - med| and k * 1.4826 * MAD each carry a few ulps of the largest price.
+  const E = deviationError(n, maxAbs(p, idx, n)) * (1 + 2 * k * MAD_SCALE);
+  let exactDrop: boolean[] | undefined;
   let dropped = 0;
   for (let j = 0; j < n; j++) {
-    if (Math.abs(p[idx[j]] - med) > k * scale) {
+    const a = Math.abs(p[idx[j]] - med);
+    const b = k * scale;
+    let out: boolean;
+    if (a === 0 && b === 0) out = false;
+    else if (!exact || Math.abs(a - b) > E + NEAR * (a + b)) out = a > b;
+    else {
+      exactDrop ??= exactMad(idx, n, k, exact);
+      out = exactDrop[j];
+    }
+    if (out) {
       keep[idx[j]] = 0;
       dropped++;
     }
   }
-  return { method: 'mad', centre: med, scale, dropped, exact: false };
+  return { method: 'mad', centre: med, scale, dropped, exact: exactDrop !== undefined };
+}
+
+function exactMedian(sorted: Decimal[]): Decimal {
+  const n = sorted.length;
+  const h = n >> 1;
+  return n % 2 === 1 ? sorted[h] : sorted[h - 1].plus(sorted[h]).div(2);
+}
+
+/** The MAD rule decided on exact decimals: drop[j] for the j-th market of idx. */
+function exactMad(idx: Int32Array, n: number, k: number, exact: ExactPriceWeight): boolean[] {
+  const ps = Array.from({ length: n }, (_, j) => exact(idx[j]).p);
+  const med = exactMedian([...ps].sort((a, b) => a.comparedTo(b)));
+  const dev = ps.map((x) => x.minus(med).abs());
+  const madv = exactMedian([...dev].sort((a, b) => a.comparedTo(b)));
+  const limit = new ExactDecimal(k).times(new ExactDecimal('1.4826')).times(madv);
+  return dev.map((d) => d.gt(limit));
 }

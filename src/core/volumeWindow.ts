@@ -2,12 +2,14 @@
  * Rule 8, the rolling traded-volume window: V(R) = sum of trade sizes with time in (R - W, R].
  *
  * Refreshes happen at multiples of the cadence C (4 h) and the window W (24 h) is a multiple of
- * gcd(W, C), so per market a ring of W / g + 2 buckets of g = gcd(W, C) microseconds gives V
+ * gcd(W, C), so per market a ring of (W + C) / g + 2 buckets of g = gcd(W, C) microseconds gives V
  * exactly at every aligned refresh: bucket i holds trades with time in (i*g, (i+1)*g], and a
  * trade exactly W before R falls in the bucket just outside the window. Memory is bounded by
  * markets x buckets, never by trades. The only unaligned refresh is the first tick T0, where
  * every trade seen so far lies within the last second, so summing the buckets that touch the
- * window is exact there too.
+ * window is exact there too. Each bucket keeps its sum twice: as a float64 (the hot path) and
+ * exactly, as a BigInt mantissa with a base-10 exponent, for the exact boundary decisions of
+ * METHODOLOGY section 7 (0.1 + 0.2 is 0.3 there).
  *
  * @module
  */
@@ -28,7 +30,33 @@ export interface VolumeWindowJSON {
   capacity: number;
   sums: number[];
   index: number[];
+  /** Exact bucket sums as `mantissa` strings with their base-10 exponents. */
+  exactMant: string[];
+  exactExp: number[];
 }
+
+/**
+ * Splits a non-negative decimal text into an integer mantissa and a base-10 exponent:
+ * "12.50" -> [1250n, -2], "1e-8" -> [1n, -8].
+ */
+export function decimalToScaled(text: string): [bigint, number] {
+  let s = text.trim();
+  let exp = 0;
+  const e = s.search(/[eE]/);
+  if (e >= 0) {
+    exp = Number(s.slice(e + 1));
+    s = s.slice(0, e);
+  }
+  const dot = s.indexOf('.');
+  if (dot >= 0) {
+    exp -= s.length - dot - 1;
+    s = s.slice(0, dot) + s.slice(dot + 1);
+  }
+  if (s.startsWith('+')) s = s.slice(1);
+  return [BigInt(s === '' || s === '-' ? '0' : s), exp];
+}
+
+const TEN = 10n;
 
 /**
  * Per-market ring of volume buckets, held in two Float64Array columns.
@@ -50,9 +78,15 @@ export class VolumeWindow {
   /** Bucket number held by each slot; NaN when empty. */
   private index = new Float64Array(0);
 
+  /** Exact sum of each slot: mantissa (BigInt) and base-10 exponent. */
+  private exactMant: bigint[] = [];
+  private exactExp = new Int32Array(0);
+
   constructor(readonly windowUs: number, readonly refreshUs: number) {
     this.bucketUs = gcd(windowUs, refreshUs);
-    this.ring = windowUs / this.bucketUs + 2;
+    // The buckets of the last refresh's window must survive until the next refresh, when the
+    // exact sums may still be read (boundary fall-back of rule 11): W + C of history, plus slack.
+    this.ring = (windowUs + refreshUs) / this.bucketUs + 2;
   }
 
   /** Makes room for market ids < n. */
@@ -64,8 +98,12 @@ export class VolumeWindow {
     const index = new Float64Array(cap * this.ring).fill(NaN);
     sums.set(this.sums);
     index.set(this.index);
+    const exp = new Int32Array(cap * this.ring);
+    exp.set(this.exactExp);
+    while (this.exactMant.length < cap * this.ring) this.exactMant.push(0n);
     this.sums = sums;
     this.index = index;
+    this.exactExp = exp;
     this.capacity = cap;
   }
 
@@ -74,15 +112,56 @@ export class VolumeWindow {
     return Math.ceil(timeUs / this.bucketUs) - 1;
   }
 
-  /** Adds a trade of `size` base units at `timeUs` to market `m`. */
-  add(m: number, timeUs: number, size: number): void {
+  /**
+   * Adds a trade of `size` base units at `timeUs` to market `m`. `sizeText` is the exact decimal
+   * (default: the float's shortest representation); it feeds the exact sums.
+   */
+  add(m: number, timeUs: number, size: number, sizeText?: string): void {
     const b = this.bucketOf(timeUs);
     const slot = m * this.ring + (((b % this.ring) + this.ring) % this.ring);
     if (this.index[slot] !== b) {
       this.index[slot] = b;
       this.sums[slot] = 0;
+      this.exactMant[slot] = 0n;
+      this.exactExp[slot] = 0;
     }
     this.sums[slot] += size;
+    const [mant, exp] = decimalToScaled(sizeText ?? String(size));
+    if (mant === 0n) return;
+    const cur = this.exactExp[slot];
+    if (exp >= cur) this.exactMant[slot] += mant * TEN ** BigInt(exp - cur);
+    else {
+      this.exactMant[slot] = this.exactMant[slot] * TEN ** BigInt(cur - exp) + mant;
+      this.exactExp[slot] = exp;
+    }
+  }
+
+  /**
+   * V of market `m` at refresh time `refreshUs`, exactly, as a decimal text (`"3e-1"`). Valid
+   * for the latest refresh until the next one (the ring keeps those buckets).
+   */
+  exactSum(m: number, refreshUs: number): string {
+    if (m >= this.capacity) return '0';
+    const first = Math.floor((refreshUs - this.windowUs) / this.bucketUs);
+    const last = this.bucketOf(refreshUs);
+    let mant = 0n;
+    let exp = 0;
+    const base = m * this.ring;
+    for (let b = first; b <= last; b++) {
+      const slot = base + (((b % this.ring) + this.ring) % this.ring);
+      if (this.index[slot] !== b || this.exactMant[slot] === 0n) continue;
+      const sm = this.exactMant[slot];
+      const se = this.exactExp[slot];
+      if (mant === 0n) {
+        mant = sm;
+        exp = se;
+      } else if (se >= exp) mant += sm * TEN ** BigInt(se - exp);
+      else {
+        mant = mant * TEN ** BigInt(exp - se) + sm;
+        exp = se;
+      }
+    }
+    return `${mant}e${exp}`;
   }
 
   /** V of market `m` at refresh time `refreshUs`: trades with time in (R - W, R]. */
@@ -107,6 +186,8 @@ export class VolumeWindow {
       capacity: this.capacity,
       sums: Array.from(this.sums),
       index: Array.from(this.index),
+      exactMant: this.exactMant.map((v) => v.toString()),
+      exactExp: Array.from(this.exactExp),
     };
   }
 
@@ -116,6 +197,8 @@ export class VolumeWindow {
     w.capacity = j.capacity;
     w.sums = Float64Array.from(j.sums);
     w.index = Float64Array.from(j.index, (v) => (v === null ? NaN : v));
+    w.exactMant = j.exactMant.map((v) => BigInt(v));
+    w.exactExp = Int32Array.from(j.exactExp);
     return w;
   }
 }
