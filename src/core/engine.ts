@@ -250,6 +250,18 @@ export class Engine {
   private pUsed = new Int32Array(0);
   private pVolume = new Float64Array(0);
   private pFresh = new Uint8Array(0);
+  /** A pair must be recomputed at the next tick (an input changed). */
+  private pDirty = new Uint8Array(0);
+  /** First tick at which time alone can change the pair (a candidate goes stale, or the carried rate expires). */
+  private pNextCheck = new Float64Array(0);
+  /** Recompute every pair at the next tick (refresh, restore, full-state output). */
+  private allDirty = true;
+  /** Set by computePair: earliest staleness deadline of the candidates at the rank used. */
+  private candidateDeadline = Infinity;
+  /** Pair ids sorted by (base, quote) asset id: the order changes are reported in within a tick. */
+  private pairOrder: Int32Array | undefined;
+  /** Markets of each exchange (a legitimacy or rank change dirties their pairs). */
+  private exMarkets: number[][] = [];
   private topologyVersion = 0;
 
   private readonly graph: RateGraph;
@@ -295,6 +307,11 @@ export class Engine {
       );
     }
     if (this.t0 === undefined) {
+      // T0 comes from the first event the engine accepts: a quote or trade for an unknown symbol
+      // is rejected without starting the clock.
+      if ((event.type === 'quote' || event.type === 'trade') && this.marketFor(event.symbolId) === undefined) {
+        return event.type === 'quote' ? this.applyQuote(event) : this.applyTrade(event);
+      }
       this.t0 = Math.ceil(t / US_PER_SECOND) * US_PER_SECOND;
       this.nextTick = this.t0;
     } else {
@@ -343,6 +360,7 @@ export class Engine {
 
   private ensureExchange(name: string): number {
     const id = this.exchanges.intern(name);
+    while (this.exMarkets.length <= id) this.exMarkets.push([]);
     const n = this.exchanges.size;
     if (n > this.exLegit.length) {
       this.exLegit = growU8(this.exLegit, n, 1);
@@ -370,6 +388,10 @@ export class Engine {
     this.pUsed = growI32(this.pUsed, n);
     this.pVolume = growF64(this.pVolume, n);
     this.pFresh = growU8(this.pFresh, n);
+    this.pDirty = growU8(this.pDirty, n);
+    this.pNextCheck = growF64(this.pNextCheck, n, Infinity);
+    this.pDirty[id] = 1;
+    this.pairOrder = undefined;
     this.pBase[id] = base;
     this.pQuote[id] = quote;
     return id;
@@ -411,6 +433,14 @@ export class Engine {
     const q = quote === undefined ? -1 : this.assets.intern(quote);
     const oldPair = this.mPair[m];
     const newPair = type === 'SPOT' && b >= 0 && q >= 0 && b !== q ? this.ensurePair(b, q) : -1;
+    const oldEx = this.mExchange[m];
+    if (oldEx !== ex) {
+      if (oldEx >= 0) {
+        const l = this.exMarkets[oldEx];
+        l.splice(l.indexOf(m), 1);
+      }
+      this.exMarkets[ex].push(m);
+    }
     this.mExchange[m] = ex;
     this.mBase[m] = b;
     this.mQuote[m] = q;
@@ -420,10 +450,19 @@ export class Engine {
         const list = this.pairMarkets[oldPair];
         list.splice(list.indexOf(m), 1);
       }
-      if (newPair >= 0) this.pairMarkets[newPair].push(m);
+      if (newPair >= 0) {
+        // Keep each pair's markets sorted by symbol id: the float sums of rules 1 and 11 then
+        // run in the same order whatever order the markets were first seen in.
+        const list = this.pairMarkets[newPair];
+        let at = list.length;
+        while (at > 0 && this.markets.names[list[at - 1]] > symbolId) at--;
+        list.splice(at, 0, m);
+      }
       this.mPair[m] = newPair;
       // A market that changes pair must qualify again at the next refresh.
       this.mEligible[m] = 0;
+      if (oldPair >= 0) this.pDirty[oldPair] = 1;
+      if (newPair >= 0) this.pDirty[newPair] = 1;
     }
     return m;
   }
@@ -509,6 +548,9 @@ export class Engine {
 
   private commitStaged(): void {
     for (const x of this.exStagedList) {
+      if (this.exLegit[x] !== this.exStagedLegit[x] || this.exRank[x] !== this.exStagedRank[x]) {
+        for (const m of this.exMarkets[x]) if (this.mPair[m] >= 0) this.pDirty[this.mPair[m]] = 1;
+      }
       this.exLegit[x] = this.exStagedLegit[x];
       this.exRank[x] = this.exStagedRank[x];
       this.exStaged[x] = 0;
@@ -527,6 +569,7 @@ export class Engine {
       a[2] = b[2];
       a[3] = b[3];
       this.mStaged[m] = 0;
+      if (this.mPair[m] >= 0) this.pDirty[this.mPair[m]] = 1;
     }
     this.stagedList.length = 0;
   }
@@ -534,6 +577,7 @@ export class Engine {
   private refresh(T: number): void {
     this.stats.refreshes++;
     this.lastRefresh = T;
+    this.allDirty = true;
     const n = this.markets.size;
     for (let m = 0; m < n; m++) {
       const V = this.volume.sum(m, T);
@@ -551,7 +595,18 @@ export class Engine {
     if (isRefreshTick(T, this.t0!, this.config.refreshEveryUs)) this.refresh(T);
     let topologyChanged = false;
     const onPairRate = this.listener.onPairRate;
-    for (let pr = 0; pr < this.pairCount; pr++) {
+    // Only pairs whose inputs changed, or whose next time-driven change is due, are recomputed:
+    // a pair's result depends on its markets' committed quotes, eligibility and V, its exchanges'
+    // legitimacy and rank (all of which mark it dirty), and on T only through staleness and
+    // expiry (pNextCheck). Recomputing any other pair would give the same result.
+    const all = this.allDirty || this.forceEmit;
+    this.allDirty = false;
+    const S = US_PER_SECOND;
+    const order = (this.pairOrder ??= this.sortedPairs());
+    for (let i = 0; i < order.length; i++) {
+      const pr = order[i];
+      if (!all && this.pDirty[pr] === 0 && this.pNextCheck[pr] > T) continue;
+      this.pDirty[pr] = 0;
       const oldRate = this.pRate[pr];
       const oldTime = this.pTime[pr];
       const oldRank = this.pRank[pr];
@@ -575,6 +630,12 @@ export class Engine {
           this.pVolume[pr] = 0;
         }
       }
+      let next = this.candidateDeadline;
+      if (!res && !Number.isNaN(this.pRate[pr])) {
+        const expiry = (Math.floor((this.pTime[pr] + this.config.maxRateAgeUs) / S) + 1) * S;
+        if (expiry < next) next = expiry;
+      }
+      this.pNextCheck[pr] = next;
       const newRate = this.pRate[pr];
       if (Number.isNaN(oldRate) !== Number.isNaN(newRate)) topologyChanged = true;
       if (this.autoTrackPeriods && !Number.isNaN(newRate) && !this.trackedKeys.has(this.pairKey(pr))) {
@@ -618,6 +679,20 @@ export class Engine {
     this.listener.onTick?.(T);
   }
 
+  private sortedPairs(): Int32Array {
+    const names = this.assets.names;
+    const ids = Array.from({ length: this.pairCount }, (_, i) => i);
+    ids.sort((a, b) => {
+      const ba = names[this.pBase[a]];
+      const bb = names[this.pBase[b]];
+      if (ba !== bb) return ba < bb ? -1 : 1;
+      const qa = names[this.pQuote[a]];
+      const qb = names[this.pQuote[b]];
+      return qa < qb ? -1 : qa > qb ? 1 : 0;
+    });
+    return Int32Array.from(ids);
+  }
+
   /**
    * Rules 3-9, 11, 1 for pair `pr` at tick T on the committed state. With `collect`, also fills
    * provenance (used by {@link explain}; the tick path passes undefined and allocates nothing
@@ -634,6 +709,7 @@ export class Engine {
     const cfg = this.config;
     let n = 0;
     let maxRank = -Infinity;
+    this.candidateDeadline = Infinity;
     for (let i = 0; i < list.length; i++) {
       const m = list[i];
       const x = this.mExchange[m];
@@ -668,6 +744,9 @@ export class Engine {
         if (collect) collect.excluded.push({ ...this.marketProv(m, T), reason: 'rank', detail: `rank ${this.exRank[this.mExchange[m]]} < ${maxRank}` });
         continue;
       }
+      // First tick at which this candidate is stale: T > t_quote + staleAfter.
+      const deadline = (Math.floor((this.mTq[m] + cfg.staleAfterUs) / US_PER_SECOND) + 1) * US_PER_SECOND;
+      if (deadline < this.candidateDeadline) this.candidateDeadline = deadline;
       s.market[k] = m;
       s.p[k] = marketPrice(cfg.weighting, this.mBid[m], this.mAsk[m], this.mBidSize[m], this.mAskSize[m]);
       s.q[k] = passiveVolume(this.mBidSize[m], this.mAskSize[m]);
@@ -785,18 +864,58 @@ export class Engine {
     return { base, quote, rate: r.rate, time: r.time, kind, fresh: r.fresh, path: r.path.map((a) => this.assets.names[a]) };
   }
 
+  private allOut = { rate: new Float64Array(0), time: new Float64Array(0), fresh: new Uint8Array(0) };
+
+  /**
+   * Cross rates of `base` against every asset at once (one search over the graph, rule 12), as
+   * columns indexed by asset id (see {@link assetName}); `rate` is NaN where there is none. The
+   * arrays are reused by the next call. Undefined when `base` is unknown or before the first tick.
+   *
+   * @example
+   * ```ts
+   * const all = engine.ratesFrom('USD');
+   * for (let a = 0; a < all.rate.length; a++) if (!Number.isNaN(all.rate[a])) use(engine.assetName(a), all.rate[a]);
+   * ```
+   */
+  ratesFrom(base: string): { rate: Float64Array; time: Float64Array; fresh: Uint8Array } | undefined {
+    const b = this.assets.get(base);
+    if (b === undefined || this.lastTick === undefined) return undefined;
+    const n = this.assets.size;
+    if (this.allOut.rate.length !== n) this.allOut = { rate: new Float64Array(n), time: new Float64Array(n), fresh: new Uint8Array(n) };
+    this.graph.crossAll(b, this.view(), this.config.crossMethod, this.tickCounter, this.allOut);
+    this.allOut.time[b] = this.lastTick;
+    return this.allOut;
+  }
+
+  /** Asset id of an integer asset index (as used by {@link ratesFrom}). */
+  assetName(index: number): string {
+    return this.assets.names[index];
+  }
+
   /**
    * Rates of `base` against every asset it reaches (or the `filter` list), sorted by asset id;
-   * `invert` gives 1 / rate. Assets without a rate are left out.
+   * `invert` gives 1 / rate. Assets without a rate are left out. `path` is filled for direct and
+   * inverse pairs and left empty for cross rates (ask {@link rate} for a cross rate's path).
    */
   rates(base: string, opts: RatesOptions = {}): RateResult[] {
+    const all = this.ratesFrom(base);
+    if (!all) return opts.filter?.includes(base) && this.lastTick !== undefined ? [this.rate(base, base)!] : [];
     const targets = opts.filter ? [...new Set(opts.filter)] : [...this.assets.names].filter((a) => a !== base);
     targets.sort();
     const out: RateResult[] = [];
     for (const q of targets) {
-      const r = this.rate(base, q);
-      if (!r) continue;
-      out.push(opts.invert ? { ...r, rate: 1 / r.rate } : r);
+      const qi = this.assets.get(q);
+      if (qi === undefined || Number.isNaN(all.rate[qi])) continue;
+      let kind: RateResult['kind'] = q === base ? 'identity' : 'cross';
+      if (kind === 'cross') {
+        const direct = this.pairIds.get(this.assets.get(base)! * 0x200000 + qi);
+        const inverse = this.pairIds.get(qi * 0x200000 + this.assets.get(base)!);
+        if ((direct !== undefined && !Number.isNaN(this.pRate[direct])) || (inverse !== undefined && !Number.isNaN(this.pRate[inverse]))) {
+          kind = this.rate(base, q)!.kind;
+        }
+      }
+      const rate = opts.invert ? 1 / all.rate[qi] : all.rate[qi];
+      out.push({ base, quote: q, rate, time: all.time[qi], kind, fresh: all.fresh[qi] === 1, path: kind === 'cross' ? [] : kind === 'identity' ? [base] : [base, q] });
     }
     return out;
   }
@@ -1165,6 +1284,7 @@ export class Engine {
     e.pFresh.set(P.fresh);
     e.topologyVersion = 1;
     e.tickCounter = 1;
+    e.allDirty = true;
     e.graph.sync(e.view(), e.assets.size, e.topologyVersion);
     for (const t of snap.tracked) {
       const periods = t.periods.map((id) => {

@@ -95,6 +95,19 @@ export class RateGraph {
   // per-query scratch
   private edgeRank = new Float64Array(0);
   private edgeChoice = new Int32Array(0);
+  /** Per edge, for the current tick: rate u->v and v->u, time, freshness of the chosen pair. */
+  private edgeRateUV = new Float64Array(0);
+  private edgeRateVU = new Float64Array(0);
+  private edgeTime = new Float64Array(0);
+  private edgeFresh = new Uint8Array(0);
+  /** (u * assetCount + v) -> edge, for both orders. */
+  private direct = new Map<number, number>();
+  // all-targets scratch
+  private treeRate = new Float64Array(0);
+  private treeTime = new Float64Array(0);
+  private treeFresh = new Uint8Array(0);
+  private treeMinRank = new Float64Array(0);
+  private resolved = new Uint8Array(0);
   private stamp = -1;
   private dist0 = new Int32Array(0);
   private dist = new Int32Array(0);
@@ -187,11 +200,25 @@ export class RateGraph {
     this.adjEdge = adjEdge;
     this.edgeRank = new Float64Array(E);
     this.edgeChoice = new Int32Array(E);
+    this.edgeRateUV = new Float64Array(E);
+    this.edgeRateVU = new Float64Array(E);
+    this.edgeTime = new Float64Array(E);
+    this.edgeFresh = new Uint8Array(E);
+    this.direct = new Map();
+    for (let e = 0; e < E; e++) {
+      this.direct.set(us[e] * assetCount + vs[e], e);
+      this.direct.set(vs[e] * assetCount + us[e], e);
+    }
     if (this.dist.length < assetCount) {
       this.dist0 = new Int32Array(assetCount);
       this.dist = new Int32Array(assetCount);
       this.parent = new Int32Array(assetCount);
       this.queue = new Int32Array(assetCount);
+      this.treeRate = new Float64Array(assetCount);
+      this.treeTime = new Float64Array(assetCount);
+      this.treeFresh = new Uint8Array(assetCount);
+      this.treeMinRank = new Float64Array(assetCount);
+      this.resolved = new Uint8Array(assetCount);
     }
   }
 
@@ -226,7 +253,15 @@ export class RateGraph {
       } else c = aOk ? a : bOk ? b : -1;
       this.edgeChoice[e] = c;
       this.edgeRank[e] = c >= 0 ? view.rank[c] : -Infinity;
-      if (c >= 0) levels.add(view.rank[c]);
+      if (c >= 0) {
+        levels.add(view.rank[c]);
+        const r = view.rate[c];
+        const forward = view.base[c] === this.edgeU[e];
+        this.edgeRateUV[e] = forward ? r : 1 / r;
+        this.edgeRateVU[e] = forward ? 1 / r : r;
+        this.edgeTime[e] = view.time[c];
+        this.edgeFresh[e] = view.fresh[c];
+      }
     }
     this.levels = [...levels].sort((x, y) => y - x);
   }
@@ -269,6 +304,12 @@ export class RateGraph {
     if (from >= this.assetCount || to >= this.assetCount || from < 0 || to < 0) return undefined;
     this.refreshEdges(view, tickStamp);
     if (method === 'layered') return this.layered(from, to, view);
+    // A direct edge is the only 1-hop path: no search needed.
+    const e = this.direct.get(from * this.assetCount + to);
+    if (e !== undefined) {
+      const leg = this.legOf(view, e, from, to);
+      return { rate: leg.rate, time: leg.time, fresh: leg.fresh, path: [from, to], legs: [leg], minRank: leg.rank, method: 'bfs' };
+    }
     this.bfs(from, -Infinity, this.dist0, to, Infinity);
     const d = this.dist0[to];
     if (d < 0) return undefined;
@@ -277,6 +318,78 @@ export class RateGraph {
       if (this.dist[to] === d) return this.walk(from, to, view, 'bfs');
     }
     return undefined; // unreachable: the lowest level equals the unrestricted search
+  }
+
+  /**
+   * Rate (and time, freshness) of `from` against every asset at once, into `out` (indexed by
+   * asset id; NaN where there is no path). Same answers as {@link cross} for each target, in
+   * O(levels x (V + E)): one restricted lexicographic BFS per distinct edge rank, resolving each
+   * target at the highest rank whose restricted distance equals the unrestricted one, with
+   * rates, times and freshness carried down each BFS tree.
+   */
+  crossAll(
+    from: number,
+    view: PairView,
+    method: CrossMethod,
+    tickStamp: number,
+    out: { rate: Float64Array; time: Float64Array; fresh: Uint8Array },
+  ): void {
+    const n = this.assetCount;
+    out.rate.fill(NaN, 0, n);
+    if (from < 0 || from >= n) return;
+    this.refreshEdges(view, tickStamp);
+    if (method === 'layered') {
+      this.layeredAll(from, view, out);
+      return;
+    }
+    out.rate[from] = 1;
+    out.time[from] = NaN;
+    out.fresh[from] = 1;
+    this.bfs(from, -Infinity, this.dist0, -1, Infinity);
+    const resolved = this.resolved;
+    resolved.fill(0, 0, n);
+    let remaining = 0;
+    for (let a = 0; a < n; a++) if (this.dist0[a] > 0) remaining++;
+    const tr = this.treeRate;
+    const tt = this.treeTime;
+    const tf = this.treeFresh;
+    const q = this.queue;
+    const dist = this.dist;
+    for (const rho of this.levels) {
+      if (remaining === 0) break;
+      // Lexicographic BFS over edges of rank >= rho, carrying rate, oldest time and freshness.
+      dist.fill(-1, 0, n);
+      let head = 0;
+      let tail = 0;
+      dist[from] = 0;
+      tr[from] = 1;
+      tt[from] = Infinity;
+      tf[from] = 1;
+      q[tail++] = from;
+      while (head < tail) {
+        const u = q[head++];
+        const du = dist[u];
+        for (let k = this.offsets[u], end = this.offsets[u + 1]; k < end; k++) {
+          const e = this.adjEdge[k];
+          if (this.edgeRank[e] < rho) continue;
+          const v = this.nbr[k];
+          if (dist[v] >= 0) continue;
+          dist[v] = du + 1;
+          tr[v] = tr[u] * (this.edgeU[e] === u ? this.edgeRateUV[e] : this.edgeRateVU[e]);
+          const et = this.edgeTime[e];
+          tt[v] = et < tt[u] ? et : tt[u];
+          tf[v] = tf[u] & this.edgeFresh[e];
+          q[tail++] = v;
+          if (!resolved[v] && dist[v] === this.dist0[v]) {
+            resolved[v] = 1;
+            remaining--;
+            out.rate[v] = tr[v];
+            out.time[v] = tt[v];
+            out.fresh[v] = tf[v];
+          }
+        }
+      }
+    }
   }
 
   private walk(from: number, to: number, view: PairView, method: CrossMethod): CrossResult {
@@ -320,54 +433,69 @@ export class RateGraph {
     };
   }
 
-  private layered(from: number, to: number, view: PairView): CrossResult | undefined {
+  /**
+   * Layered prices of every asset reachable from `from` (rule 12 option): the asset at BFS depth
+   * k is the volume-weighted mean over its edges to depth k - 1 of (neighbour price) x (edge
+   * rate); equal weights when the edges carry no volume. Time: oldest contributing edge or
+   * neighbour time; fresh when every contribution is.
+   */
+  private layeredAll(from: number, view: PairView, out: { rate: Float64Array; time: Float64Array; fresh: Uint8Array }, stopAt = -1): CrossLeg[] {
     const n = this.assetCount;
     this.bfs(from, -Infinity, this.dist0, -1, Infinity);
     const depth = this.dist0;
-    if (depth[to] < 0) return undefined;
-    const price = new Float64Array(n).fill(NaN);
-    const time = new Float64Array(n).fill(Infinity);
-    const fresh = new Uint8Array(n);
+    const price = out.rate;
+    price.fill(NaN, 0, n);
     price[from] = 1;
-    fresh[from] = 1;
-    // Assets in BFS order (queue holds them in order of discovery after bfs()).
-    const order: number[] = [];
-    for (let a = 0; a < n; a++) if (depth[a] > 0) order.push(a);
-    order.sort((a, b) => depth[a] - depth[b] || a - b);
+    out.time[from] = Infinity;
+    out.fresh[from] = 1;
     let lastLegs: CrossLeg[] = [];
-    for (const y of order) {
+    // The BFS queue holds the reachable assets in order of depth.
+    let reached = 0;
+    for (let a = 0; a < n; a++) if (depth[a] >= 0) reached++;
+    for (let i = 1; i < reached; i++) {
+      const y = this.queue[i];
       let W = 0;
       let S = 0;
+      let Sx = 0;
+      let count = 0;
       let t = Infinity;
       let f = 1;
-      let count = 0;
-      let Sx = 0;
       const legs: CrossLeg[] = [];
       for (let k = this.offsets[y]; k < this.offsets[y + 1]; k++) {
         const u = this.nbr[k];
         if (depth[u] !== depth[y] - 1) continue;
-        const l = this.legOf(view, this.adjEdge[k], u, y);
-        const w = view.volume[l.pair];
-        const px = price[u] * l.rate;
+        const e = this.adjEdge[k];
+        const r = this.edgeU[e] === u ? this.edgeRateUV[e] : this.edgeRateVU[e];
+        const w = view.volume[this.edgeChoice[e]];
+        const px = price[u] * r;
         W += w;
         S += w * px;
         Sx += px;
         count++;
-        if (l.time < t) t = l.time;
-        if (time[u] < t) t = time[u];
-        if (!l.fresh || !fresh[u]) f = 0;
-        if (y === to) legs.push(l);
+        if (this.edgeTime[e] < t) t = this.edgeTime[e];
+        if (out.time[u] < t) t = out.time[u];
+        if (!this.edgeFresh[e] || !out.fresh[u]) f = 0;
+        if (y === stopAt) legs.push(this.legOf(view, e, u, y));
       }
       price[y] = W > 0 ? S / W : Sx / count;
-      time[y] = t;
-      fresh[y] = f;
-      if (y === to) {
+      out.time[y] = t;
+      out.fresh[y] = f;
+      if (y === stopAt) {
         lastLegs = legs;
         break;
       }
     }
-    const minRank = lastLegs.reduce((m, l) => Math.min(m, l.rank), Infinity);
-    return { rate: price[to], time: time[to], fresh: fresh[to] === 1, path: [from, to], legs: lastLegs, minRank, method: 'layered' };
+    out.time[from] = NaN;
+    return lastLegs;
+  }
+
+  private layered(from: number, to: number, view: PairView): CrossResult | undefined {
+    const n = this.assetCount;
+    const out = { rate: new Float64Array(n), time: new Float64Array(n), fresh: new Uint8Array(n) };
+    const legs = this.layeredAll(from, view, out, to);
+    if (Number.isNaN(out.rate[to])) return undefined;
+    const minRank = legs.reduce((m, l) => Math.min(m, l.rank), Infinity);
+    return { rate: out.rate[to], time: out.time[to], fresh: out.fresh[to] === 1, path: [from, to], legs, minRank, method: 'layered' };
   }
 
   /**
