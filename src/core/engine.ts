@@ -21,7 +21,7 @@ import { isEligible, isRefreshTick, type ExclusionReason } from './eligibility.j
 import { RateGraph, type CrossResult, type PairView } from './graph.js';
 import { marketPrice, passiveVolume } from './midpoint.js';
 import { OhlcAggregator, type OhlcAggregatorSnapshot, type OhlcBucket } from './ohlc.js';
-import { computePairRate, PairScratch, type PairResult } from './pairRate.js';
+import { computePairRateInto, PairScratch } from './pairRate.js';
 import { EXCHANGE_RATE_PERIODS, getPeriod, type PeriodRecord } from './periods.js';
 import type { MarketProvenance, PairExplanation, RateExplanation } from './provenance.js';
 import { spreadAccepted, spreadOf } from './quoteFilter.js';
@@ -163,10 +163,9 @@ export interface EngineSnapshot {
     type: string[];
     pair: number[];
     quote_state: (number | null)[][];
-    quote_text: string[][];
+    quote_text: (string[] | null)[];
     staged: number[];
-    staged_state: (number | null)[][];
-    staged_text: string[][];
+    staged_quotes: QuoteEvent[];
     eligible: number[];
     why_not: number[];
     volume: number[];
@@ -222,14 +221,14 @@ export class Engine {
   private mBidSize = new Float64Array(0);
   private mAskSize = new Float64Array(0);
   private mTq = new Float64Array(0);
-  private mText: string[][] = []; // [bid, ask, bidSize, askSize] exact texts
-  // staged quote (received after the last tick)
-  private sBid = new Float64Array(0);
-  private sAsk = new Float64Array(0);
-  private sBidSize = new Float64Array(0);
-  private sAskSize = new Float64Array(0);
-  private sTq = new Float64Array(0);
-  private sText: string[][] = [];
+  /**
+   * Exact texts [bid, ask, bid_size, ask_size] of the committed quote, kept only when one of them
+   * is longer than 15 characters: a decimal of at most 15 significant digits round-trips through
+   * float64, so its exact value is the float's shortest representation (see {@link exactTexts}).
+   */
+  private mText: (string[] | undefined)[] = [];
+  /** Quote received after the last tick, per market (the last one read wins); committed at the next tick. */
+  private sQuote: (QuoteEvent | undefined)[] = [];
   private mStaged = new Uint8Array(0);
   private stagedList: number[] = [];
   private mDiscardedAt = new Float64Array(0);
@@ -266,7 +265,8 @@ export class Engine {
 
   private readonly graph: RateGraph;
   private readonly scratch = new PairScratch();
-  private readonly tracked: { track: TrackedPair; agg: OhlcAggregator }[] = [];
+  /** Tracked pairs with their aggregators and asset ids (-1 until the asset is known). */
+  private readonly tracked: { track: TrackedPair; agg: OhlcAggregator; b: number; q: number }[] = [];
   private readonly trackedKeys = new Map<string, TrackedPair>();
   private readonly stats: EngineStats = {
     events: { exchange: 0, symbol: 0, quote: 0, trade: 0 },
@@ -411,11 +411,6 @@ export class Engine {
       this.mBidSize = growF64(this.mBidSize, n);
       this.mAskSize = growF64(this.mAskSize, n);
       this.mTq = growF64(this.mTq, n, NaN);
-      this.sBid = growF64(this.sBid, n);
-      this.sAsk = growF64(this.sAsk, n);
-      this.sBidSize = growF64(this.sBidSize, n);
-      this.sAskSize = growF64(this.sAskSize, n);
-      this.sTq = growF64(this.sTq, n, NaN);
       this.mStaged = growU8(this.mStaged, n);
       this.mDiscardedAt = growF64(this.mDiscardedAt, n, NaN);
       this.mEligible = growU8(this.mEligible, n);
@@ -425,8 +420,8 @@ export class Engine {
     }
     while (this.mType.length < n) {
       this.mType.push('SPOT');
-      this.mText.push(['', '', '', '']);
-      this.sText.push(['', '', '', '']);
+      this.mText.push(undefined);
+      this.sQuote.push(undefined);
     }
     const ex = this.ensureExchange(exchangeId);
     const b = base === undefined ? -1 : this.assets.intern(base);
@@ -504,16 +499,7 @@ export class Engine {
       this.mDiscardedAt[m] = e.time;
       return undefined;
     }
-    this.sBid[m] = e.bidPrice.value;
-    this.sAsk[m] = e.askPrice.value;
-    this.sBidSize[m] = e.bidSize.value;
-    this.sAskSize[m] = e.askSize.value;
-    this.sTq[m] = e.time;
-    const txt = this.sText[m];
-    txt[0] = e.bidPrice.text;
-    txt[1] = e.askPrice.text;
-    txt[2] = e.bidSize.text;
-    txt[3] = e.askSize.text;
+    this.sQuote[m] = e;
     if (!this.mStaged[m]) {
       this.mStaged[m] = 1;
       this.stagedList.push(m);
@@ -557,17 +543,15 @@ export class Engine {
     }
     this.exStagedList.length = 0;
     for (const m of this.stagedList) {
-      this.mBid[m] = this.sBid[m];
-      this.mAsk[m] = this.sAsk[m];
-      this.mBidSize[m] = this.sBidSize[m];
-      this.mAskSize[m] = this.sAskSize[m];
-      this.mTq[m] = this.sTq[m];
-      const a = this.mText[m];
-      const b = this.sText[m];
-      a[0] = b[0];
-      a[1] = b[1];
-      a[2] = b[2];
-      a[3] = b[3];
+      const q = this.sQuote[m]!;
+      this.sQuote[m] = undefined;
+      this.mBid[m] = q.bidPrice.value;
+      this.mAsk[m] = q.askPrice.value;
+      this.mBidSize[m] = q.bidSize.value;
+      this.mAskSize[m] = q.askSize.value;
+      this.mTq[m] = q.time;
+      const long = q.bidPrice.text.length > 15 || q.askPrice.text.length > 15 || q.bidSize.text.length > 15 || q.askSize.text.length > 15;
+      this.mText[m] = long ? [q.bidPrice.text, q.askPrice.text, q.bidSize.text, q.askSize.text] : undefined;
       this.mStaged[m] = 0;
       if (this.mPair[m] >= 0) this.pDirty[this.mPair[m]] = 1;
     }
@@ -614,11 +598,12 @@ export class Engine {
       const oldFresh = this.pFresh[pr];
       const res = this.computePair(pr, T, undefined);
       if (res) {
-        this.pRate[pr] = res.result.rate;
-        this.pTime[pr] = res.result.time;
-        this.pRank[pr] = res.rank;
-        this.pUsed[pr] = res.result.used;
-        this.pVolume[pr] = res.result.volume;
+        const sc = this.scratch;
+        this.pRate[pr] = sc.rate;
+        this.pTime[pr] = sc.time;
+        this.pRank[pr] = this.cpRank;
+        this.pUsed[pr] = sc.used;
+        this.pVolume[pr] = sc.volume;
         this.pFresh[pr] = 1;
       } else {
         this.pFresh[pr] = 0;
@@ -672,9 +657,27 @@ export class Engine {
     this.tickCounter++;
     this.stats.ticks++;
     this.graph.sync(this.view(), this.assets.size, this.topologyVersion);
-    for (const { track, agg } of this.tracked) {
-      const r = this.crossIds(track.base, track.quote);
-      if (r && r.fresh) agg.update(T, r.rate);
+    const view = this.view();
+    for (const t of this.tracked) {
+      if (t.b < 0) t.b = this.assets.get(t.track.base) ?? -1;
+      if (t.q < 0) t.q = this.assets.get(t.track.quote) ?? -1;
+      if (t.b < 0 || t.q < 0) {
+        if (t.track.base === t.track.quote) t.agg.update(T, 1);
+        continue;
+      }
+      if (t.b === t.q) {
+        t.agg.update(T, 1);
+        continue;
+      }
+      if (this.config.crossMethod === 'bfs') {
+        const r = this.graph.directRate(t.b, t.q, view, this.tickCounter);
+        if (r === r) {
+          if (this.graph.directFresh) t.agg.update(T, r);
+          continue;
+        }
+      }
+      const r = this.graph.cross(t.b, t.q, view, this.config.crossMethod, this.tickCounter);
+      if (r && r.fresh) t.agg.update(T, r.rate);
     }
     this.listener.onTick?.(T);
   }
@@ -702,7 +705,7 @@ export class Engine {
     pr: number,
     T: number,
     collect: { used: MarketProvenance[]; excluded: MarketProvenance[] } | undefined,
-  ): { result: PairResult; rank: number } | undefined {
+  ): boolean {
     const list = this.pairMarkets[pr];
     const s = this.scratch;
     s.ensure(list.length);
@@ -754,9 +757,9 @@ export class Engine {
       s.t[k] = this.mTq[m];
       k++;
     }
-    if (k === 0) return undefined;
-    const result = computePairRate(s, k, cfg, (j) => this.exactPriceWeight(s.market[j], s.useVolume));
-    if (!result) return undefined;
+    this.cpRank = maxRank;
+    if (k === 0) return false;
+    if (!computePairRateInto(s, k, cfg, this.exactFor)) return false;
     if (collect) {
       let W = 0;
       for (let j = 0; j < k; j++) if (s.keep[j]) W += s.w[j];
@@ -764,7 +767,7 @@ export class Engine {
         const prov: MarketProvenance = { ...this.marketProv(s.market[j], T), price: s.p[j], q: s.q[j], volume: s.v[j], weight: s.w[j] };
         if (s.keep[j]) collect.used.push({ ...prov, weight_share: s.w[j] / W });
         else {
-          const st = result.stats!;
+          const st = s.stats!;
           const detail =
             st.method === 'leave_one_out'
               ? `|p - mean of the others| > ${cfg.outlierSigmas} x sigma of the others (leave_one_out)`
@@ -773,12 +776,17 @@ export class Engine {
         }
       }
     }
-    return { result, rank: maxRank };
+    return true;
   }
+
+  /** Rank used by the last {@link computePair}. */
+  private cpRank = -Infinity;
+  /** Exact inputs of the j-th scratch slot, for rule 11's boundary fall-back (bound once). */
+  private readonly exactFor = (j: number): { p: Decimal; w: Decimal } => this.exactPriceWeight(this.scratch.market[j], this.scratch.useVolume);
 
   /** Exact p and w of market m for the outlier boundary fall-back. `useVolume`: the weight is V. */
   private exactPriceWeight(m: number, useVolume: boolean): { p: Decimal; w: Decimal } {
-    const [bt, at, bst, ast] = this.mText[m];
+    const [bt, at, bst, ast] = this.exactTexts(m);
     const bid = new ExactDecimal(bt);
     const ask = new ExactDecimal(at);
     const bs = new ExactDecimal(bst);
@@ -807,6 +815,11 @@ export class Engine {
     }
   }
 
+  /** Exact decimal texts of market m's committed quote (see {@link mText}). */
+  private exactTexts(m: number): string[] {
+    return this.mText[m] ?? [String(this.mBid[m]), String(this.mAsk[m]), String(this.mBidSize[m]), String(this.mAskSize[m])];
+  }
+
   private marketProv(m: number, T: number): MarketProvenance {
     const x = this.mExchange[m];
     const prov: MarketProvenance = {
@@ -826,8 +839,12 @@ export class Engine {
     return prov;
   }
 
+  private viewCache: PairView | undefined;
+
+  /** The pair columns as a {@link PairView} (cached; rebuilt when a column is reallocated). */
   private view(): PairView {
-    return {
+    if (this.viewCache && this.viewCache.count === this.pairCount && this.viewCache.rate === this.pRate) return this.viewCache;
+    return (this.viewCache = {
       count: this.pairCount,
       base: this.pBase,
       quote: this.pQuote,
@@ -837,7 +854,7 @@ export class Engine {
       used: this.pUsed,
       volume: this.pVolume,
       fresh: this.pFresh,
-    };
+    });
   }
 
   // ---------------------------------------------------------------- queries
@@ -977,7 +994,7 @@ export class Engine {
         collect.excluded.push({ ...this.marketProv(m, T), reason: 'not_spot', detail: `symbol type ${this.mType[m]}` });
       }
     }
-    const st = res?.result.stats;
+    const st = res ? this.scratch.stats : undefined;
     const rate = this.pRate[pr];
     return {
       asset_id_base: base,
@@ -986,9 +1003,9 @@ export class Engine {
       rate: Number.isNaN(rate) ? null : rate,
       time: Number.isNaN(rate) ? null : formatTime(this.pTime[pr]),
       fresh: this.pFresh[pr] === 1,
-      rank: res ? res.rank : Number.isNaN(this.pRank[pr]) ? null : this.pRank[pr],
+      rank: res ? this.cpRank : Number.isNaN(this.pRank[pr]) ? null : this.pRank[pr],
       weighting: this.config.weighting,
-      passive_fallback: res ? res.result.fallback : false,
+      passive_fallback: res ? this.scratch.fallback : false,
       outliers: st
         ? {
             method: st.method,
@@ -1078,7 +1095,7 @@ export class Engine {
   private addTrack(track: TrackedPair, snap: OhlcAggregatorSnapshot | undefined): void {
     const onClose = (i: number, b: OhlcBucket): void => this.listener.onBucket?.(track, track.periods[i], b);
     const agg = snap ? OhlcAggregator.fromJSON(snap, track.periods, onClose) : new OhlcAggregator(track.periods, onClose);
-    this.tracked.push({ track, agg });
+    this.tracked.push({ track, agg, b: -1, q: -1 });
     this.trackedKeys.set(`${track.base}/${track.quote}`, track);
   }
 
@@ -1181,10 +1198,9 @@ export class Engine {
         type: this.mType.slice(0, nm),
         pair: Array.from(this.mPair.subarray(0, nm)),
         quote_state: [num(this.mBid, nm), num(this.mAsk, nm), num(this.mBidSize, nm), num(this.mAskSize, nm), num(this.mTq, nm)],
-        quote_text: this.mText.slice(0, nm).map((t) => [...t]),
+        quote_text: this.mText.slice(0, nm).map((t) => (t ? [...t] : null)),
         staged: [...this.stagedList],
-        staged_state: [num(this.sBid, nm), num(this.sAsk, nm), num(this.sBidSize, nm), num(this.sAskSize, nm), num(this.sTq, nm)],
-        staged_text: this.sText.slice(0, nm).map((t) => [...t]),
+        staged_quotes: this.stagedList.map((m) => structuredClone(this.sQuote[m]!)),
         eligible: Array.from(this.mEligible.subarray(0, nm)),
         why_not: Array.from(this.mWhyNot.subarray(0, nm)),
         volume: num(this.mVolume, nm) as number[],
@@ -1250,29 +1266,24 @@ export class Engine {
     for (let pr = 0; pr < np; pr++) e.pairMarkets[pr] = [...snap.pairs.markets[pr]];
     for (let m = 0; m < nm; m++) e.mPair[m] = M.pair[m];
     const [bid, ask, bs, as, tq] = M.quote_state.map(f);
-    const [sbid, sask, sbs, sas, stq] = M.staged_state.map(f);
     e.mBid.set(bid);
     e.mAsk.set(ask);
     e.mBidSize.set(bs);
     e.mAskSize.set(as);
     e.mTq.set(tq);
-    e.sBid.set(sbid);
-    e.sAsk.set(sask);
-    e.sBidSize.set(sbs);
-    e.sAskSize.set(sas);
-    e.sTq.set(stq);
     for (let m = 0; m < nm; m++) {
-      e.mText[m] = [...M.quote_text[m]];
-      e.sText[m] = [...M.staged_text[m]];
+      const txt = M.quote_text[m];
+      e.mText[m] = txt ? [...txt] : undefined;
       e.mEligible[m] = M.eligible[m];
       e.mWhyNot[m] = M.why_not[m];
     }
     e.mVolume.set(f(M.volume));
     e.mDiscardedAt.set(f(M.discarded_at));
-    for (const m of M.staged) {
+    M.staged.forEach((m, i) => {
       e.mStaged[m] = 1;
       e.stagedList.push(m);
-    }
+      e.sQuote[m] = M.staged_quotes[i];
+    });
     (e as unknown as { volume: VolumeWindow }).volume = VolumeWindow.fromJSON(snap.volume);
     e.volume.ensure(nm);
     const P = snap.pairs;

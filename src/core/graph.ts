@@ -320,6 +320,22 @@ export class RateGraph {
     return undefined; // unreachable: the lowest level equals the unrestricted search
   }
 
+  /** Freshness of the last {@link directRate} answer. */
+  directFresh = false;
+
+  /**
+   * Rate over the direct edge between two assets (either direction), NaN when there is none;
+   * no allocation (the OHLC of tracked pairs asks this every tick). Sets {@link directFresh}.
+   */
+  directRate(from: number, to: number, view: PairView, tickStamp: number): number {
+    if (from >= this.assetCount || to >= this.assetCount) return NaN;
+    const e = this.direct.get(from * this.assetCount + to);
+    if (e === undefined) return NaN;
+    this.refreshEdges(view, tickStamp);
+    this.directFresh = this.edgeFresh[e] === 1;
+    return this.edgeU[e] === from ? this.edgeRateUV[e] : this.edgeRateVU[e];
+  }
+
   /**
    * Rate (and time, freshness) of `from` against every asset at once, into `out` (indexed by
    * asset id; NaN where there is no path). Same answers as {@link cross} for each target, in

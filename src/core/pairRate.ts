@@ -28,6 +28,13 @@ export class PairScratch {
   idx = new Int32Array(0);
   /** Set by {@link computePairRate}: the q = 0 fall-back is in force, every weight is V. */
   useVolume = false;
+  /** Result of the last {@link computePairRateInto} (valid when it returned true). */
+  rate = 0;
+  time = 0;
+  used = 0;
+  volume = 0;
+  fallback = false;
+  stats: OutlierStats | undefined;
 
   /** Makes room for `n` slots. */
   ensure(n: number): void {
@@ -74,7 +81,16 @@ export interface PairResult {
  * ```
  */
 export function computePairRate(s: PairScratch, n: number, cfg: ResolvedConfig, exact?: ExactPriceWeight): PairResult | undefined {
-  if (n === 0) return undefined;
+  if (!computePairRateInto(s, n, cfg, exact)) return undefined;
+  return { rate: s.rate, time: s.time, used: s.used, volume: s.volume, fallback: s.fallback, stats: s.stats };
+}
+
+/**
+ * {@link computePairRate} without allocating: the result is left in `s.rate`, `s.time`,
+ * `s.used`, `s.volume`, `s.fallback` and `s.stats`. Returns false when there is no rate.
+ */
+export function computePairRateInto(s: PairScratch, n: number, cfg: ResolvedConfig, exact?: ExactPriceWeight): boolean {
+  if (n === 0) return false;
   let fallback = false;
   for (let j = 0; j < n; j++) {
     if (s.q[j] === 0) {
@@ -103,6 +119,12 @@ export function computePairRate(s: PairScratch, n: number, cfg: ResolvedConfig, 
     volume += s.v[j];
     if (s.t[j] > time) time = s.t[j];
   }
-  if (!(W > 0)) return undefined;
-  return { rate: S / W, time, used, volume, fallback, stats };
+  if (!(W > 0)) return false;
+  s.rate = S / W;
+  s.time = time;
+  s.used = used;
+  s.volume = volume;
+  s.fallback = fallback;
+  s.stats = stats;
+  return true;
 }
