@@ -15,8 +15,10 @@ import { EXCHANGE_RATE_PERIODS, MONTH_PERIODS } from '../core/periods.js';
 import { formatTime, parseDuration, parseTime } from '../core/time.js';
 import type { SourceFormat } from '../io/source.js';
 import { progressLine, ratesTable, summaryTable } from '../replay/progress.js';
+import { ReplayStore } from '../io/store.js';
 import { queryExplain, queryHistory, queryRates, HISTORY_MAX_LIMIT, type QuerySource } from '../replay/query.js';
 import { replay, DEFAULT_STORED_PERIODS, type ReplayOptions, type ReplaySummary } from '../replay/replay.js';
+import { keysCommand, serveCommand } from '../service/cli.js';
 
 /** Bad usage: exit code 2. */
 export class UsageError extends Error {}
@@ -60,6 +62,8 @@ Commands:
   explain LOG|DB     provenance of a rate: markets used and left out, path, legs
   periods            the 33 period records (TimeseriesPeriod)
   demo               replay the bundled example into out/xrate.sqlite (npm start)
+  serve              the rate service: /v1/exchangerate HTTP endpoints (docs/service.md)
+  keys               API keys of the service: create, list, revoke, jwt-import
 
 Run "xrate <command> --help" for a command's options.
 Exit codes: 0 ok, 1 bad input that stopped the run, 2 bad usage.
@@ -119,6 +123,38 @@ the metrics endpoints).
 
 Replays the bundled example log (fixtures/demo) into out/xrate.sqlite and prints the summary and
 a table of current rates. This is what "npm start" runs.
+`,
+  serve: `Usage: xrate serve [--db FILE] [--keys FILE] [--port N] [--host H] [--replay LOG [--follow]] [options]
+
+Serves the exchange-rate endpoints (GET /v1/exchangerate/...; docs/service.md) over a database
+written by "xrate replay" (default out/xrate.sqlite, what "npm start" writes), or over a live
+engine: --replay LOG replays LOG into --db and keeps serving its engine; with --follow it keeps
+reading LOG (plain NDJSON) as it grows and ticks on the wall clock every second.
+The first start with no key creates a local development key and prints it.
+
+Options:
+  --db FILE               replay database (default out/xrate.sqlite)
+  --keys FILE             API keys database (default: the --db file)
+  --host H                listen address (default 127.0.0.1)
+  --port N                listen port (default 3000; 0 = any free port)
+  --replay LOG            replay LOG into --db first, then serve the live engine
+  --follow                with --replay: keep reading LOG as it grows (wall-clock ticks)
+  --format F, --config FILE.json, --reorder-window SECS   as for replay
+`,
+  keys: `Usage: xrate keys <create|list|revoke|jwt-import> [--db FILE | --keys FILE] [options]
+
+  create [--name N] [--limit N] [--concurrency N] [--overage] [--rights LIST]
+         prints the new key alone on the last line (only its SHA-256 is stored).
+         --limit: request cost per sliding 24 h (default 1000000); --concurrency: requests in
+         flight at once (default 100); --overage: allow going past the limit;
+         --rights: all (default) or a comma list of rate, rates, periods, history, explain
+  list [--json]                    keys with their usage of the last 24 h
+  revoke (--id N | --key KEY)      the key stops working within a second
+  jwt-import (--id N | --key KEY) (--public-key FILE.pem | --secret-file FILE | --remove)
+         require a JWT (Authorization: Bearer) signed by that key: RSA (RS256, PS256), EC P-256
+         (ES256) public key in PEM or JWK, or an HS256 secret of at least 32 bytes
+
+The keys live in the --db file (default out/xrate.sqlite) unless --keys FILE is given.
 `,
 };
 
@@ -196,8 +232,12 @@ function inputs(positionals: string[], cmd: string, one = false): string[] {
 export class InputError extends Error {}
 
 function source(values: Record<string, unknown>, positionals: string[], cmd: string): QuerySource {
+  const files = inputs(positionals, cmd, true);
+  if (values.config !== undefined && ReplayStore.isReplayDatabase(files[0])) {
+    throw new UsageError(`--config applies when replaying a log; "${files[0]}" is a replay database, which answers with the config it was computed with`);
+  }
   return {
-    inputs: inputs(positionals, cmd, true),
+    inputs: files,
     format: format(values.format as string | undefined),
     config: loadConfig(values.config as string | undefined),
     reorderWindowUs: seconds('reorder-window', values['reorder-window'] as string | undefined),
@@ -231,6 +271,10 @@ async function cmdReplay(args: string[], io: Io): Promise<number> {
   if (batch !== undefined && (!Number.isInteger(batch) || batch < 1)) throw new UsageError(`--batch-size must be a positive integer, got "${values['batch-size']}"`);
   const out = values.out as string | undefined;
   if (out !== undefined && !/\.(ndjson|jsonl|csv)$/i.test(out)) throw new UsageError(`--out must name a .ndjson or .csv file, got "${out}"`);
+  if (out !== undefined && values.db !== undefined) throw new UsageError('give either --db (SQLite output) or --out (rate file), not both');
+  if (out !== undefined && (values['snapshot-every'] !== undefined || values.resume)) {
+    throw new UsageError('--snapshot-every and --resume need the SQLite output (--db), not --out');
+  }
   const db = out ? undefined : ((values.db as string | undefined) ?? 'out/xrate.sqlite');
   if (db) mkdirSync(dirname(resolve(db)), { recursive: true });
   if (out) mkdirSync(dirname(resolve(out)), { recursive: true });
@@ -349,6 +393,43 @@ async function cmdDemo(args: string[], io: Io): Promise<number> {
   return 0;
 }
 
+async function cmdServe(args: string[], io: Io): Promise<number> {
+  const { values } = parse(
+    args,
+    { ...COMMON, db: { type: 'string' }, keys: { type: 'string' }, host: { type: 'string' }, port: { type: 'string' }, replay: { type: 'string' }, follow: { type: 'boolean' } },
+    false,
+  );
+  if (values.help) return help('serve', io);
+  const extra = {
+    format: format(values.format as string | undefined),
+    config: loadConfig(values.config as string | undefined),
+    reorderWindowUs: seconds('reorder-window', values['reorder-window'] as string | undefined),
+  };
+  return serveCommand(values, extra, io, (m) => new UsageError(m));
+}
+
+async function cmdKeys(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(args, {
+    help: { type: 'boolean', short: 'h' },
+    db: { type: 'string' },
+    keys: { type: 'string' },
+    name: { type: 'string' },
+    limit: { type: 'string' },
+    concurrency: { type: 'string' },
+    overage: { type: 'boolean' },
+    rights: { type: 'string' },
+    json: { type: 'boolean' },
+    id: { type: 'string' },
+    key: { type: 'string' },
+    'public-key': { type: 'string' },
+    'secret-file': { type: 'string' },
+    remove: { type: 'boolean' },
+  });
+  if (values.help) return help('keys', io);
+  const [sub, ...rest] = positionals;
+  return keysCommand(sub, values, rest, io, (m) => new UsageError(m));
+}
+
 function help(cmd: string, io: Io): number {
   io.out(HELP[cmd] ?? HELP.main);
   return 0;
@@ -378,6 +459,10 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
         return await cmdPeriods(rest, io);
       case 'demo':
         return await cmdDemo(rest, io);
+      case 'serve':
+        return await cmdServe(rest, io);
+      case 'keys':
+        return await cmdKeys(rest, io);
       case undefined:
       case 'help':
       case '--help':
@@ -387,7 +472,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
         io.out('0.1.0\n');
         return 0;
       default:
-        throw new UsageError(`unknown command "${cmd}" (expected replay, rate, history, explain, periods or demo)`);
+        throw new UsageError(`unknown command "${cmd}" (expected replay, rate, history, explain, periods, demo, serve or keys)`);
     }
   } catch (e) {
     const msg = (e as Error).message.replace(/^xrate: /, '');

@@ -45,6 +45,8 @@ export interface PairRateChange {
   rank: number | null;
   /** Markets used at the last computation. */
   used: number;
+  /** Sum of V of the markets used (weights the layered cross method). */
+  volume: number;
   /** Whether markets contributed at this tick. */
   fresh: boolean;
 }
@@ -596,6 +598,7 @@ export class Engine {
       const oldRank = this.pRank[pr];
       const oldUsed = this.pUsed[pr];
       const oldFresh = this.pFresh[pr];
+      const oldVolume = this.pVolume[pr];
       const res = this.computePair(pr, T, undefined);
       if (res) {
         const sc = this.scratch;
@@ -634,7 +637,8 @@ export class Engine {
           Object.is(oldTime, this.pTime[pr]) &&
           Object.is(oldRank, this.pRank[pr]) &&
           oldUsed === this.pUsed[pr] &&
-          oldFresh === this.pFresh[pr]
+          oldFresh === this.pFresh[pr] &&
+          oldVolume === this.pVolume[pr]
         )
       ) {
         const nan = Number.isNaN(newRate);
@@ -647,6 +651,7 @@ export class Engine {
           time: nan ? null : this.pTime[pr],
           rank: nan ? null : this.pRank[pr],
           used: this.pUsed[pr],
+          volume: this.pVolume[pr],
           fresh: this.pFresh[pr] === 1,
         });
       }

@@ -39,7 +39,7 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE TABLE IF NOT EXISTS rates (
   tick INTEGER NOT NULL, base TEXT NOT NULL, quote TEXT NOT NULL,
   rate REAL, time INTEGER, rank REAL, used INTEGER NOT NULL, fresh INTEGER NOT NULL,
-  batch INTEGER NOT NULL
+  volume REAL NOT NULL DEFAULT 0, batch INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS rates_pair_tick ON rates(base, quote, tick);
 CREATE INDEX IF NOT EXISTS rates_tick ON rates(tick);
@@ -110,6 +110,7 @@ export interface RateRow {
   rank: number | null;
   used: number;
   fresh: number;
+  volume: number;
 }
 
 /**
@@ -207,14 +208,14 @@ export class ReplayStore {
     bucket(base: string, quote: string, periodId: string, b: OhlcBucket, batch: number): void;
     reject(input: number, source: string, line: number, reason: string, message: string, raw: string, batch: number): void;
   } {
-    const rate = this.db.prepare(`INSERT INTO rates(tick, base, quote, rate, time, rank, used, fresh, batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    const rate = this.db.prepare(`INSERT INTO rates(tick, base, quote, rate, time, rank, used, fresh, volume, batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     const bucket = this.db.prepare(
       `INSERT OR REPLACE INTO ohlc(base, quote, period_id, start, "end", time_open, time_close, open, high, low, close, count, batch)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const rej = this.db.prepare(`INSERT INTO rejects(input, source, line, reason, message, raw, batch) VALUES (?, ?, ?, ?, ?, ?, ?)`);
     return {
-      rate: (c, batch) => void rate.run(c.tick, c.base, c.quote, c.rate, c.time, c.rank, c.used, c.fresh ? 1 : 0, batch),
+      rate: (c, batch) => void rate.run(c.tick, c.base, c.quote, c.rate, c.time, c.rank, c.used, c.fresh ? 1 : 0, c.volume, batch),
       bucket: (base, quote, periodId, b, batch) =>
         void bucket.run(base, quote, periodId, b.start, b.end, b.timeOpen, b.timeClose, b.open, b.high, b.low, b.close, b.count, batch),
       reject: (input, source, line, reason, message, raw, batch) => void rej.run(input, source, line, reason, message, raw, batch),
@@ -251,11 +252,21 @@ export class ReplayStore {
     return this.db.prepare(`SELECT * FROM runs ORDER BY id DESC LIMIT 1`).get() as RunRow | undefined;
   }
 
+  /** The newest run that completed (the one whose outputs the tables hold). */
+  latestCompleteRun(): RunRow | undefined {
+    return this.db.prepare(`SELECT * FROM runs WHERE status = 'complete' ORDER BY id DESC LIMIT 1`).get() as RunRow | undefined;
+  }
+
+  /** Marks a run as failed, with the reason. */
+  failRun(id: number, reason: string, finishedAt: string): void {
+    this.db.prepare(`UPDATE runs SET status = ?, finished_at = ? WHERE id = ?`).run(`failed: ${reason}`, finishedAt, id);
+  }
+
   /** The last row of every pair at or before `tick` (the pair table as of that tick). */
   ratesAt(tick: number): RateRow[] {
     return this.db
       .prepare(
-        `SELECT r.tick, r.base, r.quote, r.rate, r.time, r.rank, r.used, r.fresh FROM rates r
+        `SELECT r.tick, r.base, r.quote, r.rate, r.time, r.rank, r.used, r.fresh, r.volume FROM rates r
          JOIN (SELECT base, quote, MAX(tick) AS t FROM rates WHERE tick <= ? GROUP BY base, quote) last
            ON r.base = last.base AND r.quote = last.quote AND r.tick = last.t
          ORDER BY r.base, r.quote`,

@@ -2,11 +2,15 @@
  * Answers "what was the rate at TIME" and "what are the OHLC buckets of a pair" from an event
  * log (by replaying it) or from a database written by `xrate replay`.
  *
- * From a log the answer is exactly the engine's. From a database:
- * - rates at T come from the newest row of every pair at or before T (the `rates` table holds a
- *   row whenever a pair's rate, time, rank, markets used or freshness changed, and a full state
- *   row at the start of the output), with carried rates older than maxRateAge dropped, and cross
- *   rates from the same graph search the engine uses;
+ * From a log the answer is exactly the engine's. From a database, the same answers:
+ * - rates at T within the replay come from the newest row of every pair at or before T (the
+ *   `rates` table holds a row whenever a pair's rate, time, rank, markets used, volume or
+ *   freshness changed, and a full-state row at the start of the output), and cross rates from
+ *   the same graph search the engine uses (the run's cross method);
+ * - rates at T after the replay's last tick come from the engine's final state advanced to T
+ *   with no further events (the log has none);
+ * - times the database cannot answer as the log would (before the replay's --from, or after
+ *   the --to it stopped at) are refused with a message naming the covered span;
  * - history comes from the stored buckets, rolled up from the largest stored period that nests
  *   in the one asked for (1SEC, 1MIN, 1HRS and 1DAY are stored by default), which equals the
  *   roll-up of 1SEC (section 6). Pairs that were not tracked during the replay have no buckets:
@@ -14,8 +18,8 @@
  *
  * @module
  */
-import { resolveConfig, type EngineConfig } from '../core/config.js';
-import type { Engine } from '../core/engine.js';
+import { resolveConfig, type EngineConfig, type ResolvedConfig } from '../core/config.js';
+import { restoreEngine, type Engine } from '../core/engine.js';
 import { RateGraph, type PairView } from '../core/graph.js';
 import { rollUp, toTimeseriesItem, type ExchangeRatesTimeseriesItem, type OhlcBucket } from '../core/ohlc.js';
 import { bucketEnd, bucketStart, EXCHANGE_RATE_PERIODS, getPeriod, isMonthPeriod, isRollupOf, type PeriodRecord } from '../core/periods.js';
@@ -55,10 +59,33 @@ function floorSecond(t: number): number {
   return Math.floor(t / US_PER_SECOND) * US_PER_SECOND;
 }
 
-function runConfig(store: ReplayStore): Partial<EngineConfig> {
-  const run = store.latestRun();
-  if (!run) throw new Error(`xrate: database "${store.path}" holds no replay run`);
-  return JSON.parse(run.config) as Partial<EngineConfig>;
+/** The newest complete run of a replay database, its config and what it covers. */
+function coverage(store: ReplayStore): { cfg: ResolvedConfig; first: number | null; last: number | null; from?: number; stopped: boolean } {
+  const run = store.latestCompleteRun();
+  if (!run) throw new Error(`xrate: database "${store.path}" holds no complete replay run`);
+  const options = JSON.parse(run.options) as { from?: number };
+  const cp = store.latestSnapshot();
+  const stopped = !!(cp?.driver as { stopped?: boolean } | undefined)?.stopped;
+  return { cfg: resolveConfig(JSON.parse(run.config) as Partial<EngineConfig>), first: run.first_tick, last: run.last_tick, from: options.from, stopped };
+}
+
+/** Refuses a time the database cannot answer the way the log would. */
+function checkCovered(path: string, c: ReturnType<typeof coverage>, start: number, end: number): void {
+  if (c.from !== undefined && start < c.from) {
+    throw new Error(`xrate: database "${path}" has output from ${formatTime(c.from)} on (the replay's --from); ask the log for earlier times`);
+  }
+  if (c.stopped && c.last !== null && end > c.last) {
+    throw new Error(`xrate: database "${path}" covers its log only up to ${formatTime(c.last)} (the replay stopped at --to); ask the log for later times`);
+  }
+}
+
+/** The engine at the end of the replay, advanced (with no further events) to `at`. */
+function finalEngine(store: ReplayStore, at: number): Engine {
+  const cp = store.latestSnapshot();
+  if (!cp) throw new Error(`xrate: database "${store.path}" holds no engine state`);
+  const engine = restoreEngine(cp.engine);
+  engine.advanceTo(at);
+  return engine;
 }
 
 /**
@@ -84,11 +111,17 @@ function answer(engine: Engine, b: string, q: string): RateAnswer {
 function ratesFromDatabase(path: string, at: number, pairs: [string, string][]): RateAnswer[] {
   const store = ReplayStore.open(path, { readonly: true });
   try {
-    const cfg = resolveConfig(runConfig(store));
+    const c = coverage(store);
     const T = floorSecond(at);
-    const run = store.latestRun()!;
-    const hasTick = run.first_tick !== null && T >= run.first_tick;
-    const rows = store.ratesAt(T).filter((r) => r.rate !== null && r.time !== null && T - r.time <= cfg.maxRateAgeUs);
+    checkCovered(path, c, T, T);
+    // After the last tick of a replay that read its whole log, the log has no more events: the
+    // engine's final state advanced to T answers exactly as replaying the log to T would.
+    if (c.last !== null && T > c.last) {
+      const engine = finalEngine(store, at);
+      return pairs.map(([b, q]) => answer(engine, b, q));
+    }
+    const hasTick = c.first !== null && T >= c.first;
+    const rows = store.ratesAt(T).filter((r) => r.rate !== null && r.time !== null);
     const names: string[] = [];
     const ids = new Map<string, number>();
     const id = (a: string): number => {
@@ -109,7 +142,7 @@ function ratesFromDatabase(path: string, at: number, pairs: [string, string][]):
       time: Float64Array.from(rows, (r) => r.time!),
       rank: Float64Array.from(rows, (r) => r.rank ?? 0),
       used: Int32Array.from(rows, (r) => r.used),
-      volume: new Float64Array(n),
+      volume: Float64Array.from(rows, (r) => r.volume),
       fresh: Uint8Array.from(rows, (r) => r.fresh),
     };
     const graph = new RateGraph((i) => names[i]);
@@ -121,8 +154,7 @@ function ratesFromDatabase(path: string, at: number, pairs: [string, string][]):
       const bi = ids.get(b);
       const qi = ids.get(q);
       if (bi === undefined || qi === undefined) return none;
-      // The layered method needs pair volumes, which the database does not keep: search by BFS.
-      const r = graph.cross(bi, qi, view, 'bfs');
+      const r = graph.cross(bi, qi, view, c.cfg.crossMethod);
       return r ? { ...none, rate: r.rate, time: formatTime(r.time) } : none;
     });
   } finally {
@@ -186,6 +218,7 @@ export async function queryHistory(
 function historyFromDatabase(path: string, [b, q]: [string, string], period: PeriodRecord, first: number, lastEnd: number): OhlcBucket[] {
   const store = ReplayStore.open(path, { readonly: true });
   try {
+    checkCovered(path, coverage(store), first, lastEnd - 1);
     const stored = store.storedPeriods(b, q).map((id) => getPeriod(id)).filter((p): p is PeriodRecord => !!p);
     if (stored.length === 0) {
       throw new Error(`xrate: database "${path}" has no OHLC for ${b}/${q}: it was not tracked during the replay (use --track ${b}/${q}, or query the log)`);
@@ -211,14 +244,13 @@ export async function queryExplain(src: QuerySource, pair: [string, string], at?
   if (isDatabaseSource(src)) {
     const store = ReplayStore.open(src.inputs[0], { readonly: true });
     try {
-      const cp = store.latestSnapshot();
-      if (!cp) throw new Error(`xrate: database "${src.inputs[0]}" holds no engine state`);
-      const last = cp.engine.lastTick;
+      const c = coverage(store);
+      const last = c.last;
       if (at !== undefined && last !== null && floorSecond(at) < last) {
         throw new Error(`xrate: the database holds the engine state at ${formatTime(last)} only; explain an earlier time from the log`);
       }
-      const { restoreEngine } = await import('../core/engine.js');
-      return restoreEngine(cp.engine).explain(pair[0], pair[1]);
+      if (at !== undefined) checkCovered(src.inputs[0], c, floorSecond(at), floorSecond(at));
+      return finalEngine(store, at ?? last ?? 0).explain(pair[0], pair[1]);
     } finally {
       store.close();
     }

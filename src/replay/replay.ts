@@ -182,7 +182,10 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
     const engine = cp ? restoreEngine(cp.engine, listener) : createEngine(opts.config ?? {}, listener);
     const runId = store?.beginRun(opts.inputs, engine.snapshot().config, { ...opts, listener: undefined, onProgress: undefined, now: undefined }, new Date(started).toISOString(), !!cp);
     if (store && cp) store.truncateAfter(cp.batch);
-    else if (store) store.clearOutputs();
+    // A new replay replaces the previous outputs, but only in the transaction of its first batch:
+    // if the input turns out unreadable, the database keeps the last complete run's outputs.
+    let pendingClear = !!store && !cp;
+    try {
 
     const window = opts.reorderWindowUs !== undefined && opts.reorderWindowUs > 0
       ? st.window
@@ -228,6 +231,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
           let lastLine = 0;
           store?.db.prepare('BEGIN').run();
           try {
+            if (pendingClear) store!.clearOutputs();
             for (const rec of records) {
               lastLine = rec.line;
               st.eventsRead++;
@@ -257,6 +261,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
               }
             }
             store?.db.prepare('COMMIT').run();
+            pendingClear = false;
           } catch (e) {
             if (store?.db.inTransaction) store.db.prepare('ROLLBACK').run();
             throw e;
@@ -287,6 +292,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
     // End of input: drain the window, finish the ticks, flush OHLC, store the final state.
     batch++;
     const finish = (): void => {
+      if (pendingClear) store!.clearOutputs();
       if (window && !st.stopped) for (const q of window.drain()) if (!applyOne(q)) break;
       if (!st.outputOn && opts.from !== undefined) enableOutput();
       if (!st.stopped && st.lastEventTime !== null) {
@@ -302,6 +308,10 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
     };
     if (store) store.transaction(finish);
     else finish();
+    } catch (e) {
+      if (store && runId !== undefined) store.failRun(runId, (e as Error).message.replace(/^xrate: /, ''), new Date(now()).toISOString());
+      throw e;
+    }
 
     const summary = summarize(engine, st, opts.inputs, started, now(), !!cp, false);
     store?.finishRun(runId!, {
