@@ -100,6 +100,11 @@ export class RateGraph {
   private edgeRateVU = new Float64Array(0);
   private edgeTime = new Float64Array(0);
   private edgeFresh = new Uint8Array(0);
+  /** Per CSR slot (u's k-th neighbour), for the current tick: rank, rate u->nbr, time, freshness. */
+  private slotRank = new Float64Array(0);
+  private slotRate = new Float64Array(0);
+  private slotTime = new Float64Array(0);
+  private slotFresh = new Uint8Array(0);
   /** (u * assetCount + v) -> edge, for both orders. */
   private direct = new Map<number, number>();
   // all-targets scratch
@@ -204,6 +209,10 @@ export class RateGraph {
     this.edgeRateVU = new Float64Array(E);
     this.edgeTime = new Float64Array(E);
     this.edgeFresh = new Uint8Array(E);
+    this.slotRank = new Float64Array(2 * E);
+    this.slotRate = new Float64Array(2 * E);
+    this.slotTime = new Float64Array(2 * E);
+    this.slotFresh = new Uint8Array(2 * E);
     this.direct = new Map();
     for (let e = 0; e < E; e++) {
       this.direct.set(us[e] * assetCount + vs[e], e);
@@ -264,6 +273,15 @@ export class RateGraph {
       }
     }
     this.levels = [...levels].sort((x, y) => y - x);
+    for (let u = 0; u < this.assetCount; u++) {
+      for (let k = this.offsets[u], end = this.offsets[u + 1]; k < end; k++) {
+        const e = this.adjEdge[k];
+        this.slotRank[k] = this.edgeRank[e];
+        this.slotRate[k] = this.edgeU[e] === u ? this.edgeRateUV[e] : this.edgeRateVU[e];
+        this.slotTime[k] = this.edgeTime[e];
+        this.slotFresh[k] = this.edgeFresh[e];
+      }
+    }
   }
 
   /** BFS from `src` over edges of rank >= threshold, neighbours in id order; fills dist and parent (CSR slot). */
@@ -358,54 +376,102 @@ export class RateGraph {
       this.layeredAll(from, view, out);
       return;
     }
+    const levels = this.levels;
+    if (levels.length === 0) {
+      out.rate[from] = 1;
+      out.time[from] = NaN;
+      out.fresh[from] = 1;
+      return;
+    }
+    // The lowest level admits every edge: its search is the unrestricted one. It gives dist0 and
+    // a provisional answer for every reachable asset; each higher level (highest first) then
+    // takes over the assets it reaches at the same distance, which it cannot have done worse.
+    const dist0 = this.dist0;
+    const resolved = this.resolved;
+    resolved.fill(0, 0, n);
+    this.lexTree(from, levels[levels.length - 1], dist0, out, undefined, resolved);
+    let remaining = 0;
+    for (let a = 0; a < n; a++) if (dist0[a] > 0) remaining++;
+    for (let li = 0; li < levels.length - 1 && remaining > 0; li++) {
+      // No asset still open lies deeper than maxDepth: the search can stop there.
+      let maxDepth = 0;
+      for (let a = 0; a < n; a++) if (resolved[a] === 0 && dist0[a] > maxDepth) maxDepth = dist0[a];
+      remaining -= this.lexTree(from, levels[li], this.dist, out, dist0, resolved, maxDepth);
+    }
     out.rate[from] = 1;
     out.time[from] = NaN;
     out.fresh[from] = 1;
-    this.bfs(from, -Infinity, this.dist0, -1, Infinity);
-    const resolved = this.resolved;
-    resolved.fill(0, 0, n);
-    let remaining = 0;
-    for (let a = 0; a < n; a++) if (this.dist0[a] > 0) remaining++;
+  }
+
+  /**
+   * Lexicographic BFS from `from` over the edges of rank >= rho, carrying rate, oldest time and
+   * freshness down the tree (per-slot arrays, filled by refreshEdges). With `dist0`, writes to
+   * `out` only the assets not yet `resolved` that it reaches at their unrestricted distance, marks
+   * them, and returns how many; without, writes every asset it reaches.
+   */
+  private lexTree(
+    from: number,
+    rho: number,
+    dist: Int32Array,
+    out: { rate: Float64Array; time: Float64Array; fresh: Uint8Array },
+    dist0: Int32Array | undefined,
+    resolved: Uint8Array,
+    maxDepth = Infinity,
+  ): number {
+    const n = this.assetCount;
     const tr = this.treeRate;
     const tt = this.treeTime;
     const tf = this.treeFresh;
     const q = this.queue;
-    const dist = this.dist;
-    for (const rho of this.levels) {
-      if (remaining === 0) break;
-      // Lexicographic BFS over edges of rank >= rho, carrying rate, oldest time and freshness.
-      dist.fill(-1, 0, n);
-      let head = 0;
-      let tail = 0;
-      dist[from] = 0;
-      tr[from] = 1;
-      tt[from] = Infinity;
-      tf[from] = 1;
-      q[tail++] = from;
-      while (head < tail) {
-        const u = q[head++];
-        const du = dist[u];
-        for (let k = this.offsets[u], end = this.offsets[u + 1]; k < end; k++) {
-          const e = this.adjEdge[k];
-          if (this.edgeRank[e] < rho) continue;
-          const v = this.nbr[k];
-          if (dist[v] >= 0) continue;
-          dist[v] = du + 1;
-          tr[v] = tr[u] * (this.edgeU[e] === u ? this.edgeRateUV[e] : this.edgeRateVU[e]);
-          const et = this.edgeTime[e];
-          tt[v] = et < tt[u] ? et : tt[u];
-          tf[v] = tf[u] & this.edgeFresh[e];
-          q[tail++] = v;
-          if (!resolved[v] && dist[v] === this.dist0[v]) {
-            resolved[v] = 1;
-            remaining--;
-            out.rate[v] = tr[v];
-            out.time[v] = tt[v];
-            out.fresh[v] = tf[v];
-          }
+    const offsets = this.offsets;
+    const nbr = this.nbr;
+    const slotRank = this.slotRank;
+    const slotRate = this.slotRate;
+    const slotTime = this.slotTime;
+    const slotFresh = this.slotFresh;
+    dist.fill(-1, 0, n);
+    let head = 0;
+    let tail = 0;
+    let taken = 0;
+    dist[from] = 0;
+    tr[from] = 1;
+    tt[from] = Infinity;
+    tf[from] = 1;
+    q[tail++] = from;
+    while (head < tail) {
+      const u = q[head++];
+      const du = dist[u] + 1;
+      if (du > maxDepth) break;
+      const ru = tr[u];
+      const tu = tt[u];
+      const fu = tf[u];
+      for (let k = offsets[u], end = offsets[u + 1]; k < end; k++) {
+        if (slotRank[k] < rho) continue;
+        const v = nbr[k];
+        if (dist[v] >= 0) continue;
+        dist[v] = du;
+        const rv = ru * slotRate[k];
+        const et = slotTime[k];
+        const tv = et < tu ? et : tu;
+        const fv = fu & slotFresh[k];
+        tr[v] = rv;
+        tt[v] = tv;
+        tf[v] = fv;
+        q[tail++] = v;
+        if (dist0 === undefined) {
+          out.rate[v] = rv;
+          out.time[v] = tv;
+          out.fresh[v] = fv;
+        } else if (resolved[v] === 0 && du === dist0[v]) {
+          resolved[v] = 1;
+          taken++;
+          out.rate[v] = rv;
+          out.time[v] = tv;
+          out.fresh[v] = fv;
         }
       }
     }
+    return taken;
   }
 
   private walk(from: number, to: number, view: PairView, method: CrossMethod): CrossResult {

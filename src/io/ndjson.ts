@@ -9,6 +9,7 @@
  * @module
  */
 
+import { fastParseLine, TimeCache } from './fastNdjson.js';
 import type { EventSource, ReaderOptions, SourceRecord } from './source.js';
 import { openTextStream, type TextStream } from './textStream.js';
 
@@ -61,6 +62,12 @@ export function openNdjson(path: string, ro: ReaderOptions): EventSource {
       let rest = '';
       let line = 0;
       let batch: SourceRecord[] = [];
+      const times = new TimeCache();
+      // Quotes and trades of the common shape become events directly; the rest is JSON.parse'd.
+      const read = (raw: string, n: number): SourceRecord | undefined => {
+        const event = fastParseLine(raw, times);
+        return event !== undefined ? { line: n, raw, event } : readJsonLine(raw, n);
+      };
       try {
         for await (const chunk of ts.chunks()) {
           const text = rest.length > 0 ? rest + chunk : chunk;
@@ -74,7 +81,7 @@ export function openNdjson(path: string, ro: ReaderOptions): EventSource {
               if (end > start) {
                 let raw = text.slice(start, end);
                 if (line === 1 && raw.charCodeAt(0) === 0xfeff) raw = raw.slice(1);
-                const r = readJsonLine(raw, line);
+                const r = read(raw, line);
                 if (r !== undefined) {
                   batch.push(r);
                   if (batch.length >= batchSize) {
@@ -94,7 +101,7 @@ export function openNdjson(path: string, ro: ReaderOptions): EventSource {
           let raw = rest.charCodeAt(rest.length - 1) === 13 ? rest.slice(0, -1) : rest;
           if (line === 1 && raw.charCodeAt(0) === 0xfeff) raw = raw.slice(1);
           if (line >= startLine && raw.length > 0) {
-            const r = readJsonLine(raw, line);
+            const r = read(raw, line);
             if (r !== undefined) batch.push(r);
           }
         }

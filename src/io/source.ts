@@ -14,6 +14,7 @@
  */
 
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import type { XrateEvent } from '../core/types.js';
 import { openCsv } from './csv.js';
 import { openNdjson } from './ndjson.js';
 import { openSqlite } from './sqliteSource.js';
@@ -39,6 +40,12 @@ export interface SourceRecord {
   record?: Record<string, unknown>;
   /** Why the line or row could not be read (invalid JSON, not a JSON object, malformed CSV row). */
   error?: string;
+  /**
+   * The event itself, when a reader's fast path parsed the line directly (NDJSON quotes and
+   * trades; see fastNdjson.ts): exactly what `parseEvent(record)` would give. Then `record` is
+   * not set.
+   */
+  event?: XrateEvent;
 }
 
 /** The log formats xrate reads. */

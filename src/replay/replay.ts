@@ -23,11 +23,11 @@ import { parseEvent } from '../core/events.js';
 import type { OhlcBucket } from '../core/ohlc.js';
 import type { PeriodRecord } from '../core/periods.js';
 import { US_PER_SECOND } from '../core/time.js';
-import { isReject, type Reject, type RejectReason } from '../core/types.js';
+import { isReject, type Reject, type RejectReason, type XrateEvent } from '../core/types.js';
 import { RateFileWriter } from '../io/rateFile.js';
 import { openSource, type SourceFormat } from '../io/source.js';
 import { ReplayStore } from '../io/store.js';
-import { ReorderWindow, type Positioned } from './reorder.js';
+import { ReorderWindow } from './reorder.js';
 
 /** OHLC periods stored by default for each tracked pair; any other period rolls up from these. */
 export const DEFAULT_STORED_PERIODS: readonly string[] = Object.freeze(['1SEC', '1MIN', '1HRS', '1DAY']);
@@ -207,16 +207,16 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
       writers?.reject(input, opts.inputs[input], line, r.reason, r.message, raw, batch);
     };
 
-    const applyOne = (p: Positioned): boolean => {
-      const t = p.event.time;
+    const applyOne = (event: XrateEvent, input: number, line: number, raw: string): boolean => {
+      const t = event.time;
       if (opts.to !== undefined && t > opts.to) {
         engine.advanceTo(opts.to);
         st.stopped = true;
         return false;
       }
       if (!st.outputOn && opts.from !== undefined && t >= opts.from) enableOutput();
-      const r = engine.apply(p.event);
-      if (r) recordReject(r, p.input, p.line, p.raw);
+      const r = engine.apply(event);
+      if (r) recordReject(r, input, line, raw);
       return true;
     };
 
@@ -235,21 +235,24 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
             for (const rec of records) {
               lastLine = rec.line;
               st.eventsRead++;
-              if (rec.error !== undefined || rec.record === undefined) {
-                recordReject(engine.countReject({ kind: 'reject', reason: 'bad_json', message: rec.error ?? 'unreadable record' }), i, rec.line, rec.raw);
-                continue;
-              }
-              const ev = parseEvent(rec.record);
-              if (isReject(ev)) {
-                recordReject(engine.countReject(ev), i, rec.line, rec.raw);
-                continue;
+              let ev = rec.event;
+              if (ev === undefined) {
+                if (rec.error !== undefined || rec.record === undefined) {
+                  recordReject(engine.countReject({ kind: 'reject', reason: 'bad_json', message: rec.error ?? 'unreadable record' }), i, rec.line, rec.raw);
+                  continue;
+                }
+                const parsed = parseEvent(rec.record);
+                if (isReject(parsed)) {
+                  recordReject(engine.countReject(parsed), i, rec.line, rec.raw);
+                  continue;
+                }
+                ev = parsed;
               }
               if (st.lastEventTime === null || ev.time > st.lastEventTime) st.lastEventTime = ev.time;
-              const p: Positioned = { event: ev, input: i, line: rec.line, raw: rec.raw, seq: st.seq++ };
               if (window) {
-                window.push(p);
-                for (const q of window.releasable()) if (!applyOne(q)) break;
-              } else applyOne(p);
+                window.push({ event: ev, input: i, line: rec.line, raw: rec.raw, seq: st.seq++ });
+                for (const q of window.releasable()) if (!applyOne(q.event, q.input, q.line, q.raw)) break;
+              } else applyOne(ev, i, rec.line, rec.raw);
               if (st.stopped) break;
             }
             const lt = engine.lastTickTime;
@@ -293,7 +296,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
     batch++;
     const finish = (): void => {
       if (pendingClear) store!.clearOutputs();
-      if (window && !st.stopped) for (const q of window.drain()) if (!applyOne(q)) break;
+      if (window && !st.stopped) for (const q of window.drain()) if (!applyOne(q.event, q.input, q.line, q.raw)) break;
       if (!st.outputOn && opts.from !== undefined) enableOutput();
       if (!st.stopped && st.lastEventTime !== null) {
         const end = Math.ceil(st.lastEventTime / US_PER_SECOND) * US_PER_SECOND;
