@@ -19,6 +19,7 @@
  * @module
  */
 
+import { JsonRecord } from './record.js';
 import type { EventSource, ReaderOptions, SourceRecord } from './source.js';
 import { openTextStream, type TextStream } from './textStream.js';
 
@@ -286,7 +287,7 @@ export function openCsv(path: string, ro: ReaderOptions): EventSource {
             const name = header[k];
             if (name !== undefined) record[name] = f[k];
           }
-          batch.push({ line: row.line, raw: JSON.stringify(record), record });
+          batch.push(new JsonRecord(row.line, record));
         }
       };
       try {

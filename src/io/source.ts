@@ -19,6 +19,8 @@ import { openCsv } from './csv.js';
 import { openNdjson } from './ndjson.js';
 import { openSqlite } from './sqliteSource.js';
 
+export { JsonRecord } from './record.js';
+
 /**
  * One line (NDJSON), row (CSV) or table row (SQLite) of an event log, not yet parsed as an event.
  *

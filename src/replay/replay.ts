@@ -207,7 +207,8 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
       writers?.reject(input, opts.inputs[input], line, r.reason, r.message, raw, batch);
     };
 
-    const applyOne = (event: XrateEvent, input: number, line: number, raw: string): boolean => {
+    // `raw` is read only for a reject: CSV and SQLite records make it on demand.
+    const applyOne = (event: XrateEvent, input: number, rec: { line: number; raw: string }): boolean => {
       const t = event.time;
       if (opts.to !== undefined && t > opts.to) {
         engine.advanceTo(opts.to);
@@ -216,7 +217,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
       }
       if (!st.outputOn && opts.from !== undefined && t >= opts.from) enableOutput();
       const r = engine.apply(event);
-      if (r) recordReject(r, input, line, raw);
+      if (r) recordReject(r, input, rec.line, rec.raw);
       return true;
     };
 
@@ -251,8 +252,8 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
               if (st.lastEventTime === null || ev.time > st.lastEventTime) st.lastEventTime = ev.time;
               if (window) {
                 window.push({ event: ev, input: i, line: rec.line, raw: rec.raw, seq: st.seq++ });
-                for (const q of window.releasable()) if (!applyOne(q.event, q.input, q.line, q.raw)) break;
-              } else applyOne(ev, i, rec.line, rec.raw);
+                for (const q of window.releasable()) if (!applyOne(q.event, q.input, q)) break;
+              } else applyOne(ev, i, rec);
               if (st.stopped) break;
             }
             const lt = engine.lastTickTime;
@@ -296,7 +297,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
     batch++;
     const finish = (): void => {
       if (pendingClear) store!.clearOutputs();
-      if (window && !st.stopped) for (const q of window.drain()) if (!applyOne(q.event, q.input, q.line, q.raw)) break;
+      if (window && !st.stopped) for (const q of window.drain()) if (!applyOne(q.event, q.input, q)) break;
       if (!st.outputOn && opts.from !== undefined) enableOutput();
       if (!st.stopped && st.lastEventTime !== null) {
         const end = Math.ceil(st.lastEventTime / US_PER_SECOND) * US_PER_SECOND;
