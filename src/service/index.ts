@@ -1,0 +1,31 @@
+/**
+ * The rate service (`xrate serve`): the exchange-rate HTTP endpoints of the market-data interface
+ * over a replay database or a live engine. See docs/service.md.
+ *
+ * @module
+ */
+export { createService, type ServiceOptions } from './server.js';
+export {
+  DatabaseRateProvider,
+  LiveRateProvider,
+  PairTable,
+  EngineSource,
+  exchangeRatePeriod,
+  type RateProvider,
+  type RateSource,
+  type ExchangeRate,
+  type ExchangeRates,
+  type ExchangeRatesRate,
+  type TimeseriesItem,
+  type CachedRate,
+  type RatesQuery,
+  type HistoryQuery,
+  type ProviderInfo,
+} from './provider.js';
+export { startReplay, startFollow, type FollowOptions, type Follower, type ReplayServeOptions } from './live.js';
+export { KeyStore, RIGHTS, JWT_ALGORITHMS, DEFAULT_LIMIT, DEFAULT_CONCURRENCY, hashKey, generateKey, parseRights, parseJwtKey, type ApiKey, type Right, type KeyListing } from './keys.js';
+export { Limiter, WINDOW_SECONDS } from './limits.js';
+export { Authenticator, stripPathKey } from './auth.js';
+export { negotiate, render, prefersMsgpack, formatTimeCustom, csvOptions, CONTENT_TYPES, type OutputFormat, type CsvOptions, type PayloadKind } from './formats.js';
+export { ServiceError, NO_DATA, NO_DATA_TEXT } from './errors.js';
+export { startService, serveCommand, keysCommand, DEFAULT_DB, type ServeOptions, type RunningService } from './cli.js';

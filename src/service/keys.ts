@@ -1,0 +1,380 @@
+/**
+ * API keys of the rate service, kept in SQLite (the `--db` file unless `--keys FILE`):
+ *
+ * - a key is 32 random hex digits in the 8-4-4-4-12 layout of the interface's keys; only its
+ *   SHA-256 is stored (matching is case-insensitive: the hash is of the upper-cased key), plus
+ *   its first 8 characters to tell keys apart in `xrate keys list`;
+ * - per key: name, rights (the resources it may call), the 24 h request limit, whether overage is
+ *   allowed, the concurrency limit, and optionally a JWT verification key (RSA or EC P-256
+ *   public key, or an HMAC secret);
+ * - the request usage of the sliding 24 h window (see limits.ts) lives in `api_key_usage`.
+ *
+ * Keys are never logged. The HMAC secret of an HS256 key must be stored as is (verification
+ * needs it): protect the keys file like a password file.
+ *
+ * @module
+ */
+import Database from 'better-sqlite3';
+import { createHash, createPublicKey, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+
+/** Resources a key may be granted. */
+export const RIGHTS = ['rate', 'rates', 'periods', 'history', 'explain'] as const;
+/** One right. */
+export type Right = (typeof RIGHTS)[number];
+
+/** Default 24 h request limit of a new key. */
+export const DEFAULT_LIMIT = 1_000_000;
+/** Default concurrency limit of a new key. */
+export const DEFAULT_CONCURRENCY = 100;
+
+/** Kind of JWT verification key. */
+export type JwtKind = 'rsa' | 'ec' | 'hmac';
+
+/** Algorithms accepted per kind of JWT key (the allow-list: nothing else, never `none`). */
+export const JWT_ALGORITHMS: Record<JwtKind, readonly string[]> = {
+  rsa: ['RS256', 'PS256'],
+  ec: ['ES256'],
+  hmac: ['HS256'],
+};
+
+/** A key as the service uses it. */
+export interface ApiKey {
+  id: number;
+  name: string;
+  /** First 8 characters of the key. */
+  prefix: string;
+  rights: ReadonlySet<Right>;
+  /** Request cost allowed per sliding 24 h. */
+  limit: number;
+  overage: boolean;
+  concurrency: number;
+  jwt: { kind: JwtKind; key: KeyObject; algorithms: readonly string[]; version: string } | undefined;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+/** A row of `xrate keys list`. */
+export interface KeyListing {
+  id: number;
+  name: string;
+  prefix: string;
+  rights: string;
+  limit: number;
+  overage: boolean;
+  concurrency: number;
+  jwt: string | null;
+  created_at: string;
+  revoked_at: string | null;
+  used_24h: number;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS api_keys (
+  id INTEGER PRIMARY KEY,
+  key_hash TEXT NOT NULL UNIQUE,
+  key_prefix TEXT NOT NULL,
+  name TEXT NOT NULL,
+  rights TEXT NOT NULL,
+  request_limit INTEGER NOT NULL,
+  overage INTEGER NOT NULL DEFAULT 0,
+  concurrency INTEGER NOT NULL,
+  jwt_kind TEXT,
+  jwt_key TEXT,
+  created_at TEXT NOT NULL,
+  revoked_at TEXT
+);
+CREATE TABLE IF NOT EXISTS api_key_usage (
+  key_id INTEGER NOT NULL,
+  second INTEGER NOT NULL,
+  cost INTEGER NOT NULL,
+  PRIMARY KEY (key_id, second)
+) WITHOUT ROWID;
+`;
+
+interface KeyRow {
+  id: number;
+  key_hash: string;
+  key_prefix: string;
+  name: string;
+  rights: string;
+  request_limit: number;
+  overage: number;
+  concurrency: number;
+  jwt_kind: string | null;
+  jwt_key: string | null;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+/** SHA-256 (hex) of a key, as stored. */
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key.trim().toUpperCase()).digest('hex');
+}
+
+/** A new random key: 32 hex digits as 8-4-4-4-12, upper case. */
+export function generateKey(): string {
+  const h = randomBytes(16).toString('hex').toUpperCase();
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+/** Parses a rights list (`all` or comma-separated {@link RIGHTS}); throws an `xrate:` error. */
+export function parseRights(text: string | undefined): Right[] {
+  if (text === undefined || text.trim().toLowerCase() === 'all') return [...RIGHTS];
+  const out = new Set<Right>();
+  for (const r of text.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean)) {
+    if (!(RIGHTS as readonly string[]).includes(r)) throw new Error(`xrate: unknown right "${r}" (one of ${RIGHTS.join(', ')}, or all)`);
+    out.add(r as Right);
+  }
+  if (out.size === 0) throw new Error('xrate: --rights lists no right');
+  return RIGHTS.filter((r) => out.has(r));
+}
+
+/** Options of {@link KeyStore.create}. */
+export interface CreateKeyOptions {
+  name?: string;
+  rights?: readonly Right[];
+  limit?: number;
+  overage?: boolean;
+  concurrency?: number;
+  /** ISO time of creation (default now). */
+  createdAt?: string;
+}
+
+/** A parsed JWT verification key, ready to store. */
+export interface JwtMaterial {
+  kind: JwtKind;
+  /** SPKI PEM (rsa, ec) or base64 of the secret (hmac). */
+  stored: string;
+}
+
+/**
+ * Reads a JWT verification key: a PEM public key or certificate (RSA, RSA-PSS, EC P-256), a JWK
+ * (JSON) public key, or an HMAC secret (at least 32 bytes).
+ *
+ * @throws `xrate:` error for a private key, another curve, a short secret or unreadable text.
+ */
+export function parseJwtKey(input: { publicKey?: string; secret?: Buffer }): JwtMaterial {
+  if (input.secret) {
+    if (input.secret.length < 32) throw new Error(`xrate: an HS256 secret must be at least 32 bytes (got ${input.secret.length})`);
+    return { kind: 'hmac', stored: input.secret.toString('base64') };
+  }
+  const text = input.publicKey ?? '';
+  if (/PRIVATE KEY/.test(text)) throw new Error('xrate: that is a private key: import the public key (keep the private key to sign tokens)');
+  let key: KeyObject;
+  try {
+    key = text.trim().startsWith('{') ? createPublicKey({ key: JSON.parse(text) as never, format: 'jwk' }) : createPublicKey(text);
+  } catch (e) {
+    throw new Error(`xrate: not a PEM or JWK public key: ${(e as Error).message}`);
+  }
+  const t = key.asymmetricKeyType;
+  if (t === 'rsa' || t === 'rsa-pss') {
+    const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
+    if (bits < 2048) throw new Error(`xrate: RSA keys must have at least 2048 bits (got ${bits})`);
+    return { kind: 'rsa', stored: key.export({ type: 'spki', format: 'pem' }) as string };
+  }
+  if (t === 'ec') {
+    const curve = key.asymmetricKeyDetails?.namedCurve;
+    if (curve !== 'prime256v1') throw new Error(`xrate: EC keys must be on P-256 for ES256 (got ${curve})`);
+    return { kind: 'ec', stored: key.export({ type: 'spki', format: 'pem' }) as string };
+  }
+  throw new Error(`xrate: unsupported key type ${t} (RSA for RS256/PS256, EC P-256 for ES256, or an HS256 secret)`);
+}
+
+function toApiKey(r: KeyRow): ApiKey {
+  let jwt: ApiKey['jwt'];
+  if (r.jwt_kind && r.jwt_key) {
+    const kind = r.jwt_kind as JwtKind;
+    const key = kind === 'hmac' ? createSecretKey(Buffer.from(r.jwt_key, 'base64')) : createPublicKey(r.jwt_key);
+    jwt = { kind, key, algorithms: JWT_ALGORITHMS[kind], version: hashKey(r.jwt_key).slice(0, 16) };
+  }
+  return {
+    id: r.id,
+    name: r.name,
+    prefix: r.key_prefix,
+    rights: new Set(r.rights.split(',').filter(Boolean) as Right[]),
+    limit: r.request_limit,
+    overage: r.overage === 1,
+    concurrency: r.concurrency,
+    jwt,
+    createdAt: r.created_at,
+    revokedAt: r.revoked_at,
+  };
+}
+
+/**
+ * The keys table (and the usage table of limits.ts) in a SQLite file.
+ *
+ * @example
+ * ```ts
+ * const keys = KeyStore.open('out/xrate.sqlite');
+ * const { key } = keys.create({ name: 'me', limit: 1000 });
+ * keys.find(key)?.limit; // 1000
+ * ```
+ */
+export class KeyStore {
+  private byHash = new Map<string, ApiKey>();
+  /** Clear key -> active key, for keys seen recently (spares the hash on the hot path). */
+  private seen = new Map<string, ApiKey>();
+  private dataVersion = -1;
+  private checkedAt = -Infinity;
+
+  private constructor(
+    readonly db: Database.Database,
+    readonly path: string,
+  ) {
+    this.reload();
+  }
+
+  /** Opens (creating the file and tables when missing) the keys database. */
+  static open(path: string): KeyStore {
+    let db: Database.Database;
+    try {
+      mkdirSync(dirname(resolve(path)), { recursive: true });
+      db = new Database(path);
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      db.pragma('busy_timeout = 5000');
+      db.exec(SCHEMA);
+    } catch (e) {
+      throw new Error(`xrate: cannot open the keys database "${path}": ${(e as Error).message}`);
+    }
+    return new KeyStore(db, path);
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  /** Re-reads the keys when another connection changed the file (checked at most every `everyMs`). */
+  refresh(nowMs: number, everyMs = 1000): void {
+    if (nowMs - this.checkedAt < everyMs) return;
+    this.checkedAt = nowMs;
+    const v = this.db.pragma('data_version', { simple: true }) as number;
+    if (v !== this.dataVersion) this.reload();
+  }
+
+  /** Re-reads every key now. */
+  reload(): void {
+    this.dataVersion = this.db.pragma('data_version', { simple: true }) as number;
+    const map = new Map<string, ApiKey>();
+    for (const r of this.db.prepare(`SELECT * FROM api_keys WHERE revoked_at IS NULL`).all() as KeyRow[]) map.set(r.key_hash, toApiKey(r));
+    this.byHash = map;
+    this.seen = new Map();
+  }
+
+  /** The active key matching `key` (hashed), or undefined. */
+  find(key: string): ApiKey | undefined {
+    const hit = this.seen.get(key);
+    if (hit) return hit;
+    const k = this.byHash.get(hashKey(key));
+    if (k) {
+      if (this.seen.size >= 10_000) this.seen.clear();
+      this.seen.set(key, k);
+    }
+    return k;
+  }
+
+  /** The active key with this id. */
+  byId(id: number): ApiKey | undefined {
+    for (const k of this.byHash.values()) if (k.id === id) return k;
+    return undefined;
+  }
+
+  /** Number of active keys. */
+  activeCount(): number {
+    return (this.db.prepare(`SELECT COUNT(*) AS n FROM api_keys WHERE revoked_at IS NULL`).get() as { n: number }).n;
+  }
+
+  /** Creates a key; the clear key is returned once and never stored. */
+  create(opts: CreateKeyOptions = {}): { key: string; record: ApiKey } {
+    const limit = opts.limit ?? DEFAULT_LIMIT;
+    const concurrency = opts.concurrency ?? DEFAULT_CONCURRENCY;
+    if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`xrate: --limit must be a positive integer, got ${limit}`);
+    if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new Error(`xrate: --concurrency must be a positive integer, got ${concurrency}`);
+    const key = generateKey();
+    const rights = opts.rights ?? RIGHTS;
+    const r = this.db
+      .prepare(
+        `INSERT INTO api_keys(key_hash, key_prefix, name, rights, request_limit, overage, concurrency, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(hashKey(key), key.slice(0, 8), opts.name ?? 'key', rights.join(','), limit, opts.overage ? 1 : 0, concurrency, opts.createdAt ?? new Date().toISOString());
+    this.reload();
+    return { key, record: this.byId(Number(r.lastInsertRowid))! };
+  }
+
+  /** Resolves `--id N` or `--key KEY` to a key id (active or not). */
+  idOf(ref: { id?: number; key?: string }): number {
+    if (ref.id !== undefined) {
+      const r = this.db.prepare(`SELECT id FROM api_keys WHERE id = ?`).get(ref.id) as { id: number } | undefined;
+      if (!r) throw new Error(`xrate: no key with id ${ref.id}`);
+      return r.id;
+    }
+    if (ref.key !== undefined) {
+      const r = this.db.prepare(`SELECT id FROM api_keys WHERE key_hash = ?`).get(hashKey(ref.key)) as { id: number } | undefined;
+      if (!r) throw new Error('xrate: no such key');
+      return r.id;
+    }
+    throw new Error('xrate: give the key by --id N or --key KEY');
+  }
+
+  /** Revokes a key (it stops working within a second in a running server). */
+  revoke(id: number, at = new Date().toISOString()): boolean {
+    const r = this.db.prepare(`UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`).run(at, id);
+    this.reload();
+    return r.changes > 0;
+  }
+
+  /** Registers (or with `undefined` removes) the JWT verification key of a key. */
+  setJwt(id: number, material: JwtMaterial | undefined): void {
+    this.db.prepare(`UPDATE api_keys SET jwt_kind = ?, jwt_key = ? WHERE id = ?`).run(material?.kind ?? null, material?.stored ?? null, id);
+    this.reload();
+  }
+
+  /** Every key with its usage of the last 24 h (`nowMs`). */
+  list(nowMs = Date.now()): KeyListing[] {
+    const since = Math.floor(nowMs / 1000) - 86_400;
+    const rows = this.db
+      .prepare(
+        `SELECT k.*, COALESCE((SELECT SUM(cost) FROM api_key_usage u WHERE u.key_id = k.id AND u.second > ?), 0) AS used
+         FROM api_keys k ORDER BY k.id`,
+      )
+      .all(since) as (KeyRow & { used: number })[];
+    return rows.map((r) => ({
+      id: r.id,
+      name: r.name,
+      prefix: r.key_prefix,
+      rights: r.rights,
+      limit: r.request_limit,
+      overage: r.overage === 1,
+      concurrency: r.concurrency,
+      jwt: r.jwt_kind ? JWT_ALGORITHMS[r.jwt_kind as JwtKind].join('/') : null,
+      created_at: r.created_at,
+      revoked_at: r.revoked_at,
+      used_24h: r.used,
+    }));
+  }
+
+  /** Usage rows of the window ending at `nowMs` (oldest first). */
+  loadUsage(nowMs: number): { key_id: number; second: number; cost: number }[] {
+    const since = Math.floor(nowMs / 1000) - 86_400;
+    return this.db.prepare(`SELECT key_id, second, cost FROM api_key_usage WHERE second > ? ORDER BY key_id, second`).all(since) as {
+      key_id: number;
+      second: number;
+      cost: number;
+    }[];
+  }
+
+  /** Adds usage (one transaction) and drops rows older than the window. */
+  saveUsage(rows: readonly { keyId: number; second: number; cost: number }[], nowMs: number): void {
+    const up = this.db.prepare(
+      `INSERT INTO api_key_usage(key_id, second, cost) VALUES (?, ?, ?) ON CONFLICT(key_id, second) DO UPDATE SET cost = cost + excluded.cost`,
+    );
+    const prune = this.db.prepare(`DELETE FROM api_key_usage WHERE second <= ?`);
+    this.db.transaction(() => {
+      for (const r of rows) up.run(r.keyId, r.second, r.cost);
+      prune.run(Math.floor(nowMs / 1000) - 86_400);
+    })();
+  }
+}

@@ -1,0 +1,212 @@
+/**
+ * Request limits per API key:
+ *
+ * - **24 h request limit**, a sliding window: the cost of every request made in the last 86,400
+ *   whole seconds (a request at second s counts until s + 86,400 s) must stay within the key's
+ *   limit. Cost 1 per call; with the `limit` parameter, one per 100 data points returned (at
+ *   least 1). A request whose cost would take the key past its limit is refused with 429 (nothing
+ *   is charged) unless the key has overage enabled; then `X-RateLimit-Remaining` goes negative.
+ * - **Concurrency limit**: requests of a key in flight at once; one more is refused with 429.
+ *
+ * Exactness: Node runs the check-and-charge of a request synchronously, so concurrent requests
+ * can never together pass the limit. The window lives in memory (per key, one entry per second
+ * with traffic) and is written behind to SQLite (`api_key_usage`) every `flushEveryMs` and on
+ * {@link Limiter.close}, and read back at start: usage survives a restart. One server process
+ * per keys database.
+ *
+ * @module
+ */
+import { formatTime } from '../core/time.js';
+import { tooManyRequests } from './errors.js';
+import type { ApiKey, KeyStore } from './keys.js';
+
+/** Seconds in the window. */
+export const WINDOW_SECONDS = 86_400;
+
+class Window {
+  seconds: number[] = [];
+  costs: number[] = [];
+  head = 0;
+  total = 0;
+  inflight = 0;
+
+  prune(nowS: number): void {
+    const min = nowS - WINDOW_SECONDS; // entries at second <= min have left
+    while (this.head < this.seconds.length && this.seconds[this.head] <= min) {
+      this.total -= this.costs[this.head];
+      this.head++;
+    }
+    if (this.head > 1024 && this.head * 2 > this.seconds.length) {
+      this.seconds = this.seconds.slice(this.head);
+      this.costs = this.costs.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  add(second: number, cost: number): void {
+    const n = this.seconds.length;
+    if (n > this.head && this.seconds[n - 1] >= second) this.costs[n - 1] += cost; // same second (or a clock step back)
+    else {
+      this.seconds.push(second);
+      this.costs.push(cost);
+    }
+    this.total += cost;
+  }
+
+  /** Second of the newest entry, or undefined. */
+  newest(): number | undefined {
+    return this.seconds.length > this.head ? this.seconds[this.seconds.length - 1] : undefined;
+  }
+
+  /** Seconds from nowS until `need` of the cost has left the window. */
+  secondsUntilFreed(need: number, nowS: number): number {
+    let freed = 0;
+    for (let i = this.head; i < this.seconds.length; i++) {
+      freed += this.costs[i];
+      if (freed >= need) return this.seconds[i] + WINDOW_SECONDS - nowS;
+    }
+    return WINDOW_SECONDS;
+  }
+}
+
+/** The limit headers of a response. */
+export type LimitHeaders = Record<string, string>;
+
+/**
+ * Tracks usage and concurrency of every key.
+ *
+ * @example
+ * ```ts
+ * const limiter = new Limiter(keys, () => Date.now());
+ * limiter.acquire(key);          // 429 past the concurrency limit
+ * limiter.charge(key, 1);        // 429 past the 24 h limit (unless overage)
+ * limiter.release(key);
+ * ```
+ */
+export class Limiter {
+  private readonly windows = new Map<number, Window>();
+  private pending = new Map<number, Map<number, number>>();
+  private readonly timer: NodeJS.Timeout | undefined;
+
+  /**
+   * @param keys - where usage is persisted
+   * @param now - wall clock in ms (injectable for tests)
+   * @param flushEveryMs - write-behind period (0: only on flush/close)
+   */
+  constructor(
+    private readonly keys: KeyStore,
+    private readonly now: () => number = Date.now,
+    flushEveryMs = 250,
+  ) {
+    for (const r of keys.loadUsage(now())) this.window(r.key_id).add(r.second, r.cost);
+    if (flushEveryMs > 0) {
+      this.timer = setInterval(() => this.flush(), flushEveryMs);
+      this.timer.unref();
+    }
+  }
+
+  private window(id: number): Window {
+    let w = this.windows.get(id);
+    if (!w) {
+      w = new Window();
+      this.windows.set(id, w);
+    }
+    return w;
+  }
+
+  /** Cost used in the window now. */
+  used(key: ApiKey): number {
+    const w = this.window(key.id);
+    w.prune(Math.floor(this.now() / 1000));
+    return w.total;
+  }
+
+  /** Counts one more request in flight, or throws 429 past the concurrency limit. */
+  acquire(key: ApiKey): void {
+    const w = this.window(key.id);
+    if (w.inflight >= key.concurrency) {
+      throw tooManyRequests(`Too many concurrent requests: the concurrency limit of this API key is ${key.concurrency}`, 1);
+    }
+    w.inflight++;
+  }
+
+  /** One request of the key finished. */
+  release(key: ApiKey): void {
+    const w = this.window(key.id);
+    if (w.inflight > 0) w.inflight--;
+  }
+
+  /** Throws 429 when not even a request of cost 1 fits (checked before doing the work). */
+  precheck(key: ApiKey): void {
+    if (key.overage) return;
+    const nowS = Math.floor(this.now() / 1000);
+    const w = this.window(key.id);
+    w.prune(nowS);
+    if (w.total + 1 > key.limit) throw this.exhausted(key, w, 1, nowS);
+  }
+
+  private exhausted(key: ApiKey, w: Window, cost: number, nowS: number): Error {
+    const wait = cost > key.limit ? WINDOW_SECONDS : w.secondsUntilFreed(w.total + cost - key.limit, nowS);
+    const msg =
+      cost > key.limit
+        ? `Request cost ${cost} exceeds the 24 h request limit of this API key (${key.limit}); ask for fewer data points (limit)`
+        : `Request limit exceeded: ${w.total} of ${key.limit} used in the last 24 hours and this request costs ${cost}`;
+    const e = tooManyRequests(msg, wait);
+    Object.assign(e.headers, this.headers(key, 0));
+    return e;
+  }
+
+  /**
+   * Charges `cost` to the key, or throws 429 (charging nothing) when that would pass the limit
+   * and the key has no overage. Synchronous: exact under concurrent requests.
+   */
+  charge(key: ApiKey, cost: number): void {
+    const nowMs = this.now();
+    const nowS = Math.floor(nowMs / 1000);
+    const w = this.window(key.id);
+    w.prune(nowS);
+    if (!key.overage && w.total + cost > key.limit) throw this.exhausted(key, w, cost, nowS);
+    w.add(nowS, cost);
+    let p = this.pending.get(key.id);
+    if (!p) {
+      p = new Map();
+      this.pending.set(key.id, p);
+    }
+    p.set(nowS, (p.get(nowS) ?? 0) + cost);
+  }
+
+  /** The limit headers of a response to `key` that cost `cost`. */
+  headers(key: ApiKey, cost: number): LimitHeaders {
+    const nowMs = this.now();
+    const nowS = Math.floor(nowMs / 1000);
+    const w = this.window(key.id);
+    w.prune(nowS);
+    const newest = w.newest();
+    const reset = newest === undefined ? Math.floor(nowMs) * 1000 : (newest + WINDOW_SECONDS) * 1_000_000;
+    return {
+      'x-ratelimit-used': String(w.total),
+      'x-ratelimit-limit': String(key.limit),
+      'x-ratelimit-remaining': String(key.limit - w.total),
+      'x-ratelimit-request-cost': String(cost),
+      'x-ratelimit-reset': formatTime(reset),
+      'x-ratelimit-overage': key.overage ? 'ENABLED' : 'DISABLED',
+      'x-concurrencylimit-limit': String(key.concurrency),
+      'x-concurrencylimit-remaining': String(Math.max(0, key.concurrency - w.inflight)),
+    };
+  }
+
+  /** Writes the usage charged since the last flush. */
+  flush(): void {
+    if (this.pending.size === 0) return;
+    const rows: { keyId: number; second: number; cost: number }[] = [];
+    for (const [keyId, m] of this.pending) for (const [second, cost] of m) rows.push({ keyId, second, cost });
+    this.pending = new Map();
+    this.keys.saveUsage(rows, this.now());
+  }
+
+  /** Flushes and stops the write-behind timer. */
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+    if (this.keys.db.open) this.flush();
+  }
+}

@@ -1,0 +1,265 @@
+/**
+ * Live engines for the rate service:
+ *
+ * - {@link startReplay} (`serve --replay LOG`): replays LOG into the database with
+ *   {@link replay} (exactly `xrate replay LOG --db DB`), then serves the engine it leaves.
+ * - {@link startFollow} (`serve --replay LOG --follow`): reads a plain NDJSON log from the start,
+ *   keeps reading what is appended (a line counts once its newline is written), and ticks on the
+ *   wall clock every second (`engine.advanceTo(now - lag)`) so rates go stale and expire in real
+ *   time. Rate changes, OHLC buckets and rejects are written to the database as `xrate replay`
+ *   writes them (same tables, one transaction per read batch); when the feed stops, the run is
+ *   closed with its counters and a snapshot of the engine, so the database can later be served
+ *   on its own.
+ *
+ * Wall-clock ticks are skipped while the log's event time is more than `maxCatchUpMs` behind the
+ * clock (an old log being caught up): ticks then follow event time only, as in a replay.
+ *
+ * @module
+ */
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
+import type { EngineConfig } from '../core/config.js';
+import { createEngine, type Engine, type EngineListener } from '../core/engine.js';
+import { parseEvent } from '../core/events.js';
+import { US_PER_SECOND } from '../core/time.js';
+import { isReject, type Reject } from '../core/types.js';
+import { readJsonLine } from '../io/ndjson.js';
+import { detectFormat } from '../io/source.js';
+import { ReplayStore } from '../io/store.js';
+import { DEFAULT_STORED_PERIODS, replay } from '../replay/replay.js';
+import { LiveRateProvider } from './provider.js';
+
+/** Options of {@link startReplay}. */
+export interface ReplayServeOptions {
+  log: string;
+  db: string;
+  config?: Partial<EngineConfig>;
+  format?: 'ndjson' | 'csv' | 'sqlite';
+  reorderWindowUs?: number;
+}
+
+/** Replays `log` into `db` and serves the engine it leaves (static afterwards). */
+export async function startReplay(opts: ReplayServeOptions): Promise<LiveRateProvider> {
+  const summary = await replay({ inputs: [opts.log], db: opts.db, config: opts.config, format: opts.format, reorderWindowUs: opts.reorderWindowUs });
+  summary.engine.setListener({});
+  const store = ReplayStore.open(opts.db, { readonly: true });
+  try {
+    return new LiveRateProvider(summary.engine, store, 'replay');
+  } catch (e) {
+    store.close();
+    throw e;
+  }
+}
+
+/** Options of {@link startFollow}. */
+export interface FollowOptions {
+  /** A plain (not gzipped) NDJSON log that keeps growing. */
+  log: string;
+  db: string;
+  config?: Partial<EngineConfig>;
+  /** Wall clock, ms (injectable for tests). */
+  now?: () => number;
+  /** How often to read new lines and tick, ms (default 1000). */
+  pollMs?: number;
+  /** Ticks run through the wall clock minus this, ms (default 1000: events may arrive a second late). */
+  lagMs?: number;
+  /** No wall-clock ticks while the event time is this far behind the clock, ms (default 1 h). */
+  maxCatchUpMs?: number;
+  /** Warnings (default: stderr). */
+  warn?: (message: string) => void;
+}
+
+/** A running feed. */
+export interface Follower {
+  readonly provider: LiveRateProvider;
+  readonly engine: Engine;
+  /** Reads what was appended and ticks to the wall clock now (also run every pollMs). */
+  poll(): void;
+  /** Lines read so far. */
+  lines(): number;
+  /** Stops reading and closes the run (buckets flushed, counters, a snapshot); the provider's close() also closes the database. */
+  stop(): Promise<void>;
+}
+
+const CHUNK = 1 << 20;
+
+/**
+ * Starts following `log` (see the module description). The first poll (reading the whole log
+ * so far) runs before this returns.
+ *
+ * @throws `xrate:` error when the log is not a plain NDJSON file or cannot be opened
+ */
+export function startFollow(opts: FollowOptions): Follower {
+  const fmt = detectFormat(opts.log);
+  if (/\.gz$/i.test(opts.log) || (fmt !== undefined && fmt !== 'ndjson')) {
+    throw new Error(`xrate: --follow tails a plain NDJSON log (one event per line), not "${opts.log}"`);
+  }
+  const now = opts.now ?? Date.now;
+  const lagUs = (opts.lagMs ?? 1000) * 1000;
+  const maxCatchUpUs = (opts.maxCatchUpMs ?? 3_600_000) * 1000;
+  const warn = opts.warn ?? ((m: string) => void process.stderr.write(`xrate serve: ${m}\n`));
+  let fd: number;
+  try {
+    fd = openSync(opts.log, 'r');
+  } catch (e) {
+    throw new Error(`xrate: cannot open "${opts.log}": ${(e as Error).message}`);
+  }
+
+  const store = ReplayStore.open(opts.db);
+  const writers = store.writers();
+  let batch = 0;
+  let provider: LiveRateProvider | undefined;
+  let rateChanges = 0;
+  let buckets = 0;
+  const listener: EngineListener = {
+    onPairRate(c) {
+      rateChanges++;
+      writers.rate(c, batch);
+      provider?.notePair(c.base, c.quote);
+    },
+    onBucket(track, period, b) {
+      buckets++;
+      writers.bucket(track.base, track.quote, period.period_id, b, batch);
+    },
+  };
+  const engine = createEngine(opts.config ?? {}, listener);
+  const started = now();
+  const runId = store.beginRun([opts.log], engine.snapshot().config, { follow: true, db: opts.db }, new Date(started).toISOString(), false);
+  store.clearOutputs();
+  engine.emitAllAtNextTick();
+  engine.trackDirectPairs(DEFAULT_STORED_PERIODS);
+  provider = new LiveRateProvider(engine, store, 'follow', {
+    run: { config: JSON.stringify(engine.snapshot().config), options: '{}', first_tick: null, last_tick: null },
+  });
+
+  const decoder = new StringDecoder('utf8');
+  const buf = Buffer.allocUnsafe(CHUNK);
+  let offset = 0;
+  let rest = '';
+  let line = 0;
+  let eventsRead = 0;
+  let warnedClock = false;
+  let warnedShrink = false;
+
+  const record = (r: Reject, raw: string): void => {
+    writers.reject(0, opts.log, line, r.reason, r.message, raw, batch);
+  };
+  const applyLine = (text: string): void => {
+    line++;
+    const raw = text.endsWith('\r') ? text.slice(0, -1) : text;
+    const rec = readJsonLine(line === 1 && raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw, line);
+    if (rec === undefined) return;
+    eventsRead++;
+    if (rec.error !== undefined || rec.record === undefined) {
+      record(engine.countReject({ kind: 'reject', reason: 'bad_json', message: rec.error ?? 'unreadable record' }), rec.raw);
+      return;
+    }
+    const ev = parseEvent(rec.record);
+    if (isReject(ev)) {
+      record(engine.countReject(ev), rec.raw);
+      return;
+    }
+    const r = engine.apply(ev);
+    if (r) record(r, rec.raw);
+  };
+
+  const readAppended = (): void => {
+    const size = fstatSync(fd).size;
+    if (size < offset) {
+      if (!warnedShrink) warn(`"${opts.log}" shrank (truncated or rotated?): waiting for it to grow past the ${offset} bytes already read`);
+      warnedShrink = true;
+      return;
+    }
+    while (offset < size) {
+      const n = readSync(fd, buf, 0, Math.min(CHUNK, size - offset), offset);
+      if (n <= 0) break;
+      offset += n;
+      const text = rest + decoder.write(buf.subarray(0, n));
+      const lastNl = text.lastIndexOf('\n');
+      if (lastNl < 0) {
+        rest = text;
+        continue;
+      }
+      rest = text.slice(lastNl + 1);
+      batch++;
+      store.transaction(() => {
+        let start = 0;
+        while (start <= lastNl) {
+          const nl = text.indexOf('\n', start);
+          applyLine(text.slice(start, nl));
+          start = nl + 1;
+        }
+      });
+    }
+  };
+
+  const tickToClock = (): void => {
+    const last = engine.lastTickTime ?? engine.firstTickTime;
+    if (last === undefined) return;
+    const target = now() * 1000 - lagUs;
+    if (target - last > maxCatchUpUs) {
+      if (!warnedClock) {
+        warn(`the log's event time is more than ${Math.round(maxCatchUpUs / US_PER_SECOND)} s behind the wall clock: ticking on event time only`);
+        warnedClock = true;
+      }
+      return;
+    }
+    if (engine.lastTickTime !== undefined && target < engine.lastTickTime + US_PER_SECOND) return;
+    batch++;
+    store.transaction(() => engine.advanceTo(target));
+  };
+
+  let polling = false;
+  const poll = (): void => {
+    if (polling || !store.db.open) return;
+    polling = true;
+    try {
+      readAppended();
+      tickToClock();
+    } catch (e) {
+      warn(`follow: ${(e as Error).message}`);
+    } finally {
+      polling = false;
+    }
+  };
+
+  poll();
+  const timer = setInterval(poll, opts.pollMs ?? 1000);
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    clearInterval(timer);
+    try {
+      closeSync(fd);
+    } catch {
+      // already closed
+    }
+    if (!store.db.open) return;
+    batch++;
+    store.transaction(() => engine.flush());
+    // `stopped`: the log may go on past what was read, so later times are not covered.
+    store.saveSnapshot(runId, { input: 0, line, batch, final: false, engine: engine.snapshot(), driver: { follow: true, offset, stopped: true } }, new Date(now()).toISOString());
+    const s = engine.getStats();
+    const accepted = s.events.exchange + s.events.symbol + s.events.quote + s.events.trade;
+    const rejected = Object.values(s.rejects).reduce((a, b) => a + (b ?? 0), 0);
+    store.finishRun(runId, {
+      finished_at: new Date(now()).toISOString(),
+      status: 'complete',
+      events_read: eventsRead,
+      events_accepted: accepted,
+      events_rejected: rejected,
+      rejects_by_reason: JSON.stringify(s.rejects),
+      quotes_discarded: s.quotesDiscarded,
+      ticks: s.ticks,
+      first_tick: engine.firstTickTime ?? null,
+      last_tick: engine.lastTickTime ?? null,
+      pairs_with_rate: engine.pairs().length,
+      rate_changes: rateChanges,
+      buckets,
+      duration_ms: now() - started,
+    });
+  };
+  provider.onClose(stop);
+  return { provider, engine, poll, lines: () => line, stop };
+}

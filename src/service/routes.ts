@@ -1,0 +1,102 @@
+/**
+ * The exchange-rate routes (all GET):
+ *
+ * | route | right | answer |
+ * |---|---|---|
+ * | `/v1/exchangerate/{asset_id_base}/{asset_id_quote}` | rate | ExchangeRate (`time` optional) |
+ * | `/v1/exchangerate/{asset_id_base}` | rates | `{asset_id_base, rates: [{time, asset_id_quote, rate}]}` (`filter_asset_id`, `invert`, `time`) |
+ * | `/v1/exchangerate/history/periods` | periods | the 33 TimeseriesPeriod records |
+ * | `/v1/exchangerate/{asset_id_base}/{asset_id_quote}/history` | history | ExchangeRatesTimeseriesItem[] (`period_id`, `time_start`, `time_end`, `limit`) |
+ * | `/v1/exchangerate/{asset_id_base}/{asset_id_quote}/explain` | explain | provenance (extension, `time` optional) |
+ *
+ * @module
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { EXCHANGE_RATE_PERIODS } from '../core/periods.js';
+import { HISTORY_MAX_LIMIT } from '../replay/query.js';
+import { badParam, missingParam } from './errors.js';
+import { CONTENT_TYPES, negotiate, render, type OutputFormat, type PayloadKind } from './formats.js';
+import type { Limiter } from './limits.js';
+import { Query, shown, splitList } from './params.js';
+import { exchangeRatePeriod, type RateProvider } from './provider.js';
+import type { Right } from './keys.js';
+
+/** Route config: the right a key needs. */
+export interface RouteConfig {
+  right: Right;
+}
+
+type PairParams = { asset_id_base: string; asset_id_quote: string };
+
+const PERIODS_JSON = JSON.stringify(EXCHANGE_RATE_PERIODS);
+
+/** Registers the routes on `app` (the onRequest hook of server.ts has authenticated the key). */
+export function registerRoutes(app: FastifyInstance, provider: RateProvider, limiter: Limiter): void {
+  /** Charges the request and sets the limit headers (429 when past the limit). */
+  const charge = (req: FastifyRequest, reply: FastifyReply, cost: number): void => {
+    const key = req.apiKey;
+    if (!key) return;
+    limiter.charge(key, cost);
+    req.charged = true;
+    reply.headers(limiter.headers(key, cost));
+  };
+
+  const send = (reply: FastifyReply, kind: PayloadKind, value: unknown, fmt: OutputFormat, json?: string): FastifyReply => {
+    if (fmt.kind === 'json') return reply.header('content-type', CONTENT_TYPES.json).send(json ?? JSON.stringify(value));
+    const { body, type } = render(kind, value, fmt);
+    return reply.header('content-type', type).send(body);
+  };
+
+  app.get<{ Params: PairParams }>('/v1/exchangerate/:asset_id_base/:asset_id_quote', { config: { right: 'rate' } }, (req, reply) => {
+    const q = new Query(req.query);
+    const fmt = negotiate(q, req.headers.accept);
+    const r = provider.rate(req.params.asset_id_base, req.params.asset_id_quote, q.time('time'));
+    charge(req, reply, 1);
+    return send(reply, 'rate', r.value, fmt, r.json);
+  });
+
+  app.get<{ Params: { asset_id_base: string } }>('/v1/exchangerate/:asset_id_base', { config: { right: 'rates' } }, (req, reply) => {
+    const q = new Query(req.query);
+    const fmt = negotiate(q, req.headers.accept);
+    const invert = q.bool('invert', false);
+    const at = q.time('time');
+    const filter = splitList(q.str('filter_asset_id'));
+    const v = provider.rates(req.params.asset_id_base, { at, filter, invert });
+    charge(req, reply, 1);
+    return send(reply, 'rates', v, fmt);
+  });
+
+  app.get('/v1/exchangerate/history/periods', { config: { right: 'periods' } }, (req, reply) => {
+    const q = new Query(req.query);
+    const fmt = negotiate(q, req.headers.accept);
+    charge(req, reply, 1);
+    return send(reply, 'periods', EXCHANGE_RATE_PERIODS, fmt, PERIODS_JSON);
+  });
+
+  app.get<{ Params: PairParams }>('/v1/exchangerate/:asset_id_base/:asset_id_quote/history', { config: { right: 'history' } }, async (req, reply) => {
+    const q = new Query(req.query);
+    const fmt = negotiate(q, req.headers.accept);
+    const pid = q.text('period_id');
+    if (pid === undefined) throw missingParam('period_id', 'e.g. 1MIN (see /v1/exchangerate/history/periods)');
+    const period = exchangeRatePeriod(pid);
+    if (!period) throw badParam('period_id', `${shown(pid)} is not an exchange-rate period (one of ${EXCHANGE_RATE_PERIODS.map((p) => p.period_id).join(', ')})`);
+    const from = q.time('time_start');
+    if (from === undefined) throw missingParam('time_start', 'an ISO 8601 time, e.g. 2024-03-01T04:00:00Z');
+    const to = q.time('time_end');
+    if (to !== undefined && !(to > from)) throw badParam('time_end', 'must be after time_start');
+    const limitGiven = q.text('limit') !== undefined;
+    const limit = q.int('limit', 1, HISTORY_MAX_LIMIT, 100);
+    const items = await provider.history(req.params.asset_id_base, req.params.asset_id_quote, { period, from, to, limit });
+    // With `limit`, every 100 data points returned cost one request (at least 1).
+    charge(req, reply, limitGiven ? Math.max(1, Math.ceil(items.length / 100)) : 1);
+    return send(reply, 'history', items, fmt);
+  });
+
+  app.get<{ Params: PairParams }>('/v1/exchangerate/:asset_id_base/:asset_id_quote/explain', { config: { right: 'explain' } }, async (req, reply) => {
+    const q = new Query(req.query);
+    const fmt = negotiate(q, req.headers.accept);
+    const e = await provider.explain(req.params.asset_id_base, req.params.asset_id_quote, q.time('time'));
+    charge(req, reply, 1);
+    return send(reply, 'explain', e, fmt);
+  });
+}

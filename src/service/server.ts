@@ -1,0 +1,202 @@
+/**
+ * The rate service's HTTP app (fastify): `APIKEY-` path segments stripped before routing,
+ * authentication and limits in one onRequest hook, the exchange-rate routes, gzip/deflate by
+ * `Accept-Encoding`, and every non-200 answered as JSON `{"message": "..."}`.
+ *
+ * Used by `xrate serve` and by the tests (listen on 127.0.0.1 port 0).
+ *
+ * @example
+ * ```ts
+ * const app = await createService({ provider, keys });
+ * await app.listen({ host: '127.0.0.1', port: 0 });
+ * ```
+ *
+ * @module
+ */
+import compress from '@fastify/compress';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Socket } from 'node:net';
+import { Authenticator, stripPathKey, type RawRequest } from './auth.js';
+import { errorBody, forbidden, NO_DATA, notFound, ServiceError } from './errors.js';
+import { CONTENT_TYPES } from './formats.js';
+import type { ApiKey, KeyStore } from './keys.js';
+import { Limiter } from './limits.js';
+import type { RateProvider } from './provider.js';
+import { registerRoutes, type RouteConfig } from './routes.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated key (set by the onRequest hook). */
+    apiKey: ApiKey | null;
+    /** Whether the request's cost has been charged. */
+    charged: boolean;
+  }
+}
+
+/** Options of {@link createService}. */
+export interface ServiceOptions {
+  provider: RateProvider;
+  keys: KeyStore;
+  /** Wall clock, ms (injectable for tests of the 24 h window and JWT times). */
+  now?: () => number;
+  /** Write-behind period of the usage table, ms (default 250). */
+  flushEveryMs?: number;
+  /** Smallest body compressed when the client accepts gzip/deflate (default 0: always). */
+  compressThreshold?: number;
+}
+
+/** What the onRequest hook needs to know about a route. */
+function routeRight(req: FastifyRequest): RouteConfig['right'] | undefined {
+  return (req.routeOptions.config as Partial<RouteConfig> | undefined)?.right;
+}
+
+const RIGHT_NAMES: Record<RouteConfig['right'], string> = {
+  rate: 'specific rates (/v1/exchangerate/{base}/{quote})',
+  rates: 'all current rates (/v1/exchangerate/{base})',
+  periods: 'timeseries periods (/v1/exchangerate/history/periods)',
+  history: 'timeseries data (/v1/exchangerate/{base}/{quote}/history)',
+  explain: 'provenance (/v1/exchangerate/{base}/{quote}/explain)',
+};
+
+function clientError(err: Error & { code?: string }, socket: Socket): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+  const body = errorBody(status === 431 ? 'Request header fields too large' : `Bad request: ${err.code ?? 'malformed HTTP'}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: ${CONTENT_TYPES.json}\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\nX-RateLimit-Request-Cost: 0\r\n\r\n${body}`,
+  );
+}
+
+/**
+ * Builds the app (not listening). Closing it flushes the usage table; the provider and the key
+ * store stay open (their owner closes them).
+ */
+export async function createService(opts: ServiceOptions): Promise<FastifyInstance> {
+  const now = opts.now ?? Date.now;
+  const limiter = new Limiter(opts.keys, now, opts.flushEveryMs ?? 250);
+  const auth = new Authenticator(opts.keys, now);
+
+  const app = Fastify({
+    logger: false, // never log requests: keys travel in URLs and headers
+    rewriteUrl: (req) => stripPathKey(req as RawRequest),
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, caseSensitive: false, maxParamLength: 200 },
+    return503OnClosing: true,
+    clientErrorHandler: clientError,
+    frameworkErrors: (err, _req, res) => {
+      const reply = res as FastifyReply;
+      void reply
+        .code(400)
+        .header('content-type', CONTENT_TYPES.json)
+        .header('x-ratelimit-request-cost', '0')
+        .send(errorBody(`Bad request: ${err.message}`));
+    },
+  });
+  app.decorateRequest('apiKey', null);
+  app.decorateRequest('charged', false);
+
+  await app.register(compress, {
+    global: true,
+    threshold: opts.compressThreshold ?? 0,
+    encodings: ['gzip', 'deflate'],
+    customTypes: /^(application\/(json|xml|x-msgpack)|text\/(csv|plain))/,
+  });
+
+  const admit = (req: FastifyRequest, reply: FastifyReply, key: ApiKey, right: RouteConfig['right']): void => {
+    req.apiKey = key;
+    if (!key.rights.has(right)) throw forbidden(`This API key has no access to ${RIGHT_NAMES[right]}`);
+    limiter.precheck(key);
+    limiter.acquire(key);
+    reply.raw.once('close', () => limiter.release(key));
+  };
+
+  app.addHook('onRequest', (req, reply, done) => {
+    const right = routeRight(req);
+    if (right === undefined) {
+      done();
+      return;
+    }
+    let r: ApiKey | Promise<ApiKey>;
+    try {
+      r = auth.authenticate(req.raw as RawRequest, req.query);
+    } catch (e) {
+      done(e as Error);
+      return;
+    }
+    if (r instanceof Promise) {
+      r.then(
+        (key) => {
+          try {
+            admit(req, reply, key, right);
+            done();
+          } catch (e) {
+            done(e as Error);
+          }
+        },
+        (e: Error) => done(e),
+      );
+      return;
+    }
+    try {
+      admit(req, reply, r, right);
+    } catch (e) {
+      done(e as Error);
+      return;
+    }
+    done();
+  });
+
+  registerRoutes(app, opts.provider, limiter);
+
+  app.setNotFoundHandler((req, reply) => {
+    void reply.code(404).header('content-type', CONTENT_TYPES.json).header('x-ratelimit-request-cost', '0').send(errorBody(notFound(req.method, req.url).message));
+  });
+
+  app.setErrorHandler((err: FastifyError | ServiceError, req, reply) => {
+    let status: number;
+    let message: string;
+    let headers: Record<string, string> = {};
+    if (err instanceof ServiceError) {
+      status = err.status;
+      message = err.message;
+      headers = { ...err.headers };
+    } else if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
+      status = err.statusCode;
+      message = err.message;
+    } else {
+      status = 500;
+      message = 'Internal error';
+      process.stderr.write(`xrate serve: internal error on ${req.method} ${req.url.split('?')[0]}: ${(err as Error).stack ?? String(err)}\n`);
+    }
+    const key = req.apiKey;
+    let cost = 0;
+    if (key) {
+      // An answered request (bad parameter, no data) costs 1; refusals (401, 403, 429) cost nothing.
+      if (!req.charged && (status === 400 || status === 404 || status === 550)) {
+        try {
+          limiter.charge(key, 1);
+          req.charged = true;
+          cost = 1;
+        } catch (e) {
+          const se = e as ServiceError;
+          status = se.status;
+          message = se.message;
+          headers = { ...se.headers };
+        }
+      }
+      headers = { ...limiter.headers(key, cost), ...headers };
+    }
+    headers['x-ratelimit-request-cost'] = String(cost);
+    if (status === NO_DATA) reply.raw.statusMessage = 'No Data';
+    void reply.code(status).headers(headers).header('content-type', CONTENT_TYPES.json).send(errorBody(message));
+  });
+
+  app.addHook('onClose', (_instance, done) => {
+    limiter.close();
+    done();
+  });
+  return app;
+}

@@ -1,0 +1,201 @@
+/**
+ * Helpers of the service tests: a demo database, a server on 127.0.0.1 port 0, raw HTTP requests,
+ * and response validation against the interface's OpenAPI schemas (fixtures/).
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { unpack } from 'msgpackr';
+import { replay } from '../../src/replay/replay.js';
+import { KeyStore, type CreateKeyOptions } from '../../src/service/keys.js';
+import { DatabaseRateProvider, type RateProvider } from '../../src/service/provider.js';
+import { createService } from '../../src/service/server.js';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const DEMO_LOG = join(ROOT, 'fixtures', 'demo', 'demo.ndjson.gz');
+export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
+export const SPEC_PATH = join(FIXTURES, 'market-data-rest.openapi.json');
+
+/** A temporary directory, removed by the returned function. */
+export function tempDir(prefix = 'xrate-service-'): { dir: string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Replays the bundled demo log into `dir/demo.sqlite` (about 3 s). */
+export async function demoDb(dir: string): Promise<string> {
+  const db = join(dir, 'demo.sqlite');
+  await replay({ inputs: [DEMO_LOG], db });
+  return db;
+}
+
+/** A response read in full. */
+export interface Res {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  text: string;
+  json: () => unknown;
+}
+
+/** One HTTP request over 127.0.0.1 (no automatic decompression). */
+export function request(url: string, opts: { method?: string; headers?: Record<string, string>; path?: string } = {}): Promise<Res> {
+  const u = new URL(url);
+  return new Promise((res, rej) => {
+    const req = httpRequest(
+      { host: u.hostname, port: u.port, method: opts.method ?? 'GET', path: opts.path ?? u.pathname + u.search, headers: opts.headers ?? {} },
+      (r) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => {
+          const body = Buffer.concat(chunks);
+          res({ status: r.statusCode ?? 0, headers: r.headers, body, text: body.toString('utf8'), json: () => JSON.parse(body.toString('utf8')) as unknown });
+        });
+        r.on('error', rej);
+      },
+    );
+    req.on('error', rej);
+    req.end();
+  });
+}
+
+/** A running test server. */
+export interface TestServer {
+  url: string;
+  app: FastifyInstance;
+  keys: KeyStore;
+  provider: RateProvider;
+  /** Creates a key and returns it in clear. */
+  key(opts?: CreateKeyOptions): string;
+  get(path: string, headers?: Record<string, string>): Promise<Res>;
+  /** Closes the app (flushing usage); `keepStores` leaves the key store and provider open. */
+  close(keepStores?: boolean): Promise<void>;
+}
+
+/** Starts the service on 127.0.0.1, port 0. */
+export async function startServer(opts: {
+  provider?: RateProvider;
+  db?: string;
+  keysPath: string;
+  now?: () => number;
+  keys?: KeyStore;
+  flushEveryMs?: number;
+}): Promise<TestServer> {
+  const provider = opts.provider ?? (await DatabaseRateProvider.open(opts.db!));
+  const keys = opts.keys ?? KeyStore.open(opts.keysPath);
+  const app = await createService({ provider, keys, now: opts.now, flushEveryMs: opts.flushEveryMs });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const addr = app.server.address();
+  const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  return {
+    url,
+    app,
+    keys,
+    provider,
+    key: (o) => keys.create(o).key,
+    get: async (path, headers) => checked(path, await request(url + path, { headers })),
+    async close(keepStores = false) {
+      await app.close();
+      if (!keepStores) {
+        keys.close();
+        if (!opts.provider) await provider.close();
+      }
+    },
+  };
+}
+
+// ------------------------------------------------------------------ schema validation
+
+type Json = Record<string, unknown>;
+export const SPEC = JSON.parse(readFileSync(SPEC_PATH, 'utf8')) as { paths: Record<string, { get: Json }>; components: Json };
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+const ajv = new Ajv({ strict: false, allErrors: true });
+addFormats(ajv);
+for (const f of ['double', 'float', 'int32', 'int64']) ajv.addFormat(f, true);
+ajv.addSchema({ $id: 'spec.json', components: SPEC.components });
+
+const validators = new Map<string, ValidateFunction>();
+
+/** The 200 JSON schema of a spec path (e.g. '/v1/exchangerate/{asset_id_base}'), compiled. */
+export function validatorFor(path: string): ValidateFunction {
+  let v = validators.get(path);
+  if (!v) {
+    const op = SPEC.paths[path]?.get as { responses: { '200': { content: { 'application/json': { schema: unknown } } } } } | undefined;
+    if (!op) throw new Error(`no spec path ${path}`);
+    const schema = JSON.parse(
+      JSON.stringify(op.responses['200'].content['application/json'].schema).replace(/"#\/components\/schemas\/([^"]+)"/g, (_m, name: string) => JSON.stringify(`spec.json#/components/schemas/${encodeURIComponent(name)}`)),
+    ) as object;
+    v = ajv.compile(schema);
+    validators.set(path, v);
+  }
+  return v;
+}
+
+/** Throws with ajv's errors when `body` does not match the spec path's 200 schema. */
+export function expectSchema(path: string, body: unknown): void {
+  const v = validatorFor(path);
+  if (!v(body)) throw new Error(`response does not match ${path}: ${ajv.errorsText(v.errors)}\n${JSON.stringify(body).slice(0, 500)}`);
+}
+
+const errorValidator = ajv.compile({ type: 'object', properties: { message: { type: 'string', minLength: 1 } }, required: ['message'], additionalProperties: false });
+
+/** Throws unless `res` is a JSON `{"message": "..."}` error with `status`; returns the message. */
+export function expectError(res: Res, status: number): string {
+  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${res.text.slice(0, 300)}`);
+  if (!String(res.headers['content-type']).startsWith('application/json')) throw new Error(`error content-type ${res.headers['content-type']}`);
+  const body = res.json();
+  if (!errorValidator(body)) throw new Error(`bad error body ${res.text}`);
+  return (body as { message: string }).message;
+}
+
+/** The spec path whose schema a request path answers with (explain and unknown routes: none). */
+export function specPathOf(path: string): string | undefined {
+  const p = path
+    .trim()
+    .split('?')[0]
+    .split('/')
+    .filter((seg) => seg !== '' && !/^apikey-/i.test(seg))
+    .map((seg) => seg.toLowerCase());
+  if (p[0] !== 'v1' || p[1] !== 'exchangerate') return undefined;
+  if (p.length === 4 && p[2] === 'history' && p[3] === 'periods') return PATHS.periods;
+  if (p.length === 3) return PATHS.rates;
+  if (p.length === 4) return PATHS.rate;
+  if (p.length === 5 && p[4] === 'history') return PATHS.history;
+  return undefined;
+}
+
+/**
+ * Validates every response of {@link TestServer.get}: a 200 JSON (or MessagePack) body against the
+ * spec's schema of its operation, every other status as a JSON `{"message"}` error.
+ */
+function checked(path: string, res: Res): Res {
+  if (res.headers['content-encoding']) return res;
+  const type = String(res.headers['content-type'] ?? '');
+  if (res.status !== 200) {
+    expectError(res, res.status);
+    return res;
+  }
+  const spec = specPathOf(path);
+  if (spec === undefined) return res;
+  try {
+    if (type.startsWith('application/json')) expectSchema(spec, res.json());
+    else if (type === 'application/x-msgpack') expectSchema(spec, unpack(res.body));
+  } catch (e) {
+    throw new Error(`GET ${path}: ${(e as Error).message}`);
+  }
+  return res;
+}
+
+/** The spec paths of the four operations. */
+export const PATHS = {
+  rate: '/v1/exchangerate/{asset_id_base}/{asset_id_quote}',
+  rates: '/v1/exchangerate/{asset_id_base}',
+  periods: '/v1/exchangerate/history/periods',
+  history: '/v1/exchangerate/{asset_id_base}/{asset_id_quote}/history',
+} as const;
