@@ -120,7 +120,10 @@ export function computePairRateInto(s: PairScratch, n: number, cfg: ResolvedConf
     if (s.t[j] > time) time = s.t[j];
   }
   if (!(W > 0)) return false;
-  s.rate = S / W;
+  // One market: the weighted mean is its price, exactly (S / W could be an ulp off).
+  if (used === 1) {
+    for (let j = 0; j < n; j++) if (s.keep[j]) s.rate = s.p[j];
+  } else s.rate = S / W;
   s.time = time;
   s.used = used;
   s.volume = volume;
