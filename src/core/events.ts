@@ -265,7 +265,11 @@ function getSymbolType(record: Record<string, unknown>): SymbolType | Reject {
   return t;
 }
 
-function takerSideOf(s: string): TakerSide | undefined {
+/**
+ * The taker side named exactly (upper case), or undefined. Rule-free: the side is informational.
+ * @example takerSideOf('BUY') // 'BUY'
+ */
+export function takerSideOf(s: string): TakerSide | undefined {
   switch (s) {
     case 'BUY':
     case 'SELL':

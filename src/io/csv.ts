@@ -21,7 +21,7 @@
 
 import { JsonRecord } from './record.js';
 import type { EventSource, ReaderOptions, SourceRecord } from './source.js';
-import { openTextStream, type TextStream } from './textStream.js';
+import { textEventSource } from './textStream.js';
 
 /** A row longer than this (in UTF-16 code units) is reported as an error and skipped. */
 export const MAX_CSV_ROW = 1 << 20;
@@ -243,80 +243,54 @@ export class CsvSplitter {
  */
 export function openCsv(path: string, ro: ReaderOptions): EventSource {
   const { batchSize, startLine } = ro;
-  const open = new Set<TextStream>();
-  let lastBytes = 0;
-  let closed = false;
-  return {
-    format: 'csv',
-    path,
-    totalBytes: ro.totalBytes,
-    bytesRead() {
-      let n = lastBytes;
-      for (const s of open) n = Math.max(n, s.bytesRead());
-      return n;
-    },
-    async *batches() {
-      if (closed) return;
-      const ts = openTextStream(path, ro.gzip);
-      open.add(ts);
-      const sp = new CsvSplitter(true);
-      let header: (string | undefined)[] | undefined;
-      let batch: SourceRecord[] = [];
-      const take = (rows: CsvRow[]): void => {
-        for (const row of rows) {
-          if (header === undefined) {
-            if (row.fields === undefined) {
-              throw new Error(`xrate: CSV header of "${path}" cannot be read (line ${row.line}: ${row.error})`);
-            }
-            header = readHeader(row.fields, path);
-            continue;
-          }
-          if (row.line < startLine) continue;
+  return textEventSource('csv', path, ro, async function* (ts, isClosed) {
+    const sp = new CsvSplitter(true);
+    let header: (string | undefined)[] | undefined;
+    let batch: SourceRecord[] = [];
+    const take = (rows: CsvRow[]): void => {
+      for (const row of rows) {
+        if (header === undefined) {
           if (row.fields === undefined) {
-            batch.push({ line: row.line, raw: row.text ?? '', error: row.error });
-            continue;
+            throw new Error(`xrate: CSV header of "${path}" cannot be read (line ${row.line}: ${row.error})`);
           }
-          const f = row.fields;
-          if (f.length !== header.length) {
-            // Defensive: the splitter already reports these.
-            batch.push({ line: row.line, raw: f.join(','), error: `row has ${f.length} fields, the header has ${header.length}` });
-            continue;
-          }
-          const record: Record<string, unknown> = {};
-          for (let k = 0; k < f.length; k++) {
-            const name = header[k];
-            if (name !== undefined) record[name] = f[k];
-          }
-          batch.push(new JsonRecord(row.line, record));
+          header = readHeader(row.fields, path);
+          continue;
         }
-      };
-      try {
-        for await (const chunk of ts.chunks()) {
-          take(sp.push(chunk));
-          if (batch.length >= batchSize) {
-            const all = batch;
-            let k = 0;
-            for (; all.length - k >= batchSize; k += batchSize) {
-              yield all.slice(k, k + batchSize);
-              if (closed) return;
-            }
-            batch = all.slice(k);
-          }
+        if (row.line < startLine) continue;
+        if (row.fields === undefined) {
+          batch.push({ line: row.line, raw: row.text ?? '', error: row.error });
+          continue;
         }
-        take(sp.end());
-        if (header === undefined) throw new Error(`xrate: CSV file "${path}" has no header row`);
-        for (let k = 0; k < batch.length && !closed; k += batchSize) yield batch.slice(k, k + batchSize);
-      } finally {
-        lastBytes = Math.max(lastBytes, ts.bytesRead());
-        ts.close();
-        open.delete(ts);
+        const f = row.fields;
+        if (f.length !== header.length) {
+          // Defensive: the splitter already reports these.
+          batch.push({ line: row.line, raw: f.join(','), error: `row has ${f.length} fields, the header has ${header.length}` });
+          continue;
+        }
+        const record: Record<string, unknown> = {};
+        for (let k = 0; k < f.length; k++) {
+          const name = header[k];
+          if (name !== undefined) record[name] = f[k];
+        }
+        batch.push(new JsonRecord(row.line, record));
       }
-    },
-    close() {
-      closed = true;
-      for (const s of open) s.close();
-    },
-  };
+    };
+    for await (const chunk of ts.chunks()) {
+      take(sp.push(chunk));
+      if (batch.length >= batchSize) {
+        const all = batch;
+        let k = 0;
+        for (; all.length - k >= batchSize; k += batchSize) {
+          yield all.slice(k, k + batchSize);
+          if (isClosed()) return;
+        }
+        batch = all.slice(k);
+      }
+    }
+    take(sp.end());
+    if (header === undefined) throw new Error(`xrate: CSV file "${path}" has no header row`);
+    for (let k = 0; k < batch.length && !isClosed(); k += batchSize) yield batch.slice(k, k + batchSize);
+  });
 }
 
 /** Validates the header row; columns named `""` or `__proto__` are ignored (`undefined`). */

@@ -14,8 +14,9 @@
  * @module
  */
 import { parseDec } from '../core/decimal.js';
+import { takerSideOf } from '../core/events.js';
 import { parseTime } from '../core/time.js';
-import type { Dec, QuoteEvent, TakerSide, TradeEvent } from '../core/types.js';
+import type { Dec, QuoteEvent, TradeEvent } from '../core/types.js';
 
 const Q = 34; // "
 const COLON = 58;
@@ -284,7 +285,7 @@ export function fastParseLine(line: string, times: TimeCache): QuoteEvent | Trad
     return { type: 'trade', time, symbolId, price: p, size: sz };
   }
   if (sk !== K_STRING) return undefined;
-  const side = takerSide(line.slice(sideS, sideE));
+  const side = takerSideOf(line.slice(sideS, sideE));
   if (!side) return undefined;
   return { type: 'trade', time, symbolId, price: p, size: sz, takerSide: side };
 }
@@ -343,17 +344,4 @@ function price(line: string, f: Int32Array, slot: number): Dec | undefined {
 function size(line: string, f: Int32Array, slot: number): Dec | undefined {
   const d = dec(line, f, slot);
   return d && (d.value > 0 || (d.value === 0 && d.text.charCodeAt(0) !== 45)) ? d : undefined;
-}
-
-function takerSide(s: string): TakerSide | undefined {
-  switch (s) {
-    case 'BUY':
-    case 'SELL':
-    case 'BUY_ESTIMATED':
-    case 'SELL_ESTIMATED':
-    case 'UNKNOWN':
-      return s;
-    default:
-      return undefined;
-  }
 }

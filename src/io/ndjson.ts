@@ -11,7 +11,7 @@
 
 import { fastParseLine, TimeCache } from './fastNdjson.js';
 import type { EventSource, ReaderOptions, SourceRecord } from './source.js';
-import { openTextStream, type TextStream } from './textStream.js';
+import { textEventSource } from './textStream.js';
 
 /** Reads one line's text into a {@link SourceRecord}, or `undefined` for a blank line. */
 export function readJsonLine(raw: string, line: number): SourceRecord | undefined {
@@ -43,78 +43,52 @@ export function readJsonLine(raw: string, line: number): SourceRecord | undefine
  */
 export function openNdjson(path: string, ro: ReaderOptions): EventSource {
   const { batchSize, startLine } = ro;
-  const open = new Set<TextStream>();
-  let lastBytes = 0;
-  let closed = false;
-  return {
-    format: 'ndjson',
-    path,
-    totalBytes: ro.totalBytes,
-    bytesRead() {
-      let n = lastBytes;
-      for (const s of open) n = Math.max(n, s.bytesRead());
-      return n;
-    },
-    async *batches() {
-      if (closed) return;
-      const ts = openTextStream(path, ro.gzip);
-      open.add(ts);
-      let rest = '';
-      let line = 0;
-      let batch: SourceRecord[] = [];
-      const times = new TimeCache();
-      // Quotes and trades of the common shape become events directly; the rest is JSON.parse'd.
-      const read = (raw: string, n: number): SourceRecord | undefined => {
-        const event = fastParseLine(raw, times);
-        return event !== undefined ? { line: n, raw, event } : readJsonLine(raw, n);
-      };
-      try {
-        for await (const chunk of ts.chunks()) {
-          const text = rest.length > 0 ? rest + chunk : chunk;
-          let start = 0;
-          let nl: number;
-          while ((nl = text.indexOf('\n', start)) !== -1) {
-            line++;
-            if (line >= startLine) {
-              let end = nl;
-              if (end > start && text.charCodeAt(end - 1) === 13) end--;
-              if (end > start) {
-                let raw = text.slice(start, end);
-                if (line === 1 && raw.charCodeAt(0) === 0xfeff) raw = raw.slice(1);
-                const r = read(raw, line);
-                if (r !== undefined) {
-                  batch.push(r);
-                  if (batch.length >= batchSize) {
-                    yield batch;
-                    batch = [];
-                    if (closed) return;
-                  }
-                }
+  return textEventSource('ndjson', path, ro, async function* (ts, isClosed) {
+    let rest = '';
+    let line = 0;
+    let batch: SourceRecord[] = [];
+    const times = new TimeCache();
+    // Quotes and trades of the common shape become events directly; the rest is JSON.parse'd.
+    const read = (raw: string, n: number): SourceRecord | undefined => {
+      const event = fastParseLine(raw, times);
+      return event !== undefined ? { line: n, raw, event } : readJsonLine(raw, n);
+    };
+    for await (const chunk of ts.chunks()) {
+      const text = rest.length > 0 ? rest + chunk : chunk;
+      let start = 0;
+      let nl: number;
+      while ((nl = text.indexOf('\n', start)) !== -1) {
+        line++;
+        if (line >= startLine) {
+          let end = nl;
+          if (end > start && text.charCodeAt(end - 1) === 13) end--;
+          if (end > start) {
+            let raw = text.slice(start, end);
+            if (line === 1 && raw.charCodeAt(0) === 0xfeff) raw = raw.slice(1);
+            const r = read(raw, line);
+            if (r !== undefined) {
+              batch.push(r);
+              if (batch.length >= batchSize) {
+                yield batch;
+                batch = [];
+                if (isClosed()) return;
               }
             }
-            start = nl + 1;
-          }
-          rest = start === 0 ? text : text.slice(start);
-        }
-        if (rest.length > 0) {
-          line++;
-          let raw = rest.charCodeAt(rest.length - 1) === 13 ? rest.slice(0, -1) : rest;
-          if (line === 1 && raw.charCodeAt(0) === 0xfeff) raw = raw.slice(1);
-          if (line >= startLine && raw.length > 0) {
-            const r = read(raw, line);
-            if (r !== undefined) batch.push(r);
           }
         }
-        if (batch.length > 0) yield batch;
-      } finally {
-        lastBytes = Math.max(lastBytes, ts.bytesRead());
-        ts.close();
-        open.delete(ts);
+        start = nl + 1;
       }
-    },
-    close() {
-      closed = true;
-      for (const s of open) s.close();
-    },
-  };
+      rest = start === 0 ? text : text.slice(start);
+    }
+    if (rest.length > 0) {
+      line++;
+      let raw = rest.charCodeAt(rest.length - 1) === 13 ? rest.slice(0, -1) : rest;
+      if (line === 1 && raw.charCodeAt(0) === 0xfeff) raw = raw.slice(1);
+      if (line >= startLine && raw.length > 0) {
+        const r = read(raw, line);
+        if (r !== undefined) batch.push(r);
+      }
+    }
+    if (batch.length > 0) yield batch;
+  });
 }

@@ -281,14 +281,18 @@ export class ReplayStore {
     );
   }
 
-  /** Stored buckets of one pair and period with start in [from, to), oldest first. */
-  buckets(base: string, quote: string, periodId: string, from: number, to: number): OhlcBucket[] {
-    const rows = this.db
-      .prepare(
-        `SELECT start, "end", time_open, time_close, open, high, low, close, count FROM ohlc
-         WHERE base = ? AND quote = ? AND period_id = ? AND start >= ? AND start < ? ORDER BY start`,
-      )
-      .all(base, quote, periodId, from, to) as {
+  private bucketStmt: Database.Statement | undefined;
+
+  /**
+   * Stored buckets of one pair and period with start in [from, to), oldest first, streamed (stop
+   * early by breaking out of the loop).
+   */
+  *iterateBuckets(base: string, quote: string, periodId: string, from: number, to: number): IterableIterator<OhlcBucket> {
+    this.bucketStmt ??= this.db.prepare(
+      `SELECT start, "end", time_open, time_close, open, high, low, close, count FROM ohlc
+       WHERE base = ? AND quote = ? AND period_id = ? AND start >= ? AND start < ? ORDER BY start`,
+    );
+    for (const r of this.bucketStmt.iterate(base, quote, periodId, from, to) as IterableIterator<{
       start: number;
       end: number;
       time_open: number;
@@ -298,18 +302,14 @@ export class ReplayStore {
       low: number;
       close: number;
       count: number;
-    }[];
-    return rows.map((r) => ({
-      start: r.start,
-      end: r.end,
-      timeOpen: r.time_open,
-      timeClose: r.time_close,
-      open: r.open,
-      high: r.high,
-      low: r.low,
-      close: r.close,
-      count: r.count,
-    }));
+    }>) {
+      yield { start: r.start, end: r.end, timeOpen: r.time_open, timeClose: r.time_close, open: r.open, high: r.high, low: r.low, close: r.close, count: r.count };
+    }
+  }
+
+  /** Stored buckets of one pair and period with start in [from, to), oldest first. */
+  buckets(base: string, quote: string, periodId: string, from: number, to: number): OhlcBucket[] {
+    return [...this.iterateBuckets(base, quote, periodId, from, to)];
   }
 
   /** Rejects, oldest first. */

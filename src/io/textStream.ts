@@ -9,6 +9,7 @@ import { createReadStream, type ReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { createGunzip } from 'node:zlib';
+import type { EventSource, ReaderOptions, SourceFormat, SourceRecord } from './source.js';
 
 /** Read-ahead of the file stream. Large chunks keep the per-chunk overhead low. */
 const FILE_CHUNK = 1 << 20;
@@ -60,5 +61,48 @@ export function openTextStream(path: string, gzip: boolean): TextStream {
     },
     bytesRead: () => file.bytesRead,
     close,
+  };
+}
+
+/**
+ * The {@link EventSource} of a text log (NDJSON, CSV): each `batches()` call opens the file
+ * anew and hands its text stream to `read`; the source tracks the bytes read across calls and
+ * `close()` stops every open stream (`isClosed` lets `read` stop between batches).
+ */
+export function textEventSource(
+  format: SourceFormat,
+  path: string,
+  ro: ReaderOptions,
+  read: (ts: TextStream, isClosed: () => boolean) => AsyncGenerator<SourceRecord[]>,
+): EventSource {
+  const open = new Set<TextStream>();
+  let lastBytes = 0;
+  let closed = false;
+  const isClosed = (): boolean => closed;
+  return {
+    format,
+    path,
+    totalBytes: ro.totalBytes,
+    bytesRead() {
+      let n = lastBytes;
+      for (const s of open) n = Math.max(n, s.bytesRead());
+      return n;
+    },
+    async *batches() {
+      if (closed) return;
+      const ts = openTextStream(path, ro.gzip);
+      open.add(ts);
+      try {
+        yield* read(ts, isClosed);
+      } finally {
+        lastBytes = Math.max(lastBytes, ts.bytesRead());
+        ts.close();
+        open.delete(ts);
+      }
+    },
+    close() {
+      closed = true;
+      for (const s of open) s.close();
+    },
   };
 }

@@ -226,23 +226,6 @@ export class PairTable {
   }
 }
 
-/** Rows of ohlc as stored. */
-interface BucketRow {
-  start: number;
-  end: number;
-  time_open: number;
-  time_close: number;
-  open: number;
-  high: number;
-  low: number;
-  close: number;
-  count: number;
-}
-
-function toBucket(r: BucketRow): OhlcBucket {
-  return { start: r.start, end: r.end, timeOpen: r.time_open, timeClose: r.time_close, open: r.open, high: r.high, low: r.low, close: r.close, count: r.count };
-}
-
 /** Buckets of rate(quote, base) from those of rate(base, quote): 1/x is decreasing, so high and low swap. */
 function invertBucket(b: OhlcBucket): OhlcBucket {
   return { ...b, open: 1 / b.open, high: 1 / b.low, low: 1 / b.high, close: 1 / b.close };
@@ -369,7 +352,6 @@ export class DatabaseRateProvider implements RateProvider {
   private readonly maxTables: number;
   private readonly lastRow: Database.Statement;
   private readonly hasPeriod: Database.Statement;
-  private readonly bucketRows: Database.Statement;
   private finalEngine: Engine | undefined;
   private extrapolated: Engine | undefined;
   private extrapolatedSource: EngineSource | undefined;
@@ -400,10 +382,6 @@ export class DatabaseRateProvider implements RateProvider {
        WHERE base = ? AND quote = ? AND tick <= ? ORDER BY tick DESC LIMIT 1`,
     );
     this.hasPeriod = this.db.prepare(`SELECT 1 FROM ohlc WHERE base = ? AND quote = ? AND period_id = ? LIMIT 1`);
-    this.bucketRows = this.db.prepare(
-      `SELECT start, "end", time_open, time_close, open, high, low, close, count FROM ohlc
-       WHERE base = ? AND quote = ? AND period_id = ? AND start >= ? AND start < ? ORDER BY start`,
-    );
     // Distinct pairs by a loose index scan of rates(base, quote, tick): one seek per pair.
     const distinct = this.db.prepare(
       `WITH RECURSIVE p(base, quote) AS (
@@ -612,9 +590,9 @@ export class DatabaseRateProvider implements RateProvider {
     };
     const open = this.openBucket(src);
     let stopped = false;
-    for (const row of this.bucketRows.iterate(src.base, src.quote, src.period.period_id, first, lastEnd) as IterableIterator<BucketRow>) {
+    for (const row of this.store.iterateBuckets(src.base, src.quote, src.period.period_id, first, lastEnd)) {
       if (open && row.start >= open.start) break; // the engine's open bucket replaces what was flushed
-      if (!take(toBucket(row))) {
+      if (!take(row)) {
         stopped = true;
         break;
       }
