@@ -17,6 +17,7 @@ export * from './core/quoteFilter.js';
 export * from './core/midpoint.js';
 export * from './core/staleness.js';
 export * from './core/eligibility.js';
+export * from './core/ranking.js';
 export * from './core/volumeWindow.js';
 export * from './core/outliers.js';
 export * from './core/pairRate.js';

@@ -25,6 +25,7 @@ import { computePairRateInto, PairScratch } from './pairRate.js';
 import { EXCHANGE_RATE_PERIODS, getPeriod, type PeriodRecord } from './periods.js';
 import type { MarketProvenance, PairExplanation, RateExplanation } from './provenance.js';
 import { spreadAccepted, spreadOf } from './quoteFilter.js';
+import { topRank, usesRank } from './ranking.js';
 import { isFresh } from './staleness.js';
 import { parseSymbolId } from './symbols.js';
 import { formatTime, US_PER_SECOND } from './time.js';
@@ -716,7 +717,6 @@ export class Engine {
     s.ensure(list.length);
     const cfg = this.config;
     let n = 0;
-    let maxRank = -Infinity;
     this.candidateDeadline = Infinity;
     for (let i = 0; i < list.length; i++) {
       const m = list[i];
@@ -740,16 +740,16 @@ export class Engine {
         if (collect) collect.excluded.push({ ...this.marketProv(m, T), reason, detail });
         continue;
       }
-      const r = this.exRank[x];
-      if (r > maxRank) maxRank = r;
+      s.rank[n] = this.exRank[x];
       s.market[n++] = m;
     }
     // Rule 9: only the highest rank among the fresh eligible markets.
+    const maxRank = topRank(s.rank, n);
     let k = 0;
     for (let j = 0; j < n; j++) {
       const m = s.market[j];
-      if (this.exRank[this.mExchange[m]] !== maxRank) {
-        if (collect) collect.excluded.push({ ...this.marketProv(m, T), reason: 'rank', detail: `rank ${this.exRank[this.mExchange[m]]} < ${maxRank}` });
+      if (!usesRank(s.rank[j], maxRank)) {
+        if (collect) collect.excluded.push({ ...this.marketProv(m, T), reason: 'rank', detail: `rank ${s.rank[j]} < ${maxRank}` });
         continue;
       }
       // First tick at which this candidate is stale: T > t_quote + staleAfter.

@@ -24,6 +24,8 @@ export class PairScratch {
   v = new Float64Array(0);
   w = new Float64Array(0);
   t = new Float64Array(0);
+  /** Exchange rank of each candidate (rule 9). */
+  rank = new Float64Array(0);
   keep = new Uint8Array(0);
   idx = new Int32Array(0);
   /** Set by {@link computePairRate}: the q = 0 fall-back is in force, every weight is V. */
@@ -48,6 +50,7 @@ export class PairScratch {
     this.v = new Float64Array(cap);
     this.w = new Float64Array(cap);
     this.t = new Float64Array(cap);
+    this.rank = new Float64Array(cap);
     this.keep = new Uint8Array(cap);
     this.idx = new Int32Array(cap);
   }
