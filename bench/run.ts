@@ -9,6 +9,7 @@
  *
  * Run with `node --expose-gc` (the npm script does) so memory/L can collect garbage first.
  */
+import { spawnSync } from 'node:child_process';
 import { cpus, tmpdir } from 'node:os';
 import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
@@ -17,7 +18,7 @@ import { Bench } from 'tinybench';
 import { createEngine, type Engine } from '../src/core/engine.js';
 import { replay } from '../src/replay/replay.js';
 import { writeLog } from '../scripts/gen-log.js';
-import { SIZES, Universe, type SizeName } from './universe.js';
+import { Universe, type SizeName } from './universe.js';
 
 export interface BenchResult {
   name: string;
@@ -136,32 +137,17 @@ async function replayBench(format: 'ndjson' | 'csv' | 'sqlite', dir: string): Pr
   };
 }
 
-/** Engine memory after a 24-hour warm-up at size L (heap + array buffers it holds). */
+/**
+ * Engine memory after a 24-hour warm-up at size L (heap + array buffers it holds), measured in a
+ * fresh process (bench/memory.ts) so that nothing left by the other suites is counted or freed
+ * in between.
+ */
 async function memoryBench(): Promise<BenchResult> {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  if (!gc) throw new Error('memory/L needs node --expose-gc (use npm run bench)');
-  const u = new Universe('L', 42);
-  gc();
-  const before = process.memoryUsage();
-  const engine = createEngine();
-  for (const ev of u.warmup(START)) engine.apply(ev);
-  for (const p of (engine.advanceTo(START + S), engine.pairs().slice(0, TRACKED))) engine.track(p.base, p.quote, STORED_PERIODS);
-  const markets = SIZES.L.markets;
-  const day = 86_400;
-  // 24 hours: every market trades about six times (once per 4-hour bucket) and ~100 quotes a
-  // second arrive; in the last 5 minutes every market quotes, so the state is fully populated.
-  for (let sec = 2; sec <= day; sec++) {
-    const T = START + sec * S;
-    const qs = sec > day - 300 ? Math.ceil(markets / 300) : 100;
-    for (const q of u.secondOfQuotes(T, qs / markets)) engine.apply(q);
-    for (const t of u.secondOfTrades(T, 3)) engine.apply(t);
-    engine.advanceTo(T);
-  }
-  gc();
-  const after = process.memoryUsage();
-  const mb = (after.heapUsed + after.arrayBuffers - before.heapUsed - before.arrayBuffers) / (1024 * 1024);
-  void engine.rate('BTC', 'USD'); // keep the engine alive through the measurement
-  return { name: 'memory/L', unit: 'MB', median: mb, p99: mb, samples: 1, ticks: engine.getStats().ticks };
+  const script = join(dirname(fileURLToPath(import.meta.url)), 'memory.ts');
+  const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', script], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  if (r.status !== 0) throw new Error(`memory/L failed: ${r.stderr}`);
+  const m = JSON.parse(r.stdout.trim().split('\n').pop()!) as { mb: number; ticks: number };
+  return { name: 'memory/L', unit: 'MB', median: m.mb, p99: m.mb, samples: 1, ticks: m.ticks };
 }
 
 async function httpBench(): Promise<BenchResult[]> {
