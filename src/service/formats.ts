@@ -3,8 +3,8 @@
  * by `Accept`, with every `csv_*` option of the interface.
  *
  * - JSON: the interface's shapes, field order of the schemas, numbers as JSON numbers.
- * - MessagePack (`application/x-msgpack`): the same maps as JSON (plain maps, no msgpackr
- *   records extension), times as the same strings, rates as float64. Chosen only when
+ * - MessagePack (`application/x-msgpack`): the same maps as JSON (plain maps, no
+ *   extension types), times as the same strings, rates as float64. Chosen only when
  *   `application/x-msgpack` is the only acceptable type in `Accept`, or the first with a q
  *   strictly higher than every other; never over an explicit `output_format`.
  * - XML: no shape is published, so elements are named after the schema (`ExchangeRate`,
@@ -23,7 +23,7 @@
  * @module
  */
 import { XMLBuilder } from 'fast-xml-parser';
-import { Packr } from 'msgpackr';
+import { encode } from '@msgpack/msgpack';
 import { parseTime } from '../core/time.js';
 import { badParam } from './errors.js';
 import { Query, shown } from './params.js';
@@ -469,11 +469,10 @@ export function toXml(kind: PayloadKind, value: unknown): string {
 
 // ------------------------------------------------------------------ MessagePack
 
-const packr = new Packr({ useRecords: false, mapsAsObjects: true });
-
-/** MessagePack bytes of a payload (plain maps, the JSON shapes). */
+/** MessagePack bytes of a payload (plain maps, the JSON shapes; non-integer numbers as float64). */
 export function toMsgpack(value: unknown): Buffer {
-  return packr.pack(value);
+  const bytes = encode(value, { ignoreUndefined: true });
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 /** Serializes `value` in `format`: the body and its Content-Type. */

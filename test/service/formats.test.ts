@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { gunzipSync, inflateSync } from 'node:zlib';
 import { XMLParser } from 'fast-xml-parser';
-import { unpack } from 'msgpackr';
+import { decode as unpack } from '@msgpack/msgpack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTime } from '../../src/core/time.js';
 import { formatTimeCustom, prefersMsgpack } from '../../src/service/formats.js';

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { unpack } from 'msgpackr';
+import { decode as unpack } from '@msgpack/msgpack';
 import { replay } from '../../src/replay/replay.js';
 import { KeyStore, type CreateKeyOptions } from '../../src/service/keys.js';
 import { DatabaseRateProvider, type RateProvider } from '../../src/service/provider.js';
