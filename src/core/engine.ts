@@ -252,6 +252,8 @@ export class Engine {
   private pUsed = new Int32Array(0);
   private pVolume = new Float64Array(0);
   private pFresh = new Uint8Array(0);
+  /** A pair changed at this tick and is to be reported (pass 2 of a tick). */
+  private pChanged = new Uint8Array(0);
   /** A pair must be recomputed at the next tick (an input changed). */
   private pDirty = new Uint8Array(0);
   /** First tick at which time alone can change the pair (a candidate goes stale, or the carried rate expires). */
@@ -392,6 +394,7 @@ export class Engine {
     this.pVolume = growF64(this.pVolume, n);
     this.pFresh = growU8(this.pFresh, n);
     this.pDirty = growU8(this.pDirty, n);
+    this.pChanged = growU8(this.pChanged, n);
     this.pNextCheck = growF64(this.pNextCheck, n, Infinity);
     this.pDirty[id] = 1;
     this.pairOrder = undefined;
@@ -589,9 +592,10 @@ export class Engine {
     const all = this.allDirty || this.forceEmit;
     this.allDirty = false;
     const S = US_PER_SECOND;
-    const order = (this.pairOrder ??= this.sortedPairs());
-    for (let i = 0; i < order.length; i++) {
-      const pr = order[i];
+    // Pass 1, in pair-id order (markets first seen together sit together in memory): recompute.
+    const report = onPairRate !== undefined || this.autoTrackPeriods !== undefined;
+    let changed = 0;
+    for (let pr = 0; pr < this.pairCount; pr++) {
       if (!all && this.pDirty[pr] === 0 && this.pNextCheck[pr] > T) continue;
       this.pDirty[pr] = 0;
       const oldRate = this.pRate[pr];
@@ -627,11 +631,8 @@ export class Engine {
       this.pNextCheck[pr] = next;
       const newRate = this.pRate[pr];
       if (Number.isNaN(oldRate) !== Number.isNaN(newRate)) topologyChanged = true;
-      if (this.autoTrackPeriods && !Number.isNaN(newRate) && !this.trackedKeys.has(this.pairKey(pr))) {
-        this.track(this.assets.names[this.pBase[pr]], this.assets.names[this.pQuote[pr]], this.autoTrackPeriods);
-      }
       if (
-        onPairRate &&
+        report &&
         !(
           !(this.forceEmit && !Number.isNaN(newRate)) &&
           Object.is(oldRate, newRate) &&
@@ -642,13 +643,30 @@ export class Engine {
           oldVolume === this.pVolume[pr]
         )
       ) {
-        const nan = Number.isNaN(newRate);
-        onPairRate({
+        this.pChanged[pr] = 1;
+        changed++;
+      }
+    }
+    // Pass 2, in (base, quote) order: start tracking new pairs and report changes, so the output
+    // does not depend on which market was seen first.
+    if (changed > 0) {
+      const order = (this.pairOrder ??= this.sortedPairs());
+      for (let i = 0; i < order.length && changed > 0; i++) {
+        const pr = order[i];
+        if (this.pChanged[pr] === 0) continue;
+        this.pChanged[pr] = 0;
+        changed--;
+        const rate = this.pRate[pr];
+        const nan = Number.isNaN(rate);
+        if (this.autoTrackPeriods && !nan && !this.trackedKeys.has(this.pairKey(pr))) {
+          this.track(this.assets.names[this.pBase[pr]], this.assets.names[this.pQuote[pr]], this.autoTrackPeriods);
+        }
+        onPairRate?.({
           tick: T,
           pair: pr,
           base: this.assets.names[this.pBase[pr]],
           quote: this.assets.names[this.pQuote[pr]],
-          rate: nan ? null : newRate,
+          rate: nan ? null : rate,
           time: nan ? null : this.pTime[pr],
           rank: nan ? null : this.pRank[pr],
           used: this.pUsed[pr],

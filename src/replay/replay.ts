@@ -186,132 +186,131 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
     // if the input turns out unreadable, the database keeps the last complete run's outputs.
     let pendingClear = !!store && !cp;
     try {
+      const window = opts.reorderWindowUs !== undefined && opts.reorderWindowUs > 0
+        ? st.window
+          ? ReorderWindow.fromJSON(opts.reorderWindowUs, st.window)
+          : new ReorderWindow(opts.reorderWindowUs)
+        : undefined;
 
-    const window = opts.reorderWindowUs !== undefined && opts.reorderWindowUs > 0
-      ? st.window
-        ? ReorderWindow.fromJSON(opts.reorderWindowUs, st.window)
-        : new ReorderWindow(opts.reorderWindowUs)
-      : undefined;
+      const enableOutput = (): void => {
+        if (st.outputOn) return;
+        if (opts.from !== undefined) engine.advanceTo(opts.from - 1);
+        st.outputOn = true;
+        engine.emitAllAtNextTick();
+        if (trackSpecs) for (const [b, q] of trackSpecs) engine.track(b, q, periods);
+        else engine.trackDirectPairs(periods);
+      };
+      if (!cp && opts.from === undefined) enableOutput();
 
-    const enableOutput = (): void => {
-      if (st.outputOn) return;
-      if (opts.from !== undefined) engine.advanceTo(opts.from - 1);
-      st.outputOn = true;
-      engine.emitAllAtNextTick();
-      if (trackSpecs) for (const [b, q] of trackSpecs) engine.track(b, q, periods);
-      else engine.trackDirectPairs(periods);
-    };
-    if (!cp && opts.from === undefined) enableOutput();
+      const recordReject = (r: Reject, input: number, line: number, raw: string): void => {
+        writers?.reject(input, opts.inputs[input], line, r.reason, r.message, raw, batch);
+      };
 
-    const recordReject = (r: Reject, input: number, line: number, raw: string): void => {
-      writers?.reject(input, opts.inputs[input], line, r.reason, r.message, raw, batch);
-    };
-
-    // `raw` is read only for a reject: CSV and SQLite records make it on demand.
-    const applyOne = (event: XrateEvent, input: number, rec: { line: number; raw: string }): boolean => {
-      const t = event.time;
-      if (opts.to !== undefined && t > opts.to) {
-        engine.advanceTo(opts.to);
-        st.stopped = true;
-        return false;
-      }
-      if (!st.outputOn && opts.from !== undefined && t >= opts.from) enableOutput();
-      const r = engine.apply(event);
-      if (r) recordReject(r, input, rec.line, rec.raw);
-      return true;
-    };
-
-    const startInput = cp ? cp.input : 0;
-    let lastProgress = 0;
-    const progressEvery = opts.progressEveryMs ?? 200;
-    for (let i = startInput; i < opts.inputs.length && !st.stopped; i++) {
-      const src = openSource(opts.inputs[i], { format: opts.format, batchSize: opts.batchSize, startLine: cp && i === cp.input ? cp.line + 1 : 1 });
-      try {
-        for await (const records of src.batches()) {
-          batch++;
-          let lastLine = 0;
-          store?.db.prepare('BEGIN').run();
-          try {
-            if (pendingClear) store!.clearOutputs();
-            for (const rec of records) {
-              lastLine = rec.line;
-              st.eventsRead++;
-              let ev = rec.event;
-              if (ev === undefined) {
-                if (rec.error !== undefined || rec.record === undefined) {
-                  recordReject(engine.countReject({ kind: 'reject', reason: 'bad_json', message: rec.error ?? 'unreadable record' }), i, rec.line, rec.raw);
-                  continue;
-                }
-                const parsed = parseEvent(rec.record);
-                if (isReject(parsed)) {
-                  recordReject(engine.countReject(parsed), i, rec.line, rec.raw);
-                  continue;
-                }
-                ev = parsed;
-              }
-              if (st.lastEventTime === null || ev.time > st.lastEventTime) st.lastEventTime = ev.time;
-              if (window) {
-                window.push({ event: ev, input: i, line: rec.line, raw: rec.raw, seq: st.seq++ });
-                for (const q of window.releasable()) if (!applyOne(q.event, q.input, q)) break;
-              } else applyOne(ev, i, rec);
-              if (st.stopped) break;
-            }
-            const lt = engine.lastTickTime;
-            if (store && opts.snapshotEveryUs !== undefined && lt !== undefined && !st.stopped) {
-              if (st.lastSnapTick === null || lt - st.lastSnapTick >= opts.snapshotEveryUs) {
-                st.lastSnapTick = lt;
-                st.window = window ? window.toJSON() : null;
-                store.saveSnapshot(runId!, { input: i, line: lastLine, batch, final: false, engine: engine.snapshot(), driver: st }, new Date(now()).toISOString());
-              }
-            }
-            store?.db.prepare('COMMIT').run();
-            pendingClear = false;
-          } catch (e) {
-            if (store?.db.inTransaction) store.db.prepare('ROLLBACK').run();
-            throw e;
-          }
-          if (opts.onProgress) {
-            const t = now();
-            if (t - lastProgress >= progressEvery) {
-              lastProgress = t;
-              opts.onProgress({
-                input: i,
-                inputs: opts.inputs.length,
-                path: opts.inputs[i],
-                bytesRead: src.bytesRead(),
-                totalBytes: src.totalBytes,
-                eventsRead: st.eventsRead,
-                eventTime: st.lastEventTime ?? undefined,
-                elapsedMs: t - started,
-              });
-            }
-          }
-          if (st.stopped) break;
+      // `raw` is read only for a reject: CSV and SQLite records make it on demand.
+      const applyOne = (event: XrateEvent, input: number, rec: { line: number; raw: string }): boolean => {
+        const t = event.time;
+        if (opts.to !== undefined && t > opts.to) {
+          engine.advanceTo(opts.to);
+          st.stopped = true;
+          return false;
         }
-      } finally {
-        src.close();
-      }
-    }
+        if (!st.outputOn && opts.from !== undefined && t >= opts.from) enableOutput();
+        const r = engine.apply(event);
+        if (r) recordReject(r, input, rec.line, rec.raw);
+        return true;
+      };
 
-    // End of input: drain the window, finish the ticks, flush OHLC, store the final state.
-    batch++;
-    const finish = (): void => {
-      if (pendingClear) store!.clearOutputs();
-      if (window && !st.stopped) for (const q of window.drain()) if (!applyOne(q.event, q.input, q)) break;
-      if (!st.outputOn && opts.from !== undefined) enableOutput();
-      if (!st.stopped && st.lastEventTime !== null) {
-        const end = Math.ceil(st.lastEventTime / US_PER_SECOND) * US_PER_SECOND;
-        if (opts.to !== undefined) engine.advanceTo(Math.min(opts.to, opts.tailUs !== undefined ? end + opts.tailUs : Infinity));
-        else engine.advanceTo(end);
+      const startInput = cp ? cp.input : 0;
+      let lastProgress = 0;
+      const progressEvery = opts.progressEveryMs ?? 200;
+      for (let i = startInput; i < opts.inputs.length && !st.stopped; i++) {
+        const src = openSource(opts.inputs[i], { format: opts.format, batchSize: opts.batchSize, startLine: cp && i === cp.input ? cp.line + 1 : 1 });
+        try {
+          for await (const records of src.batches()) {
+            batch++;
+            let lastLine = 0;
+            store?.db.prepare('BEGIN').run();
+            try {
+              if (pendingClear) store!.clearOutputs();
+              for (const rec of records) {
+                lastLine = rec.line;
+                st.eventsRead++;
+                let ev = rec.event;
+                if (ev === undefined) {
+                  if (rec.error !== undefined || rec.record === undefined) {
+                    recordReject(engine.countReject({ kind: 'reject', reason: 'bad_json', message: rec.error ?? 'unreadable record' }), i, rec.line, rec.raw);
+                    continue;
+                  }
+                  const parsed = parseEvent(rec.record);
+                  if (isReject(parsed)) {
+                    recordReject(engine.countReject(parsed), i, rec.line, rec.raw);
+                    continue;
+                  }
+                  ev = parsed;
+                }
+                if (st.lastEventTime === null || ev.time > st.lastEventTime) st.lastEventTime = ev.time;
+                if (window) {
+                  window.push({ event: ev, input: i, line: rec.line, raw: rec.raw, seq: st.seq++ });
+                  for (const q of window.releasable()) if (!applyOne(q.event, q.input, q)) break;
+                } else applyOne(ev, i, rec);
+                if (st.stopped) break;
+              }
+              const lt = engine.lastTickTime;
+              if (store && opts.snapshotEveryUs !== undefined && lt !== undefined && !st.stopped) {
+                if (st.lastSnapTick === null || lt - st.lastSnapTick >= opts.snapshotEveryUs) {
+                  st.lastSnapTick = lt;
+                  st.window = window ? window.toJSON() : null;
+                  store.saveSnapshot(runId!, { input: i, line: lastLine, batch, final: false, engine: engine.snapshot(), driver: st }, new Date(now()).toISOString());
+                }
+              }
+              store?.db.prepare('COMMIT').run();
+              pendingClear = false;
+            } catch (e) {
+              if (store?.db.inTransaction) store.db.prepare('ROLLBACK').run();
+              throw e;
+            }
+            if (opts.onProgress) {
+              const t = now();
+              if (t - lastProgress >= progressEvery) {
+                lastProgress = t;
+                opts.onProgress({
+                  input: i,
+                  inputs: opts.inputs.length,
+                  path: opts.inputs[i],
+                  bytesRead: src.bytesRead(),
+                  totalBytes: src.totalBytes,
+                  eventsRead: st.eventsRead,
+                  eventTime: st.lastEventTime ?? undefined,
+                  elapsedMs: t - started,
+                });
+              }
+            }
+            if (st.stopped) break;
+          }
+        } finally {
+          src.close();
+        }
       }
-      engine.flush();
-      if (store) {
-        st.window = null;
-        store.saveSnapshot(runId!, { input: opts.inputs.length, line: 0, batch, final: true, engine: engine.snapshot(), driver: st }, new Date(now()).toISOString());
-      }
-    };
-    if (store) store.transaction(finish);
-    else finish();
+
+      // End of input: drain the window, finish the ticks, flush OHLC, store the final state.
+      batch++;
+      const finish = (): void => {
+        if (pendingClear) store!.clearOutputs();
+        if (window && !st.stopped) for (const q of window.drain()) if (!applyOne(q.event, q.input, q)) break;
+        if (!st.outputOn && opts.from !== undefined) enableOutput();
+        if (!st.stopped && st.lastEventTime !== null) {
+          const end = Math.ceil(st.lastEventTime / US_PER_SECOND) * US_PER_SECOND;
+          if (opts.to !== undefined) engine.advanceTo(Math.min(opts.to, opts.tailUs !== undefined ? end + opts.tailUs : Infinity));
+          else engine.advanceTo(end);
+        }
+        engine.flush();
+        if (store) {
+          st.window = null;
+          store.saveSnapshot(runId!, { input: opts.inputs.length, line: 0, batch, final: true, engine: engine.snapshot(), driver: st }, new Date(now()).toISOString());
+        }
+      };
+      if (store) store.transaction(finish);
+      else finish();
     } catch (e) {
       if (store && runId !== undefined) store.failRun(runId, (e as Error).message.replace(/^xrate: /, ''), new Date(now()).toISOString());
       throw e;
