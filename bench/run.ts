@@ -11,7 +11,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { cpus, tmpdir } from 'node:os';
-import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Bench } from 'tinybench';
@@ -197,7 +197,18 @@ async function main(): Promise<void> {
   };
   const outDir = join(dirname(fileURLToPath(import.meta.url)), 'results');
   mkdirSync(outDir, { recursive: true });
-  writeFileSync(join(outDir, 'latest.json'), JSON.stringify({ header, results }, null, 2) + '\n');
+  const file = join(outDir, 'latest.json');
+  for (const r of results) r.date = header.date;
+  // A filtered run replaces only its own entries; the others keep the date they were measured on.
+  let all = results;
+  if (filter && existsSync(file)) {
+    const prev = JSON.parse(readFileSync(file, 'utf8')) as { results: BenchResult[] };
+    const fresh = new Set(results.map((r) => r.name));
+    all = [...prev.results.filter((r) => !fresh.has(r.name)), ...results];
+    const order = suites.map(([n]) => n);
+    all.sort((a, b) => order.findIndex((n) => a.name.startsWith(n)) - order.findIndex((n) => b.name.startsWith(n)));
+  }
+  writeFileSync(file, JSON.stringify({ header, results: all }, null, 2) + '\n');
   console.log(`wrote bench/results/latest.json`);
   if (process.env.XRATE_BENCH_KEEP_LOGS !== '1' && !filter) rmSync(dir, { recursive: true, force: true });
 }

@@ -631,18 +631,14 @@ export class Engine {
       this.pNextCheck[pr] = next;
       const newRate = this.pRate[pr];
       if (Number.isNaN(oldRate) !== Number.isNaN(newRate)) topologyChanged = true;
-      if (
-        report &&
-        !(
-          !(this.forceEmit && !Number.isNaN(newRate)) &&
-          Object.is(oldRate, newRate) &&
-          Object.is(oldTime, this.pTime[pr]) &&
-          Object.is(oldRank, this.pRank[pr]) &&
-          oldUsed === this.pUsed[pr] &&
-          oldFresh === this.pFresh[pr] &&
-          oldVolume === this.pVolume[pr]
-        )
-      ) {
+      const edgeSame =
+        Object.is(oldRate, newRate) &&
+        Object.is(oldTime, this.pTime[pr]) &&
+        Object.is(oldRank, this.pRank[pr]) &&
+        oldUsed === this.pUsed[pr] &&
+        oldFresh === this.pFresh[pr];
+      if (!edgeSame) this.graph.notePairChanged(pr);
+      if (report && !(!(this.forceEmit && !Number.isNaN(newRate)) && edgeSame && oldVolume === this.pVolume[pr])) {
         this.pChanged[pr] = 1;
         changed++;
       }

@@ -105,6 +105,11 @@ export class RateGraph {
   private slotRate = new Float64Array(0);
   private slotTime = new Float64Array(0);
   private slotFresh = new Uint8Array(0);
+  /** CSR slot of edge e in the adjacency of edgeU[e] (slotOfU) and of edgeV[e] (slotOfV). */
+  private slotOfU = new Int32Array(0);
+  private slotOfV = new Int32Array(0);
+  /** Edge serving each pair id (-1: none). */
+  private pairEdge = new Int32Array(0);
   /** (u * assetCount + v) -> edge, for both orders. */
   private direct = new Map<number, number>();
   // all-targets scratch
@@ -203,6 +208,23 @@ export class RateGraph {
     this.offsets = offsets;
     this.nbr = nbr;
     this.adjEdge = adjEdge;
+    // Where each edge sits in its two adjacency lists, and which edge serves each pair.
+    this.slotOfU = new Int32Array(E);
+    this.slotOfV = new Int32Array(E);
+    for (let a = 0; a < assetCount; a++) {
+      for (let k = offsets[a]; k < offsets[a + 1]; k++) {
+        const e = adjEdge[k];
+        if (us[e] === a) this.slotOfU[e] = k;
+        else this.slotOfV[e] = k;
+      }
+    }
+    this.pairEdge = new Int32Array(view.count).fill(-1);
+    for (let e = 0; e < E; e++) {
+      if (uv[e] >= 0) this.pairEdge[uv[e]] = e;
+      if (vu[e] >= 0) this.pairEdge[vu[e]] = e;
+    }
+    this.fullRefresh = true;
+    this.pendingClear();
     this.edgeRank = new Float64Array(E);
     this.edgeChoice = new Int32Array(E);
     this.edgeRateUV = new Float64Array(E);
@@ -247,41 +269,87 @@ export class RateGraph {
   private refreshEdges(view: PairView, tickStamp: number): void {
     if (this.stamp === tickStamp && tickStamp >= 0) return;
     this.stamp = tickStamp;
-    const levels = new Set<number>();
+    if (this.fullRefresh) {
+      this.fullRefresh = false;
+      this.pendingClear();
+      for (let e = 0; e < this.edgeCount; e++) this.updateEdge(e, view);
+      this.recomputeLevels();
+      return;
+    }
+    // Only the edges of pairs that changed since the last refresh (see notePairChanged).
+    let ranksMoved = false;
+    for (const pr of this.pending) {
+      const e = pr < this.pairEdge.length ? this.pairEdge[pr] : -1;
+      if (e >= 0 && this.updateEdge(e, view)) ranksMoved = true;
+    }
+    this.pendingClear();
+    if (ranksMoved) this.recomputeLevels();
+  }
+
+  /**
+   * Tells the graph that a pair's rate, time, rank, markets used or freshness changed; the next
+   * query re-derives that pair's edge only. (The engine calls it; a topology change resyncs all.)
+   */
+  notePairChanged(pr: number): void {
+    if (this.fullRefresh) return;
+    if (pr >= this.pendingFlag.length) {
+      const f = new Uint8Array(Math.max(pr + 1, this.pendingFlag.length * 2, 64));
+      f.set(this.pendingFlag);
+      this.pendingFlag = f;
+    }
+    if (this.pendingFlag[pr]) return;
+    this.pendingFlag[pr] = 1;
+    this.pending.push(pr);
+  }
+
+  private pending: number[] = [];
+  private pendingFlag = new Uint8Array(0);
+  private fullRefresh = true;
+
+  private pendingClear(): void {
+    for (const pr of this.pending) this.pendingFlag[pr] = 0;
+    this.pending.length = 0;
+  }
+
+  /** Chooses edge e's pair for the current data and writes its two CSR slots; true when its rank changed. */
+  private updateEdge(e: number, view: PairView): boolean {
     const order = this.nameOrderCache;
-    for (let e = 0; e < this.edgeCount; e++) {
-      const a = this.pairUV[e];
-      const b = this.pairVU[e];
-      const aOk = a >= 0 && !Number.isNaN(view.rate[a]);
-      const bOk = b >= 0 && !Number.isNaN(view.rate[b]);
-      let c: number;
-      if (aOk && bOk) {
-        if (view.rank[a] !== view.rank[b]) c = view.rank[a] > view.rank[b] ? a : b;
-        else if (view.used[a] !== view.used[b]) c = view.used[a] > view.used[b] ? a : b;
-        else c = order[view.base[a]] < order[view.base[b]] ? a : b;
-      } else c = aOk ? a : bOk ? b : -1;
-      this.edgeChoice[e] = c;
-      this.edgeRank[e] = c >= 0 ? view.rank[c] : -Infinity;
-      if (c >= 0) {
-        levels.add(view.rank[c]);
-        const r = view.rate[c];
-        const forward = view.base[c] === this.edgeU[e];
-        this.edgeRateUV[e] = forward ? r : 1 / r;
-        this.edgeRateVU[e] = forward ? 1 / r : r;
-        this.edgeTime[e] = view.time[c];
-        this.edgeFresh[e] = view.fresh[c];
-      }
+    const a = this.pairUV[e];
+    const b = this.pairVU[e];
+    const aOk = a >= 0 && !Number.isNaN(view.rate[a]);
+    const bOk = b >= 0 && !Number.isNaN(view.rate[b]);
+    let c: number;
+    if (aOk && bOk) {
+      if (view.rank[a] !== view.rank[b]) c = view.rank[a] > view.rank[b] ? a : b;
+      else if (view.used[a] !== view.used[b]) c = view.used[a] > view.used[b] ? a : b;
+      else c = order[view.base[a]] < order[view.base[b]] ? a : b;
+    } else c = aOk ? a : bOk ? b : -1;
+    const oldRank = this.edgeRank[e];
+    this.edgeChoice[e] = c;
+    this.edgeRank[e] = c >= 0 ? view.rank[c] : -Infinity;
+    if (c >= 0) {
+      const r = view.rate[c];
+      const forward = view.base[c] === this.edgeU[e];
+      this.edgeRateUV[e] = forward ? r : 1 / r;
+      this.edgeRateVU[e] = forward ? 1 / r : r;
+      this.edgeTime[e] = view.time[c];
+      this.edgeFresh[e] = view.fresh[c];
     }
+    const ku = this.slotOfU[e];
+    const kv = this.slotOfV[e];
+    this.slotRank[ku] = this.slotRank[kv] = this.edgeRank[e];
+    this.slotRate[ku] = this.edgeRateUV[e];
+    this.slotRate[kv] = this.edgeRateVU[e];
+    this.slotTime[ku] = this.slotTime[kv] = this.edgeTime[e];
+    this.slotFresh[ku] = this.slotFresh[kv] = this.edgeFresh[e];
+    return oldRank !== this.edgeRank[e];
+  }
+
+  /** The distinct edge ranks, highest first (the levels of the max-min rank search). */
+  private recomputeLevels(): void {
+    const levels = new Set<number>();
+    for (let e = 0; e < this.edgeCount; e++) if (this.edgeChoice[e] >= 0) levels.add(this.edgeRank[e]);
     this.levels = [...levels].sort((x, y) => y - x);
-    for (let u = 0; u < this.assetCount; u++) {
-      for (let k = this.offsets[u], end = this.offsets[u + 1]; k < end; k++) {
-        const e = this.adjEdge[k];
-        this.slotRank[k] = this.edgeRank[e];
-        this.slotRate[k] = this.edgeU[e] === u ? this.edgeRateUV[e] : this.edgeRateVU[e];
-        this.slotTime[k] = this.edgeTime[e];
-        this.slotFresh[k] = this.edgeFresh[e];
-      }
-    }
   }
 
   /** BFS from `src` over edges of rank >= threshold, neighbours in id order; fills dist and parent (CSR slot). */
