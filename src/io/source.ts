@@ -24,7 +24,7 @@ export { JsonRecord } from './record.js';
 /**
  * One line (NDJSON), row (CSV) or table row (SQLite) of an event log, not yet parsed as an event.
  *
- * Exactly one of `record` and `error` is set.
+ * Exactly one of `record`, `event` and `error` is set.
  */
 export interface SourceRecord {
   /**
