@@ -676,8 +676,8 @@ export class Engine {
     this.lastTick = T;
     this.tickCounter++;
     this.stats.ticks++;
-    this.graph.sync(this.view(), this.assets.size, this.topologyVersion);
     const view = this.view();
+    this.graph.sync(view, this.assets.size, this.topologyVersion);
     for (const t of this.tracked) {
       if (t.b < 0) t.b = this.assets.get(t.track.base) ?? -1;
       if (t.q < 0) t.q = this.assets.get(t.track.quote) ?? -1;
