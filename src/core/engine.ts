@@ -252,6 +252,8 @@ export class Engine {
   private pUsed = new Int32Array(0);
   private pVolume = new Float64Array(0);
   private pFresh = new Uint8Array(0);
+  /** The pair is known to be tracked (auto-tracking checks this instead of its name). */
+  private pTracked = new Uint8Array(0);
   /** A pair changed at this tick and is to be reported (pass 2 of a tick). */
   private pChanged = new Uint8Array(0);
   /** A pair must be recomputed at the next tick (an input changed). */
@@ -395,6 +397,7 @@ export class Engine {
     this.pFresh = growU8(this.pFresh, n);
     this.pDirty = growU8(this.pDirty, n);
     this.pChanged = growU8(this.pChanged, n);
+    this.pTracked = growU8(this.pTracked, n);
     this.pNextCheck = growF64(this.pNextCheck, n, Infinity);
     this.pDirty[id] = 1;
     this.pairOrder = undefined;
@@ -654,8 +657,10 @@ export class Engine {
         changed--;
         const rate = this.pRate[pr];
         const nan = Number.isNaN(rate);
-        if (this.autoTrackPeriods && !nan && !this.trackedKeys.has(this.pairKey(pr))) {
+        if (this.autoTrackPeriods && !nan && this.pTracked[pr] === 0) {
+          // track() returns the existing track when the pair was tracked by name before.
           this.track(this.assets.names[this.pBase[pr]], this.assets.names[this.pQuote[pr]], this.autoTrackPeriods);
+          this.pTracked[pr] = 1;
         }
         onPairRate?.({
           tick: T,
