@@ -34,7 +34,8 @@ CREATE TABLE IF NOT EXISTS runs (
   rejects_by_reason TEXT, quotes_discarded INTEGER,
   ticks INTEGER, first_tick INTEGER, last_tick INTEGER,
   pairs_with_rate INTEGER, rate_changes INTEGER, buckets INTEGER,
-  duration_ms REAL, resumed INTEGER NOT NULL DEFAULT 0
+  duration_ms REAL, resumed INTEGER NOT NULL DEFAULT 0,
+  stopped INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS rates (
   tick INTEGER NOT NULL, base TEXT NOT NULL, quote TEXT NOT NULL,
@@ -60,6 +61,14 @@ CREATE TABLE IF NOT EXISTS snapshots (
   final INTEGER NOT NULL, state BLOB NOT NULL, created_at TEXT NOT NULL
 );
 `;
+
+/** Columns added after the first schema: added in place to a database written before. */
+function migrate(db: Database.Database): void {
+  const has = (table: string, col: string): boolean =>
+    (db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).some((c) => c.name === col);
+  if (!has('runs', 'stopped')) db.exec('ALTER TABLE runs ADD COLUMN stopped INTEGER NOT NULL DEFAULT 0');
+  if (!has('rates', 'volume')) db.exec('ALTER TABLE rates ADD COLUMN volume REAL NOT NULL DEFAULT 0');
+}
 
 /** Where a replay stood when a snapshot was taken, and what it carried besides the engine. */
 export interface ReplayCheckpoint {
@@ -98,6 +107,8 @@ export interface RunRow {
   buckets: number | null;
   duration_ms: number | null;
   resumed: number;
+  /** 1 when the replay stopped at its --to before the end of its input. */
+  stopped: number;
 }
 
 /** A row of `rates`: the state of one pair from `tick` on. */
@@ -142,6 +153,7 @@ export class ReplayStore {
         db.pragma('journal_mode = WAL');
         db.pragma('synchronous = NORMAL');
         db.exec(SCHEMA);
+        migrate(db);
         db.prepare(`INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)`).run(String(SCHEMA_VERSION));
       } else {
         const t = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'runs'`).get();
@@ -196,7 +208,8 @@ export class ReplayStore {
         `UPDATE runs SET finished_at = @finished_at, status = @status, events_read = @events_read,
          events_accepted = @events_accepted, events_rejected = @events_rejected, rejects_by_reason = @rejects_by_reason,
          quotes_discarded = @quotes_discarded, ticks = @ticks, first_tick = @first_tick, last_tick = @last_tick,
-         pairs_with_rate = @pairs_with_rate, rate_changes = @rate_changes, buckets = @buckets, duration_ms = @duration_ms
+         pairs_with_rate = @pairs_with_rate, rate_changes = @rate_changes, buckets = @buckets, duration_ms = @duration_ms,
+         stopped = @stopped
          WHERE id = @id`,
       )
       .run({ ...fields, id });

@@ -64,9 +64,7 @@ function coverage(store: ReplayStore): { cfg: ResolvedConfig; first: number | nu
   const run = store.latestCompleteRun();
   if (!run) throw new Error(`xrate: database "${store.path}" holds no complete replay run`);
   const options = JSON.parse(run.options) as { from?: number };
-  const cp = store.latestSnapshot();
-  const stopped = !!(cp?.driver as { stopped?: boolean } | undefined)?.stopped;
-  return { cfg: resolveConfig(JSON.parse(run.config) as Partial<EngineConfig>), first: run.first_tick, last: run.last_tick, from: options.from, stopped };
+  return { cfg: resolveConfig(JSON.parse(run.config) as Partial<EngineConfig>), first: run.first_tick, last: run.last_tick, from: options.from, stopped: run.stopped === 1 };
 }
 
 /** Refuses a time the database cannot answer the way the log would. */

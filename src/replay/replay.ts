@@ -332,6 +332,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
       rate_changes: summary.rateChanges,
       buckets: summary.buckets,
       duration_ms: summary.durationMs,
+      stopped: st.stopped ? 1 : 0,
     });
     return summary;
   } finally {

@@ -258,6 +258,7 @@ export function startFollow(opts: FollowOptions): Follower {
       rate_changes: rateChanges,
       buckets,
       duration_ms: now() - started,
+      stopped: 1, // the log may go on past what was read
     });
   };
   provider.onClose(stop);

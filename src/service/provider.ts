@@ -326,6 +326,8 @@ export interface RunInfo {
   options: string;
   first_tick: number | null;
   last_tick: number | null;
+  /** 1 when the replay stopped at its --to before the end of its input (absent: 0). */
+  stopped?: number;
 }
 
 /**
@@ -367,14 +369,13 @@ export class DatabaseRateProvider implements RateProvider {
     this.db = store.db;
     const run =
       opts.run ??
-      (this.db.prepare(`SELECT config, options, first_tick, last_tick FROM runs WHERE status = 'complete' ORDER BY id DESC LIMIT 1`).get() as RunInfo | undefined);
+      (this.db.prepare(`SELECT * FROM runs WHERE status = 'complete' ORDER BY id DESC LIMIT 1`).get() as RunInfo | undefined);
     if (!run) throw new Error(`xrate: database "${store.path}" holds no complete replay run (run "xrate replay LOG --db ${store.path}" or "npm start" first)`);
     this.config = resolveConfig(JSON.parse(run.config) as Partial<EngineConfig>);
     this.firstTick = run.first_tick ?? undefined;
     this.lastTick = run.last_tick ?? undefined;
     this.outputFrom = (JSON.parse(run.options) as { from?: number }).from;
-    const cp = store.latestSnapshot();
-    this.stoppedEarly = !!(cp?.driver as { stopped?: boolean } | undefined)?.stopped;
+    this.stoppedEarly = run.stopped === 1;
     this.maxTables = opts.cacheTables ?? 256;
     const cols = (this.db.prepare(`PRAGMA table_info(rates)`).all() as { name: string }[]).map((c) => c.name);
     this.lastRow = this.db.prepare(
