@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeLog, type GenOptions } from '../../scripts/gen-log.js';
+import type { ExchangeRatesTimeseriesItem } from '../../src/core/ohlc.js';
+import type { RateRow as StoreRateRow } from '../../src/io/store.js';
 import { cli, cliJson, DEMO, dumpTables, query, TIME7, us, writeSmallLogs, type Tables } from './helpers.js';
 
 interface RateAnswer {
@@ -18,16 +20,8 @@ interface RateAnswer {
   rate: number | null;
   time: string | null;
 }
-interface Item {
-  time_period_start: string;
-  time_period_end: string;
-  time_open: string;
-  time_close: string;
-  rate_open: number;
-  rate_high: number;
-  rate_low: number;
-  rate_close: number;
-}
+/** History items as the CLI prints them. */
+type Item = ExchangeRatesTimeseriesItem;
 interface Summary {
   eventsRead: number;
   eventsAccepted: number;
@@ -38,16 +32,8 @@ interface Summary {
   rateChanges: number;
   buckets: number;
 }
-interface RateRow {
-  tick: number;
-  base: string;
-  quote: string;
-  rate: number | null;
-  time: number | null;
-  rank: number | null;
-  used: number;
-  fresh: number;
-}
+/** Rows of the rates table as the tests select them (RATE_COLS: without volume). */
+type RateRow = Omit<StoreRateRow, 'volume'>;
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-e2e-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
