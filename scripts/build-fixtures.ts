@@ -2,16 +2,18 @@
  * Rebuilds everything in `fixtures/` and recomputes `fixtures/metadata.json`.
  *
  * ```
- * npx tsx scripts/build-fixtures.ts [--shared /work/shared/data] [--out fixtures]
+ * npx tsx scripts/build-fixtures.ts --data DIR [--out fixtures]
  * ```
  *
  * - `binance-btcusdt-2021-01-08.ndjson`: the 2,452 real Binance BTC/USDT spot quotes and trades of
- *   nautilus_trader's test data (LGPL-3.0; data set #5 of the shared PROVENANCE.md), mapped to
+ *   nautilus_trader's test data (LGPL-3.0), mapped to
  *   xrate's event format and preceded by one `exchange` and one `symbol` event.
  * - `demo/demo.ndjson.gz`: a generated 3-hour log (scripts/gen-log.ts, fixed seed) for the README
  *   quick start; it crosses the 04:00 UTC eligibility refresh.
  *
- * Only licence-compatible data may be copied here (PROVENANCE.md: MPL-2.0, LGPL-3.0, XFree86).
+ * `--data DIR` is the folder that holds `nautilus_binance_spot_btcusdt_2021-01-08/events.ndjson`
+ * (nautilus_trader's parquet test files dumped to one JSON object per line). Only
+ * licence-compatible data may be copied here (MPL-2.0, LGPL-3.0, XFree86 and the like).
  *
  * @module
  */
@@ -68,9 +70,9 @@ function clean(x: unknown, d: number, what: string): number {
   return r;
 }
 
-/** Maps the shared Binance events to xrate lines. */
-export function buildBinance(sharedDir: string): { text: string; events: number; first: string; last: string; counts: Record<string, number> } {
-  const src = readFileSync(join(sharedDir, NAUTILUS.dir, 'events.ndjson'), 'utf8');
+/** Maps the dumped Binance events under `dataDir` to xrate lines. */
+export function buildBinance(dataDir: string): { text: string; events: number; first: string; last: string; counts: Record<string, number> } {
+  const src = readFileSync(join(dataDir, NAUTILUS.dir, 'events.ndjson'), 'utf8');
   const inLines = src.split('\n').filter((l) => l.trim().length > 0);
   const out: string[] = [];
   const counts: Record<string, number> = { exchange: 0, symbol: 0, quote: 0, trade: 0 };
@@ -159,13 +161,13 @@ function countTypes(text: string): { counts: Record<string, number>; first: stri
 }
 
 /** Builds all fixtures into `outDir` and writes `metadata.json`; returns the metadata. */
-export async function buildFixtures(sharedDir: string, outDir: string): Promise<unknown> {
+export async function buildFixtures(dataDir: string, outDir: string): Promise<unknown> {
   mkdirSync(join(outDir, 'demo'), { recursive: true });
   const rel = (p: string): string => relative(ROOT, p).split('\\').join('/');
   const files: unknown[] = [];
 
   // 1. Real Binance spot data (nautilus_trader, LGPL-3.0).
-  const bin = buildBinance(sharedDir);
+  const bin = buildBinance(dataDir);
   const binPath = join(outDir, 'binance-btcusdt-2021-01-08.ndjson');
   writeFileSync(binPath, bin.text);
   files.push({
@@ -177,7 +179,7 @@ export async function buildFixtures(sharedDir: string, outDir: string): Promise<
       repository: NAUTILUS.repository,
       commit: NAUTILUS.commit,
       paths: NAUTILUS.paths,
-      via: `shared data set #5, ${NAUTILUS.dir}/events.ndjson (the parquet files dumped to JSON by the collector's parquet_to_jsonl.mjs)`,
+      via: `${NAUTILUS.dir}/events.ndjson (the parquet files dumped to one JSON object per line)`,
     },
     licence: 'LGPL-3.0',
     attribution: 'nautilus_trader, Nautech Systems Pty Ltd (https://github.com/nautechsystems/nautilus_trader); market data by Binance',
@@ -227,23 +229,26 @@ export async function buildFixtures(sharedDir: string, outDir: string): Promise<
 
   const meta = {
     about:
-      'Fixtures of xrate. Rebuild with `npx tsx scripts/build-fixtures.ts`; test/unit/scripts/fixtures.test.ts checks the sha256 sums. Only licence-compatible data is copied here (see /work/shared/data/PROVENANCE.md of the data collection).',
+      'Fixtures of xrate. Rebuild with `npx tsx scripts/build-fixtures.ts --data DIR`; test/unit/scripts/fixtures.test.ts checks the sha256 sums. Only licence-compatible data is copied here (see fixtures/README.md).',
     files,
   };
   writeFileSync(join(outDir, 'metadata.json'), JSON.stringify(meta, null, 2) + '\n');
   return meta;
 }
 
+const USAGE = 'usage: npx tsx scripts/build-fixtures.ts --data DIR [--out DIR]';
+
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
-  let shared = '/work/shared/data';
+  let data: string | undefined;
   let out = join(ROOT, 'fixtures');
   for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === '--shared') shared = argv[++i];
+    if (argv[i] === '--data') data = argv[++i];
     else if (argv[i] === '--out') out = resolve(argv[++i]);
-    else throw new Error(`usage: npx tsx scripts/build-fixtures.ts [--shared DIR] [--out DIR]`);
+    else throw new Error(USAGE);
   }
-  const meta = (await buildFixtures(shared, out)) as { files: { path: string; bytes: number; events: number }[] };
+  if (data === undefined) throw new Error(USAGE);
+  const meta = (await buildFixtures(data, out)) as { files: { path: string; bytes: number; events: number }[] };
   for (const f of meta.files) process.stderr.write(`build-fixtures: ${f.path}: ${f.bytes} bytes, ${f.events} events\n`);
 }
 
