@@ -185,6 +185,26 @@ export class ReplayStore {
     if (this.db.open) this.db.close();
   }
 
+  /** Whether the database is still open. */
+  get isOpen(): boolean {
+    return this.db.open;
+  }
+
+  /** Starts the transaction of one input batch. */
+  begin(): void {
+    this.db.prepare('BEGIN').run();
+  }
+
+  /** Commits the open transaction. */
+  commit(): void {
+    this.db.prepare('COMMIT').run();
+  }
+
+  /** Rolls back the open transaction, if there is one. */
+  rollback(): void {
+    if (this.db.inTransaction) this.db.prepare('ROLLBACK').run();
+  }
+
   /** Deletes the outputs of earlier runs (a new replay replaces them). */
   clearOutputs(): void {
     this.db.exec('DELETE FROM rates; DELETE FROM ohlc; DELETE FROM rejects; DELETE FROM snapshots;');

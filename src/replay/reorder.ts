@@ -1,11 +1,12 @@
 /**
  * A bounded reorder window for logs whose events arrive slightly out of time order.
  *
- * Without it the engine rejects an event at or before its last tick as `late` (METHODOLOGY
- * section 1). With `--reorder-window S`, events are held in a min-heap keyed by (time, arrival)
- * and released once the newest time seen is more than S seconds past them, so anything up to S
- * seconds late is put back in order (ties keep log order). Events later than the window are still
- * rejected by the engine as `late`. Memory is bounded by the events of one window.
+ * Without it the engine rejects an event at or before its last tick as `late` (docs/methodology.md
+ * section 2; reject reasons in section 1.4). With `--reorder-window S`, events are held in a
+ * min-heap keyed by (time, arrival) and released once the newest time seen is more than S
+ * seconds past them, so anything up to S seconds late is put back in order (ties keep log
+ * order). Events later than the window are still rejected by the engine as `late`. Memory is
+ * bounded by the events of one window.
  *
  * @module
  */

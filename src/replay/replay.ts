@@ -17,16 +17,14 @@
  *
  * @module
  */
-import { createEngine, restoreEngine, type Engine, type EngineListener, type PairRateChange, type TrackedPair } from '../core/engine.js';
+import { createEngine, restoreEngine, type Engine, type EngineListener } from '../core/engine.js';
 import type { EngineConfig } from '../core/config.js';
-import { parseEvent } from '../core/events.js';
-import type { OhlcBucket } from '../core/ohlc.js';
-import type { PeriodRecord } from '../core/periods.js';
 import { US_PER_SECOND } from '../core/time.js';
-import { isReject, type Reject, type RejectReason, type XrateEvent } from '../core/types.js';
+import type { RejectReason, XrateEvent } from '../core/types.js';
 import { RateFileWriter } from '../io/rateFile.js';
 import { openSource, type SourceFormat } from '../io/source.js';
 import { ReplayStore } from '../io/store.js';
+import { Ingest, type IngestState } from './ingest.js';
 import { ReorderWindow } from './reorder.js';
 
 /** OHLC periods stored by default for each tracked pair; any other period rolls up from these. */
@@ -108,11 +106,11 @@ export interface ReplaySummary {
   engine: Engine;
 }
 
-interface DriverState {
-  outputOn: boolean;
-  eventsRead: number;
-  rateChanges: number;
-  buckets: number;
+/**
+ * What the replay driver carries between batches, stored as is in each snapshot (so the key order
+ * of the new-run literal in {@link replay} is part of the stored bytes).
+ */
+interface DriverState extends IngestState {
   lastEventTime: number | null;
   lastSnapTick: number | null;
   seq: number;
@@ -149,42 +147,28 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
   const store = opts.db ? ReplayStore.open(opts.db) : undefined;
   const rateFile = opts.out ? new RateFileWriter(opts.out) : undefined;
   try {
-    const writers = store?.writers();
     const cp = opts.resume ? store!.latestSnapshot() : undefined;
     if (opts.resume && !cp) throw new Error(`xrate: nothing to resume: "${opts.db}" has no snapshot (run with --snapshot-every first)`);
-    let batch = cp ? cp.batch : 0;
     const st: DriverState = cp
       ? (cp.driver as DriverState)
       : { outputOn: false, eventsRead: 0, rateChanges: 0, buckets: 0, lastEventTime: null, lastSnapTick: null, seq: 0, window: null, stopped: false };
+    const ingest = new Ingest({
+      inputs: opts.inputs,
+      state: st,
+      store,
+      rateFile,
+      listener: opts.listener,
+      batch: cp ? cp.batch : 0,
+      // A new replay replaces the previous outputs, but only in the transaction of its first batch:
+      // if the input turns out unreadable, the database keeps the last complete run's outputs.
+      clearWithFirstBatch: !cp,
+      engine: (listener) => (cp ? restoreEngine(cp.engine, listener) : createEngine(opts.config ?? {}, listener)),
+    });
+    const engine = ingest.engine;
+    if (cp && cp.final) return summarize(ingest, st, opts.inputs, started, now(), true, true);
 
-    const userListener = opts.listener ?? {};
-    const listener: EngineListener = {
-      onTick: userListener.onTick,
-      onPairRate(c: PairRateChange) {
-        if (!st.outputOn) return;
-        st.rateChanges++;
-        writers?.rate(c, batch);
-        rateFile?.write(c);
-        userListener.onPairRate?.(c);
-      },
-      onBucket(track: TrackedPair, period: PeriodRecord, b: OhlcBucket) {
-        if (!st.outputOn) return;
-        st.buckets++;
-        writers?.bucket(track.base, track.quote, period.period_id, b, batch);
-        userListener.onBucket?.(track, period, b);
-      },
-    };
-
-    if (cp && cp.final) {
-      const engine = restoreEngine(cp.engine, listener);
-      return summarize(engine, st, opts.inputs, started, now(), true, true);
-    }
-    const engine = cp ? restoreEngine(cp.engine, listener) : createEngine(opts.config ?? {}, listener);
-    const runId = store?.beginRun(opts.inputs, engine.snapshot().config, { ...opts, listener: undefined, onProgress: undefined, now: undefined }, new Date(started).toISOString(), !!cp);
+    const runId = ingest.beginRun({ ...opts, listener: undefined, onProgress: undefined, now: undefined }, started, !!cp);
     if (store && cp) store.truncateAfter(cp.batch);
-    // A new replay replaces the previous outputs, but only in the transaction of its first batch:
-    // if the input turns out unreadable, the database keeps the last complete run's outputs.
-    let pendingClear = !!store && !cp;
     try {
       const window = opts.reorderWindowUs !== undefined && opts.reorderWindowUs > 0
         ? st.window
@@ -202,11 +186,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
       };
       if (!cp && opts.from === undefined) enableOutput();
 
-      const recordReject = (r: Reject, input: number, line: number, raw: string): void => {
-        writers?.reject(input, opts.inputs[input], line, r.reason, r.message, raw, batch);
-      };
-
-      // `raw` is read only for a reject: CSV and SQLite records make it on demand.
+      // Applies an event released in time order, unless it is past `to` (which ends the replay).
       const applyOne = (event: XrateEvent, input: number, rec: { line: number; raw: string }): boolean => {
         const t = event.time;
         if (opts.to !== undefined && t > opts.to) {
@@ -215,8 +195,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
           return false;
         }
         if (!st.outputOn && opts.from !== undefined && t >= opts.from) enableOutput();
-        const r = engine.apply(event);
-        if (r) recordReject(r, input, rec.line, rec.raw);
+        ingest.applyEvent(event, input, rec);
         return true;
       };
 
@@ -227,27 +206,12 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
         const src = openSource(opts.inputs[i], { format: opts.format, batchSize: opts.batchSize, startLine: cp && i === cp.input ? cp.line + 1 : 1 });
         try {
           for await (const records of src.batches()) {
-            batch++;
-            let lastLine = 0;
-            store?.db.prepare('BEGIN').run();
-            try {
-              if (pendingClear) store!.clearOutputs();
+            ingest.inBatch(() => {
+              let lastLine = 0;
               for (const rec of records) {
                 lastLine = rec.line;
-                st.eventsRead++;
-                let ev = rec.event;
-                if (ev === undefined) {
-                  if (rec.error !== undefined || rec.record === undefined) {
-                    recordReject(engine.countReject({ kind: 'reject', reason: 'bad_json', message: rec.error ?? 'unreadable record' }), i, rec.line, rec.raw);
-                    continue;
-                  }
-                  const parsed = parseEvent(rec.record);
-                  if (isReject(parsed)) {
-                    recordReject(engine.countReject(parsed), i, rec.line, rec.raw);
-                    continue;
-                  }
-                  ev = parsed;
-                }
+                const ev = ingest.parseRecord(rec, i);
+                if (ev === undefined) continue;
                 if (st.lastEventTime === null || ev.time > st.lastEventTime) st.lastEventTime = ev.time;
                 if (window) {
                   window.push({ event: ev, input: i, line: rec.line, raw: rec.raw, seq: st.seq++ });
@@ -260,15 +224,10 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
                 if (st.lastSnapTick === null || lt - st.lastSnapTick >= opts.snapshotEveryUs) {
                   st.lastSnapTick = lt;
                   st.window = window ? window.toJSON() : null;
-                  store.saveSnapshot(runId!, { input: i, line: lastLine, batch, final: false, engine: engine.snapshot(), driver: st }, new Date(now()).toISOString());
+                  ingest.saveSnapshot({ input: i, line: lastLine, final: false, driver: st }, now());
                 }
               }
-              store?.db.prepare('COMMIT').run();
-              pendingClear = false;
-            } catch (e) {
-              if (store?.db.inTransaction) store.db.prepare('ROLLBACK').run();
-              throw e;
-            }
+            });
             if (opts.onProgress) {
               const t = now();
               if (t - lastProgress >= progressEvery) {
@@ -293,9 +252,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
       }
 
       // End of input: drain the window, finish the ticks, flush OHLC, store the final state.
-      batch++;
-      const finish = (): void => {
-        if (pendingClear) store!.clearOutputs();
+      ingest.inBatch(() => {
         if (window && !st.stopped) for (const q of window.drain()) if (!applyOne(q.event, q.input, q)) break;
         if (!st.outputOn && opts.from !== undefined) enableOutput();
         if (!st.stopped && st.lastEventTime !== null) {
@@ -306,34 +263,16 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
         engine.flush();
         if (store) {
           st.window = null;
-          store.saveSnapshot(runId!, { input: opts.inputs.length, line: 0, batch, final: true, engine: engine.snapshot(), driver: st }, new Date(now()).toISOString());
+          ingest.saveSnapshot({ input: opts.inputs.length, line: 0, final: true, driver: st }, now());
         }
-      };
-      if (store) store.transaction(finish);
-      else finish();
+      });
     } catch (e) {
       if (store && runId !== undefined) store.failRun(runId, (e as Error).message.replace(/^xrate: /, ''), new Date(now()).toISOString());
       throw e;
     }
 
-    const summary = summarize(engine, st, opts.inputs, started, now(), !!cp, false);
-    store?.finishRun(runId!, {
-      finished_at: new Date(now()).toISOString(),
-      status: 'complete',
-      events_read: summary.eventsRead,
-      events_accepted: summary.eventsAccepted,
-      events_rejected: summary.eventsRejected,
-      rejects_by_reason: JSON.stringify(summary.rejectsByReason),
-      quotes_discarded: summary.quotesDiscarded,
-      ticks: summary.ticks,
-      first_tick: summary.firstTick ?? null,
-      last_tick: summary.lastTick ?? null,
-      pairs_with_rate: summary.pairsWithRate,
-      rate_changes: summary.rateChanges,
-      buckets: summary.buckets,
-      duration_ms: summary.durationMs,
-      stopped: st.stopped ? 1 : 0,
-    });
+    const summary = summarize(ingest, st, opts.inputs, started, now(), !!cp, false);
+    ingest.finishRun(summary, { finishedAt: now(), durationMs: summary.durationMs, stopped: st.stopped });
     return summary;
   } finally {
     if (rateFile) await rateFile.close();
@@ -341,29 +280,16 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
   }
 }
 
-function summarize(engine: Engine, st: DriverState, inputs: string[], started: number, ended: number, resumed: boolean, alreadyComplete: boolean): ReplaySummary {
-  const s = engine.getStats();
-  const accepted = s.events.exchange + s.events.symbol + s.events.quote + s.events.trade;
-  const rejected = Object.values(s.rejects).reduce((a, b) => a + (b ?? 0), 0);
+function summarize(ingest: Ingest, st: DriverState, inputs: string[], started: number, ended: number, resumed: boolean, alreadyComplete: boolean): ReplaySummary {
   const durationMs = ended - started;
   return {
     inputs,
-    eventsRead: st.eventsRead,
-    eventsAccepted: accepted,
-    eventsRejected: rejected,
-    rejectsByReason: s.rejects,
-    quotesDiscarded: s.quotesDiscarded,
-    ticks: s.ticks,
-    firstTick: engine.firstTickTime,
-    lastTick: engine.lastTickTime,
-    pairsWithRate: engine.pairs().length,
-    rateChanges: st.rateChanges,
-    buckets: st.buckets,
+    ...ingest.totals(),
     durationMs,
     eventsPerSecond: durationMs > 0 ? (st.eventsRead / durationMs) * 1000 : 0,
     resumed,
     peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
     alreadyComplete,
-    engine,
+    engine: ingest.engine,
   };
 }

@@ -26,6 +26,6 @@ export { startReplay, startFollow, type FollowOptions, type Follower, type Repla
 export { KeyStore, RIGHTS, JWT_ALGORITHMS, DEFAULT_LIMIT, DEFAULT_CONCURRENCY, hashKey, generateKey, parseRights, parseJwtKey, type ApiKey, type Right, type KeyListing } from './keys.js';
 export { Limiter, WINDOW_SECONDS } from './limits.js';
 export { Authenticator, stripPathKey } from './auth.js';
-export { negotiate, render, prefersMsgpack, formatTimeCustom, csvOptions, CONTENT_TYPES, type OutputFormat, type CsvOptions, type PayloadKind } from './formats.js';
+export { negotiate, render, prefersMsgpack, formatTimeCustom, csvOptions, CONTENT_TYPES, type OutputFormat, type CsvOptions, type PayloadKind } from './format/index.js';
 export { ServiceError, NO_DATA, NO_DATA_TEXT } from './errors.js';
-export { startService, serveCommand, keysCommand, DEFAULT_DB, type ServeOptions, type RunningService } from './cli.js';
+export { startService, DEFAULT_DB, type ServeOptions, type RunningService, type ServiceIo } from './start.js';

@@ -6,10 +6,10 @@
  * - {@link startFollow} (`serve --replay LOG --follow`): reads a plain NDJSON log from the start,
  *   keeps reading what is appended (a line counts once its newline is written), and ticks on the
  *   wall clock every second (`engine.advanceTo(now - lag)`) so rates go stale and expire in real
- *   time. Rate changes, OHLC buckets and rejects are written to the database as `xrate replay`
- *   writes them (same tables, one transaction per read batch); when the feed stops, the run is
- *   closed with its counters and a snapshot of the engine, so the database can later be served
- *   on its own.
+ *   time. Records go through the ingest path of `xrate replay` ({@link Ingest}): rate changes,
+ *   OHLC buckets and rejects land in the same tables, one transaction per read batch; when the
+ *   feed stops, the run is closed with its counters and a snapshot of the engine, so the database
+ *   can later be served on its own. This module keeps only the tailing and the wall-clock ticks.
  *
  * Wall-clock ticks are skipped while the log's event time is more than `maxCatchUpMs` behind the
  * clock (an old log being caught up): ticks then follow event time only, as in a replay.
@@ -19,13 +19,12 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import type { EngineConfig } from '../core/config.js';
-import { createEngine, type Engine, type EngineListener } from '../core/engine.js';
-import { parseEvent } from '../core/events.js';
+import { createEngine, type Engine } from '../core/engine.js';
 import { US_PER_SECOND } from '../core/time.js';
-import { isReject, type Reject } from '../core/types.js';
 import { readJsonLine } from '../io/ndjson.js';
 import { detectFormat } from '../io/source.js';
 import { ReplayStore } from '../io/store.js';
+import { Ingest } from '../replay/ingest.js';
 import { DEFAULT_STORED_PERIODS, replay } from '../replay/replay.js';
 import { LiveRateProvider } from './provider.js';
 
@@ -106,25 +105,17 @@ export function startFollow(opts: FollowOptions): Follower {
   }
 
   const store = ReplayStore.open(opts.db);
-  const writers = store.writers();
-  let batch = 0;
   let provider: LiveRateProvider | undefined;
-  let rateChanges = 0;
-  let buckets = 0;
-  const listener: EngineListener = {
-    onPairRate(c) {
-      rateChanges++;
-      writers.rate(c, batch);
-      provider?.notePair(c.base, c.quote);
-    },
-    onBucket(track, period, b) {
-      buckets++;
-      writers.bucket(track.base, track.quote, period.period_id, b, batch);
-    },
-  };
-  const engine = createEngine(opts.config ?? {}, listener);
+  const ingest = new Ingest({
+    inputs: [opts.log],
+    state: { outputOn: true, eventsRead: 0, rateChanges: 0, buckets: 0 },
+    store,
+    listener: { onPairRate: (c) => provider?.notePair(c.base, c.quote) },
+    engine: (listener) => createEngine(opts.config ?? {}, listener),
+  });
+  const engine = ingest.engine;
   const started = now();
-  const runId = store.beginRun([opts.log], engine.snapshot().config, { follow: true, db: opts.db }, new Date(started).toISOString(), false);
+  ingest.beginRun({ follow: true, db: opts.db }, started, false);
   store.clearOutputs();
   engine.emitAllAtNextTick();
   engine.trackDirectPairs(DEFAULT_STORED_PERIODS);
@@ -137,30 +128,14 @@ export function startFollow(opts: FollowOptions): Follower {
   let offset = 0;
   let rest = '';
   let line = 0;
-  let eventsRead = 0;
   let warnedClock = false;
   let warnedShrink = false;
 
-  const record = (r: Reject, raw: string): void => {
-    writers.reject(0, opts.log, line, r.reason, r.message, raw, batch);
-  };
   const applyLine = (text: string): void => {
     line++;
     const raw = text.endsWith('\r') ? text.slice(0, -1) : text;
     const rec = readJsonLine(line === 1 && raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw, line);
-    if (rec === undefined) return;
-    eventsRead++;
-    if (rec.error !== undefined || rec.record === undefined) {
-      record(engine.countReject({ kind: 'reject', reason: 'bad_json', message: rec.error ?? 'unreadable record' }), rec.raw);
-      return;
-    }
-    const ev = parseEvent(rec.record);
-    if (isReject(ev)) {
-      record(engine.countReject(ev), rec.raw);
-      return;
-    }
-    const r = engine.apply(ev);
-    if (r) record(r, rec.raw);
+    if (rec !== undefined) ingest.ingestRecord(rec, 0);
   };
 
   const readAppended = (): void => {
@@ -181,8 +156,7 @@ export function startFollow(opts: FollowOptions): Follower {
         continue;
       }
       rest = text.slice(lastNl + 1);
-      batch++;
-      store.transaction(() => {
+      ingest.inBatch(() => {
         let start = 0;
         while (start <= lastNl) {
           const nl = text.indexOf('\n', start);
@@ -205,13 +179,12 @@ export function startFollow(opts: FollowOptions): Follower {
       return;
     }
     if (engine.lastTickTime !== undefined && target < engine.lastTickTime + US_PER_SECOND) return;
-    batch++;
-    store.transaction(() => engine.advanceTo(target));
+    ingest.inBatch(() => engine.advanceTo(target));
   };
 
   let polling = false;
   const poll = (): void => {
-    if (polling || !store.db.open) return;
+    if (polling || !store.isOpen) return;
     polling = true;
     try {
       readAppended();
@@ -235,31 +208,12 @@ export function startFollow(opts: FollowOptions): Follower {
     } catch {
       // already closed
     }
-    if (!store.db.open) return;
-    batch++;
-    store.transaction(() => engine.flush());
+    if (!store.isOpen) return;
+    ingest.inBatch(() => engine.flush());
     // `stopped`: the log may go on past what was read, so later times are not covered.
-    store.saveSnapshot(runId, { input: 0, line, batch, final: false, engine: engine.snapshot(), driver: { follow: true, offset, stopped: true } }, new Date(now()).toISOString());
-    const s = engine.getStats();
-    const accepted = s.events.exchange + s.events.symbol + s.events.quote + s.events.trade;
-    const rejected = Object.values(s.rejects).reduce((a, b) => a + (b ?? 0), 0);
-    store.finishRun(runId, {
-      finished_at: new Date(now()).toISOString(),
-      status: 'complete',
-      events_read: eventsRead,
-      events_accepted: accepted,
-      events_rejected: rejected,
-      rejects_by_reason: JSON.stringify(s.rejects),
-      quotes_discarded: s.quotesDiscarded,
-      ticks: s.ticks,
-      first_tick: engine.firstTickTime ?? null,
-      last_tick: engine.lastTickTime ?? null,
-      pairs_with_rate: engine.pairs().length,
-      rate_changes: rateChanges,
-      buckets,
-      duration_ms: now() - started,
-      stopped: 1, // the log may go on past what was read
-    });
+    ingest.saveSnapshot({ input: 0, line, final: false, driver: { follow: true, offset, stopped: true } }, now());
+    const finishedAt = now();
+    ingest.finishRun(ingest.totals(), { finishedAt, durationMs: now() - started, stopped: true });
   };
   provider.onClose(stop);
   return { provider, engine, poll, lines: () => line, stop };

@@ -15,7 +15,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { EXCHANGE_RATE_PERIODS } from '../core/periods.js';
 import { HISTORY_MAX_LIMIT } from '../replay/query.js';
 import { badParam, missingParam } from './errors.js';
-import { CONTENT_TYPES, negotiate, render, type OutputFormat, type PayloadKind } from './formats.js';
+import { CONTENT_TYPES, negotiate, render, type OutputFormat, type PayloadKind } from './format/index.js';
 import type { Limiter } from './limits.js';
 import { Query, shown, splitList } from './params.js';
 import { exchangeRatePeriod, type RateProvider } from './provider.js';

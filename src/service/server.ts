@@ -18,7 +18,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, ty
 import type { Socket } from 'node:net';
 import { Authenticator, stripPathKey, type RawRequest } from './auth.js';
 import { errorBody, forbidden, NO_DATA, notFound, ServiceError } from './errors.js';
-import { CONTENT_TYPES } from './formats.js';
+import { CONTENT_TYPES } from './format/index.js';
 import type { ApiKey, KeyStore } from './keys.js';
 import { Limiter } from './limits.js';
 import type { RateProvider } from './provider.js';

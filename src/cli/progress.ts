@@ -5,7 +5,7 @@
  * @module
  */
 import { formatTime } from '../core/time.js';
-import type { ReplayProgress, ReplaySummary } from './replay.js';
+import type { ReplayProgress, ReplaySummary } from '../replay/replay.js';
 
 function fmtInt(n: number): string {
   return Math.round(n).toLocaleString('en-US');

@@ -1,0 +1,177 @@
+/**
+ * Flag parsing of the `xrate` command line: typed `node:util` parseArgs, the two error kinds
+ * that set the exit code, and the readers of flag values shared by several commands.
+ *
+ * @module
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { EngineConfig } from '../core/config.js';
+import { parseDuration, parseTime } from '../core/time.js';
+import type { SourceFormat } from '../io/source.js';
+import { ReplayStore } from '../io/store.js';
+import type { QuerySource } from '../replay/query.js';
+
+/** Bad usage: exit code 2. */
+export class UsageError extends Error {}
+
+/** Bad input that stops the run: exit code 1. */
+export class InputError extends Error {}
+
+/** Output streams (injectable for tests). */
+export interface Io {
+  out: (s: string) => void;
+  err: (s: string) => void;
+  /** Whether stderr is a terminal (progress bar). */
+  isTTY: boolean;
+  columns: number;
+}
+
+/** The option table of one command (declared `as const`, so the parsed values are typed). */
+export type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** Options of the commands that read an event log (`replay`, `rate`, `history`, `explain`, `serve`). */
+export const COMMON = {
+  format: { type: 'string' },
+  config: { type: 'string' },
+  'reorder-window': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** The `--help` option alone. */
+export const HELP_OPTION = { help: { type: 'boolean', short: 'h' } } as const;
+
+/** What {@link parse} (`P` true) and {@link parseFlags} (`P` false) return for the option table `O`. */
+export type Parsed<O extends Options, P extends boolean> = ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: P; strict: true }>>;
+
+function usageOf(e: unknown): UsageError {
+  return new UsageError((e as Error).message.replace(/^TypeError \[[A-Z_]+\]: /, ''));
+}
+
+/**
+ * Parses `args` strictly with `options`, positionals allowed; a parse error is a
+ * {@link UsageError} with node's message.
+ *
+ * @example
+ * ```ts
+ * const { values, positionals } = parse(['log.ndjson', '--at', 'T'], { at: { type: 'string' } } as const);
+ * values.at; // string | undefined
+ * ```
+ */
+export function parse<const O extends Options>(args: string[], options: O): Parsed<O, true> {
+  try {
+    return parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (e) {
+    throw usageOf(e);
+  }
+}
+
+/** As {@link parse}, for a command without positional arguments. */
+export function parseFlags<const O extends Options>(args: string[], options: O): Parsed<O, false> {
+  try {
+    return parseArgs({ args, options, allowPositionals: false, strict: true });
+  } catch (e) {
+    throw usageOf(e);
+  }
+}
+
+/** Reads an ISO 8601 `--name TIME` flag, µs (required: a missing flag is a usage error). */
+export function time(name: string, v: string | undefined, required: true): number;
+export function time(name: string, v: string | undefined, required?: false): number | undefined;
+export function time(name: string, v: string | undefined, required = false): number | undefined {
+  if (v === undefined) {
+    if (required) throw new UsageError(`missing --${name} TIME (ISO 8601, e.g. 2024-03-02T04:30:20Z)`);
+    return undefined;
+  }
+  const t = parseTime(v.trim());
+  if (t === undefined) throw new UsageError(`--${name}: not an ISO 8601 time: "${v}" (e.g. 2024-03-02T04:30:20.5Z)`);
+  return t;
+}
+
+/** Reads `--pair`/`--track` values (repeatable, or comma-separated) as [base, quote] pairs. */
+export function pairList(values: string[] | undefined, required: boolean): [string, string][] {
+  const specs = (values ?? []).flatMap((v) => v.split(',')).map((s) => s.trim()).filter(Boolean);
+  if (required && specs.length === 0) throw new UsageError('missing --pair BASE/QUOTE');
+  return specs.map((s) => {
+    const parts = s.split('/');
+    if (parts.length !== 2 || !parts[0].trim() || !parts[1].trim()) throw new UsageError(`--pair: "${s}" is not BASE/QUOTE (e.g. BTC/USD)`);
+    return [parts[0].trim(), parts[1].trim()];
+  });
+}
+
+/** Reads `--format`. */
+export function format(v: string | undefined): SourceFormat | undefined {
+  if (v === undefined) return undefined;
+  if (v !== 'ndjson' && v !== 'csv' && v !== 'sqlite') throw new UsageError(`--format must be ndjson, csv or sqlite, got "${v}"`);
+  return v;
+}
+
+/** Reads the engine configuration named by `--config`. */
+export function loadConfig(path: string | undefined): Partial<EngineConfig> | undefined {
+  if (path === undefined) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new UsageError(`--config: cannot read "${path}": ${(e as Error).message}`);
+  }
+  try {
+    const c = JSON.parse(text) as unknown;
+    if (c === null || typeof c !== 'object' || Array.isArray(c)) throw new Error('not a JSON object');
+    return c as Partial<EngineConfig>;
+  } catch (e) {
+    throw new UsageError(`--config: "${path}" is not a JSON object: ${(e as Error).message}`);
+  }
+}
+
+/** Reads a duration flag (`5`, `5s`, `1h`, `30m`), µs. */
+export function seconds(name: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const us = parseDuration(v.trim());
+  if (us === undefined || us < 0) throw new UsageError(`--${name}: not a duration: "${v}" (e.g. 5, 5s, 1h, 30m)`);
+  return us;
+}
+
+/** The LOG (or DB) arguments of `cmd`, each of which must exist. */
+export function inputs(positionals: string[], cmd: string, one = false): string[] {
+  if (positionals.length === 0) throw new UsageError(`${cmd}: missing LOG (see xrate ${cmd} --help)`);
+  if (one && positionals.length > 1) throw new UsageError(`${cmd}: give one LOG or DB, got ${positionals.length}`);
+  for (const p of positionals) if (!existsSync(p)) throw new InputError(`cannot open "${p}": no such file`);
+  return positionals;
+}
+
+/** The flags of {@link COMMON} as parsed. */
+export interface CommonValues {
+  format?: string;
+  config?: string;
+  'reorder-window'?: string;
+}
+
+/** What `rate`, `history` and `explain` query: one LOG (replayed) or replay database. */
+export function querySource(values: CommonValues, positionals: string[], cmd: string): QuerySource {
+  const files = inputs(positionals, cmd, true);
+  if (values.config !== undefined && ReplayStore.isReplayDatabase(files[0])) {
+    throw new UsageError(`--config applies when replaying a log; "${files[0]}" is a replay database, which answers with the config it was computed with`);
+  }
+  return {
+    inputs: files,
+    format: format(values.format),
+    config: loadConfig(values.config),
+    reorderWindowUs: seconds('reorder-window', values['reorder-window']),
+  };
+}
+
+/**
+ * Reads an integer flag in `min..max` (a bad one is a usage error made by `usage`).
+ *
+ * @example
+ * ```ts
+ * int('port', '8080', 0, 65535, (m) => new UsageError(m)); // 8080
+ * ```
+ */
+export function int(name: string, v: string | undefined, min: number, max: number, usage: (message: string) => Error): number | undefined {
+  if (v === undefined) return undefined;
+  const s = v.trim();
+  if (!/^\d+$/.test(s) || Number(s) < min || Number(s) > max) throw usage(`--${name} must be an integer in ${min}..${max}, got "${s}"`);
+  return Number(s);
+}

@@ -1,0 +1,34 @@
+/**
+ * `xrate keys <create|list|revoke|jwt-import>`: reads the flags and hands them to
+ * {@link keysCommand}.
+ *
+ * @module
+ */
+import { HELP_OPTION, parse, UsageError, type Io } from '../args.js';
+import { help } from '../help.js';
+import { keysCommand } from '../keys.js';
+
+const OPTIONS = {
+  ...HELP_OPTION,
+  db: { type: 'string' },
+  keys: { type: 'string' },
+  name: { type: 'string' },
+  limit: { type: 'string' },
+  concurrency: { type: 'string' },
+  overage: { type: 'boolean' },
+  rights: { type: 'string' },
+  json: { type: 'boolean' },
+  id: { type: 'string' },
+  key: { type: 'string' },
+  'public-key': { type: 'string' },
+  'secret-file': { type: 'string' },
+  remove: { type: 'boolean' },
+} as const;
+
+/** Runs `xrate keys` with `args` (after the command name); returns the exit code. */
+export async function cmdKeys(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(args, OPTIONS);
+  if (values.help) return help('keys', io);
+  const [sub, ...rest] = positionals;
+  return keysCommand(sub, values, rest, io, (m) => new UsageError(m));
+}

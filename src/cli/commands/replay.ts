@@ -1,0 +1,86 @@
+/**
+ * `xrate replay LOG...`: streams event logs through the engine into SQLite or a rate file.
+ *
+ * @module
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { EXCHANGE_RATE_PERIODS } from '../../core/periods.js';
+import { replay, type ReplayOptions, type ReplaySummary } from '../../replay/replay.js';
+import { COMMON, format, inputs, loadConfig, pairList, parse, seconds, time, UsageError, type Io } from '../args.js';
+import { help } from '../help.js';
+import { progressLine, summaryTable } from '../progress.js';
+
+const OPTIONS = {
+  ...COMMON,
+  db: { type: 'string' },
+  out: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  track: { type: 'string', multiple: true },
+  periods: { type: 'string' },
+  'snapshot-every': { type: 'string' },
+  resume: { type: 'boolean' },
+  'batch-size': { type: 'string' },
+  quiet: { type: 'boolean' },
+  json: { type: 'boolean' },
+} as const;
+
+/** Runs `xrate replay` with `args` (after the command name); returns the exit code. */
+export async function cmdReplay(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(args, OPTIONS);
+  if (values.help) return help('replay', io);
+  const from = time('from', values.from);
+  const to = time('to', values.to);
+  if (from !== undefined && to !== undefined && to < from) throw new UsageError('--to must not be before --from');
+  const periods = values.periods?.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean);
+  for (const p of periods ?? []) {
+    if (!EXCHANGE_RATE_PERIODS.some((r) => r.period_id === p)) throw new UsageError(`--periods: unknown period id "${p}"`);
+  }
+  const batch = values['batch-size'] !== undefined ? Number(values['batch-size']) : undefined;
+  if (batch !== undefined && (!Number.isInteger(batch) || batch < 1)) throw new UsageError(`--batch-size must be a positive integer, got "${values['batch-size']}"`);
+  const out = values.out;
+  if (out !== undefined && !/\.(ndjson|jsonl|csv)$/i.test(out)) throw new UsageError(`--out must name a .ndjson or .csv file, got "${out}"`);
+  if (out !== undefined && values.db !== undefined) throw new UsageError('give either --db (SQLite output) or --out (rate file), not both');
+  if (out !== undefined && (values['snapshot-every'] !== undefined || values.resume)) {
+    throw new UsageError('--snapshot-every and --resume need the SQLite output (--db), not --out');
+  }
+  const db = out ? undefined : (values.db ?? 'out/xrate.sqlite');
+  if (db) mkdirSync(dirname(resolve(db)), { recursive: true });
+  if (out) mkdirSync(dirname(resolve(out)), { recursive: true });
+  const track = pairList(values.track, false).map(([b, q]) => `${b}/${q}`);
+  const quiet = !!values.quiet || !!values.json;
+  const showProgress = !quiet && io.isTTY;
+  const opts: ReplayOptions = {
+    inputs: inputs(positionals, 'replay'),
+    format: format(values.format),
+    from,
+    to,
+    config: loadConfig(values.config),
+    track: track.length ? track : undefined,
+    periods,
+    reorderWindowUs: seconds('reorder-window', values['reorder-window']),
+    db,
+    out,
+    snapshotEveryUs: seconds('snapshot-every', values['snapshot-every']),
+    resume: !!values.resume,
+    batchSize: batch,
+    onProgress: showProgress ? (p) => io.err(`\r${progressLine(p, Math.max(40, io.columns - 1))}`) : undefined,
+  };
+  const summary = await replay(opts);
+  if (showProgress) io.err('\r\x1b[K');
+  printSummary(summary, io, !!values.json, quiet, db ?? out!);
+  return 0;
+}
+
+function printSummary(s: ReplaySummary, io: Io, json: boolean, quiet: boolean, where: string): void {
+  if (json) {
+    const { engine: _engine, ...rest } = s;
+    io.out(JSON.stringify(rest, null, 2) + '\n');
+    return;
+  }
+  if (quiet) return;
+  if (s.alreadyComplete) io.out(`nothing to resume: the replay into ${where} is already complete\n`);
+  io.out(summaryTable(s) + '\n');
+  io.out(`output: ${where}\n`);
+}

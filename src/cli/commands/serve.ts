@@ -1,0 +1,30 @@
+/**
+ * `xrate serve`: reads the flags and hands them to {@link serveCommand}.
+ *
+ * @module
+ */
+import { COMMON, format, loadConfig, parseFlags, seconds, UsageError, type Io } from '../args.js';
+import { help } from '../help.js';
+import { serveCommand } from '../serve.js';
+
+const OPTIONS = {
+  ...COMMON,
+  db: { type: 'string' },
+  keys: { type: 'string' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  replay: { type: 'string' },
+  follow: { type: 'boolean' },
+} as const;
+
+/** Runs `xrate serve` with `args` (after the command name); returns the exit code. */
+export async function cmdServe(args: string[], io: Io): Promise<number> {
+  const { values } = parseFlags(args, OPTIONS);
+  if (values.help) return help('serve', io);
+  const extra = {
+    format: format(values.format),
+    config: loadConfig(values.config),
+    reorderWindowUs: seconds('reorder-window', values['reorder-window']),
+  };
+  return serveCommand(values, extra, io, (m) => new UsageError(m));
+}

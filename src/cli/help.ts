@@ -1,0 +1,123 @@
+/**
+ * The `--help` texts of the `xrate` commands.
+ *
+ * @module
+ */
+import { HISTORY_MAX_LIMIT } from '../replay/query.js';
+import { DEFAULT_STORED_PERIODS } from '../replay/replay.js';
+import type { Io } from './args.js';
+
+/** Help of each command (`main`: the command list). */
+export const HELP: Record<string, string> = {
+  main: `xrate: exchange rates computed per the xrate methodology (docs/methodology.md)
+
+Usage: xrate <command> [options]
+
+Commands:
+  replay LOG...      replay event logs, write rates and OHLC to SQLite (or --out FILE)
+  rate LOG|DB        rates of pairs at a time, as a JSON array
+  history LOG|DB     OHLC timeseries of a pair, as a JSON array
+  explain LOG|DB     provenance of a rate: markets used and left out, path, legs
+  periods            the 33 period records (TimeseriesPeriod)
+  demo               replay the bundled example into out/xrate.sqlite (npm start)
+  serve              the rate service: /v1/exchangerate HTTP endpoints (docs/service.md)
+  keys               API keys of the service: create, list, revoke, jwt-import
+
+Run "xrate <command> --help" for a command's options.
+Exit codes: 0 ok, 1 bad input that stopped the run, 2 bad usage.
+`,
+  replay: `Usage: xrate replay LOG... [options]
+
+Streams LOGs (NDJSON, .ndjson.gz, CSV, SQLite table "events") through the engine in event time.
+
+Options:
+  --db FILE               SQLite output (default out/xrate.sqlite); a new replay replaces its outputs
+  --out FILE              write rate changes to FILE.ndjson or FILE.csv instead of SQLite
+  --format F              ndjson | csv | sqlite (default: from the file name)
+  --from TIME             start of output; earlier events are warm-up (ISO 8601)
+  --to TIME               end of the replay: events <= TIME, ticks through TIME
+  --config FILE.json      engine configuration (EngineConfig, see docs/methodology.md)
+  --track B/Q,...         pairs whose OHLC is kept (default: every direct pair)
+  --periods P,...         OHLC periods stored per pair (default ${DEFAULT_STORED_PERIODS.join(',')})
+  --reorder-window SECS   buffer and sort events this far out of order instead of rejecting them
+  --snapshot-every DUR    snapshot the engine every DUR of event time (e.g. 1h, 30m)
+  --resume                continue from the newest snapshot in --db
+  --batch-size N          records per transaction (default 4096)
+  --quiet                 no progress bar or summary
+  --json                  print the summary as JSON
+`,
+  rate: `Usage: xrate rate LOG|DB --at TIME --pair B/Q [--pair B/Q ...] [options]
+
+Replays LOG up to TIME (events with time <= TIME, ticks through the last whole second <= TIME)
+and prints one JSON array, one object per --pair in the order given:
+  {"asset_id_base":"BTC","asset_id_quote":"USD","rate":64112.56,"time":"2024-03-02T04:30:20.7278090Z"}
+rate and time are null when there is none. A database written by "xrate replay" may stand for LOG.
+
+Options: --at TIME, --pair B/Q (repeatable, or comma-separated), --format F, --config FILE.json,
+         --reorder-window SECS
+`,
+  history: `Usage: xrate history LOG|DB --pair B/Q --period PERIOD_ID --from T1 --to T2 [--limit N] [options]
+
+Prints the ExchangeRatesTimeseriesItem array of the buckets whose start lies in [T1, T2), oldest
+first, at most N (default 100, max ${HISTORY_MAX_LIMIT}). Direct or cross pair from a LOG; from a
+database, pairs tracked during the replay.
+
+Options: --pair, --period, --from, --to, --limit, --format F, --config FILE.json, --reorder-window SECS
+`,
+  explain: `Usage: xrate explain LOG|DB --pair B/Q [--at TIME] [options]
+
+Prints the provenance of rate(B, Q) at the last tick <= TIME (default: the end of the log):
+the path and, per leg, the markets used (price, q, V, weight, quote age) and left out (reason).
+From a database: the engine state at the end of the replay.
+
+Options: --pair, --at, --format F, --config FILE.json, --reorder-window SECS
+`,
+  periods: `Usage: xrate periods [--months]
+
+Prints the 33 exchange-rate period records as JSON (with --months, also the month/year ids of
+the metrics endpoints).
+`,
+  demo: `Usage: xrate demo [--db FILE]
+
+Replays the bundled example log (fixtures/demo) into out/xrate.sqlite and prints the summary and
+a table of current rates. This is what "npm start" runs.
+`,
+  serve: `Usage: xrate serve [--db FILE] [--keys FILE] [--port N] [--host H] [--replay LOG [--follow]] [options]
+
+Serves the exchange-rate endpoints (GET /v1/exchangerate/...; docs/service.md) over a database
+written by "xrate replay" (default out/xrate.sqlite, what "npm start" writes), or over a live
+engine: --replay LOG replays LOG into --db and keeps serving its engine; with --follow it keeps
+reading LOG (plain NDJSON) as it grows and ticks on the wall clock every second.
+The first start with no key creates a local development key and prints it.
+
+Options:
+  --db FILE               replay database (default out/xrate.sqlite)
+  --keys FILE             API keys database (default: the --db file)
+  --host H                listen address (default 127.0.0.1)
+  --port N                listen port (default 3000; 0 = any free port)
+  --replay LOG            replay LOG into --db first, then serve the live engine
+  --follow                with --replay: keep reading LOG as it grows (wall-clock ticks)
+  --format F, --config FILE.json, --reorder-window SECS   as for replay
+`,
+  keys: `Usage: xrate keys <create|list|revoke|jwt-import> [--db FILE | --keys FILE] [options]
+
+  create [--name N] [--limit N] [--concurrency N] [--overage] [--rights LIST]
+         prints the new key alone on the last line (only its SHA-256 is stored).
+         --limit: request cost per sliding 24 h (default 1000000); --concurrency: requests in
+         flight at once (default 100); --overage: allow going past the limit;
+         --rights: all (default) or a comma list of rate, rates, periods, history, explain
+  list [--json]                    keys with their usage of the last 24 h
+  revoke (--id N | --key KEY)      the key stops working within a second
+  jwt-import (--id N | --key KEY) (--public-key FILE.pem | --secret-file FILE | --remove)
+         require a JWT (Authorization: Bearer) signed by that key: RSA (RS256, PS256), EC P-256
+         (ES256) public key in PEM or JWK, or an HS256 secret of at least 32 bytes
+
+The keys live in the --db file (default out/xrate.sqlite) unless --keys FILE is given.
+`,
+};
+
+/** Prints the help of `cmd` (the command list for an unknown one); exit code 0. */
+export function help(cmd: string, io: Io): number {
+  io.out(HELP[cmd] ?? HELP.main);
+  return 0;
+}

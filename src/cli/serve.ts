@@ -1,0 +1,62 @@
+/**
+ * The `xrate serve` command: {@link serveCommand} checks the flags, starts the service
+ * ({@link startService}) and keeps it running until SIGINT/SIGTERM.
+ *
+ * @module
+ */
+import type { EngineConfig } from '../core/config.js';
+import { startService, type ServiceIo } from '../service/start.js';
+import { int } from './args.js';
+
+/** Makes a bad-usage error (exit code 2) of the caller's kind. */
+export type UsageErrorFactory = (message: string) => Error;
+
+/** The flags of `xrate serve` that {@link serveCommand} reads. */
+export interface ServeFlags {
+  db?: string;
+  keys?: string;
+  host?: string;
+  port?: string;
+  replay?: string;
+  follow?: boolean;
+}
+
+/** `xrate serve` with parsed flags: starts the service and keeps it running until SIGINT/SIGTERM. */
+export async function serveCommand(
+  values: ServeFlags,
+  extra: { config?: Partial<EngineConfig>; format?: 'ndjson' | 'csv' | 'sqlite'; reorderWindowUs?: number },
+  io: ServiceIo,
+  usage: UsageErrorFactory,
+): Promise<number> {
+  const port = int('port', values.port, 0, 65535, usage);
+  if (values.follow && !values.replay) throw usage('--follow needs --replay LOG (the NDJSON log to follow)');
+  if (!values.replay && (extra.config !== undefined || extra.format !== undefined || extra.reorderWindowUs !== undefined)) {
+    throw usage('--config, --format and --reorder-window apply to --replay LOG; a database answers with the config of its run');
+  }
+  const svc = await startService(
+    {
+      db: values.db,
+      keys: values.keys,
+      host: values.host,
+      port,
+      replay: values.replay,
+      follow: !!values.follow,
+      ...extra,
+    },
+    io,
+  );
+  const shutdown = (signal: string): void => {
+    io.err(`xrate serve: ${signal}: closing\n`);
+    svc.close().then(
+      () => process.exit(0),
+      (e: Error) => {
+        io.err(`xrate serve: ${e.message}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  return 0;
+}
+

@@ -1,0 +1,274 @@
+/**
+ * The one ingest path of `xrate replay` and `xrate serve --replay LOG --follow`: what happens to a
+ * record once a driver has read it, and to the outputs the engine computes from it.
+ *
+ * - Records: a record that cannot be read or parsed becomes a reject `{input, source, line,
+ *   reason, message, raw}` and is never fatal; an event is applied to the engine, and a reject
+ *   the engine answers with is stored the same way (docs/methodology.md section 1.4).
+ * - Sinks: rate changes and OHLC buckets go to the replay database's writers and/or a rate file,
+ *   then to an extra listener; every row carries the number of the batch it was written in.
+ * - Batches: each batch is one database transaction; the first one of a new run may also clear
+ *   the outputs of the previous run, so an unreadable input leaves them in place.
+ * - Runs: the `runs` row (begun, then finished with the counters) and the engine snapshots.
+ *
+ * The drivers keep what differs: the replay reads its sources, buffers out-of-order events and
+ * handles `--from`/`--to`, snapshots and resume; the follower tails a growing file and ticks on
+ * the wall clock.
+ *
+ * @module
+ */
+import type { Engine, EngineListener, PairRateChange, TrackedPair } from '../core/engine.js';
+import { parseEvent } from '../core/events.js';
+import type { OhlcBucket } from '../core/ohlc.js';
+import type { PeriodRecord } from '../core/periods.js';
+import { isReject, type Reject, type RejectReason, type XrateEvent } from '../core/types.js';
+import type { RateFileWriter } from '../io/rateFile.js';
+import type { SourceRecord } from '../io/source.js';
+import type { ReplayStore } from '../io/store.js';
+
+/**
+ * Counters and the output switch of an ingest, updated in place. A replay keeps them in its driver
+ * state, which its snapshots store, so they survive a resume.
+ */
+export interface IngestState {
+  /** Whether rate changes and buckets are written (false during a replay's warm-up). */
+  outputOn: boolean;
+  /** Records read (every non-blank line or row, rejected or not). */
+  eventsRead: number;
+  /** Rate changes written. */
+  rateChanges: number;
+  /** OHLC buckets written. */
+  buckets: number;
+}
+
+/** Options of {@link Ingest}. */
+export interface IngestOptions {
+  /** Names of the inputs, by index: the `source` of their rejects and the `inputs` of the run. */
+  inputs: string[];
+  /** Makes the engine (new or restored) with the listener that writes its outputs. */
+  engine: (listener: EngineListener) => Engine;
+  /** Counters, updated in place. */
+  state: IngestState;
+  /** The replay database getting rates, buckets, rejects, the run and snapshots. */
+  store?: ReplayStore;
+  /** A rate file getting the rate changes. */
+  rateFile?: RateFileWriter;
+  /** Called after each output is written (and with each tick). */
+  listener?: EngineListener;
+  /** Number of the last batch already written (default 0; a snapshot's batch on resume). */
+  batch?: number;
+  /** Delete the previous run's outputs in the transaction of the first batch. */
+  clearWithFirstBatch?: boolean;
+}
+
+/** What a run did, from the engine's statistics and the ingest's counters (the `runs` columns). */
+export interface RunTotals {
+  eventsRead: number;
+  eventsAccepted: number;
+  eventsRejected: number;
+  rejectsByReason: Partial<Record<RejectReason, number>>;
+  quotesDiscarded: number;
+  ticks: number;
+  firstTick: number | undefined;
+  lastTick: number | undefined;
+  pairsWithRate: number;
+  rateChanges: number;
+  buckets: number;
+}
+
+/**
+ * One ingest run: an engine wired to its sinks, the batch counter and the run's database rows.
+ *
+ * @example
+ * ```ts
+ * const state = { outputOn: true, eventsRead: 0, rateChanges: 0, buckets: 0 };
+ * const ingest = new Ingest({ inputs: ['log.ndjson'], state, store, clearWithFirstBatch: true, engine: (l) => createEngine({}, l) });
+ * ingest.beginRun({}, Date.now(), false);
+ * ingest.inBatch(() => { for (const rec of records) ingest.ingestRecord(rec, 0); });
+ * ingest.finishRun(ingest.totals(), { finishedAt: Date.now(), durationMs: 0, stopped: false });
+ * ```
+ */
+export class Ingest {
+  /** The engine, made by {@link IngestOptions.engine}. */
+  readonly engine: Engine;
+  /** The listener writing the engine's outputs (the one the engine was made with). */
+  readonly listener: EngineListener;
+  private readonly inputs: string[];
+  private readonly state: IngestState;
+  private readonly store: ReplayStore | undefined;
+  private readonly writers: ReturnType<ReplayStore['writers']> | undefined;
+  private batchNo: number;
+  private pendingClear: boolean;
+  private run: number | undefined;
+
+  constructor(opts: IngestOptions) {
+    this.inputs = opts.inputs;
+    this.state = opts.state;
+    this.store = opts.store;
+    this.writers = opts.store?.writers();
+    this.batchNo = opts.batch ?? 0;
+    this.pendingClear = !!opts.store && !!opts.clearWithFirstBatch;
+    const st = opts.state;
+    const rateFile = opts.rateFile;
+    const user = opts.listener ?? {};
+    const writers = this.writers;
+    this.listener = {
+      onTick: user.onTick,
+      onPairRate: (c: PairRateChange) => {
+        if (!st.outputOn) return;
+        st.rateChanges++;
+        writers?.rate(c, this.batchNo);
+        rateFile?.write(c);
+        user.onPairRate?.(c);
+      },
+      onBucket: (track: TrackedPair, period: PeriodRecord, b: OhlcBucket) => {
+        if (!st.outputOn) return;
+        st.buckets++;
+        writers?.bucket(track.base, track.quote, period.period_id, b, this.batchNo);
+        user.onBucket?.(track, period, b);
+      },
+    };
+    this.engine = opts.engine(this.listener);
+  }
+
+  /** Number of the current (last begun) batch. */
+  get batch(): number {
+    return this.batchNo;
+  }
+
+  /** Id of the `runs` row begun by {@link beginRun}, if any. */
+  get runId(): number | undefined {
+    return this.run;
+  }
+
+  /**
+   * Inserts the `runs` row (status `running`) with the engine's configuration; no-op without a
+   * database.
+   *
+   * @param options - the run's options as stored (JSON)
+   * @param startedAt - wall-clock start, ms
+   */
+  beginRun(options: unknown, startedAt: number, resumed: boolean): number | undefined {
+    this.run = this.store?.beginRun(this.inputs, this.engine.snapshot().config, options, new Date(startedAt).toISOString(), resumed);
+    return this.run;
+  }
+
+  /**
+   * Runs `fn` as the next batch: the batch counter goes up, and with a database `fn` runs in one
+   * transaction (rolled back if it throws), which also clears the previous outputs when that is
+   * still pending.
+   */
+  inBatch<T>(fn: () => T): T {
+    this.batchNo++;
+    const store = this.store;
+    if (!store) return fn();
+    store.begin();
+    try {
+      if (this.pendingClear) store.clearOutputs();
+      const r = fn();
+      store.commit();
+      this.pendingClear = false;
+      return r;
+    } catch (e) {
+      store.rollback();
+      throw e;
+    }
+  }
+
+  /** Stores a reject of input `input` at `line` in the current batch. */
+  reject(r: Reject, input: number, line: number, raw: string): void {
+    this.writers?.reject(input, this.inputs[input], line, r.reason, r.message, raw, this.batchNo);
+  }
+
+  /**
+   * Counts a record read from input `input` and parses it: the event, or undefined when the record
+   * was unreadable or not a valid event (then it is counted and stored as a reject).
+   */
+  parseRecord(rec: SourceRecord, input: number): XrateEvent | undefined {
+    this.state.eventsRead++;
+    if (rec.event !== undefined) return rec.event;
+    if (rec.error !== undefined || rec.record === undefined) {
+      this.reject(this.engine.countReject({ kind: 'reject', reason: 'bad_json', message: rec.error ?? 'unreadable record' }), input, rec.line, rec.raw);
+      return undefined;
+    }
+    const parsed = parseEvent(rec.record);
+    if (isReject(parsed)) {
+      this.reject(this.engine.countReject(parsed), input, rec.line, rec.raw);
+      return undefined;
+    }
+    return parsed;
+  }
+
+  /**
+   * Applies an event to the engine; the engine's reject is stored with `at`'s line and raw text
+   * (`raw` is read only then: CSV and SQLite records make it on demand).
+   */
+  applyEvent(event: XrateEvent, input: number, at: { line: number; raw: string }): void {
+    const r = this.engine.apply(event);
+    if (r) this.reject(r, input, at.line, at.raw);
+  }
+
+  /** {@link parseRecord} then {@link applyEvent}: a record straight into the engine. */
+  ingestRecord(rec: SourceRecord, input: number): void {
+    const ev = this.parseRecord(rec, input);
+    if (ev !== undefined) this.applyEvent(ev, input, rec);
+  }
+
+  /**
+   * Stores a snapshot of the engine with the driver's state at the current batch; no-op without a
+   * database or a run.
+   *
+   * @param createdAt - wall clock, ms
+   */
+  saveSnapshot(at: { input: number; line: number; final: boolean; driver: unknown }, createdAt: number): void {
+    if (!this.store || this.run === undefined) return;
+    const cp = { input: at.input, line: at.line, batch: this.batchNo, final: at.final, engine: this.engine.snapshot(), driver: at.driver };
+    this.store.saveSnapshot(this.run, cp, new Date(createdAt).toISOString());
+  }
+
+  /** The run's totals so far. */
+  totals(): RunTotals {
+    const engine = this.engine;
+    const s = engine.getStats();
+    return {
+      eventsRead: this.state.eventsRead,
+      eventsAccepted: s.events.exchange + s.events.symbol + s.events.quote + s.events.trade,
+      eventsRejected: Object.values(s.rejects).reduce((a, b) => a + (b ?? 0), 0),
+      rejectsByReason: s.rejects,
+      quotesDiscarded: s.quotesDiscarded,
+      ticks: s.ticks,
+      firstTick: engine.firstTickTime,
+      lastTick: engine.lastTickTime,
+      pairsWithRate: engine.pairs().length,
+      rateChanges: this.state.rateChanges,
+      buckets: this.state.buckets,
+    };
+  }
+
+  /**
+   * Closes the `runs` row as complete with `totals`; no-op without a database or a run.
+   *
+   * @param end - `finishedAt` (wall clock, ms), the run's duration, and whether it stopped before
+   * the end of its input (`--to`, or a followed log that may go on)
+   */
+  finishRun(totals: RunTotals, end: { finishedAt: number; durationMs: number; stopped: boolean }): void {
+    if (!this.store || this.run === undefined) return;
+    this.store.finishRun(this.run, {
+      finished_at: new Date(end.finishedAt).toISOString(),
+      status: 'complete',
+      events_read: totals.eventsRead,
+      events_accepted: totals.eventsAccepted,
+      events_rejected: totals.eventsRejected,
+      rejects_by_reason: JSON.stringify(totals.rejectsByReason),
+      quotes_discarded: totals.quotesDiscarded,
+      ticks: totals.ticks,
+      first_tick: totals.firstTick ?? null,
+      last_tick: totals.lastTick ?? null,
+      pairs_with_rate: totals.pairsWithRate,
+      rate_changes: totals.rateChanges,
+      buckets: totals.buckets,
+      duration_ms: end.durationMs,
+      stopped: end.stopped ? 1 : 0,
+    });
+  }
+}

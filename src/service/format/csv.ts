@@ -1,0 +1,140 @@
+/**
+ * CSV output of the rate service: header = the JSON field names in schema order; the all-rates
+ * object flattens to one row per quote asset with `asset_id_base` repeated; explain flattens to
+ * one row per market. A cell holding the delimiter, a quote or a line break is always quoted
+ * (RFC 4180). The options ({@link CsvOptions}) are read from the query by `csvOptions`.
+ *
+ * @module
+ */
+import { parseTime } from '../../core/time.js';
+import type { CsvOptions, PayloadKind } from './negotiate.js';
+import { DEFAULT_TIME_FORMAT, formatTimeCustom } from './time.js';
+
+type ColType = 'string' | 'number' | 'int' | 'time' | 'bool';
+interface Column {
+  name: string;
+  type: ColType;
+}
+
+const c = (name: string, type: ColType): Column => ({ name, type });
+
+const RATE_COLS = [c('time', 'time'), c('asset_id_base', 'string'), c('asset_id_quote', 'string'), c('rate', 'number')];
+const RATES_COLS = [c('asset_id_base', 'string'), c('time', 'time'), c('asset_id_quote', 'string'), c('rate', 'number')];
+const PERIOD_COLS = [
+  c('period_id', 'string'),
+  c('length_seconds', 'int'),
+  c('length_months', 'int'),
+  c('unit_count', 'int'),
+  c('unit_name', 'string'),
+  c('display_name', 'string'),
+];
+const HISTORY_COLS = [
+  c('time_period_start', 'time'),
+  c('time_period_end', 'time'),
+  c('time_open', 'time'),
+  c('time_close', 'time'),
+  c('rate_open', 'number'),
+  c('rate_high', 'number'),
+  c('rate_low', 'number'),
+  c('rate_close', 'number'),
+];
+const EXPLAIN_COLS = [
+  c('asset_id_base', 'string'),
+  c('asset_id_quote', 'string'),
+  c('tick', 'time'),
+  c('kind', 'string'),
+  c('rate', 'number'),
+  c('time', 'time'),
+  c('leg_pair', 'string'),
+  c('leg_from', 'string'),
+  c('leg_to', 'string'),
+  c('leg_inverted', 'bool'),
+  c('leg_rate', 'number'),
+  c('status', 'string'),
+  c('symbol_id', 'string'),
+  c('exchange_id', 'string'),
+  c('rank', 'number'),
+  c('reason', 'string'),
+  c('detail', 'string'),
+  c('price', 'number'),
+  c('q', 'number'),
+  c('volume', 'number'),
+  c('weight', 'number'),
+  c('weight_share', 'number'),
+  c('quote_time', 'time'),
+  c('quote_age_seconds', 'number'),
+];
+
+type Row = Record<string, unknown>;
+
+function csvRows(kind: PayloadKind, value: unknown): { cols: Column[]; rows: Row[] } {
+  switch (kind) {
+    case 'rate':
+      return { cols: RATE_COLS, rows: [value as Row] };
+    case 'rates': {
+      const v = value as { asset_id_base: string; rates: Row[] };
+      return { cols: RATES_COLS, rows: v.rates.map((r) => ({ asset_id_base: v.asset_id_base, ...r })) };
+    }
+    case 'periods':
+      return { cols: PERIOD_COLS, rows: value as Row[] };
+    case 'history':
+      return { cols: HISTORY_COLS, rows: value as Row[] };
+    case 'explain': {
+      const e = value as {
+        asset_id_base: string;
+        asset_id_quote: string;
+        tick: string | null;
+        kind: string;
+        rate: number | null;
+        time: string | null;
+        legs: { pair: string; from: string; to: string; inverted: boolean; rate: number; explanation: { used: Row[]; excluded: Row[] } }[];
+      };
+      const head = { asset_id_base: e.asset_id_base, asset_id_quote: e.asset_id_quote, tick: e.tick, kind: e.kind, rate: e.rate, time: e.time };
+      const rows: Row[] = [];
+      for (const l of e.legs) {
+        const leg = { ...head, leg_pair: l.pair, leg_from: l.from, leg_to: l.to, leg_inverted: l.inverted, leg_rate: l.rate };
+        for (const m of l.explanation.used) rows.push({ ...leg, status: 'used', ...m });
+        for (const m of l.explanation.excluded) rows.push({ ...leg, status: 'excluded', ...m });
+        if (l.explanation.used.length + l.explanation.excluded.length === 0) rows.push(leg);
+      }
+      if (rows.length === 0) rows.push(head);
+      return { cols: EXPLAIN_COLS, rows };
+    }
+  }
+}
+
+function cell(v: unknown, type: ColType, o: CsvOptions, quoteStrings: boolean): string {
+  if (v === null || v === undefined) return '';
+  let s: string;
+  switch (type) {
+    case 'number':
+      s = typeof v === 'number' ? String(v) : String(v);
+      if (o.decMark !== '.') s = s.replace('.', o.decMark);
+      break;
+    case 'int':
+    case 'bool':
+      s = String(v);
+      break;
+    case 'time': {
+      const us = typeof v === 'string' ? parseTime(v) : undefined;
+      s = us === undefined ? String(v) : o.timeFormat === DEFAULT_TIME_FORMAT ? (v as string) : formatTimeCustom(us, o.timeFormat, o.decMark);
+      break;
+    }
+    case 'string':
+      s = String(v);
+      if (quoteStrings) return `"${s.replace(/"/g, '""')}"`;
+      break;
+  }
+  if (s.includes(o.delimiter) || /["\r\n]/.test(s)) return `"${s.replace(/"/g, '""')}"`;
+  return s;
+}
+
+/** CSV text of a payload. */
+export function toCsv(kind: PayloadKind, value: unknown, o: CsvOptions): string {
+  const { cols: all, rows } = csvRows(kind, value);
+  const cols = all.filter((col) => !o.excludeCols.has(col.name.toLowerCase()));
+  let out = '';
+  if (o.includeHeader) out += cols.map((col) => cell(col.name, 'string', o, o.includeQuotes)).join(o.delimiter) + o.newline;
+  for (const r of rows) out += cols.map((col) => cell(r[col.name], col.type, o, o.includeQuotes)).join(o.delimiter) + o.newline;
+  return out;
+}

@@ -1,0 +1,58 @@
+/**
+ * XML output of the rate service. No shape is published, so elements are named after the schema
+ * (`ExchangeRate`, `ExchangeRates`, `ArrayOfTimeseriesPeriod`,
+ * `ArrayOfExchangeRatesTimeseriesItem`, `RateExplanation`); arrays are wrapper elements holding
+ * one element per item; a null is `<x xsi:nil="true"/>` (docs/service.md).
+ *
+ * @module
+ */
+import { XMLBuilder } from 'fast-xml-parser';
+import type { PayloadKind } from './negotiate.js';
+
+const XSI = 'http://www.w3.org/2001/XMLSchema-instance';
+const ROOTS: Record<PayloadKind, string> = {
+  rate: 'ExchangeRate',
+  rates: 'ExchangeRates',
+  periods: 'ArrayOfTimeseriesPeriod',
+  history: 'ArrayOfExchangeRatesTimeseriesItem',
+  explain: 'RateExplanation',
+};
+const TOP_ITEMS: Partial<Record<PayloadKind, string>> = { periods: 'TimeseriesPeriod', history: 'ExchangeRatesTimeseriesItem' };
+const ITEM_NAMES: Record<string, string> = {
+  rates: 'ExchangeRatesRate',
+  path: 'asset_id',
+  legs: 'LegExplanation',
+  used: 'MarketProvenance',
+  excluded: 'MarketProvenance',
+};
+
+const builder = new XMLBuilder({
+  ignoreAttributes: false,
+  attributeNamePrefix: '@_',
+  suppressBooleanAttributes: false,
+  suppressEmptyNode: true,
+  format: false,
+  processEntities: true,
+});
+
+function xmlTree(v: unknown, field: string): unknown {
+  if (v === null || v === undefined) return { '@_xsi:nil': 'true' };
+  if (Array.isArray(v)) {
+    const item = ITEM_NAMES[field] ?? 'item';
+    return { [item]: v.map((x) => xmlTree(x, item)) };
+  }
+  if (typeof v === 'object') {
+    const o: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v as Record<string, unknown>)) if (x !== undefined) o[k] = xmlTree(x, k);
+    return o;
+  }
+  return v;
+}
+
+/** XML text of a payload (see the module description for the shape). */
+export function toXml(kind: PayloadKind, value: unknown): string {
+  const root = ROOTS[kind];
+  const item = TOP_ITEMS[kind];
+  const body = item ? { [item]: (value as unknown[]).map((x) => xmlTree(x, item)) } : (xmlTree(value, root) as Record<string, unknown>);
+  return builder.build({ '?xml': { '@_version': '1.0', '@_encoding': 'utf-8' }, [root]: { '@_xmlns:xsi': XSI, ...body } }) as string;
+}
