@@ -1,0 +1,247 @@
+/**
+ * The market table: one row per symbol id with its exchange, assets, pair, committed quote,
+ * staged quote, eligibility (rule 8) and traded volume V at the last refresh.
+ *
+ * @module
+ */
+import { isEligible } from '../../eligibility.js';
+import type { QuoteEvent, SymbolType } from '../../types.js';
+import { VolumeWindow, type VolumeWindowJSON } from '../../volumeWindow.js';
+import { Interner } from '../interner.js';
+import { floatColumn, growF64, growI32, growU8, nullableColumn } from './columns.js';
+
+/**
+ * Why a market was not eligible at the last refresh (rules 3, 4, 8), stored per market in
+ * {@link MarketTable.whyNot}; the codes are part of the snapshot format.
+ */
+export const WhyNot = {
+  /** Eligible, or not refreshed yet (listed after the last refresh). */
+  none: 0,
+  /** Not a SPOT market (rule 3). */
+  notSpot: 1,
+  /** Base or quote asset unknown. */
+  assetsUnknown: 2,
+  /** Its exchange was not legitimate at the refresh (rule 4). */
+  notLegitimate: 3,
+  /** No traded volume in the window before the refresh (rule 8). */
+  noVolume: 4,
+} as const;
+
+/**
+ * Longest decimal text (in characters) whose exact value the engine does not keep: a decimal of
+ * at most 15 significant digits round-trips through float64, so its exact value is the float's
+ * shortest representation (docs/methodology.md section 7).
+ */
+export const FLOAT64_EXACT_CHARS = 15;
+
+/** Snapshot of a {@link MarketTable} (the `markets` part of the engine snapshot; key order is part of the format). */
+export interface MarketTableJSON {
+  names: string[];
+  exchange: number[];
+  base: number[];
+  quote: number[];
+  type: string[];
+  pair: number[];
+  /** [bid, ask, bid_size, ask_size, quote time] columns, NaN as null. */
+  quote_state: (number | null)[][];
+  quote_text: (string[] | null)[];
+  staged: number[];
+  staged_quotes: QuoteEvent[];
+  eligible: number[];
+  why_not: number[];
+  volume: number[];
+  discarded_at: (number | null)[];
+}
+
+/**
+ * Typed-array columns indexed by market id. Quotes are staged per market (the last one read
+ * wins) and committed at the next tick, so the committed quote is always "as of the last tick".
+ */
+export class MarketTable {
+  /** Symbol ids <-> market ids. */
+  readonly index = new Interner();
+  /** Exchange id of each market. */
+  exchange = new Int32Array(0);
+  /** Base asset id, -1 when unknown. */
+  base = new Int32Array(0);
+  /** Quote asset id, -1 when unknown. */
+  quote = new Int32Array(0);
+  /** Symbol type (rule 3). */
+  readonly type: SymbolType[] = [];
+  /** Pair id of a SPOT market with two known, distinct assets; -1 otherwise. */
+  pair = new Int32Array(0);
+  /** Committed quote (as of the last tick); `tq` is its time, NaN before the first. */
+  bid = new Float64Array(0);
+  ask = new Float64Array(0);
+  bidSize = new Float64Array(0);
+  askSize = new Float64Array(0);
+  tq = new Float64Array(0);
+  /**
+   * Exact texts [bid, ask, bid_size, ask_size] of the committed quote, kept only when one of them
+   * is longer than {@link FLOAT64_EXACT_CHARS} characters (see {@link exactTexts}).
+   */
+  readonly text: (string[] | undefined)[] = [];
+  /** Quote received after the last tick, per market (the last one read wins); committed at the next tick. */
+  readonly stagedQuote: (QuoteEvent | undefined)[] = [];
+  /** 1 when the market is in {@link stagedList}. */
+  staged = new Uint8Array(0);
+  /** Markets with a staged quote, in order of arrival. */
+  readonly stagedList: number[] = [];
+  /** Time of the last quote discarded by rule 5, NaN when none. */
+  discardedAt = new Float64Array(0);
+  /** Eligible at the last refresh (rule 8). */
+  eligible = new Uint8Array(0);
+  /** A {@link WhyNot} code per market. */
+  whyNot = new Uint8Array(0);
+  /** Traded volume V at the last refresh (rule 8). */
+  volume = new Float64Array(0);
+
+  /** @param window - the rolling traded-volume window of every market (rule 8) */
+  constructor(public window: VolumeWindow) {}
+
+  /** The id of market `symbolId`, creating its row (SPOT, no exchange, no assets, no pair, no quote) on first sight. */
+  intern(symbolId: string): number {
+    const m = this.index.intern(symbolId);
+    const n = this.index.size;
+    if (n > this.exchange.length) {
+      this.exchange = growI32(this.exchange, n, -1);
+      this.base = growI32(this.base, n, -1);
+      this.quote = growI32(this.quote, n, -1);
+      this.pair = growI32(this.pair, n, -1);
+      this.bid = growF64(this.bid, n);
+      this.ask = growF64(this.ask, n);
+      this.bidSize = growF64(this.bidSize, n);
+      this.askSize = growF64(this.askSize, n);
+      this.tq = growF64(this.tq, n, NaN);
+      this.staged = growU8(this.staged, n);
+      this.discardedAt = growF64(this.discardedAt, n, NaN);
+      this.eligible = growU8(this.eligible, n);
+      this.whyNot = growU8(this.whyNot, n);
+      this.volume = growF64(this.volume, n);
+      this.window.ensure(n);
+    }
+    while (this.type.length < n) {
+      this.type.push('SPOT');
+      this.text.push(undefined);
+      this.stagedQuote.push(undefined);
+    }
+    return m;
+  }
+
+  /** Stages an accepted quote of market m for the next tick. */
+  stage(m: number, q: QuoteEvent): void {
+    this.stagedQuote[m] = q;
+    if (!this.staged[m]) {
+      this.staged[m] = 1;
+      this.stagedList.push(m);
+    }
+  }
+
+  /** Commits the staged quotes (start of a tick) and marks their pairs dirty in `pairDirty`. */
+  commitStaged(pairDirty: Uint8Array): void {
+    const { stagedQuote, bid, ask, bidSize, askSize, tq, text, staged, pair } = this;
+    for (const m of this.stagedList) {
+      const q = stagedQuote[m]!;
+      stagedQuote[m] = undefined;
+      bid[m] = q.bidPrice.value;
+      ask[m] = q.askPrice.value;
+      bidSize[m] = q.bidSize.value;
+      askSize[m] = q.askSize.value;
+      tq[m] = q.time;
+      const long =
+        q.bidPrice.text.length > FLOAT64_EXACT_CHARS ||
+        q.askPrice.text.length > FLOAT64_EXACT_CHARS ||
+        q.bidSize.text.length > FLOAT64_EXACT_CHARS ||
+        q.askSize.text.length > FLOAT64_EXACT_CHARS;
+      text[m] = long ? [q.bidPrice.text, q.askPrice.text, q.bidSize.text, q.askSize.text] : undefined;
+      staged[m] = 0;
+      if (pair[m] >= 0) pairDirty[pair[m]] = 1;
+    }
+    this.stagedList.length = 0;
+  }
+
+  /** Eligibility refresh at tick T (rules 3, 4, 8): V over the window, eligibility and its {@link WhyNot} code. */
+  refreshEligibility(T: number, exchangeLegit: Uint8Array): void {
+    const { type, base, quote, exchange, volume, eligible, whyNot, window } = this;
+    const n = this.index.size;
+    for (let m = 0; m < n; m++) {
+      const V = window.sum(m, T);
+      volume[m] = V;
+      const spot = type[m] === 'SPOT';
+      const known = base[m] >= 0 && quote[m] >= 0;
+      const legit = exchangeLegit[exchange[m]] === 1;
+      eligible[m] = isEligible(spot, legit, known, V) ? 1 : 0;
+      whyNot[m] = !spot
+        ? WhyNot.notSpot
+        : !known
+          ? WhyNot.assetsUnknown
+          : !legit
+            ? WhyNot.notLegitimate
+            : V > 0
+              ? WhyNot.none
+              : WhyNot.noVolume;
+    }
+  }
+
+  /** Exact decimal texts [bid, ask, bid_size, ask_size] of market m's committed quote (see {@link text}). */
+  exactTexts(m: number): string[] {
+    return this.text[m] ?? [String(this.bid[m]), String(this.ask[m]), String(this.bidSize[m]), String(this.askSize[m])];
+  }
+
+  /** The table as plain JSON (see {@link MarketTableJSON}); the volume window is snapshotted separately. */
+  toJSON(): MarketTableJSON {
+    const n = this.index.size;
+    return {
+      names: [...this.index.names],
+      exchange: Array.from(this.exchange.subarray(0, n)),
+      base: Array.from(this.base.subarray(0, n)),
+      quote: Array.from(this.quote.subarray(0, n)),
+      type: this.type.slice(0, n),
+      pair: Array.from(this.pair.subarray(0, n)),
+      quote_state: [
+        nullableColumn(this.bid, n),
+        nullableColumn(this.ask, n),
+        nullableColumn(this.bidSize, n),
+        nullableColumn(this.askSize, n),
+        nullableColumn(this.tq, n),
+      ],
+      quote_text: this.text.slice(0, n).map((t) => (t ? [...t] : null)),
+      staged: [...this.stagedList],
+      staged_quotes: this.stagedList.map((m) => structuredClone(this.stagedQuote[m]!)),
+      eligible: Array.from(this.eligible.subarray(0, n)),
+      why_not: Array.from(this.whyNot.subarray(0, n)),
+      volume: nullableColumn(this.volume, n) as number[],
+      discarded_at: nullableColumn(this.discardedAt, n),
+    };
+  }
+
+  /**
+   * Loads the per-market state of {@link toJSON} output and the volume window. The rows must
+   * already exist (defined in order from the snapshot's names, exchanges and assets).
+   */
+  restore(json: MarketTableJSON, window: VolumeWindowJSON): void {
+    const n = json.names.length;
+    for (let m = 0; m < n; m++) this.pair[m] = json.pair[m];
+    const [bid, ask, bidSize, askSize, tq] = json.quote_state.map(floatColumn);
+    this.bid.set(bid);
+    this.ask.set(ask);
+    this.bidSize.set(bidSize);
+    this.askSize.set(askSize);
+    this.tq.set(tq);
+    for (let m = 0; m < n; m++) {
+      const txt = json.quote_text[m];
+      this.text[m] = txt ? [...txt] : undefined;
+      this.eligible[m] = json.eligible[m];
+      this.whyNot[m] = json.why_not[m];
+    }
+    this.volume.set(floatColumn(json.volume));
+    this.discardedAt.set(floatColumn(json.discarded_at));
+    json.staged.forEach((m, i) => {
+      this.staged[m] = 1;
+      this.stagedList.push(m);
+      this.stagedQuote[m] = json.staged_quotes[i];
+    });
+    this.window = VolumeWindow.fromJSON(window);
+    this.window.ensure(n);
+  }
+}

@@ -1,0 +1,153 @@
+/**
+ * OHLC of tracked pairs (docs/methodology.md section 5): the tracked pairs with their
+ * aggregators, auto-tracking of direct pairs, the per-tick update and the `tracked` part of the
+ * snapshot.
+ *
+ * @module
+ */
+import type { PairView } from '../graph.js';
+import { OhlcAggregator, type OhlcAggregatorSnapshot, type OhlcBucket } from '../ohlc.js';
+import { EXCHANGE_RATE_PERIODS, getPeriod, type PeriodRecord } from '../periods.js';
+import type { EngineState } from './state.js';
+import type { EngineSnapshot, TrackedPair } from './types.js';
+
+/** A tracked pair with its aggregator and asset ids (-1 until the asset is known). */
+interface Track {
+  track: TrackedPair;
+  agg: OhlcAggregator;
+  b: number;
+  q: number;
+}
+
+/** Tracked pairs and their OHLC aggregators; buckets go to the state's current listener. */
+export class Tracking {
+  private readonly tracked: Track[] = [];
+  private readonly keys = new Map<string, TrackedPair>();
+  /** Periods of auto-tracked direct pairs ({@link trackDirectPairs}), undefined when off. */
+  autoTrackPeriods: string[] | undefined;
+
+  constructor(private readonly state: EngineState) {}
+
+  /** Tracks rate(base, quote) for the given period ids (default: all 33); tracking twice returns the existing track. */
+  track(base: string, quote: string, periodIds?: readonly string[]): TrackedPair {
+    const existing = this.keys.get(`${base}/${quote}`);
+    if (existing) return existing;
+    const periods = periodIds
+      ? periodIds.map((id) => {
+          const p = getPeriod(id);
+          if (!p) throw new Error(`xrate: unknown period id "${id}"`);
+          return p;
+        })
+      : EXCHANGE_RATE_PERIODS;
+    const track: TrackedPair = Object.freeze({ id: this.tracked.length, base, quote, periods: Object.freeze([...periods]) });
+    this.add(track, undefined);
+    return track;
+  }
+
+  private add(track: TrackedPair, snap: OhlcAggregatorSnapshot | undefined): void {
+    const onClose = (i: number, b: OhlcBucket): void => this.state.listener.onBucket?.(track, track.periods[i], b);
+    const agg = snap ? OhlcAggregator.fromJSON(snap, track.periods, onClose) : new OhlcAggregator(track.periods, onClose);
+    this.tracked.push({ track, agg, b: -1, q: -1 });
+    this.keys.set(`${track.base}/${track.quote}`, track);
+  }
+
+  /** Tracks every direct pair from the tick at which it first has a rate; pairs already tracked keep their periods. */
+  trackDirectPairs(periodIds?: readonly string[]): void {
+    const ids = periodIds ?? EXCHANGE_RATE_PERIODS.map((p) => p.period_id);
+    for (const id of ids) if (!getPeriod(id)) throw new Error(`xrate: unknown period id "${id}"`);
+    this.autoTrackPeriods = [...ids];
+    const P = this.state.pairs;
+    const names = this.state.assets.names;
+    for (let pr = 0; pr < P.count; pr++) {
+      if (!Number.isNaN(P.rate[pr]) && !this.keys.has(P.label(pr, names))) {
+        this.track(names[P.base[pr]], names[P.quote[pr]], ids);
+      }
+    }
+  }
+
+  /** Auto-tracking at a tick where pair pr has a rate: tracks it once (by name, so an existing track is kept). */
+  autoTrack(pr: number, periodIds: readonly string[]): void {
+    const P = this.state.pairs;
+    if (P.tracked[pr] !== 0) return;
+    const names = this.state.assets.names;
+    // track() returns the existing track when the pair was tracked by name before.
+    this.track(names[P.base[pr]], names[P.quote[pr]], periodIds);
+    P.tracked[pr] = 1;
+  }
+
+  /** Tracked pairs. */
+  list(): TrackedPair[] {
+    return this.tracked.map((t) => t.track);
+  }
+
+  /** Open buckets of a tracked pair, per period. */
+  openBuckets(track: TrackedPair): { period: PeriodRecord; bucket: OhlcBucket }[] {
+    const t = this.tracked[track.id];
+    const out: { period: PeriodRecord; bucket: OhlcBucket }[] = [];
+    t.track.periods.forEach((p, i) => {
+      const b = t.agg.openBucket(i);
+      if (b) out.push({ period: p, bucket: b });
+    });
+    return out;
+  }
+
+  /** Emits every open bucket of every tracked pair. */
+  flush(): void {
+    for (const { agg } of this.tracked) agg.flush();
+  }
+
+  /**
+   * End of tick T (after the graph is synced): feeds each tracked pair's rate to its aggregator
+   * when it is fresh; identity is always 1.
+   */
+  update(T: number, view: PairView): void {
+    const s = this.state;
+    const graph = s.graph;
+    const method = s.config.crossMethod;
+    for (const t of this.tracked) {
+      if (t.b < 0) t.b = s.assets.get(t.track.base) ?? -1;
+      if (t.q < 0) t.q = s.assets.get(t.track.quote) ?? -1;
+      if (t.b < 0 || t.q < 0) {
+        if (t.track.base === t.track.quote) t.agg.update(T, 1);
+        continue;
+      }
+      if (t.b === t.q) {
+        t.agg.update(T, 1);
+        continue;
+      }
+      if (method === 'bfs') {
+        const r = graph.directRate(t.b, t.q, view, s.tickCounter);
+        if (!Number.isNaN(r)) {
+          if (graph.directFresh) t.agg.update(T, r);
+          continue;
+        }
+      }
+      const r = graph.cross(t.b, t.q, view, method, s.tickCounter);
+      if (r?.fresh) t.agg.update(T, r.rate);
+    }
+  }
+
+  /** The `tracked` part of the snapshot. */
+  toJSON(): EngineSnapshot['tracked'] {
+    return this.tracked.map(({ track, agg }) => ({
+      base: track.base,
+      quote: track.quote,
+      periods: track.periods.map((p) => p.period_id),
+      ohlc: agg.toJSON(),
+    }));
+  }
+
+  /** Loads the `tracked` and `autoTrack` parts of a snapshot into this (empty) set. */
+  restore(tracked: EngineSnapshot['tracked'], autoTrack: readonly string[] | null): void {
+    for (const t of tracked) {
+      const periods = t.periods.map((id) => {
+        const p = getPeriod(id);
+        if (!p) throw new Error(`xrate: snapshot tracks unknown period "${id}"`);
+        return p;
+      });
+      const track: TrackedPair = Object.freeze({ id: this.tracked.length, base: t.base, quote: t.quote, periods: Object.freeze(periods) });
+      this.add(track, t.ohlc);
+    }
+    this.autoTrackPeriods = autoTrack ? [...autoTrack] : undefined;
+  }
+}

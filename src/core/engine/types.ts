@@ -1,0 +1,103 @@
+/**
+ * Public types of the engine (re-exported by the engine module): its outputs, listener, query
+ * results, counters and snapshot format.
+ *
+ * @module
+ */
+import type { EngineConfig } from '../config.js';
+import type { OhlcAggregatorSnapshot, OhlcBucket } from '../ohlc.js';
+import type { PeriodRecord } from '../periods.js';
+import type { RejectReason } from '../types.js';
+import type { VolumeWindowJSON } from '../volumeWindow.js';
+import type { ExchangeTableJSON } from './tables/exchanges.js';
+import type { MarketTableJSON } from './tables/markets.js';
+import type { PairTableJSON } from './tables/pairs.js';
+
+/** A pair rate that changed at a tick (emitted to {@link EngineListener.onPairRate}). */
+export interface PairRateChange {
+  /** Tick time, µs. */
+  tick: number;
+  pair: number;
+  base: string;
+  quote: string;
+  /** New rate, or null when the carried rate expired (maxRateAge). */
+  rate: number | null;
+  /** Time of the rate (newest quote used), µs, or null. */
+  time: number | null;
+  rank: number | null;
+  /** Markets used at the last computation. */
+  used: number;
+  /** Sum of V of the markets used (weights the layered cross method). */
+  volume: number;
+  /** Whether markets contributed at this tick. */
+  fresh: boolean;
+}
+
+/** A pair whose OHLC buckets the engine keeps (section 6). */
+export interface TrackedPair {
+  readonly id: number;
+  readonly base: string;
+  readonly quote: string;
+  readonly periods: readonly PeriodRecord[];
+}
+
+/** Receives the engine's outputs as they happen. All callbacks are optional. */
+export interface EngineListener {
+  /** After tick T is fully computed. */
+  onTick?(tickUs: number): void;
+  /** A pair's (rate, time, rank, used) changed at a tick. */
+  onPairRate?(change: PairRateChange): void;
+  /** An OHLC bucket of a tracked pair closed (or was flushed). */
+  onBucket?(track: TrackedPair, period: PeriodRecord, bucket: OhlcBucket): void;
+}
+
+/** Result of `Engine.rate`. */
+export interface RateResult {
+  base: string;
+  quote: string;
+  rate: number;
+  /** µs: the pair's time (direct), the oldest leg's time (cross), or the tick (identity). */
+  time: number;
+  kind: 'identity' | 'direct' | 'inverse' | 'cross';
+  /** Every leg had contributing markets at the last tick. */
+  fresh: boolean;
+  /** Asset ids along the path. */
+  path: string[];
+}
+
+/** Counters kept by the engine. */
+export interface EngineStats {
+  events: { exchange: number; symbol: number; quote: number; trade: number };
+  rejects: Partial<Record<RejectReason, number>>;
+  /** Quotes discarded by rule 5 (the market keeps its previous accepted quote). */
+  quotesDiscarded: number;
+  ticks: number;
+  refreshes: number;
+}
+
+/** Options of `Engine.rates`. */
+export interface RatesOptions {
+  /** Only these quote assets (default: every asset with a rate). */
+  filter?: readonly string[];
+  /** Return 1 / rate for each quote asset. */
+  invert?: boolean;
+}
+
+/** Plain-JSON state of an engine (see `Engine.snapshot`); key order and values are part of the stored format. */
+export interface EngineSnapshot {
+  version: number;
+  config: EngineConfig;
+  t0: number | null;
+  lastRefresh: number;
+  nextTick: number | null;
+  lastTick: number | null;
+  stats: EngineStats;
+  assets: string[];
+  exchanges: ExchangeTableJSON;
+  markets: MarketTableJSON;
+  volume: VolumeWindowJSON;
+  pairs: PairTableJSON;
+  tracked: { base: string; quote: string; periods: string[]; ohlc: OhlcAggregatorSnapshot }[];
+  autoTrack: string[] | null;
+  forceEmit: boolean;
+}

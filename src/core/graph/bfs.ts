@@ -1,0 +1,267 @@
+/**
+ * Breadth-first searches of rule 12 over a {@link Topology} and its {@link EdgeData}:
+ *
+ * - the highest possible lowest-rank is found by BFS restricted to edges of rank >= rho, for the
+ *   distinct edge ranks rho in decreasing order: the first rho whose restricted distance equals the
+ *   unrestricted one is the answer;
+ * - in that restricted graph a BFS that visits neighbours in ascending asset-id order discovers
+ *   every vertex first along its lexicographically smallest shortest path (a layer's vertices are
+ *   dequeued in the order of their paths), so the parent pointers give the tie-break directly.
+ *
+ * @module
+ */
+import type { CrossMethod } from '../config.js';
+import type { EdgeData } from './edges.js';
+import type { Topology } from './topology.js';
+import type { CrossLeg, CrossResult, PairView, RateColumns } from './types.js';
+
+/** Per-asset scratch of the searches, reused across queries (no allocation per query). */
+export class SearchScratch {
+  /** Unrestricted BFS distances (-1: unreachable). */
+  dist0 = new Int32Array(0);
+  /** Restricted BFS distances. */
+  dist = new Int32Array(0);
+  /** CSR slot through which each asset was discovered. */
+  parent = new Int32Array(0);
+  /** BFS queue; after a full search, the reached assets in order of depth. */
+  queue = new Int32Array(0);
+  /** Rate, oldest time and freshness carried down a BFS tree. */
+  treeRate = new Float64Array(0);
+  treeTime = new Float64Array(0);
+  treeFresh = new Uint8Array(0);
+  /** Assets already answered by a higher rank level (all-targets search). */
+  resolved = new Uint8Array(0);
+
+  /** Makes room for `assetCount` assets (never shrinks). */
+  ensure(assetCount: number): void {
+    if (this.dist.length >= assetCount) return;
+    this.dist0 = new Int32Array(assetCount);
+    this.dist = new Int32Array(assetCount);
+    this.parent = new Int32Array(assetCount);
+    this.queue = new Int32Array(assetCount);
+    this.treeRate = new Float64Array(assetCount);
+    this.treeTime = new Float64Array(assetCount);
+    this.treeFresh = new Uint8Array(assetCount);
+    this.resolved = new Uint8Array(assetCount);
+  }
+}
+
+/**
+ * BFS from `src` over edges of rank >= threshold, neighbours in id order; fills `dist` and
+ * `scratch.parent` (CSR slot). Stops when `stopAt` is discovered or past depth `stopDepth`.
+ */
+export function bfs(
+  topo: Topology,
+  edges: EdgeData,
+  scratch: SearchScratch,
+  src: number,
+  threshold: number,
+  dist: Int32Array,
+  stopAt: number,
+  stopDepth: number,
+): void {
+  dist.fill(-1, 0, topo.assetCount);
+  const q = scratch.queue;
+  const parent = scratch.parent;
+  const offsets = topo.offsets;
+  const adjEdge = topo.adjEdge;
+  const nbr = topo.nbr;
+  const edgeRank = edges.rank;
+  let head = 0;
+  let tail = 0;
+  dist[src] = 0;
+  q[tail++] = src;
+  while (head < tail) {
+    const u = q[head++];
+    const du = dist[u];
+    if (du >= stopDepth) break;
+    for (let k = offsets[u], end = offsets[u + 1]; k < end; k++) {
+      const e = adjEdge[k];
+      if (edgeRank[e] < threshold) continue;
+      const v = nbr[k];
+      if (dist[v] >= 0) continue;
+      dist[v] = du + 1;
+      parent[v] = k;
+      if (v === stopAt) return;
+      q[tail++] = v;
+    }
+  }
+}
+
+/** The hop from `from` to `to` over edge e, with the edge's chosen pair. */
+export function legOf(edges: EdgeData, view: PairView, e: number, from: number, to: number): CrossLeg {
+  const pr = edges.choice[e];
+  const inverted = view.base[pr] !== from;
+  return {
+    pair: pr,
+    from,
+    to,
+    inverted,
+    rate: inverted ? 1 / view.rate[pr] : view.rate[pr],
+    time: view.time[pr],
+    rank: view.rank[pr],
+    fresh: view.fresh[pr] === 1,
+  };
+}
+
+/** Rate from `from` to `to` over the max-min-rank, lexicographically smallest shortest path; undefined when none. */
+export function crossBfs(
+  topo: Topology,
+  edges: EdgeData,
+  scratch: SearchScratch,
+  from: number,
+  to: number,
+  view: PairView,
+): CrossResult | undefined {
+  bfs(topo, edges, scratch, from, -Infinity, scratch.dist0, to, Infinity);
+  const d = scratch.dist0[to];
+  if (d < 0) return undefined;
+  for (const rho of edges.levels) {
+    bfs(topo, edges, scratch, from, rho, scratch.dist, to, d);
+    if (scratch.dist[to] === d) return walk(topo, edges, scratch, from, to, view, 'bfs');
+  }
+  return undefined; // unreachable: the lowest level equals the unrestricted search
+}
+
+/** The path to `to` found by the last {@link bfs} (parent pointers), as a cross result. */
+function walk(
+  topo: Topology,
+  edges: EdgeData,
+  scratch: SearchScratch,
+  from: number,
+  to: number,
+  view: PairView,
+  method: CrossMethod,
+): CrossResult {
+  const legs: CrossLeg[] = [];
+  let v = to;
+  while (v !== from) {
+    const k = scratch.parent[v];
+    const e = topo.adjEdge[k];
+    const u = topo.otherEnd(e, v);
+    legs.push(legOf(edges, view, e, u, v));
+    v = u;
+  }
+  legs.reverse();
+  let rate = 1;
+  let time = Infinity;
+  let fresh = true;
+  let minRank = Infinity;
+  const path = [from];
+  for (const l of legs) {
+    rate *= l.rate;
+    if (l.time < time) time = l.time;
+    fresh = fresh && l.fresh;
+    if (l.rank < minRank) minRank = l.rank;
+    path.push(l.to);
+  }
+  return { rate, time, fresh, path, legs, minRank, method };
+}
+
+/**
+ * {@link crossBfs} from `from` to every asset at once, into `out`, in O(levels x (V + E)): one
+ * restricted lexicographic BFS per distinct edge rank, resolving each target at the highest rank
+ * whose restricted distance equals the unrestricted one.
+ */
+export function crossAllBfs(topo: Topology, edges: EdgeData, scratch: SearchScratch, from: number, out: RateColumns): void {
+  const n = topo.assetCount;
+  const levels = edges.levels;
+  if (levels.length === 0) {
+    out.rate[from] = 1;
+    out.time[from] = NaN;
+    out.fresh[from] = 1;
+    return;
+  }
+  // The lowest level admits every edge: its search is the unrestricted one. It gives dist0 and
+  // a provisional answer for every reachable asset; each higher level (highest first) then
+  // takes over the assets it reaches at the same distance, which it cannot have done worse.
+  const dist0 = scratch.dist0;
+  const resolved = scratch.resolved;
+  resolved.fill(0, 0, n);
+  lexTree(topo, edges, scratch, from, levels[levels.length - 1], dist0, out, undefined);
+  let remaining = 0;
+  for (let a = 0; a < n; a++) if (dist0[a] > 0) remaining++;
+  for (let li = 0; li < levels.length - 1 && remaining > 0; li++) {
+    // No asset still open lies deeper than maxDepth: the search can stop there.
+    let maxDepth = 0;
+    for (let a = 0; a < n; a++) if (resolved[a] === 0 && dist0[a] > maxDepth) maxDepth = dist0[a];
+    remaining -= lexTree(topo, edges, scratch, from, levels[li], scratch.dist, out, dist0, maxDepth);
+  }
+  out.rate[from] = 1;
+  out.time[from] = NaN;
+  out.fresh[from] = 1;
+}
+
+/**
+ * Lexicographic BFS from `from` over the edges of rank >= rho, carrying rate, oldest time and
+ * freshness down the tree (per-slot arrays of {@link EdgeData}). With `dist0`, writes to `out`
+ * only the assets not yet resolved that it reaches at their unrestricted distance, marks them,
+ * and returns how many; without, writes every asset it reaches.
+ */
+function lexTree(
+  topo: Topology,
+  edges: EdgeData,
+  scratch: SearchScratch,
+  from: number,
+  rho: number,
+  dist: Int32Array,
+  out: RateColumns,
+  dist0: Int32Array | undefined,
+  maxDepth = Infinity,
+): number {
+  const n = topo.assetCount;
+  const resolved = scratch.resolved;
+  const tr = scratch.treeRate;
+  const tt = scratch.treeTime;
+  const tf = scratch.treeFresh;
+  const q = scratch.queue;
+  const offsets = topo.offsets;
+  const nbr = topo.nbr;
+  const slotRank = edges.slotRank;
+  const slotRate = edges.slotRate;
+  const slotTime = edges.slotTime;
+  const slotFresh = edges.slotFresh;
+  dist.fill(-1, 0, n);
+  let head = 0;
+  let tail = 0;
+  let taken = 0;
+  dist[from] = 0;
+  tr[from] = 1;
+  tt[from] = Infinity;
+  tf[from] = 1;
+  q[tail++] = from;
+  while (head < tail) {
+    const u = q[head++];
+    const du = dist[u] + 1;
+    if (du > maxDepth) break;
+    const ru = tr[u];
+    const tu = tt[u];
+    const fu = tf[u];
+    for (let k = offsets[u], end = offsets[u + 1]; k < end; k++) {
+      if (slotRank[k] < rho) continue;
+      const v = nbr[k];
+      if (dist[v] >= 0) continue;
+      dist[v] = du;
+      const rv = ru * slotRate[k];
+      const et = slotTime[k];
+      const tv = et < tu ? et : tu;
+      const fv = fu & slotFresh[k];
+      tr[v] = rv;
+      tt[v] = tv;
+      tf[v] = fv;
+      q[tail++] = v;
+      if (dist0 === undefined) {
+        out.rate[v] = rv;
+        out.time[v] = tv;
+        out.fresh[v] = fv;
+      } else if (resolved[v] === 0 && du === dist0[v]) {
+        resolved[v] = 1;
+        taken++;
+        out.rate[v] = rv;
+        out.time[v] = tv;
+        out.fresh[v] = fv;
+      }
+    }
+  }
+  return taken;
+}

@@ -1,0 +1,143 @@
+/**
+ * Edge choice for the current tick (rule 12): when both B/Q and Q/B have a rate, the edge uses the
+ * one with the higher rank, then the one that used more markets, then the one whose base sorts
+ * first. Per edge and per CSR slot, typed arrays hold the chosen pair's rank, rate in each
+ * direction, time and freshness; only the edges of pairs that changed are re-derived.
+ *
+ * @module
+ */
+import type { Topology } from './topology.js';
+import type { PairView } from './types.js';
+
+/** Smallest length of the pending-pair flags when they first grow. */
+const MIN_PENDING_FLAGS = 64;
+
+/** Per-edge and per-slot data of one {@link Topology} for the current tick. */
+export class EdgeData {
+  /** Rank of the chosen pair, -Infinity when neither pair has a rate. */
+  rank = new Float64Array(0);
+  /** Chosen pair id, -1 when none. */
+  choice = new Int32Array(0);
+  /** Rate u -> v of the chosen pair. */
+  rateUV = new Float64Array(0);
+  /** Rate v -> u of the chosen pair. */
+  rateVU = new Float64Array(0);
+  /** Time of the chosen pair. */
+  time = new Float64Array(0);
+  /** Freshness of the chosen pair (1/0). */
+  fresh = new Uint8Array(0);
+  /** Per CSR slot (u's k-th neighbour): rank, rate u -> neighbour, time, freshness. */
+  slotRank = new Float64Array(0);
+  slotRate = new Float64Array(0);
+  slotTime = new Float64Array(0);
+  slotFresh = new Uint8Array(0);
+  /** The distinct edge ranks, highest first (the levels of the max-min rank search). */
+  levels: number[] = [];
+  /** Tick stamp the data was derived for (-1: never). */
+  private stamp = -1;
+  private pending: number[] = [];
+  private pendingFlag = new Uint8Array(0);
+  private fullRefresh = true;
+
+  /** Resets for a new topology: every edge is re-derived at the next {@link refresh}. */
+  reset(topo: Topology): void {
+    const E = topo.edgeCount;
+    this.stamp = -1;
+    this.fullRefresh = true;
+    this.pendingClear();
+    this.rank = new Float64Array(E);
+    this.choice = new Int32Array(E);
+    this.rateUV = new Float64Array(E);
+    this.rateVU = new Float64Array(E);
+    this.time = new Float64Array(E);
+    this.fresh = new Uint8Array(E);
+    this.slotRank = new Float64Array(2 * E);
+    this.slotRate = new Float64Array(2 * E);
+    this.slotTime = new Float64Array(2 * E);
+    this.slotFresh = new Uint8Array(2 * E);
+  }
+
+  /** Chooses each edge's pair and rank for the current tick (once per tick stamp). */
+  refresh(topo: Topology, order: Int32Array, view: PairView, tickStamp: number): void {
+    if (this.stamp === tickStamp && tickStamp >= 0) return;
+    this.stamp = tickStamp;
+    if (this.fullRefresh) {
+      this.fullRefresh = false;
+      this.pendingClear();
+      for (let e = 0; e < topo.edgeCount; e++) this.updateEdge(topo, order, e, view);
+      this.recomputeLevels(topo.edgeCount);
+      return;
+    }
+    // Only the edges of pairs that changed since the last refresh (see notePairChanged).
+    let ranksMoved = false;
+    const pairEdge = topo.pairEdge;
+    for (const pr of this.pending) {
+      const e = pr < pairEdge.length ? pairEdge[pr] : -1;
+      if (e >= 0 && this.updateEdge(topo, order, e, view)) ranksMoved = true;
+    }
+    this.pendingClear();
+    if (ranksMoved) this.recomputeLevels(topo.edgeCount);
+  }
+
+  /** Records that pair pr changed; its edge is re-derived at the next refresh. */
+  notePairChanged(pr: number): void {
+    if (this.fullRefresh) return;
+    if (pr >= this.pendingFlag.length) {
+      const f = new Uint8Array(Math.max(pr + 1, this.pendingFlag.length * 2, MIN_PENDING_FLAGS));
+      f.set(this.pendingFlag);
+      this.pendingFlag = f;
+    }
+    if (this.pendingFlag[pr]) return;
+    this.pendingFlag[pr] = 1;
+    this.pending.push(pr);
+  }
+
+  private pendingClear(): void {
+    for (const pr of this.pending) this.pendingFlag[pr] = 0;
+    this.pending.length = 0;
+  }
+
+  /** Chooses edge e's pair for the current data and writes its two CSR slots; true when its rank changed. */
+  private updateEdge(topo: Topology, order: Int32Array, e: number, view: PairView): boolean {
+    const a = topo.pairUV[e];
+    const b = topo.pairVU[e];
+    const aOk = a >= 0 && !Number.isNaN(view.rate[a]);
+    const bOk = b >= 0 && !Number.isNaN(view.rate[b]);
+    let c: number;
+    if (aOk && bOk) {
+      if (view.rank[a] !== view.rank[b]) c = view.rank[a] > view.rank[b] ? a : b;
+      else if (view.used[a] !== view.used[b]) c = view.used[a] > view.used[b] ? a : b;
+      else c = order[view.base[a]] < order[view.base[b]] ? a : b;
+    } else c = aOk ? a : bOk ? b : -1;
+    const oldRank = this.rank[e];
+    this.choice[e] = c;
+    this.rank[e] = c >= 0 ? view.rank[c] : -Infinity;
+    if (c >= 0) {
+      const r = view.rate[c];
+      const forward = view.base[c] === topo.edgeU[e];
+      this.rateUV[e] = forward ? r : 1 / r;
+      this.rateVU[e] = forward ? 1 / r : r;
+      this.time[e] = view.time[c];
+      this.fresh[e] = view.fresh[c];
+    }
+    const ku = topo.slotOfU[e];
+    const kv = topo.slotOfV[e];
+    this.slotRank[ku] = this.slotRank[kv] = this.rank[e];
+    this.slotRate[ku] = this.rateUV[e];
+    this.slotRate[kv] = this.rateVU[e];
+    this.slotTime[ku] = this.slotTime[kv] = this.time[e];
+    this.slotFresh[ku] = this.slotFresh[kv] = this.fresh[e];
+    return oldRank !== this.rank[e];
+  }
+
+  private recomputeLevels(edgeCount: number): void {
+    const levels = new Set<number>();
+    for (let e = 0; e < edgeCount; e++) if (this.choice[e] >= 0) levels.add(this.rank[e]);
+    this.levels = [...levels].sort((x, y) => y - x);
+  }
+
+  /** Rate over edge e leaving asset u. */
+  rateFrom(topo: Topology, e: number, u: number): number {
+    return topo.edgeU[e] === u ? this.rateUV[e] : this.rateVU[e];
+  }
+}
