@@ -11,14 +11,14 @@
  *
  * Hot state lives in typed-array columns indexed by integer ids (markets, exchanges, assets, pairs);
  * strings are interned at the edges. This module is the facade; the parts live in `./engine/`:
- * the tables (`tables/`), event ingestion (`ingest`), the tick pipeline (`tick`, `pairCompute`),
+ * the tables (`tables/`), applying events (`apply`), the tick pipeline (`tick`, `pairCompute`),
  * provenance (`explain`), OHLC tracking (`tracking`), rate look-ups (`queries`) and the snapshot
  * format (`snapshot`).
  *
  * @module
  */
 import type { EngineConfig, ResolvedConfig } from './config.js';
-import { applyExchange, applyQuote, applySymbol, applyTrade, reject } from './engine/ingest.js';
+import { applyExchange, applyQuote, applySymbol, applyTrade, reject } from './engine/apply.js';
 import { Explainer } from './engine/explain.js';
 import { PairComputer } from './engine/pairCompute.js';
 import { RateQueries } from './engine/queries.js';

@@ -1,5 +1,5 @@
 /**
- * The engine's state shared by its parts (ingest, tick pipeline, explain, tracking, queries,
+ * The engine's state shared by its parts (apply, tick pipeline, explain, tracking, queries,
  * snapshot): the clock, the counters, the asset interner, the exchange, market and pair tables and
  * the graph of pairs.
  *
