@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --filter NAME]`: the benchmarks of issue 4, written to
+ * `npm run bench [-- --filter NAME]`: the benchmarks of docs/performance.md, written to
  * bench/results/latest.json as { header: {node, cpu, cores, date, ...}, results: [{name, unit,
  * median, p99, samples}] }.
  *

@@ -1,5 +1,5 @@
 /**
- * Seeded market universes for the benchmarks (issue 4): S = 1,000 markets / 400 pairs / 100
+ * Seeded market universes for the benchmarks (docs/performance.md): S = 1,000 markets / 400 pairs / 100
  * assets, M = 10,000 / 4,000 / 600, L = 40,000 / 15,000 / 2,000 over 150 exchanges.
  *
  * Realistic shape: most assets are quoted against USD, USDT, BTC and EUR; the main pairs trade on

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Purity check (DESIGN.md): nothing under src/core performs I/O, reads the wall clock or imports
-// the outer layers. Exits 1 with the offending file:line for each violation.
+// Purity check (docs/architecture.md): nothing under src/core performs I/O, reads the wall clock
+// or imports the outer layers. Exits 1 with the offending file:line for each violation.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -18,6 +18,7 @@ import { cmdRate } from './commands/rate.js';
 import { cmdReplay } from './commands/replay.js';
 import { cmdServe } from './commands/serve.js';
 import { help } from './help.js';
+import { VERSION } from '../version.js';
 
 export { InputError, UsageError, type Io } from './args.js';
 export { DEMO_LOG } from './commands/demo.js';
@@ -63,7 +64,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
       case '-h':
         return help(rest[0] ?? 'main', io);
       case '--version':
-        io.out('0.1.0\n');
+        io.out(`${VERSION}\n`);
         return 0;
       default:
         throw new UsageError(`unknown command "${cmd}" (expected replay, rate, history, explain, periods, demo, serve or keys)`);
