@@ -48,7 +48,10 @@ function startServer(db: string, keys: string): Promise<{ child: ChildProcess; u
   const main = pathToFileURL(join(ROOT, 'src', 'cli', 'main.ts')).href;
   const args = ['serve', '--db', db, '--keys', keys, '--host', '127.0.0.1', '--port', '0'];
   const code = `const { run } = await import(${JSON.stringify(main)}); process.exitCode = await run(${JSON.stringify(args)});`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return new Promise((res, rej) => {
     let out = '';
     let err = '';
@@ -61,7 +64,9 @@ function startServer(db: string, keys: string): Promise<{ child: ChildProcess; u
         res({ child, url: m[1] });
       }
     });
-    child.stderr!.on('data', (d: Buffer) => void (err += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
     child.on('exit', (c) => {
       clearTimeout(timer);
       rej(new Error(`http bench: the server exited (${c})\n${out}${err}`));

@@ -88,7 +88,7 @@ async function crossAllBench(): Promise<BenchResult> {
     reached = 0;
     for (const a of assets) {
       const all = engine.ratesFrom(a)!;
-      for (let i = 0; i < all.rate.length; i++) if (all.rate[i] === all.rate[i]) reached++;
+      for (let i = 0; i < all.rate.length; i++) if (!Number.isNaN(all.rate[i])) reached++;
     }
   });
   await bench.run();
@@ -121,7 +121,14 @@ async function applyBench(kind: 'quote' | 'trade'): Promise<BenchResult> {
   );
   await bench.run();
   const st = stats(bench.tasks[0]);
-  return { name: `apply/${kind}`, unit: 'events/s', median: (events.length / st.median) * 1000, p99: (events.length / st.p99) * 1000, samples: st.samples, batch: events.length };
+  return {
+    name: `apply/${kind}`,
+    unit: 'events/s',
+    median: (events.length / st.median) * 1000,
+    p99: (events.length / st.p99) * 1000,
+    samples: st.samples,
+    batch: events.length,
+  };
 }
 
 const LOG_EVENTS = 2_000_000;
@@ -199,7 +206,9 @@ async function main(): Promise<void> {
     const r = await run();
     for (const x of Array.isArray(r) ? r : [r]) {
       results.push(x);
-      console.log(`${x.name.padEnd(14)} median ${fmt(x.median).padStart(12)} ${x.unit.padEnd(8)} p99 ${fmt(x.p99).padStart(12)}  n=${x.samples}  (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+      console.log(
+        `${x.name.padEnd(14)} median ${fmt(x.median).padStart(12)} ${x.unit.padEnd(8)} p99 ${fmt(x.p99).padStart(12)}  n=${x.samples}  (${((Date.now() - t0) / 1000).toFixed(1)} s)`,
+      );
     }
   }
   const cpu = cpus();
@@ -224,7 +233,7 @@ async function main(): Promise<void> {
     const order = suites.map(([n]) => n);
     all.sort((a, b) => order.findIndex((n) => a.name.startsWith(n)) - order.findIndex((n) => b.name.startsWith(n)));
   }
-  writeFileSync(file, JSON.stringify({ header, results: all }, null, 2) + '\n');
+  writeFileSync(file, `${JSON.stringify({ header, results: all }, null, 2)}\n`);
   console.log(`wrote bench/results/latest.json`);
   if (process.env.XRATE_BENCH_KEEP_LOGS !== '1' && !filter) rmSync(dir, { recursive: true, force: true });
 }

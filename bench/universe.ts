@@ -55,7 +55,10 @@ export class Rng {
 const QUOTES = ['USD', 'USDT', 'BTC', 'EUR'];
 
 function dec(v: number, digits = 8): { value: number; text: string } {
-  const text = v.toPrecision(digits).replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '');
+  const text = v
+    .toPrecision(digits)
+    .replace(/(\.\d*?)0+$/, '$1')
+    .replace(/\.$/, '');
   return { value: Number(text), text };
 }
 
@@ -69,9 +72,13 @@ export class Universe {
   private usd: Float64Array;
   private readonly rng: Rng;
 
-  constructor(readonly size: SizeName, seed = 42) {
+  constructor(
+    readonly size: SizeName,
+    seed = 42,
+  ) {
     const cfg = SIZES[size];
-    const rng = (this.rng = new Rng(seed));
+    const rng = new Rng(seed);
+    this.rng = rng;
     this.assets.push(...QUOTES);
     for (let i = this.assets.length; i < cfg.assets; i++) this.assets.push(`A${String(i).padStart(4, '0')}`);
     this.usd = new Float64Array(cfg.assets);
@@ -89,7 +96,13 @@ export class Universe {
       this.pairs.push([b, q]);
       return this.pairs.length >= cfg.pairs;
     };
-    const main: [number, number][] = [[2, 0], [2, 1], [2, 3], [1, 0], [3, 0]];
+    const main: [number, number][] = [
+      [2, 0],
+      [2, 1],
+      [2, 3],
+      [1, 0],
+      [3, 0],
+    ];
     for (const [b, q] of main) addPair(b, q);
     outer: for (let round = 0; round < 4; round++) {
       for (let a = 4; a < cfg.assets; a++) {
@@ -104,7 +117,7 @@ export class Universe {
     let total = cfg.pairs;
     while (total < cfg.markets) {
       // Zipf-like: low pair indices (main pairs) attract more exchanges.
-      const p = Math.min(cfg.pairs - 1, Math.floor(Math.pow(rng.next(), 2.2) * cfg.pairs));
+      const p = Math.min(cfg.pairs - 1, Math.floor(rng.next() ** 2.2 * cfg.pairs));
       if (perPair[p] < cfg.exchanges) {
         perPair[p]++;
         total++;
@@ -118,7 +131,13 @@ export class Universe {
         used.add(e);
         const [b, q] = this.pairs[p];
         const bias = rng.next() < 0.02 ? 1 + (rng.next() < 0.5 ? -1 : 1) * (0.01 + rng.next() * 0.03) : 1 + rng.normal() * 0.0005;
-        this.markets.push({ symbol: `${this.exchanges[e]}_SPOT_${this.assets[b]}_${this.assets[q]}`, pair: p, exchange: e, bias, live: rng.next() > 0.03 });
+        this.markets.push({
+          symbol: `${this.exchanges[e]}_SPOT_${this.assets[b]}_${this.assets[q]}`,
+          pair: p,
+          exchange: e,
+          bias,
+          live: rng.next() > 0.03,
+        });
       }
     }
   }
@@ -151,7 +170,13 @@ export class Universe {
   }
 
   trade(m: number, time: number): TradeEvent {
-    return { type: 'trade', time, symbolId: this.markets[m].symbol, price: dec(this.fair(m) * this.markets[m].bias), size: dec(0.01 + this.rng.next() * 5, 4) };
+    return {
+      type: 'trade',
+      time,
+      symbolId: this.markets[m].symbol,
+      price: dec(this.fair(m) * this.markets[m].bias),
+      size: dec(0.01 + this.rng.next() * 5, 4),
+    };
   }
 
   /**
@@ -161,7 +186,15 @@ export class Universe {
    */
   warmup(start: number): XrateEvent[] {
     const out: XrateEvent[] = [];
-    this.exchanges.forEach((x, i) => out.push({ type: 'exchange', time: start + 100_000, exchangeId: x, legitimate: i % 50 !== 49, rank: i % 3 === 0 ? 2 : i % 3 === 1 ? 1 : 0 }));
+    for (const [i, x] of this.exchanges.entries()) {
+      out.push({
+        type: 'exchange',
+        time: start + 100_000,
+        exchangeId: x,
+        legitimate: i % 50 !== 49,
+        rank: i % 3 === 0 ? 2 : i % 3 === 1 ? 1 : 0,
+      });
+    }
     for (let m = 0; m < this.markets.length; m++) out.push(this.trade(m, start + 200_000));
     for (let m = 0; m < this.markets.length; m++) out.push(this.quote(m, start + 300_000 + (m % 500_000)));
     return out;
@@ -184,7 +217,8 @@ export class Universe {
   /** Trades for the second before `tick`. */
   secondOfTrades(tick: number, count: number): TradeEvent[] {
     const out: TradeEvent[] = [];
-    for (let i = 0; i < count; i++) out.push(this.trade(this.rng.int(this.markets.length), tick - 1_000_000 + 1 + Math.floor((i / count) * 999_998)));
+    for (let i = 0; i < count; i++)
+      out.push(this.trade(this.rng.int(this.markets.length), tick - 1_000_000 + 1 + Math.floor((i / count) * 999_998)));
     return out;
   }
 }

@@ -71,7 +71,13 @@ function clean(x: unknown, d: number, what: string): number {
 }
 
 /** Maps the dumped Binance events under `dataDir` to xrate lines. */
-export function buildBinance(dataDir: string): { text: string; events: number; first: string; last: string; counts: Record<string, number> } {
+export function buildBinance(dataDir: string): {
+  text: string;
+  events: number;
+  first: string;
+  last: string;
+  counts: Record<string, number>;
+} {
   const src = readFileSync(join(dataDir, NAUTILUS.dir, 'events.ndjson'), 'utf8');
   const inLines = src.split('\n').filter((l) => l.trim().length > 0);
   const out: string[] = [];
@@ -133,7 +139,7 @@ export function buildBinance(dataDir: string): { text: string; events: number; f
       throw new Error(`build-fixtures: unexpected type ${String(e.type)} at ${where}`);
     }
   });
-  return { text: out.join('\n') + '\n', events: out.length, first, last, counts };
+  return { text: `${out.join('\n')}\n`, events: out.length, first, last, counts };
 }
 
 function countTypes(text: string): { counts: Record<string, number>; first: string; last: string; lines: number } {
@@ -232,7 +238,7 @@ export async function buildFixtures(dataDir: string, outDir: string): Promise<un
       'Fixtures of xrate. Rebuild with `npx tsx scripts/build-fixtures.ts --data DIR`; test/unit/scripts/fixtures.test.ts checks the sha256 sums. Only licence-compatible data is copied here (see fixtures/README.md).',
     files,
   };
-  writeFileSync(join(outDir, 'metadata.json'), JSON.stringify(meta, null, 2) + '\n');
+  writeFileSync(join(outDir, 'metadata.json'), `${JSON.stringify(meta, null, 2)}\n`);
   return meta;
 }
 

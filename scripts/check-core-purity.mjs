@@ -8,7 +8,10 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const coreDir = join(root, 'src', 'core');
 const rules = [
-  [/from\s+['"](node:)?(fs|fs\/promises|http|https|http2|net|dgram|child_process|worker_threads|cluster|os|readline|zlib)['"]/, 'imports a Node I/O module'],
+  [
+    /from\s+['"](node:)?(fs|fs\/promises|http|https|http2|net|dgram|child_process|worker_threads|cluster|os|readline|zlib)['"]/,
+    'imports a Node I/O module',
+  ],
   [/require\(\s*['"](node:)?(fs|http|https|net|child_process)['"]\s*\)/, 'requires a Node I/O module'],
   [/from\s+['"](\.\.\/)+(io|replay|service|cli)(\/|['"])/, 'imports an outer layer (io, replay, service, cli)'],
   [/from\s+['"]better-sqlite3['"]|from\s+['"]fast-csv['"]/, 'imports an I/O package'],

@@ -7,4 +7,5 @@
 import { readFileSync } from 'node:fs';
 
 /** The `version` field of xrate's package.json (this module sits one folder below it, in src/ or dist/). */
-export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
+  .version;

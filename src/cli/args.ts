@@ -42,7 +42,9 @@ export const COMMON = {
 export const HELP_OPTION = { help: { type: 'boolean', short: 'h' } } as const;
 
 /** What {@link parse} (`P` true) and {@link parseFlags} (`P` false) return for the option table `O`. */
-export type Parsed<O extends Options, P extends boolean> = ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: P; strict: true }>>;
+export type Parsed<O extends Options, P extends boolean> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: O; allowPositionals: P; strict: true }>
+>;
 
 function usageOf(e: unknown): UsageError {
   return new UsageError((e as Error).message.replace(/^TypeError \[[A-Z_]+\]: /, ''));
@@ -90,7 +92,10 @@ export function time(name: string, v: string | undefined, required = false): num
 
 /** Reads `--pair`/`--track` values (repeatable, or comma-separated) as [base, quote] pairs. */
 export function pairList(values: string[] | undefined, required: boolean): [string, string][] {
-  const specs = (values ?? []).flatMap((v) => v.split(',')).map((s) => s.trim()).filter(Boolean);
+  const specs = (values ?? [])
+    .flatMap((v) => v.split(','))
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (required && specs.length === 0) throw new UsageError('missing --pair BASE/QUOTE');
   return specs.map((s) => {
     const parts = s.split('/');
@@ -151,7 +156,9 @@ export interface CommonValues {
 export function querySource(values: CommonValues, positionals: string[], cmd: string): QuerySource {
   const files = inputs(positionals, cmd, true);
   if (values.config !== undefined && ReplayStore.isReplayDatabase(files[0])) {
-    throw new UsageError(`--config applies when replaying a log; "${files[0]}" is a replay database, which answers with the config it was computed with`);
+    throw new UsageError(
+      `--config applies when replaying a log; "${files[0]}" is a replay database, which answers with the config it was computed with`,
+    );
   }
   return {
     inputs: files,

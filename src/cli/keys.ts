@@ -5,7 +5,7 @@
  * @module
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { KeyStore, parseJwtKey, parseRights, type ApiKey } from '../service/keys.js';
+import { KeyStore, parseJwtKey, parseRights, type ApiKey, type Right } from '../service/keys.js';
 import { int } from './args.js';
 import { DEFAULT_DB, type ServiceIo } from '../service/start.js';
 import type { UsageErrorFactory } from './serve.js';
@@ -42,7 +42,13 @@ function keyRef(values: KeysFlags, positionals: string[], usage: UsageErrorFacto
 }
 
 /** `xrate keys create|list|revoke|jwt-import` with parsed flags. */
-export async function keysCommand(sub: string | undefined, values: KeysFlags, positionals: string[], io: ServiceIo, usage: UsageErrorFactory): Promise<number> {
+export async function keysCommand(
+  sub: string | undefined,
+  values: KeysFlags,
+  positionals: string[],
+  io: ServiceIo,
+  usage: UsageErrorFactory,
+): Promise<number> {
   const path = values.keys ?? values.db ?? DEFAULT_DB;
   if (sub !== 'create' && sub !== 'list' && sub !== 'revoke' && sub !== 'jwt-import') {
     throw usage(`keys: unknown subcommand ${sub === undefined ? '(none)' : `"${sub}"`} (expected create, list, revoke or jwt-import)`);
@@ -52,7 +58,7 @@ export async function keysCommand(sub: string | undefined, values: KeysFlags, po
   try {
     switch (sub) {
       case 'create': {
-        let rights;
+        let rights: Right[];
         try {
           rights = parseRights(values.rights);
         } catch (e) {
@@ -73,7 +79,7 @@ export async function keysCommand(sub: string | undefined, values: KeysFlags, po
       case 'list': {
         const rows = keys.list();
         if (values.json) {
-          io.out(JSON.stringify(rows, null, 2) + '\n');
+          io.out(`${JSON.stringify(rows, null, 2)}\n`);
           return 0;
         }
         if (rows.length === 0) {
@@ -95,7 +101,13 @@ export async function keysCommand(sub: string | undefined, values: KeysFlags, po
           r.revoked_at ?? '-',
         ]);
         const widths = head.map((h, i) => Math.max(h.length, ...table.map((r) => r[i].length)));
-        for (const r of [head, ...table]) io.out(r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd() + '\n');
+        for (const r of [head, ...table])
+          io.out(
+            `${r
+              .map((c, i) => c.padEnd(widths[i]))
+              .join('  ')
+              .trimEnd()}\n`,
+          );
         return 0;
       }
       case 'revoke': {
@@ -130,7 +142,9 @@ export async function keysCommand(sub: string | undefined, values: KeysFlags, po
         const material = pub ? parseJwtKey({ publicKey: read(pub).toString('utf8') }) : parseJwtKey({ secret: secret() });
         keys.setJwt(id, material);
         const algs = material.kind === 'rsa' ? 'RS256, PS256' : material.kind === 'ec' ? 'ES256' : 'HS256';
-        io.out(`key ${id}: JWT required from now on (${algs}; nbf and exp required), sent as Authorization: Bearer <token> with the key in X-CoinAPI-Key, apikey or an APIKEY- path segment\n`);
+        io.out(
+          `key ${id}: JWT required from now on (${algs}; nbf and exp required), sent as Authorization: Bearer <token> with the key in X-CoinAPI-Key, apikey or an APIKEY- path segment\n`,
+        );
         return 0;
       }
     }

@@ -30,7 +30,7 @@ export function progressLine(p: ReplayProgress, width = 80): string {
   const frac = p.totalBytes > 0 ? Math.min(1, p.bytesRead / p.totalBytes) : 0;
   const rate = p.elapsedMs > 0 ? (p.eventsRead / p.elapsedMs) * 1000 : 0;
   const eta = frac > 0 ? (p.elapsedMs * (1 - frac)) / frac : NaN;
-  const time = p.eventTime !== undefined ? formatTime(p.eventTime).slice(0, 19) + 'Z' : '--';
+  const time = p.eventTime !== undefined ? `${formatTime(p.eventTime).slice(0, 19)}Z` : '--';
   const tail = ` ${Math.floor(frac * 100)}% ${fmtInt(p.eventsRead)} ev ${fmtInt(rate)} ev/s ${time} ETA ${fmtDuration(eta)}${p.inputs > 1 ? ` (${p.input + 1}/${p.inputs})` : ''}`;
   const barWidth = Math.max(10, width - tail.length - 2);
   const filled = Math.round(frac * barWidth);
@@ -65,7 +65,13 @@ export function summaryTable(s: ReplaySummary): string {
 /** A table of current pair rates (for `npm start`). */
 export function ratesTable(rows: { pair: string; rate: number; time: number; used: number; fresh: boolean }[]): string {
   const head = ['pair', 'rate', 'time', 'markets', 'fresh'];
-  const body = rows.map((r) => [r.pair, r.rate.toPrecision(10).replace(/\.?0+$/, ''), formatTime(r.time), String(r.used), r.fresh ? 'yes' : 'no']);
+  const body = rows.map((r) => [
+    r.pair,
+    r.rate.toPrecision(10).replace(/\.?0+$/, ''),
+    formatTime(r.time),
+    String(r.used),
+    r.fresh ? 'yes' : 'no',
+  ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 1 || i === 3 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ');
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');

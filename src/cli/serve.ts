@@ -59,4 +59,3 @@ export async function serveCommand(
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   return 0;
 }
-

@@ -71,7 +71,9 @@ export class ConfigError extends Error {
 
 function positiveInteger(name: string, v: unknown, allowZero = false): number {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || (!allowZero && v === 0)) {
-    throw new ConfigError(`config.${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer number of seconds, got ${JSON.stringify(v)}`);
+    throw new ConfigError(
+      `config.${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer number of seconds, got ${JSON.stringify(v)}`,
+    );
   }
   return v;
 }
@@ -116,7 +118,11 @@ export function resolveConfig(input: Partial<EngineConfig> | undefined = {}): Re
   }
   const c: EngineConfig = { ...DEFAULT_CONFIG, ...input };
   const spreadText = typeof c.maxSpread === 'number' ? String(c.maxSpread) : String(c.maxSpread).trim();
-  if ((typeof c.maxSpread !== 'number' && typeof c.maxSpread !== 'string') || !DECIMAL_RE.test(spreadText) || !Number.isFinite(Number(spreadText))) {
+  if (
+    (typeof c.maxSpread !== 'number' && typeof c.maxSpread !== 'string') ||
+    !DECIMAL_RE.test(spreadText) ||
+    !Number.isFinite(Number(spreadText))
+  ) {
     throw new ConfigError(`config.maxSpread must be a non-negative decimal such as "0.67", got ${JSON.stringify(c.maxSpread)}`);
   }
   positiveInteger('staleAfterSeconds', c.staleAfterSeconds, true);

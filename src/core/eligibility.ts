@@ -30,12 +30,4 @@ export function isEligible(spot: boolean, legitimate: boolean, assetsKnown: bool
 }
 
 /** Reason a market is left out of its pair at a tick (provenance, METHODOLOGY section 8). */
-export type ExclusionReason =
-  | 'not_spot'
-  | 'not_legitimate'
-  | 'not_eligible'
-  | 'no_quote'
-  | 'spread'
-  | 'stale'
-  | 'rank'
-  | 'outlier';
+export type ExclusionReason = 'not_spot' | 'not_legitimate' | 'not_eligible' | 'no_quote' | 'spread' | 'stale' | 'rank' | 'outlier';

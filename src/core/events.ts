@@ -53,9 +53,7 @@ export const REJECT_REASONS: readonly RejectReason[] = Object.freeze([
 const EXPECTED_TYPES = '(expected exchange, symbol, quote or trade)';
 
 function reject(reason: RejectReason, message: string, field?: string): Reject {
-  return field === undefined
-    ? { kind: 'reject', reason, message }
-    : { kind: 'reject', reason, message, field };
+  return field === undefined ? { kind: 'reject', reason, message } : { kind: 'reject', reason, message, field };
 }
 
 /** Render a value for a message: never throws, at most ~80 characters. */
@@ -123,11 +121,7 @@ function getId(type: string, record: Record<string, unknown>, field: string): st
   return trimmed(v);
 }
 
-function getOptionalId(
-  type: string,
-  record: Record<string, unknown>,
-  field: string,
-): string | undefined | Reject {
+function getOptionalId(type: string, record: Record<string, unknown>, field: string): string | undefined | Reject {
   const v = record[field];
   if (isAbsent(v)) return undefined;
   if (typeof v !== 'string') {
@@ -141,11 +135,7 @@ function getDec(type: string, record: Record<string, unknown>, field: string): D
   if (isAbsent(v)) return missing(type, field);
   const d = parseDec(v);
   if (d === undefined) {
-    return reject(
-      'bad_number',
-      `${type}: field "${field}" must be a finite decimal number, got ${show(v)}`,
-      field,
-    );
+    return reject('bad_number', `${type}: field "${field}" must be a finite decimal number, got ${show(v)}`, field);
   }
   return d;
 }
@@ -220,11 +210,7 @@ function getLegitimate(record: Record<string, unknown>): boolean | Reject {
         return false;
     }
   }
-  return reject(
-    'bad_field',
-    `exchange: field "legitimate" must be a boolean (true, false, 1 or 0), got ${show(v)}`,
-    'legitimate',
-  );
+  return reject('bad_field', `exchange: field "legitimate" must be a boolean (true, false, 1 or 0), got ${show(v)}`, 'legitimate');
 }
 
 function getRank(record: Record<string, unknown>): number | Reject {
@@ -242,11 +228,7 @@ function getPrecision(record: Record<string, unknown>, field: string): number | 
   if (isAbsent(v)) return undefined;
   const n = parseInteger(v);
   if (n === undefined || n < 0) {
-    return reject(
-      'bad_field',
-      `symbol: field "${field}" must be a non-negative integer, got ${show(v)}`,
-      field,
-    );
+    return reject('bad_field', `symbol: field "${field}" must be a non-negative integer, got ${show(v)}`, field);
   }
   return n;
 }

@@ -118,10 +118,7 @@ export class OhlcAggregator {
    * @param onClose - called with the period's index and a fresh bucket each time one closes.
    * @throws RangeError for a malformed period record.
    */
-  constructor(
-    periods: readonly PeriodRecord[],
-    onClose: (periodIndex: number, bucket: OhlcBucket) => void,
-  ) {
+  constructor(periods: readonly PeriodRecord[], onClose: (periodIndex: number, bucket: OhlcBucket) => void) {
     this.periods = Object.freeze(periods.slice());
     this.onClose = onClose;
     this.n = periods.length;
@@ -397,10 +394,7 @@ export function rollUp(buckets: Iterable<OhlcBucket>, period: PeriodRecord): Ohl
  * // [{ start: 0, end: 60_000_000, timeOpen: 0, timeClose: 30_000_000,
  * //    open: 1, high: 2, low: 1, close: 2, count: 2 }]
  */
-export function rollUpTicks(
-  points: Iterable<{ t: number; rate: number }>,
-  period: PeriodRecord,
-): OhlcBucket[] {
+export function rollUpTicks(points: Iterable<{ t: number; rate: number }>, period: PeriodRecord): OhlcBucket[] {
   const out: OhlcBucket[] = [];
   let cur: OhlcBucket | undefined;
   let prev = -Infinity;
@@ -462,10 +456,7 @@ export interface ExchangeRatesTimeseriesItem {
  * toTimeseriesItem(b, (us) => formatTime7(us));
  * // { time_period_start: '2024-01-01T00:00:00.0000000Z', time_period_end: ..., rate_open: ... }
  */
-export function toTimeseriesItem(
-  b: OhlcBucket,
-  fmt: (us: number) => string,
-): ExchangeRatesTimeseriesItem {
+export function toTimeseriesItem(b: OhlcBucket, fmt: (us: number) => string): ExchangeRatesTimeseriesItem {
   return {
     time_period_start: fmt(b.start),
     time_period_end: fmt(b.end),

@@ -118,7 +118,15 @@ export function removeOutliers(
   return mad(p, idx, n, keep, k, exact);
 }
 
-function weightedSigma(p: Float64Array, w: Float64Array, idx: Int32Array, n: number, keep: Uint8Array, k: number, exact?: ExactPriceWeight): OutlierStats {
+function weightedSigma(
+  p: Float64Array,
+  w: Float64Array,
+  idx: Int32Array,
+  n: number,
+  keep: Uint8Array,
+  k: number,
+  exact?: ExactPriceWeight,
+): OutlierStats {
   let W = 0;
   let S = 0;
   for (let j = 0; j < n; j++) {
@@ -160,7 +168,15 @@ function weightedSigma(p: Float64Array, w: Float64Array, idx: Int32Array, n: num
   return { method: 'weighted_sigma', centre: mu, scale: sigma, dropped, exact: usedExact };
 }
 
-function leaveOneOut(p: Float64Array, w: Float64Array, idx: Int32Array, n: number, keep: Uint8Array, k: number, exact?: ExactPriceWeight): OutlierStats {
+function leaveOneOut(
+  p: Float64Array,
+  w: Float64Array,
+  idx: Int32Array,
+  n: number,
+  keep: Uint8Array,
+  k: number,
+  exact?: ExactPriceWeight,
+): OutlierStats {
   let dropped = 0;
   let usedExact = false;
   const drop = new Uint8Array(n);
@@ -203,7 +219,11 @@ function leaveOneOut(p: Float64Array, w: Float64Array, idx: Int32Array, n: numbe
         Qe = Qe.plus(wp.times(e.p));
       }
       const pi = exact(idx[i]).p;
-      out = pi.times(We).minus(Se).pow(2).gt(new ExactDecimal(k).pow(2).times(We.times(Qe).minus(Se.pow(2))));
+      out = pi
+        .times(We)
+        .minus(Se)
+        .pow(2)
+        .gt(new ExactDecimal(k).pow(2).times(We.times(Qe).minus(Se.pow(2))));
     }
     if (out) drop[i] = 1;
   }

@@ -49,13 +49,7 @@ export interface PeriodRecord {
   display_name: string;
 }
 
-function makeRecord(
-  count: number,
-  suffix: string,
-  unit: string,
-  unitSeconds: number,
-  unitMonths: number,
-): PeriodRecord {
+function makeRecord(count: number, suffix: string, unit: string, unitSeconds: number, unitMonths: number): PeriodRecord {
   const title = unit.charAt(0).toUpperCase() + unit.slice(1);
   return Object.freeze({
     period_id: `${count}${suffix}`,
@@ -102,12 +96,8 @@ export const MONTH_PERIODS: readonly PeriodRecord[] = Object.freeze([
   ...[1, 2, 3, 4, 5].map((n) => makeRecord(n, 'YRS', 'year', 0, 12)),
 ]);
 
-const SECOND_BY_ID: ReadonlyMap<string, PeriodRecord> = new Map(
-  EXCHANGE_RATE_PERIODS.map((p) => [p.period_id, p]),
-);
-const MONTH_BY_ID: ReadonlyMap<string, PeriodRecord> = new Map(
-  MONTH_PERIODS.map((p) => [p.period_id, p]),
-);
+const SECOND_BY_ID: ReadonlyMap<string, PeriodRecord> = new Map(EXCHANGE_RATE_PERIODS.map((p) => [p.period_id, p]));
+const MONTH_BY_ID: ReadonlyMap<string, PeriodRecord> = new Map(MONTH_PERIODS.map((p) => [p.period_id, p]));
 
 /**
  * Looks a period up by id, case-insensitively (`1min` finds `1MIN`). Month and year ids are
@@ -151,9 +141,7 @@ function checkPeriod(period: PeriodRecord): void {
   const okS = Number.isSafeInteger(s) && s > 0 && m === 0;
   const okM = Number.isSafeInteger(m) && m > 0 && s === 0;
   if (!okS && !okM) {
-    throw new RangeError(
-      `period ${period.period_id}: exactly one of length_seconds / length_months must be a positive integer`,
-    );
+    throw new RangeError(`period ${period.period_id}: exactly one of length_seconds / length_months must be a positive integer`);
   }
 }
 
@@ -205,9 +193,7 @@ function monthIndexOfDay(days: number): number {
   const z = days + 719_468;
   const era = floorDiv(z, 146_097);
   const doe = z - era * 146_097; // [0, 146096]
-  const yoe = Math.floor(
-    (doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365,
-  ); // [0, 399]
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365); // [0, 399]
   const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100)); // [0, 365]
   const mp = Math.floor((5 * doy + 2) / 153); // [0, 11], March = 0
   const m = mp < 10 ? mp + 3 : mp - 9; // [1, 12]

@@ -33,7 +33,10 @@ export function spreadAcceptedExact(bidText: string, askText: string, maxSpreadT
   const bid = new ExactDecimal(bidText);
   const ask = new ExactDecimal(askText);
   if (ask.lt(bid)) return false;
-  return ask.minus(bid).times(2).lte(new ExactDecimal(maxSpreadText).times(ask.plus(bid)));
+  return ask
+    .minus(bid)
+    .times(2)
+    .lte(new ExactDecimal(maxSpreadText).times(ask.plus(bid)));
 }
 
 /**

@@ -253,8 +253,7 @@ export function parseSymbolId(symbolId: string): SymbolInfo | undefined {
   if (last <= first) return undefined;
   for (let i = first; i < last; i++) if (parts[i].length === 0) return undefined;
   const rest = last === first + 1 ? parts[first] : parts.slice(first, last).join('_');
-  const key =
-    symbolType === 'INDEX' ? 'indexId' : symbolType === 'CONTRACT' ? 'contractId' : 'legs';
+  const key = symbolType === 'INDEX' ? 'indexId' : symbolType === 'CONTRACT' ? 'contractId' : 'legs';
   return withDup({ symbolId, exchangeId, symbolType, extra: { [key]: rest } }, duplicateSuffix);
 }
 

@@ -202,12 +202,7 @@ export function parseTime(text: string): TimeUs | undefined {
   }
 
   // Local time - offset = UTC. All terms are small exact integers.
-  const secs =
-    daysFromCivil(year, month, day) * SECONDS_PER_DAY +
-    hour * 3600 +
-    minute * 60 +
-    second -
-    offsetMin * 60;
+  const secs = daysFromCivil(year, month, day) * SECONDS_PER_DAY + hour * 3600 + minute * 60 + second - offsetMin * 60;
   // secs * 1e6 is exact (a multiple of 64 below 2^59); the sum is correctly rounded, so it is
   // exact whenever the true result is a safe integer, and unsafe otherwise.
   const us = secs * US_PER_SECOND + frac;
@@ -251,9 +246,7 @@ export function formatTime(us: TimeUs): string {
   const z = days + 719_468;
   const era = Math.floor(z / 146_097);
   const doe = z - era * 146_097;
-  const yoe = Math.floor(
-    (doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365,
-  );
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
   const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
   const mp = Math.floor((5 * doy + 2) / 153);
   const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
@@ -359,9 +352,7 @@ export function parseDuration(text: string): number | undefined {
       unitUs = DURATION_UNITS.s;
     } else {
       const unit = s.slice(unitStart, pos);
-      unitUs = Object.prototype.hasOwnProperty.call(DURATION_UNITS, unit)
-        ? DURATION_UNITS[unit]
-        : undefined;
+      unitUs = Object.hasOwn(DURATION_UNITS, unit) ? DURATION_UNITS[unit] : undefined;
       if (unitUs === undefined) return undefined;
     }
     const u = Number(unitUs);

@@ -82,7 +82,10 @@ export class VolumeWindow {
   private exactMant: bigint[] = [];
   private exactExp = new Int32Array(0);
 
-  constructor(readonly windowUs: number, readonly refreshUs: number) {
+  constructor(
+    readonly windowUs: number,
+    readonly refreshUs: number,
+  ) {
     this.bucketUs = gcd(windowUs, refreshUs);
     // The buckets of the last refresh's window must survive until the next refresh, when the
     // exact sums may still be read (boundary fall-back of rule 11): W + C of history, plus slack.

@@ -116,7 +116,10 @@ export function refCrossRate(edges: readonly RefEdge[], from: string, to: string
   const adj = new Map<string, Set<string>>();
   const link = (x: string, y: string): void => {
     let s = adj.get(x);
-    if (s === undefined) adj.set(x, (s = new Set()));
+    if (s === undefined) {
+      s = new Set();
+      adj.set(x, s);
+    }
     s.add(y);
   };
   for (const e of chosen.values()) {

@@ -210,7 +210,9 @@ export function refPairRate(markets: readonly RefMarket[], opts: RefPairOptions 
   }
   const used: number[] = [];
   const dropped: number[] = [];
-  outcome.drop.forEach((d, i) => (d ? dropped : used).push(i));
+  outcome.drop.forEach((d, i) => {
+    (d ? dropped : used).push(i);
+  });
 
   // Rule 1.
   const rate = refWeightedMean(

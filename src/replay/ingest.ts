@@ -188,7 +188,12 @@ export class Ingest {
     this.state.eventsRead++;
     if (rec.event !== undefined) return rec.event;
     if (rec.error !== undefined || rec.record === undefined) {
-      this.reject(this.engine.countReject({ kind: 'reject', reason: 'bad_json', message: rec.error ?? 'unreadable record' }), input, rec.line, rec.raw);
+      this.reject(
+        this.engine.countReject({ kind: 'reject', reason: 'bad_json', message: rec.error ?? 'unreadable record' }),
+        input,
+        rec.line,
+        rec.raw,
+      );
       return undefined;
     }
     const parsed = parseEvent(rec.record);

@@ -139,7 +139,8 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
   const now = opts.now ?? (() => Date.now());
   const started = now();
   if (opts.db && opts.out) throw new Error('xrate: give either --db or --out, not both');
-  if ((opts.snapshotEveryUs !== undefined || opts.resume) && !opts.db) throw new Error('xrate: snapshots and --resume need the SQLite output (--db)');
+  if ((opts.snapshotEveryUs !== undefined || opts.resume) && !opts.db)
+    throw new Error('xrate: snapshots and --resume need the SQLite output (--db)');
   if (opts.inputs.length === 0) throw new Error('xrate: no event log given');
   const periods = opts.periods ?? DEFAULT_STORED_PERIODS;
   const trackSpecs = opts.track?.map(parsePairSpec);
@@ -151,7 +152,17 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
     if (opts.resume && !cp) throw new Error(`xrate: nothing to resume: "${opts.db}" has no snapshot (run with --snapshot-every first)`);
     const st: DriverState = cp
       ? (cp.driver as DriverState)
-      : { outputOn: false, eventsRead: 0, rateChanges: 0, buckets: 0, lastEventTime: null, lastSnapTick: null, seq: 0, window: null, stopped: false };
+      : {
+          outputOn: false,
+          eventsRead: 0,
+          rateChanges: 0,
+          buckets: 0,
+          lastEventTime: null,
+          lastSnapTick: null,
+          seq: 0,
+          window: null,
+          stopped: false,
+        };
     const ingest = new Ingest({
       inputs: opts.inputs,
       state: st,
@@ -165,16 +176,17 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
       engine: (listener) => (cp ? restoreEngine(cp.engine, listener) : createEngine(opts.config ?? {}, listener)),
     });
     const engine = ingest.engine;
-    if (cp && cp.final) return summarize(ingest, st, opts.inputs, started, now(), true, true);
+    if (cp?.final) return summarize(ingest, st, opts.inputs, started, now(), true, true);
 
     const runId = ingest.beginRun({ ...opts, listener: undefined, onProgress: undefined, now: undefined }, started, !!cp);
     if (store && cp) store.truncateAfter(cp.batch);
     try {
-      const window = opts.reorderWindowUs !== undefined && opts.reorderWindowUs > 0
-        ? st.window
-          ? ReorderWindow.fromJSON(opts.reorderWindowUs, st.window)
-          : new ReorderWindow(opts.reorderWindowUs)
-        : undefined;
+      const window =
+        opts.reorderWindowUs !== undefined && opts.reorderWindowUs > 0
+          ? st.window
+            ? ReorderWindow.fromJSON(opts.reorderWindowUs, st.window)
+            : new ReorderWindow(opts.reorderWindowUs)
+          : undefined;
 
       const enableOutput = (): void => {
         if (st.outputOn) return;
@@ -203,7 +215,11 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
       let lastProgress = 0;
       const progressEvery = opts.progressEveryMs ?? 200;
       for (let i = startInput; i < opts.inputs.length && !st.stopped; i++) {
-        const src = openSource(opts.inputs[i], { format: opts.format, batchSize: opts.batchSize, startLine: cp && i === cp.input ? cp.line + 1 : 1 });
+        const src = openSource(opts.inputs[i], {
+          format: opts.format,
+          batchSize: opts.batchSize,
+          startLine: cp && i === cp.input ? cp.line + 1 : 1,
+        });
         try {
           for await (const records of src.batches()) {
             ingest.inBatch(() => {
@@ -280,7 +296,15 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
   }
 }
 
-function summarize(ingest: Ingest, st: DriverState, inputs: string[], started: number, ended: number, resumed: boolean, alreadyComplete: boolean): ReplaySummary {
+function summarize(
+  ingest: Ingest,
+  st: DriverState,
+  inputs: string[],
+  started: number,
+  ended: number,
+  resumed: boolean,
+  alreadyComplete: boolean,
+): ReplaySummary {
   const durationMs = ended - started;
   return {
     inputs,

@@ -116,7 +116,8 @@ function credentials(req: RawRequest, query: unknown): Credentials {
       const text = Buffer.from(rest, 'base64').toString('utf8');
       const colon = text.indexOf(':');
       if (colon < 0) throw unauthorized('Basic authentication needs "coinapi:<key>" (base64)');
-      if (text.slice(0, colon).toLowerCase() !== 'coinapi') throw unauthorized('Basic authentication user must be "coinapi" (password: the API key)');
+      if (text.slice(0, colon).toLowerCase() !== 'coinapi')
+        throw unauthorized('Basic authentication user must be "coinapi" (password: the API key)');
       add(text.slice(colon + 1), 'Basic authentication');
       keyInAuthorization = true;
     } else {
@@ -152,7 +153,13 @@ export class Authenticator {
     this.keys.refresh(nowMs);
     // Fast path: the X-CoinAPI-Key header alone.
     const h = req.headers['x-coinapi-key'];
-    if (typeof h === 'string' && req.headers.authorization === undefined && req[PATH_KEYS] === undefined && req.headers['x-service-key'] === undefined && !/apikey/i.test(req.url ?? '')) {
+    if (
+      typeof h === 'string' &&
+      req.headers.authorization === undefined &&
+      req[PATH_KEYS] === undefined &&
+      req.headers['x-service-key'] === undefined &&
+      !/apikey/i.test(req.url ?? '')
+    ) {
       const key = this.keys.find(h.trim());
       if (key && !key.jwt) return key;
     }
@@ -161,8 +168,13 @@ export class Authenticator {
       throw unauthorized(`Conflicting API keys: ${[...c.keys.values()].map((v) => v.join(' and ')).join(' and ')} carry different keys`);
     }
     if (c.keys.size === 0) {
-      if (c.token) throw unauthorized('A JWT needs its API key alongside: pass the key in the X-CoinAPI-Key header, the apikey parameter or an APIKEY- path segment');
-      throw unauthorized('Missing API key: pass it in the X-CoinAPI-Key header, the apikey parameter, an APIKEY- path segment or the Authorization header');
+      if (c.token)
+        throw unauthorized(
+          'A JWT needs its API key alongside: pass the key in the X-CoinAPI-Key header, the apikey parameter or an APIKEY- path segment',
+        );
+      throw unauthorized(
+        'Missing API key: pass it in the X-CoinAPI-Key header, the apikey parameter, an APIKEY- path segment or the Authorization header',
+      );
     }
     const [clear] = c.keys.keys();
     const key = this.keys.find(clear);
@@ -192,7 +204,9 @@ export class Authenticator {
       throw unauthorized('Malformed JWT: expected header.payload.signature (base64url)');
     }
     if (!alg || !jwt.algorithms.includes(alg)) {
-      throw unauthorized(`JWT algorithm ${JSON.stringify(alg ?? null)} is not accepted for this API key (accepted: ${jwt.algorithms.join(', ')})`);
+      throw unauthorized(
+        `JWT algorithm ${JSON.stringify(alg ?? null)} is not accepted for this API key (accepted: ${jwt.algorithms.join(', ')})`,
+      );
     }
     try {
       const { payload } = await jwtVerify(token, jwt.key, {

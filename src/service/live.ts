@@ -39,7 +39,13 @@ export interface ReplayServeOptions {
 
 /** Replays `log` into `db` and serves the engine it leaves (static afterwards). */
 export async function startReplay(opts: ReplayServeOptions): Promise<LiveRateProvider> {
-  const summary = await replay({ inputs: [opts.log], db: opts.db, config: opts.config, format: opts.format, reorderWindowUs: opts.reorderWindowUs });
+  const summary = await replay({
+    inputs: [opts.log],
+    db: opts.db,
+    config: opts.config,
+    format: opts.format,
+    reorderWindowUs: opts.reorderWindowUs,
+  });
   summary.engine.setListener({});
   const store = ReplayStore.open(opts.db, { readonly: true });
   try {
@@ -173,7 +179,9 @@ export function startFollow(opts: FollowOptions): Follower {
     const target = now() * 1000 - lagUs;
     if (target - last > maxCatchUpUs) {
       if (!warnedClock) {
-        warn(`the log's event time is more than ${Math.round(maxCatchUpUs / US_PER_SECOND)} s behind the wall clock: ticking on event time only`);
+        warn(
+          `the log's event time is more than ${Math.round(maxCatchUpUs / US_PER_SECOND)} s behind the wall clock: ticking on event time only`,
+        );
         warnedClock = true;
       }
       return;

@@ -26,7 +26,8 @@ export class Query {
       const list = (Array.isArray(v) ? v : [v]).map((x) => String(x));
       const first = list[0];
       const prev = this.values.get(name);
-      if (list.some((x) => x !== first) || (prev !== undefined && prev !== first)) throw badParam(name, 'given more than once with different values');
+      if (list.some((x) => x !== first) || (prev !== undefined && prev !== first))
+        throw badParam(name, 'given more than once with different values');
       if (first !== undefined) this.values.set(name, first);
     }
   }
@@ -62,7 +63,8 @@ export class Query {
     const v = this.text(name);
     if (v === undefined) return undefined;
     const t = parseTime(v);
-    if (t === undefined) throw badParam(name, `${shown(v)} is not an ISO 8601 time (e.g. 2024-03-01T05:00:00Z, 2024-03-01T05:00:00.1234567Z or 2024-03-01)`);
+    if (t === undefined)
+      throw badParam(name, `${shown(v)} is not an ISO 8601 time (e.g. 2024-03-01T05:00:00Z, 2024-03-01T05:00:00.1234567Z or 2024-03-01)`);
     return t;
   }
 

@@ -61,14 +61,28 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
     if (!existsSync(opts.replay)) throw new Error(`xrate: cannot open "${opts.replay}": no such file`);
     if (opts.follow) {
       io.out(`following ${opts.replay} (rates and OHLC written to ${db})\n`);
-      provider = startFollow({ log: opts.replay, db, config: opts.config, pollMs: opts.pollMs, warn: (m) => io.err(`xrate serve: ${m}\n`) }).provider;
+      provider = startFollow({
+        log: opts.replay,
+        db,
+        config: opts.config,
+        pollMs: opts.pollMs,
+        warn: (m) => io.err(`xrate serve: ${m}\n`),
+      }).provider;
     } else {
       io.out(`replaying ${opts.replay} into ${db}\n`);
-      provider = await startReplay({ log: opts.replay, db, config: opts.config, format: opts.format, reorderWindowUs: opts.reorderWindowUs });
+      provider = await startReplay({
+        log: opts.replay,
+        db,
+        config: opts.config,
+        format: opts.format,
+        reorderWindowUs: opts.reorderWindowUs,
+      });
     }
   } else {
     if (!existsSync(db)) {
-      throw new Error(`xrate: no database at "${db}": run "npm start" (or "xrate replay LOG --db ${db}") first, or serve a log with --replay LOG`);
+      throw new Error(
+        `xrate: no database at "${db}": run "npm start" (or "xrate replay LOG --db ${db}") first, or serve a log with --replay LOG`,
+      );
     }
     if (!ReplayStore.isReplayDatabase(db)) throw new Error(`xrate: "${db}" is not a database written by "xrate replay"`);
     provider = await DatabaseRateProvider.open(db);
@@ -87,7 +101,10 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
     const port = typeof addr === 'object' && addr ? addr.port : (opts.port ?? 3000);
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
     const info = provider.info();
-    const span = info.firstTick !== undefined && info.lastTick !== undefined ? `ticks ${formatTime(info.firstTick)} .. ${formatTime(info.lastTick)}` : 'no tick yet';
+    const span =
+      info.firstTick !== undefined && info.lastTick !== undefined
+        ? `ticks ${formatTime(info.firstTick)} .. ${formatTime(info.lastTick)}`
+        : 'no tick yet';
     io.out(`xrate serve: listening on ${url} (${info.mode}: ${info.source}, ${info.pairs} pairs, ${span})\n`);
     if (devKey) {
       io.out(

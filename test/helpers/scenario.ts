@@ -61,7 +61,10 @@ export function ev(row: string): XrateEvent {
 /** Many rows (one per line, or an array) to events. */
 export function events(rows: string | readonly string[]): XrateEvent[] {
   const lines = typeof rows === 'string' ? rows.split('\n') : rows;
-  return lines.map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#')).map(ev);
+  return lines
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'))
+    .map(ev);
 }
 
 /** A closed OHLC bucket as the listener saw it. */
@@ -82,13 +85,17 @@ export class Scenario {
     this.engine = engine ?? createEngine(config);
     this.engine.setListener({
       onPairRate: (c) => this.changes.push(c),
-      onBucket: (t: TrackedPair, p: PeriodRecord, b: OhlcBucket) => this.buckets.push({ pair: `${t.base}/${t.quote}`, period: p.period_id, bucket: b }),
+      onBucket: (t: TrackedPair, p: PeriodRecord, b: OhlcBucket) =>
+        this.buckets.push({ pair: `${t.base}/${t.quote}`, period: p.period_id, bucket: b }),
     });
   }
 
   /** Applies rows (or events) in order; rejects are collected, not thrown. */
   feed(rows: string | readonly string[] | readonly XrateEvent[]): this {
-    const evs = typeof rows === 'string' || (rows.length > 0 && typeof rows[0] === 'string') ? events(rows as string | string[]) : (rows as XrateEvent[]);
+    const evs =
+      typeof rows === 'string' || (rows.length > 0 && typeof rows[0] === 'string')
+        ? events(rows as string | string[])
+        : (rows as XrateEvent[]);
     for (const e of evs) {
       const r = this.engine.apply(e);
       if (r) this.rejects.push(r);

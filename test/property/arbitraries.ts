@@ -6,7 +6,7 @@
  * sees the same texts through `parseEvent`.
  */
 import fc from 'fast-check';
-import { type EngineListener, type PairRateChange, type TrackedPair } from '../../src/core/engine.js';
+import type { EngineListener, PairRateChange, TrackedPair } from '../../src/core/engine.js';
 import { parseEvent } from '../../src/core/events.js';
 import type { OhlcBucket } from '../../src/core/ohlc.js';
 import type { PeriodRecord } from '../../src/core/periods.js';
@@ -130,7 +130,6 @@ export function boundaryMargins(ref: RefPairResult, outliers: OutlierMethod, n: 
   });
 }
 
-
 /** |a - b| <= rel * max(|a|, |b|). */
 export function relClose(a: number, b: number, rel: number): boolean {
   if (a === b) return true;
@@ -221,12 +220,22 @@ export function logArb(opts: { declare?: boolean; maxSteps?: number } = {}): fc.
   return fc
     .record({
       nearRefresh: fc.boolean(),
-      pairMask: fc.array(fc.integer({ min: 0, max: 2 }).map((x) => x > 0), { minLength: PAIR_SPECS.length, maxLength: PAIR_SPECS.length }),
+      pairMask: fc.array(
+        fc.integer({ min: 0, max: 2 }).map((x) => x > 0),
+        { minLength: PAIR_SPECS.length, maxLength: PAIR_SPECS.length },
+      ),
       venues: fc.array(fc.subarray([0, 1, 2], { minLength: 1 }), { minLength: PAIR_SPECS.length, maxLength: PAIR_SPECS.length }),
-      exchanges: fc.array(fc.record({ declared: fc.boolean(), legit: fc.integer({ min: 0, max: 5 }).map((x) => x > 0), rank: fc.integer({ min: 0, max: 2 }) }), {
-        minLength: 3,
-        maxLength: 3,
-      }),
+      exchanges: fc.array(
+        fc.record({
+          declared: fc.boolean(),
+          legit: fc.integer({ min: 0, max: 5 }).map((x) => x > 0),
+          rank: fc.integer({ min: 0, max: 2 }),
+        }),
+        {
+          minLength: 3,
+          maxLength: 3,
+        },
+      ),
       decoy: fc.boolean(),
       config: fc.record({
         weighting: fc.constantFrom(...WEIGHTINGS),
@@ -266,7 +275,10 @@ export function logArb(opts: { declare?: boolean; maxSteps?: number } = {}): fc.
           }),
           weight: 10,
         },
-        { arbitrary: fc.record({ dt: dtArb, kind: fc.constant('trade' as const), m: fc.integer({ min: 0, max: nm - 1 }), size: posDecArb }), weight: 2 },
+        {
+          arbitrary: fc.record({ dt: dtArb, kind: fc.constant('trade' as const), m: fc.integer({ min: 0, max: nm - 1 }), size: posDecArb }),
+          weight: 2,
+        },
         {
           arbitrary: fc.record({
             dt: dtArb,
@@ -278,7 +290,13 @@ export function logArb(opts: { declare?: boolean; maxSteps?: number } = {}): fc.
           weight: 1,
         },
       );
-      return fc.tuple(fc.constant(g), fc.constant(markets), pre, fc.array(step, { minLength: 5, maxLength: maxSteps, size: 'medium' }), fc.integer({ min: 0, max: 5 }));
+      return fc.tuple(
+        fc.constant(g),
+        fc.constant(markets),
+        pre,
+        fc.array(step, { minLength: 5, maxLength: maxSteps, size: 'medium' }),
+        fc.integer({ min: 0, max: 5 }),
+      );
     })
     .map(([g, markets, pre, steps, tail]) => buildLog(g, markets, pre, steps, tail, opts.declare ?? false));
 }
@@ -319,12 +337,24 @@ function buildLog(
   const recs: { r: Rec; key: string }[] = [];
   // Declaration block, all at `first`.
   g.exchanges.forEach((x, i) => {
-    if (x.declared) recs.push({ r: { type: 'exchange', time: t(first), exchange_id: EXCHANGES[i], legitimate: x.legit, rank: x.rank }, key: `x:${EXCHANGES[i]}` });
+    if (x.declared)
+      recs.push({
+        r: { type: 'exchange', time: t(first), exchange_id: EXCHANGES[i], legitimate: x.legit, rank: x.rank },
+        key: `x:${EXCHANGES[i]}`,
+      });
   });
   if (declare) {
     for (const m of markets) {
       recs.push({
-        r: { type: 'symbol', time: t(first), symbol_id: m.id, exchange_id: m.exchange, symbol_type: 'SPOT', asset_id_base: m.pair.base, asset_id_quote: m.pair.quote },
+        r: {
+          type: 'symbol',
+          time: t(first),
+          symbol_id: m.id,
+          exchange_id: m.exchange,
+          symbol_type: 'SPOT',
+          asset_id_base: m.pair.base,
+          asset_id_quote: m.pair.quote,
+        },
         key: m.id,
       });
     }
@@ -332,7 +362,15 @@ function buildLog(
   if (g.decoy) {
     // A non-SPOT market with the assets of BTC/USD: never used (rule 3).
     recs.push({
-      r: { type: 'symbol', time: t(first), symbol_id: 'EXA_PERP_BTC_USD', exchange_id: 'EXA', symbol_type: 'PERPETUAL', asset_id_base: 'BTC', asset_id_quote: 'USD' },
+      r: {
+        type: 'symbol',
+        time: t(first),
+        symbol_id: 'EXA_PERP_BTC_USD',
+        exchange_id: 'EXA',
+        symbol_type: 'PERPETUAL',
+        asset_id_base: 'BTC',
+        asset_id_quote: 'USD',
+      },
       key: 'EXA_PERP_BTC_USD',
     });
   }
@@ -342,15 +380,28 @@ function buildLog(
   for (const p of pre) {
     const m = markets[p.m];
     const at = first - 100_000 + p.at;
-    if (p.trade !== undefined) preRecs.push({ at, key: m.id, r: { type: 'trade', time: t(at), symbol_id: m.id, price: '1', size: p.trade, taker_side: 'BUY' } });
+    if (p.trade !== undefined)
+      preRecs.push({ at, key: m.id, r: { type: 'trade', time: t(at), symbol_id: m.id, price: '1', size: p.trade, taker_side: 'BUY' } });
     preRecs.push({ at, key: m.id, r: quoteRec(m, at, p.off, p.h, false) });
   }
   if (g.decoy) {
-    preRecs.push({ at: first + 1, key: 'EXA_PERP_BTC_USD', r: { type: 'trade', time: t(first + 1), symbol_id: 'EXA_PERP_BTC_USD', price: '1', size: '5' } });
     preRecs.push({
       at: first + 1,
       key: 'EXA_PERP_BTC_USD',
-      r: { type: 'quote', time: t(first + 1), symbol_id: 'EXA_PERP_BTC_USD', bid_price: '1', bid_size: '1', ask_price: '1.1', ask_size: '1' },
+      r: { type: 'trade', time: t(first + 1), symbol_id: 'EXA_PERP_BTC_USD', price: '1', size: '5' },
+    });
+    preRecs.push({
+      at: first + 1,
+      key: 'EXA_PERP_BTC_USD',
+      r: {
+        type: 'quote',
+        time: t(first + 1),
+        symbol_id: 'EXA_PERP_BTC_USD',
+        bid_price: '1',
+        bid_size: '1',
+        ask_price: '1.1',
+        ask_size: '1',
+      },
     });
   }
   preRecs.sort((a, b) => a.at - b.at);
@@ -360,8 +411,13 @@ function buildLog(
   for (const s of steps) {
     now += s.dt;
     if (s.kind === 'quote') recs.push({ r: quoteRec(markets[s.m], now, s.off, s.h, s.wide), key: markets[s.m].id });
-    else if (s.kind === 'trade') recs.push({ r: { type: 'trade', time: t(now), symbol_id: markets[s.m].id, price: '1', size: s.size }, key: markets[s.m].id });
-    else recs.push({ r: { type: 'exchange', time: t(now), exchange_id: EXCHANGES[s.x], legitimate: s.legit, rank: s.rank }, key: `x:${EXCHANGES[s.x]}` });
+    else if (s.kind === 'trade')
+      recs.push({ r: { type: 'trade', time: t(now), symbol_id: markets[s.m].id, price: '1', size: s.size }, key: markets[s.m].id });
+    else
+      recs.push({
+        r: { type: 'exchange', time: t(now), exchange_id: EXCHANGES[s.x], legitimate: s.legit, rank: s.rank },
+        key: `x:${EXCHANGES[s.x]}`,
+      });
   }
   return {
     first,

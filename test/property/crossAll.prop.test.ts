@@ -63,7 +63,9 @@ describe('rule 12: all-targets search', () => {
                 continue;
               }
               // Same path, so the same product up to the order of the multiplications.
-              expect(Math.abs(out.rate[to] - r.rate) <= 1e-12 * Math.abs(r.rate), `${from}->${to}: ${out.rate[to]} vs ${r.rate}`).toBe(true);
+              expect(Math.abs(out.rate[to] - r.rate) <= 1e-12 * Math.abs(r.rate), `${from}->${to}: ${out.rate[to]} vs ${r.rate}`).toBe(
+                true,
+              );
               expect(out.time[to]).toBe(r.time);
               expect(out.fresh[to] === 1).toBe(r.fresh);
             }

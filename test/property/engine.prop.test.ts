@@ -65,7 +65,10 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc
           declared: fc.integer({ min: 0, max: 4 }).map((x) => x > 0),
           legit: fc.integer({ min: 0, max: 6 }).map((x) => x > 0),
           rank: fc.constantFrom(0, 0, 1, 2),
-          flip: fc.option(fc.record({ at: fc.integer({ min: 1, max: 401 * US }), legit: fc.boolean(), rank: fc.integer({ min: 0, max: 2 }) }), { nil: null, freq: 4 }),
+          flip: fc.option(
+            fc.record({ at: fc.integer({ min: 1, max: 401 * US }), legit: fc.boolean(), rank: fc.integer({ min: 0, max: 2 }) }),
+            { nil: null, freq: 4 },
+          ),
         }),
         { minLength: 1, maxLength: 5 },
       ),
@@ -74,12 +77,19 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc
           x: fc.nat(),
           spot: fc.integer({ min: 0, max: 9 }).map((x) => x > 0),
           declare: fc.boolean(),
-          trades: fc.array(
-            fc.record({ at: fc.integer({ min: 1, max: 899_999 }), size: fc.oneof({ arbitrary: posDecArb, weight: 6 }, { arbitrary: fc.constant('0'), weight: 1 }) }),
-            { minLength: 0, maxLength: 2 },
-          ).chain((tr) =>
-            tr.length === 0 ? fc.constantFrom<{ at: number; size: string }[]>([], [{ at: 500_000, size: '1.5' }], [{ at: 500_000, size: '0.25' }]) : fc.constant(tr),
-          ),
+          trades: fc
+            .array(
+              fc.record({
+                at: fc.integer({ min: 1, max: 899_999 }),
+                size: fc.oneof({ arbitrary: posDecArb, weight: 6 }, { arbitrary: fc.constant('0'), weight: 1 }),
+              }),
+              { minLength: 0, maxLength: 2 },
+            )
+            .chain((tr) =>
+              tr.length === 0
+                ? fc.constantFrom<{ at: number; size: string }[]>([], [{ at: 500_000, size: '1.5' }], [{ at: 500_000, size: '0.25' }])
+                : fc.constant(tr),
+            ),
           lateTrade: fc.option(posDecArb, { nil: null, freq: 5 }),
           quotes: fc.array(
             fc.record({
@@ -123,35 +133,57 @@ function build(s: Scenario): Built {
   const recs: { time: number; r: Rec; quote?: { market: number; m: MarketText } }[] = [];
   recs.push({ time: FIRST, r: { type: 'exchange', time: t(FIRST), exchange_id: 'ANCHOR', legitimate: true, rank: 9 } });
   s.exchanges.forEach((x, i) => {
-    if (x.declared) recs.push({ time: FIRST, r: { type: 'exchange', time: t(FIRST), exchange_id: `X${i}`, legitimate: x.legit, rank: x.rank } });
+    if (x.declared)
+      recs.push({ time: FIRST, r: { type: 'exchange', time: t(FIRST), exchange_id: `X${i}`, legitimate: x.legit, rank: x.rank } });
     if (x.flip && FIRST + x.flip.at <= end) {
       const at = FIRST + x.flip.at;
       recs.push({ time: at, r: { type: 'exchange', time: t(at), exchange_id: `X${i}`, legitimate: x.flip.legit, rank: x.flip.rank } });
     }
   });
-  const ids = s.markets.map((m, i) => (m.spot ? (m.declare ? `M${i}` : `X${m.x}_SPOT_BTC_USD_${i}`) : `X${m.x}_FTS_BTC_USD_24062${i % 10}`));
+  const ids = s.markets.map((m, i) =>
+    m.spot ? (m.declare ? `M${i}` : `X${m.x}_SPOT_BTC_USD_${i}`) : `X${m.x}_FTS_BTC_USD_24062${i % 10}`,
+  );
   s.markets.forEach((m, i) => {
     const id = ids[i];
     if (m.declare || !m.spot) {
       recs.push({
         time: FIRST,
-        r: { type: 'symbol', time: t(FIRST), symbol_id: id, exchange_id: `X${m.x}`, symbol_type: m.spot ? 'SPOT' : 'FUTURES', asset_id_base: 'BTC', asset_id_quote: 'USD' },
+        r: {
+          type: 'symbol',
+          time: t(FIRST),
+          symbol_id: id,
+          exchange_id: `X${m.x}`,
+          symbol_type: m.spot ? 'SPOT' : 'FUTURES',
+          asset_id_base: 'BTC',
+          asset_id_quote: 'USD',
+        },
       });
     }
-    for (const tr of m.trades) recs.push({ time: FIRST + tr.at, r: { type: 'trade', time: t(FIRST + tr.at), symbol_id: id, price: '1', size: tr.size } });
-    if (m.lateTrade !== null && end > T0) recs.push({ time: end, r: { type: 'trade', time: t(end), symbol_id: id, price: '1', size: m.lateTrade } });
+    for (const tr of m.trades)
+      recs.push({ time: FIRST + tr.at, r: { type: 'trade', time: t(FIRST + tr.at), symbol_id: id, price: '1', size: tr.size } });
+    if (m.lateTrade !== null && end > T0)
+      recs.push({ time: end, r: { type: 'trade', time: t(end), symbol_id: id, price: '1', size: m.lateTrade } });
     for (const q of m.quotes) {
       const time = quoteTime(q, end);
       if (time === undefined) continue;
       let qm = q.m;
-      if (q.wide) qm = { ...qm, bid: qm.bid, ask: new D(qm.ask).times(3).plus(1).toFixed() }; // spread > 0.67
+      if (q.wide)
+        qm = { ...qm, bid: qm.bid, ask: new D(qm.ask).times(3).plus(1).toFixed() }; // spread > 0.67
       else if (q.exact067) {
         const b = new D(qm.bid);
         qm = { ...qm, bid: b.times(133).toFixed(), ask: b.times(267).toFixed() }; // spread exactly 0.67: kept
       }
       recs.push({
         time,
-        r: { type: 'quote', time: t(time), symbol_id: id, bid_price: qm.bid, bid_size: qm.bidSize, ask_price: qm.ask, ask_size: qm.askSize },
+        r: {
+          type: 'quote',
+          time: t(time),
+          symbol_id: id,
+          bid_price: qm.bid,
+          bid_size: qm.bidSize,
+          ask_price: qm.ask,
+          ask_size: qm.askSize,
+        },
         quote: { market: i, m: qm },
       });
     }
@@ -162,7 +194,9 @@ function build(s: Scenario): Built {
     events: order.map(({ r }) => ev(r.r)),
     end,
     ids,
-    quotes: order.filter(({ r }) => r.quote).map(({ r }) => ({ time: r.time, market: r.quote!.market, m: r.quote!.m, accepted: refSpreadOk(r.quote!.m.bid, r.quote!.m.ask) })),
+    quotes: order
+      .filter(({ r }) => r.quote)
+      .map(({ r }) => ({ time: r.time, market: r.quote!.market, m: r.quote!.m, accepted: refSpreadOk(r.quote!.m.bid, r.quote!.m.ask) })),
   };
 }
 
@@ -209,7 +243,12 @@ function expected(s: Scenario, b: Built) {
     else used.push(i);
   }
   const volume = (i: number) => s.markets[i].trades.reduce((acc, tr) => acc.plus(tr.size), new D(0)).toFixed();
-  const ref = used.length ? refPairRate(used.map((i) => ({ ...lastQuote[i]!.m, volume: volume(i) })), { weighting: s.weighting, outliers: s.outliers }) : undefined;
+  const ref = used.length
+    ? refPairRate(
+        used.map((i) => ({ ...lastQuote[i]!.m, volume: volume(i) })),
+        { weighting: s.weighting, outliers: s.outliers },
+      )
+    : undefined;
   return { reason, used, top, ref, lastQuote };
 }
 
@@ -264,7 +303,10 @@ describe('engine: pair rates against the decimal reference', () => {
         const rate = engine.rate('BTC', 'USD')!;
         expect(rate.kind).toBe('direct');
         expect(rate.rate).toBe(pair!.rate);
-        expect(new D(pair!.rate).minus(exp.ref.rate).abs().lte(exp.ref.rate.times('1e-9')), `${pair!.rate} vs ${exp.ref.rate.toString()}`).toBe(true);
+        expect(
+          new D(pair!.rate).minus(exp.ref.rate).abs().lte(exp.ref.rate.times('1e-9')),
+          `${pair!.rate} vs ${exp.ref.rate.toString()}`,
+        ).toBe(true);
         // time = newest quote among the markets used
         const newest = Math.max(...exp.used.filter((i) => usedIds.has(b.ids[i])).map((i) => exp.lastQuote[i]!.time));
         expect(pair!.time).toBe(newest);
@@ -278,7 +320,7 @@ describe('engine: pair rates against the decimal reference', () => {
       fc.property(scenarioArb, (s) => {
         const { engine } = runScenario(s);
         const ex = engine.explainPair('BTC', 'USD');
-        if (!ex || !ex.fresh || ex.rate === null) return;
+        if (!ex?.fresh || ex.rate === null) return;
         const prices = ex.used.map((m) => m.price!);
         expect(prices.length).toBeGreaterThan(0);
         const lo = Math.min(...prices);
@@ -300,11 +342,11 @@ describe('engine: OHLC of tracked pairs', () => {
       fc.property(logArb(), (log) => {
         const { rec, listener } = recorder();
         const fresh = new Map<string, { t: number; rate: number }[]>();
-        let engine: Engine | undefined = undefined;
+        let engine: Engine | undefined;
         listener.onTick = (T) => {
           for (const [b, q] of TRACKED) {
             const r = engine!.rate(b, q);
-            if (r && r.fresh) {
+            if (r?.fresh) {
               const key = `${b}/${q}`;
               if (!fresh.has(key)) fresh.set(key, []);
               fresh.get(key)!.push({ t: T, rate: r.rate });
@@ -319,7 +361,8 @@ describe('engine: OHLC of tracked pairs', () => {
 
         for (const [b, q] of TRACKED) {
           const key = `${b}/${q}`;
-          const of = (period: string): OhlcBucket[] => rec.buckets.filter((x) => x.track === key && x.period === period).map((x) => x.bucket);
+          const of = (period: string): OhlcBucket[] =>
+            rec.buckets.filter((x) => x.track === key && x.period === period).map((x) => x.bucket);
           const secs = of('1SEC');
           // the 1SEC series is the fresh-tick series of rate(b, q) (carried rates do not count)
           expect(secs).toEqual(rollUpTicks(fresh.get(key) ?? [], EXCHANGE_RATE_PERIODS[0]));

@@ -51,7 +51,9 @@ function graphArb(opts: { consistent: boolean }): fc.Arbitrary<G> {
         q: fc.integer({ min: 0, max: n - 1 }),
         rate: fc.oneof(
           fc.double({ min: 1e-6, max: 1e6, noNaN: true, noDefaultInfinity: true }),
-          fc.record({ u: fc.integer({ min: 1, max: 10 ** 9 }), s: fc.integer({ min: 0, max: 8 }) }).map(({ u, s }) => Number(fmtDec(BigInt(u), s))),
+          fc
+            .record({ u: fc.integer({ min: 1, max: 10 ** 9 }), s: fc.integer({ min: 0, max: 8 }) })
+            .map(({ u, s }) => Number(fmtDec(BigInt(u), s))),
         ),
         rank: fc.constantFrom(0, 1, 1, 2),
         used: fc.integer({ min: 1, max: 4 }),
@@ -62,7 +64,9 @@ function graphArb(opts: { consistent: boolean }): fc.Arbitrary<G> {
       const prices = fc.array(fc.double({ min: 1e-4, max: 1e5, noNaN: true, noDefaultInfinity: true }), { minLength: n, maxLength: n });
       return fc.tuple(
         fc.constant(names),
-        fc.uniqueArray(pair, { minLength: 1, maxLength: 3 * n, selector: (p) => `${p.b},${p.q}` }).map((ps) => ps.filter((p) => p.b !== p.q)),
+        fc
+          .uniqueArray(pair, { minLength: 1, maxLength: 3 * n, selector: (p) => `${p.b},${p.q}` })
+          .map((ps) => ps.filter((p) => p.b !== p.q)),
         prices,
       );
     })
@@ -100,7 +104,7 @@ function* orderedPairs(n: number): Generator<[number, number]> {
 }
 
 describe('rule 12: cross rates on random graphs', () => {
-  it('rate(A,B) * rate(B,A) = 1 within 1e-12 for direct pairs and 2-hop cross rates (the paths are each other\'s reverse)', () => {
+  it("rate(A,B) * rate(B,A) = 1 within 1e-12 for direct pairs and 2-hop cross rates (the paths are each other's reverse)", () => {
     let checked2 = 0;
     fc.assert(
       fc.property(graphArb({ consistent: false }), (g) => {
@@ -186,7 +190,8 @@ describe('rule 12 through the engine', () => {
         const first = START + 100_000;
         const at = START + 500_000;
         const engine = createEngine();
-        ranks.forEach((r, x) => engine.apply(ev({ type: 'exchange', time: t(first), exchange_id: `V${x}`, legitimate: true, rank: r })));
+        for (const [x, r] of ranks.entries())
+          engine.apply(ev({ type: 'exchange', time: t(first), exchange_id: `V${x}`, legitimate: true, rank: r }));
         for (const p of pairs) {
           if (p.b === p.q) continue;
           for (const x of p.venues) {

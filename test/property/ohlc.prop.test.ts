@@ -1,13 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { OhlcAggregator, rollUp, rollUpTicks, type OhlcBucket } from '../../src/core/ohlc.js';
-import {
-  EXCHANGE_RATE_PERIODS,
-  MONTH_PERIODS,
-  getPeriod,
-  isRollupOf,
-  type PeriodRecord,
-} from '../../src/core/periods.js';
+import { EXCHANGE_RATE_PERIODS, MONTH_PERIODS, getPeriod, isRollupOf, type PeriodRecord } from '../../src/core/periods.js';
 
 const US = 1_000_000;
 const RUNS = { seed: 42, numRuns: 300 };
@@ -25,10 +19,7 @@ const gap = (maxDays: number): fc.Arbitrary<number> =>
     fc.integer({ min: 1, max: maxDays * 86_400 }).map((s) => s * US),
   );
 
-const rate = fc.oneof(
-  fc.double({ min: 1e-9, max: 1e9, noNaN: true, noDefaultInfinity: true }),
-  fc.constantFrom(1, 2, 100),
-);
+const rate = fc.oneof(fc.double({ min: 1e-9, max: 1e9, noNaN: true, noDefaultInfinity: true }), fc.constantFrom(1, 2, 100));
 
 /** A strictly increasing tick series starting anywhere in ±68 years of the epoch. */
 const ticksArb = (maxDays: number, maxLength: number): fc.Arbitrary<Tick[]> =>

@@ -57,8 +57,7 @@ function fast(ms: readonly MarketText[], weighting: Weighting, outliers: Outlier
 }
 
 const keptIdx = (keep: readonly number[]): number[] => keep.flatMap((k, i) => (k ? [i] : []));
-const withinRel = (x: number, ref: InstanceType<typeof D>, rel: string): boolean =>
-  new D(x).minus(ref).abs().lte(ref.abs().times(rel));
+const withinRel = (x: number, ref: InstanceType<typeof D>, rel: string): boolean => new D(x).minus(ref).abs().lte(ref.abs().times(rel));
 
 const CONFIGS = WEIGHTINGS.flatMap((weighting) => OUTLIERS.map((outliers) => ({ weighting, outliers })));
 
@@ -84,7 +83,10 @@ describe('pair rate: fast path vs decimal reference', () => {
             for (let i = 0; i < ms.length; i++) {
               if (f.keep[i] === refKeep[i]) continue;
               expect(margins, `${ctx}: market ${i} kept=${f.keep[i]} vs reference ${refKeep[i]} with no outlier rule`).toBeDefined();
-              expect(margins![i].abs().lte(band), `${ctx}: market ${i} kept=${f.keep[i]} vs ref ${refKeep[i]}, margin ${margins![i].toString()}`).toBe(true);
+              expect(
+                margins![i].abs().lte(band),
+                `${ctx}: market ${i} kept=${f.keep[i]} vs ref ${refKeep[i]}, margin ${margins![i].toString()}`,
+              ).toBe(true);
               tolerated++;
             }
           }
@@ -117,7 +119,13 @@ describe('pair rate: fast path vs decimal reference', () => {
         (a, k, scale, up) => {
           const d = (a * k) / 10n ** 4n + 1n;
           const b = up ? a + d : a > d ? a - d : a + d;
-          const at = (u: bigint): MarketText => ({ bid: fmtDec(u, scale), ask: fmtDec(u, scale), bidSize: '1.5', askSize: '0.5', volume: '3' });
+          const at = (u: bigint): MarketText => ({
+            bid: fmtDec(u, scale),
+            ask: fmtDec(u, scale),
+            bidSize: '1.5',
+            askSize: '0.5',
+            volume: '3',
+          });
           const ms = [...Array.from({ length: 9 }, () => at(a)), at(b)];
           for (const outliers of ['weighted_sigma'] as const) {
             const ref = refPairRate(ms, { outliers })!;
@@ -381,8 +389,14 @@ describe('a market with weight 0 changes nothing', () => {
           const at = at0 % (pw.length + 1);
           const more = [...pw.slice(0, at), [p0, 0] as [number, number], ...pw.slice(at)];
           // refWeightedMean: identical decimal
-          const m0 = refWeightedMean(pw.map((x) => x[0]), pw.map((x) => x[1]))!;
-          const m1 = refWeightedMean(more.map((x) => x[0]), more.map((x) => x[1]))!;
+          const m0 = refWeightedMean(
+            pw.map((x) => x[0]),
+            pw.map((x) => x[1]),
+          )!;
+          const m1 = refWeightedMean(
+            more.map((x) => x[0]),
+            more.map((x) => x[1]),
+          )!;
           expect(m1.eq(m0)).toBe(true);
           // removeOutliers('weighted_sigma'): identical centre, scale and decisions for the others
           const run = (xs: [number, number][]) => {

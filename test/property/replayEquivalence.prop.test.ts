@@ -160,8 +160,24 @@ describe('replay equivalences', () => {
                 : l.kind === 'exchange'
                   ? ev({ type: 'exchange', time: t(time), exchange_id: m.exchange, legitimate: false, rank: 7 })
                   : l.kind === 'symbol'
-                    ? ev({ type: 'symbol', time: t(time), symbol_id: m.id, exchange_id: m.exchange, symbol_type: 'FUTURES', asset_id_base: 'BTC', asset_id_quote: 'USD' })
-                    : ev({ type: 'quote', time: t(time), symbol_id: 'NO_SUCH_SYMBOL', bid_price: '1', bid_size: '1', ask_price: '1', ask_size: '1' });
+                    ? ev({
+                        type: 'symbol',
+                        time: t(time),
+                        symbol_id: m.id,
+                        exchange_id: m.exchange,
+                        symbol_type: 'FUTURES',
+                        asset_id_base: 'BTC',
+                        asset_id_quote: 'USD',
+                      })
+                    : ev({
+                        type: 'quote',
+                        time: t(time),
+                        symbol_id: 'NO_SUCH_SYMBOL',
+                        bid_price: '1',
+                        bid_size: '1',
+                        ask_price: '1',
+                        ask_size: '1',
+                      });
           const r = e.apply(x);
           expect(r?.reason).toBe('late');
           inserted++;

@@ -31,10 +31,12 @@ export async function cmdDemo(args: string[], io: Io): Promise<number> {
     onProgress: io.isTTY ? (p) => io.err(`\r${progressLine(p, Math.max(40, io.columns - 1))}`) : undefined,
   });
   if (io.isTTY) io.err('\r\x1b[K');
-  io.out(summaryTable(summary) + '\n\n');
-  const rows = summary.engine.pairs().map((p) => ({ pair: `${p.base}/${p.quote}`, rate: p.rate, time: p.time, used: p.used, fresh: p.fresh }));
+  io.out(`${summaryTable(summary)}\n\n`);
+  const rows = summary.engine
+    .pairs()
+    .map((p) => ({ pair: `${p.base}/${p.quote}`, rate: p.rate, time: p.time, used: p.used, fresh: p.fresh }));
   io.out(`current rates at ${summary.lastTick !== undefined ? formatTime(summary.lastTick) : '--'} (direct pairs)\n`);
-  io.out(ratesTable(rows) + '\n\n');
+  io.out(`${ratesTable(rows)}\n\n`);
   const cross = summary.engine.rate('SOL', 'BTC');
   if (cross) io.out(`a cross rate (no SOL/BTC market): SOL/BTC = ${cross.rate} via ${cross.path.join(' -> ')}\n`);
   io.out(`output: ${db}   try: npx xrate rate ${db} --at <time> --pair BTC/USD\n`);

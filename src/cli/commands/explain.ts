@@ -16,6 +16,6 @@ export async function cmdExplain(args: string[], io: Io): Promise<number> {
   const [pair] = pairList(values.pair === undefined ? undefined : [values.pair], true);
   const at = time('at', values.at);
   const src = querySource(values, positionals, 'explain');
-  io.out(JSON.stringify(await queryExplain(src, pair, at), null, 2) + '\n');
+  io.out(`${JSON.stringify(await queryExplain(src, pair, at), null, 2)}\n`);
   return 0;
 }

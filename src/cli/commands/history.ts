@@ -36,6 +36,6 @@ export async function cmdHistory(args: string[], io: Io): Promise<number> {
     throw new UsageError(`--limit must be an integer in 1..${HISTORY_MAX_LIMIT}, got "${limitText}"`);
   }
   const src = querySource(values, positionals, 'history');
-  io.out(JSON.stringify(await queryHistory(src, pair, period.toUpperCase(), from, to, limit)) + '\n');
+  io.out(`${JSON.stringify(await queryHistory(src, pair, period.toUpperCase(), from, to, limit))}\n`);
   return 0;
 }

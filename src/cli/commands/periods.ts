@@ -13,6 +13,6 @@ const OPTIONS = { ...HELP_OPTION, months: { type: 'boolean' } } as const;
 export async function cmdPeriods(args: string[], io: Io): Promise<number> {
   const { values } = parseFlags(args, OPTIONS);
   if (values.help) return help('periods', io);
-  io.out(JSON.stringify(values.months ? [...EXCHANGE_RATE_PERIODS, ...MONTH_PERIODS] : EXCHANGE_RATE_PERIODS, null, 2) + '\n');
+  io.out(`${JSON.stringify(values.months ? [...EXCHANGE_RATE_PERIODS, ...MONTH_PERIODS] : EXCHANGE_RATE_PERIODS, null, 2)}\n`);
   return 0;
 }

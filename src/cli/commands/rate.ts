@@ -16,6 +16,6 @@ export async function cmdRate(args: string[], io: Io): Promise<number> {
   const at = time('at', values.at, true);
   const pairs = pairList(values.pair, true);
   const src = querySource(values, positionals, 'rate');
-  io.out(JSON.stringify(await queryRates(src, at, pairs)) + '\n');
+  io.out(`${JSON.stringify(await queryRates(src, at, pairs))}\n`);
   return 0;
 }

@@ -33,14 +33,19 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
   const from = time('from', values.from);
   const to = time('to', values.to);
   if (from !== undefined && to !== undefined && to < from) throw new UsageError('--to must not be before --from');
-  const periods = values.periods?.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean);
+  const periods = values.periods
+    ?.split(',')
+    .map((s) => s.trim().toUpperCase())
+    .filter(Boolean);
   for (const p of periods ?? []) {
     if (!EXCHANGE_RATE_PERIODS.some((r) => r.period_id === p)) throw new UsageError(`--periods: unknown period id "${p}"`);
   }
   const batch = values['batch-size'] !== undefined ? Number(values['batch-size']) : undefined;
-  if (batch !== undefined && (!Number.isInteger(batch) || batch < 1)) throw new UsageError(`--batch-size must be a positive integer, got "${values['batch-size']}"`);
+  if (batch !== undefined && (!Number.isInteger(batch) || batch < 1))
+    throw new UsageError(`--batch-size must be a positive integer, got "${values['batch-size']}"`);
   const out = values.out;
-  if (out !== undefined && !/\.(ndjson|jsonl|csv)$/i.test(out)) throw new UsageError(`--out must name a .ndjson or .csv file, got "${out}"`);
+  if (out !== undefined && !/\.(ndjson|jsonl|csv)$/i.test(out))
+    throw new UsageError(`--out must name a .ndjson or .csv file, got "${out}"`);
   if (out !== undefined && values.db !== undefined) throw new UsageError('give either --db (SQLite output) or --out (rate file), not both');
   if (out !== undefined && (values['snapshot-every'] !== undefined || values.resume)) {
     throw new UsageError('--snapshot-every and --resume need the SQLite output (--db), not --out');
@@ -76,11 +81,11 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
 function printSummary(s: ReplaySummary, io: Io, json: boolean, quiet: boolean, where: string): void {
   if (json) {
     const { engine: _engine, ...rest } = s;
-    io.out(JSON.stringify(rest, null, 2) + '\n');
+    io.out(`${JSON.stringify(rest, null, 2)}\n`);
     return;
   }
   if (quiet) return;
   if (s.alreadyComplete) io.out(`nothing to resume: the replay into ${where} is already complete\n`);
-  io.out(summaryTable(s) + '\n');
+  io.out(`${summaryTable(s)}\n`);
   io.out(`output: ${where}\n`);
 }

@@ -89,7 +89,14 @@ function csvRows(kind: PayloadKind, value: unknown): { cols: Column[]; rows: Row
         time: string | null;
         legs: { pair: string; from: string; to: string; inverted: boolean; rate: number; explanation: { used: Row[]; excluded: Row[] } }[];
       };
-      const head = { asset_id_base: e.asset_id_base, asset_id_quote: e.asset_id_quote, tick: e.tick, kind: e.kind, rate: e.rate, time: e.time };
+      const head = {
+        asset_id_base: e.asset_id_base,
+        asset_id_quote: e.asset_id_quote,
+        tick: e.tick,
+        kind: e.kind,
+        rate: e.rate,
+        time: e.time,
+      };
       const rows: Row[] = [];
       for (const l of e.legs) {
         const leg = { ...head, leg_pair: l.pair, leg_from: l.from, leg_to: l.to, leg_inverted: l.inverted, leg_rate: l.rate };
@@ -117,7 +124,8 @@ function cell(v: unknown, type: ColType, o: CsvOptions, quoteStrings: boolean): 
       break;
     case 'time': {
       const us = typeof v === 'string' ? parseTime(v) : undefined;
-      s = us === undefined ? String(v) : o.timeFormat === DEFAULT_TIME_FORMAT ? (v as string) : formatTimeCustom(us, o.timeFormat, o.decMark);
+      s =
+        us === undefined ? String(v) : o.timeFormat === DEFAULT_TIME_FORMAT ? (v as string) : formatTimeCustom(us, o.timeFormat, o.decMark);
       break;
     }
     case 'string':

@@ -10,7 +10,20 @@ import { shown } from '../params.js';
 export const DEFAULT_TIME_FORMAT = 'yyyy-MM-ddTHH:mm:ss.fffffffZ';
 
 const DAY_NAMES = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
-const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const MONTH_NAMES = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 
 type Token = { lit: string } | { spec: string; n: number };
 

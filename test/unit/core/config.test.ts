@@ -43,13 +43,17 @@ describe('config validation: `xrate:` errors naming the field', () => {
   });
 
   it('refuses a bad weighting, outlier or cross method', () => {
-    expect(bad({ weighting: 'volume' })).toThrow(/^xrate: config\.weighting must be one of trade_x_passive, trade, passive, microprice, got "volume"$/);
+    expect(bad({ weighting: 'volume' })).toThrow(
+      /^xrate: config\.weighting must be one of trade_x_passive, trade, passive, microprice, got "volume"$/,
+    );
     expect(bad({ outliers: 'iqr' })).toThrow(/^xrate: config\.outliers must be one of/);
     expect(bad({ crossMethod: 'dfs' })).toThrow(/^xrate: config\.crossMethod must be one of bfs, layered/);
   });
 
   it('refuses negative, fractional or non-number seconds', () => {
-    expect(bad({ staleAfterSeconds: -1 })).toThrow(/^xrate: config\.staleAfterSeconds must be a non-negative integer number of seconds, got -1$/);
+    expect(bad({ staleAfterSeconds: -1 })).toThrow(
+      /^xrate: config\.staleAfterSeconds must be a non-negative integer number of seconds, got -1$/,
+    );
     expect(bad({ maxRateAgeSeconds: -5 })).toThrow(/^xrate: config\.maxRateAgeSeconds /);
     expect(bad({ volumeWindowSeconds: 0 })).toThrow(/^xrate: config\.volumeWindowSeconds must be a positive integer/);
     expect(bad({ refreshEverySeconds: 1.5 })).toThrow(/^xrate: config\.refreshEverySeconds /);

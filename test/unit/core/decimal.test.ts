@@ -174,17 +174,13 @@ describe('compareDecText', () => {
 
   it('is antisymmetric and agrees with float order when floats differ', () => {
     fc.assert(
-      fc.property(
-        fc.double({ noNaN: true, noDefaultInfinity: true }),
-        fc.double({ noNaN: true, noDefaultInfinity: true }),
-        (x, y) => {
-          const a = parseDec(x)!.text;
-          const b = parseDec(y)!.text;
-          const c = compareDecText(a, b);
-          expect(compareDecText(b, a)).toBe(-c === 0 ? 0 : -c);
-          expect(c).toBe(x < y ? -1 : x > y ? 1 : 0);
-        },
-      ),
+      fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.double({ noNaN: true, noDefaultInfinity: true }), (x, y) => {
+        const a = parseDec(x)!.text;
+        const b = parseDec(y)!.text;
+        const c = compareDecText(a, b);
+        expect(compareDecText(b, a)).toBe(-c === 0 ? 0 : -c);
+        expect(c).toBe(x < y ? -1 : x > y ? 1 : 0);
+      }),
       { seed: 42, numRuns: 1000 },
     );
   });
@@ -199,8 +195,8 @@ describe('ExactDecimal', () => {
 
   it('sums and multiplies exactly and prints without exponent', () => {
     expect(new ExactDecimal('0.1').plus('0.2').toString()).toBe('0.3');
-    expect(new ExactDecimal('1e-30').toString()).toBe('0.' + '0'.repeat(29) + '1');
-    expect(new ExactDecimal('1e30').toString()).toBe('1' + '0'.repeat(30));
+    expect(new ExactDecimal('1e-30').toString()).toBe(`0.${'0'.repeat(29)}1`);
+    expect(new ExactDecimal('1e30').toString()).toBe(`1${'0'.repeat(30)}`);
     const a = new ExactDecimal('123456789.123456789');
     const p = a.times(a).times(a).times(a);
     expect(p.div(a).div(a).div(a).eq(a)).toBe(true);

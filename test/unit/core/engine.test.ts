@@ -39,7 +39,15 @@ describe('rule 1 and rule 6: the weighted mean under each weighting', () => {
     it(`${weighting}: ${shown}`, () => {
       const s = new Scenario({ weighting }).feed(rows).to('00:00:01');
       const r = s.engine.rate('BTC', 'USD')!;
-      expect(r).toEqual({ base: 'BTC', quote: 'USD', rate: expected, time: us('00:00:00.5'), kind: 'direct', fresh: true, path: ['BTC', 'USD'] });
+      expect(r).toEqual({
+        base: 'BTC',
+        quote: 'USD',
+        rate: expected,
+        time: us('00:00:00.5'),
+        kind: 'direct',
+        fresh: true,
+        path: ['BTC', 'USD'],
+      });
       const ex = s.engine.explainPair('BTC', 'USD')!;
       expect(ex.used.map((m) => m.weight)).toEqual(weights);
       expect(ex.weighting).toBe(weighting);
@@ -51,7 +59,13 @@ describe('rule 1 and rule 6: the weighted mean under each weighting', () => {
   it('explains each market used (price, q, V, w, share, age)', () => {
     const s = new Scenario().feed(rows).to('00:00:01');
     const ex = s.engine.explainPair('BTC', 'USD')!;
-    expect(ex).toMatchObject({ tick: '2024-01-01T00:00:01.0000000Z', rate: 101.2, time: '2024-01-01T00:00:00.5000000Z', fresh: true, rank: 0 });
+    expect(ex).toMatchObject({
+      tick: '2024-01-01T00:00:01.0000000Z',
+      rate: 101.2,
+      time: '2024-01-01T00:00:00.5000000Z',
+      fresh: true,
+      rank: 0,
+    });
     expect(ex.used[0]).toEqual({
       symbol_id: 'A_SPOT_BTC_USD',
       exchange_id: 'A',
@@ -158,7 +172,12 @@ describe('rule 7 at the tick level', () => {
     expect(s.engine.rate('ETH', 'USD')).toMatchObject({ rate: 10, fresh: false });
     const eth = s.engine.explainPair('ETH', 'USD')!;
     expect(eth.fresh).toBe(false);
-    expect(eth.excluded[0]).toMatchObject({ symbol_id: 'A_SPOT_ETH_USD', reason: 'stale', quote_age_seconds: 301.000001, detail: 'quote age 301.000001 s > 301 s' });
+    expect(eth.excluded[0]).toMatchObject({
+      symbol_id: 'A_SPOT_ETH_USD',
+      reason: 'stale',
+      quote_age_seconds: 301.000001,
+      detail: 'quote age 301.000001 s > 301 s',
+    });
     expect(s.engine.explainPair('BTC', 'USD')!.used[0].quote_age_seconds).toBe(301);
     s.to('00:05:03');
     expect(s.engine.rate('BTC', 'USD')!.fresh).toBe(false); // 302 s
@@ -240,20 +259,33 @@ describe('rule 11 through the engine', () => {
   /** Markets X0..Xn-1 on BTC/USD, each at its own exchange: [bid, ask, V]; sizes 1 / 1. */
   const markets = (spec: [string, string, string][]) => {
     const rows = ['x 00:00:00.1 X0 true 0'];
-    spec.forEach(([bid, ask, v], i) => rows.push(`t 00:00:00.5 X${i}_SPOT_BTC_USD ${bid} ${v}`, `q 00:00:00.5 X${i}_SPOT_BTC_USD ${bid} 1 ${ask} 1`));
+    for (const [i, [bid, ask, v]] of spec.entries()) {
+      rows.push(`t 00:00:00.5 X${i}_SPOT_BTC_USD ${bid} ${v}`, `q 00:00:00.5 X${i}_SPOT_BTC_USD ${bid} 1 ${ask} 1`);
+    }
     return rows;
   };
 
   it('n = 2 never drops', () => {
     // mids 100 and 200, w = 2 each: (100 + 200) / 2 = 150
-    const s = new Scenario().feed(markets([['99', '101', '1'], ['199', '201', '1']])).to('00:00:01');
+    const s = new Scenario()
+      .feed(
+        markets([
+          ['99', '101', '1'],
+          ['199', '201', '1'],
+        ]),
+      )
+      .to('00:00:01');
     expect(s.rate('BTC', 'USD')).toBe(150);
     expect(s.engine.explainPair('BTC', 'USD')!.outliers).toBeNull();
   });
 
   it('n = 3: a small far market is dropped', () => {
     // mids 100, 100, 130; w = V q = 20, 20, 0.2 -> 130 beyond 3 sigma (|29.85| > 6.33): rate (2000 + 2000) / 40 = 100
-    const spec: [string, string, string][] = [['99', '101', '10'], ['99', '101', '10'], ['129', '131', '0.1']];
+    const spec: [string, string, string][] = [
+      ['99', '101', '10'],
+      ['99', '101', '10'],
+      ['129', '131', '0.1'],
+    ];
     const s = new Scenario().feed(markets(spec)).to('00:00:01');
     expect(s.engine.rate('BTC', 'USD')!.rate).toBe(100);
     const ex = s.engine.explainPair('BTC', 'USD')!;
@@ -272,7 +304,9 @@ describe('rule 11 through the engine', () => {
     // 9 locked books at 0.01 and one at 0.02, V = 1, q = 2: mu = 0.011, sigma = 0.003,
     // |0.02 - 0.011| = 0.009 = 3 sigma exactly (floats alone put it just beyond): kept.
     // rate = (9 * 0.01 + 0.02) / 10 = 0.011
-    const spec: [string, string, string][] = Array.from({ length: 10 }, (_, i) => (i === 9 ? ['0.02', '0.02', '1'] : ['0.01', '0.01', '1']));
+    const spec: [string, string, string][] = Array.from({ length: 10 }, (_, i) =>
+      i === 9 ? ['0.02', '0.02', '1'] : ['0.01', '0.01', '1'],
+    );
     const s = new Scenario().feed(markets(spec)).to('00:00:01');
     const ex = s.engine.explainPair('BTC', 'USD')!;
     expect(ex.outliers).toMatchObject({ dropped: 0, exact: true });
@@ -282,7 +316,9 @@ describe('rule 11 through the engine', () => {
 
   it('the exact fall-back uses the configured weights (every weighting, and the q = 0 fall-back)', () => {
     // equal weights under every option (V = 1, q = 2; microprice of a locked book is its price)
-    const spec: [string, string, string][] = Array.from({ length: 10 }, (_, i) => (i === 9 ? ['0.02', '0.02', '1'] : ['0.01', '0.01', '1']));
+    const spec: [string, string, string][] = Array.from({ length: 10 }, (_, i) =>
+      i === 9 ? ['0.02', '0.02', '1'] : ['0.01', '0.01', '1'],
+    );
     for (const weighting of ['trade', 'passive', 'microprice'] as const) {
       const s = new Scenario({ weighting }).feed(markets(spec)).to('00:00:01');
       expect(s.engine.explainPair('BTC', 'USD')!.outliers, weighting).toMatchObject({ dropped: 0, exact: true });
@@ -371,7 +407,11 @@ describe('rule 4: kill switch and restore', () => {
     expect(s.rate('BTC', 'USD')).toBe(102);
     s.to('00:00:11'); // the kill switch acts at the first tick after the event
     expect(s.rate('BTC', 'USD')).toBe(104);
-    expect(s.engine.explainPair('BTC', 'USD')!.excluded[0]).toMatchObject({ symbol_id: 'A_SPOT_BTC_USD', reason: 'not_legitimate', detail: 'exchange A is not legitimate' });
+    expect(s.engine.explainPair('BTC', 'USD')!.excluded[0]).toMatchObject({
+      symbol_id: 'A_SPOT_BTC_USD',
+      reason: 'not_legitimate',
+      detail: 'exchange A is not legitimate',
+    });
     // A_SPOT_ETH_USD becomes active after the T0 refresh
     s.feed(['t 00:00:15 A_SPOT_ETH_USD 10 1', 'q 00:00:15 A_SPOT_ETH_USD 9 1 11 1', 'x 00:00:20.5 A true 0']).to('00:00:21');
     // A_SPOT_BTC_USD was eligible at T0: back at once
@@ -386,7 +426,14 @@ describe('rule 4: kill switch and restore', () => {
   });
 
   it('a market whose exchange was killed during a refresh waits for the next one after restore', () => {
-    const s = new Scenario().feed(start).feed(['x 03:00:00 A false 0', 'x 04:30:00 A true 0', 'q 04:30:00 A_SPOT_BTC_USD 99 1 101 1', 'q 04:30:00 B_SPOT_BTC_USD 103 1 105 1']);
+    const s = new Scenario()
+      .feed(start)
+      .feed([
+        'x 03:00:00 A false 0',
+        'x 04:30:00 A true 0',
+        'q 04:30:00 A_SPOT_BTC_USD 99 1 101 1',
+        'q 04:30:00 B_SPOT_BTC_USD 103 1 105 1',
+      ]);
     s.to('04:30:00');
     // at the 04:00 refresh A was not legitimate: not eligible, restored exchange does not bring it back
     expect(s.rate('BTC', 'USD')).toBe(104);
@@ -406,7 +453,10 @@ describe('rule 4: kill switch and restore', () => {
 
 describe('rule 12 through the engine', () => {
   /** Locked-book markets: [symbol, price, V]. */
-  const locked = (ex: string, spec: [string, string, string][]) => [ex, ...spec.flatMap(([sym, p, v]) => [`t 00:00:00.5 ${sym} ${p} ${v}`, `q 00:00:00.5 ${sym} ${p} 1 ${p} 1`])];
+  const locked = (ex: string, spec: [string, string, string][]) => [
+    ex,
+    ...spec.flatMap(([sym, p, v]) => [`t 00:00:00.5 ${sym} ${p} ${v}`, `q 00:00:00.5 ${sym} ${p} 1 ${p} 1`]),
+  ];
 
   it('BFS: equal hops -> highest lowest rank, then the smallest asset sequence', () => {
     const diamond = (rankA: number, rankB: number) =>
@@ -438,7 +488,12 @@ describe('rule 12 through the engine', () => {
   });
 
   it('direct, inverse, identity, unreachable', () => {
-    const s = new Scenario().feed(locked('x 00:00:00.1 E true 0', [['E_SPOT_BTC_USD', '100', '1'], ['E_SPOT_ZZZ_WWW', '3', '1']]));
+    const s = new Scenario().feed(
+      locked('x 00:00:00.1 E true 0', [
+        ['E_SPOT_BTC_USD', '100', '1'],
+        ['E_SPOT_ZZZ_WWW', '3', '1'],
+      ]),
+    );
     expect(s.engine.explain('BTC', 'USD')).toMatchObject({ kind: 'none', message: 'no tick has been computed yet', tick: null });
     expect(s.engine.rate('BTC', 'BTC')).toBeUndefined(); // no tick yet
     s.to('00:00:01');
@@ -448,11 +503,24 @@ describe('rule 12 through the engine', () => {
     expect(inv).toMatchObject({ kind: 'inverse', rate: 0.01 });
     expect(inv.legs[0]).toMatchObject({ pair: 'BTC/USD', from: 'USD', to: 'BTC', inverted: true, rate: 0.01 });
     // rate(X, X) = 1 at the tick, also for an asset with no pair
-    expect(s.engine.rate('BTC', 'BTC')).toEqual({ base: 'BTC', quote: 'BTC', rate: 1, time: us('00:00:01'), kind: 'identity', fresh: true, path: ['BTC'] });
+    expect(s.engine.rate('BTC', 'BTC')).toEqual({
+      base: 'BTC',
+      quote: 'BTC',
+      rate: 1,
+      time: us('00:00:01'),
+      kind: 'identity',
+      fresh: true,
+      path: ['BTC'],
+    });
     expect(s.engine.explain('ETH', 'ETH')).toMatchObject({ kind: 'identity', rate: 1, time: '2024-01-01T00:00:01.0000000Z', legs: [] });
     // unreachable
     expect(s.engine.rate('BTC', 'ZZZ')).toBeUndefined();
-    expect(s.engine.explain('BTC', 'ZZZ')).toMatchObject({ kind: 'none', rate: null, path: [], message: 'no path from BTC to ZZZ in the graph of pairs with a rate' });
+    expect(s.engine.explain('BTC', 'ZZZ')).toMatchObject({
+      kind: 'none',
+      rate: null,
+      path: [],
+      message: 'no path from BTC to ZZZ in the graph of pairs with a rate',
+    });
     expect(s.engine.explain('FOO', 'BTC').message).toBe('unknown asset "FOO"');
     expect(s.engine.explain('BTC', 'FOO').message).toBe('unknown asset "FOO"');
     expect(s.engine.explainPair('BTC', 'FOO')).toBeUndefined();
@@ -516,7 +584,17 @@ describe('section 1: rejects', () => {
     const s = new Scenario().feed(rows).to('00:00:05');
     const before = JSON.stringify(s.engine.snapshot());
     for (const t of ['00:00:05', '00:00:04.9', '00:00:00.1']) {
-      const r = s.engine.apply(parseEvent({ type: 'quote', time: `2024-01-01T${t}Z`, symbol_id: 'A_SPOT_BTC_USD', bid_price: 199, bid_size: 1, ask_price: 201, ask_size: 1 }) as XrateEvent);
+      const r = s.engine.apply(
+        parseEvent({
+          type: 'quote',
+          time: `2024-01-01T${t}Z`,
+          symbol_id: 'A_SPOT_BTC_USD',
+          bid_price: 199,
+          bid_size: 1,
+          ask_price: 201,
+          ask_size: 1,
+        }) as XrateEvent,
+      );
       expect(r).toMatchObject({ kind: 'reject', reason: 'late', field: 'time' });
     }
     const late = s.engine.apply(events('x 00:00:03 A false 0')[0]);
@@ -560,7 +638,10 @@ describe('section 1: rejects', () => {
 
   it('rejects events with a non-integer time or an unknown type', () => {
     const e = createEngine();
-    expect(e.apply({ type: 'trade', time: 1.5, symbolId: 'A_SPOT_BTC_USD', price: { value: 1, text: '1' }, size: { value: 1, text: '1' } })?.reason).toBe('bad_time');
+    expect(
+      e.apply({ type: 'trade', time: 1.5, symbolId: 'A_SPOT_BTC_USD', price: { value: 1, text: '1' }, size: { value: 1, text: '1' } })
+        ?.reason,
+    ).toBe('bad_time');
     expect(e.apply({ type: 'nope', time: 1_000_000 } as unknown as XrateEvent)?.reason).toBe('unknown_type');
     expect(e.getStats().rejects).toEqual({ bad_time: 1, unknown_type: 1 });
     expect(e.firstTickTime).toBe(1_000_000);
@@ -678,13 +759,17 @@ describe('section 6: track() and flush()', () => {
     s.engine.track('BTC', 'USD', ['1MIN']);
     s.feed(rows).to('00:01:00');
     // the quote of 00:00:03.5 stays fresh: ticks 1..59 feed [00:00, 00:01), tick 60 opens the next
-    expect(s.buckets).toEqual([{ pair: 'BTC/USD', period: '1MIN', bucket: b('00:00:01', '00:00:59', '00:00:00', '00:01:00', 100, 102, 99, 101, 59) }]);
+    expect(s.buckets).toEqual([
+      { pair: 'BTC/USD', period: '1MIN', bucket: b('00:00:01', '00:00:59', '00:00:00', '00:01:00', 100, 102, 99, 101, 59) },
+    ]);
     const st = new Scenario({ staleAfterSeconds: 2 });
     st.engine.track('BTC', 'USD', ['1MIN']);
     st.feed(['x 00:00:00.1 A true 0', 't 00:00:00.5 A_SPOT_BTC_USD 100 1', 'q 00:00:00.5 A_SPOT_BTC_USD 99 1 101 1']).to('00:00:30');
     st.engine.flush();
     // fresh at ticks 1 and 2 (ages 0.5, 1.5 s); stale from tick 3 (2.5 s) on
-    expect(st.buckets).toEqual([{ pair: 'BTC/USD', period: '1MIN', bucket: b('00:00:01', '00:00:02', '00:00:00', '00:01:00', 100, 100, 100, 100, 2) }]);
+    expect(st.buckets).toEqual([
+      { pair: 'BTC/USD', period: '1MIN', bucket: b('00:00:01', '00:00:02', '00:00:00', '00:01:00', 100, 100, 100, 100, 2) },
+    ]);
   });
 
   it('refuses an unknown period', () => {
@@ -739,7 +824,11 @@ describe('snapshots', () => {
     const whole = runAll();
     // sanity: the whole run has ETH/USD through BTC, and C joins BTC/USD at 04:00
     expect(whole.s.engine.rate('ETH', 'USD')!.path).toEqual(['ETH', 'BTC', 'USD']);
-    expect(whole.s.engine.explainPair('BTC', 'USD')!.used.map((m) => m.symbol_id)).toEqual(['A_SPOT_BTC_USD', 'B_SPOT_BTC_USD', 'C_SPOT_BTC_USD']);
+    expect(whole.s.engine.explainPair('BTC', 'USD')!.used.map((m) => m.symbol_id)).toEqual([
+      'A_SPOT_BTC_USD',
+      'B_SPOT_BTC_USD',
+      'C_SPOT_BTC_USD',
+    ]);
     for (let split = 0; split <= log.length; split++) {
       const first = new Scenario();
       first.engine.track('ETH', 'USD', ['1SEC', '1MIN', '1HRS']);
@@ -847,14 +936,24 @@ describe('engine API odds and ends', () => {
   });
 
   it('trackDirectPairs called late tracks the pairs that already have a rate at once', () => {
-    const s = new Scenario().feed(['x 00:00:00.1 A true 0', 't 00:00:00.5 A_SPOT_BTC_USD 100 1', 'q 00:00:00.5 A_SPOT_BTC_USD 99 1 101 1']).to('00:00:02');
+    const s = new Scenario()
+      .feed(['x 00:00:00.1 A true 0', 't 00:00:00.5 A_SPOT_BTC_USD 100 1', 'q 00:00:00.5 A_SPOT_BTC_USD 99 1 101 1'])
+      .to('00:00:02');
     s.engine.trackDirectPairs(['1SEC']);
-    expect(s.engine.trackedPairs().map((t) => [`${t.base}/${t.quote}`, t.periods.map((p) => p.period_id)])).toEqual([['BTC/USD', ['1SEC']]]);
+    expect(s.engine.trackedPairs().map((t) => [`${t.base}/${t.quote}`, t.periods.map((p) => p.period_id)])).toEqual([
+      ['BTC/USD', ['1SEC']],
+    ]);
   });
 
   it('emitAllAtNextTick reports every pair with a rate once, changed or not', () => {
     const s = new Scenario()
-      .feed(['x 00:00:00.1 A true 0', 't 00:00:00.5 A_SPOT_BTC_USD 100 1', 't 00:00:00.5 A_SPOT_ETH_USD 10 1', 'q 00:00:00.5 A_SPOT_BTC_USD 99 1 101 1', 'q 00:00:00.5 A_SPOT_ETH_USD 9 1 11 1'])
+      .feed([
+        'x 00:00:00.1 A true 0',
+        't 00:00:00.5 A_SPOT_BTC_USD 100 1',
+        't 00:00:00.5 A_SPOT_ETH_USD 10 1',
+        'q 00:00:00.5 A_SPOT_BTC_USD 99 1 101 1',
+        'q 00:00:00.5 A_SPOT_ETH_USD 9 1 11 1',
+      ])
       .to('00:00:05');
     expect(s.changes).toHaveLength(2); // both at tick 1
     s.engine.emitAllAtNextTick();
@@ -866,7 +965,12 @@ describe('engine API odds and ends', () => {
   });
 
   it('snapshots keep auto-tracking and a pending emit-all', () => {
-    const rows = events(['x 00:00:00.1 A true 0', 't 00:00:00.5 A_SPOT_BTC_USD 100 1', 'q 00:00:00.5 A_SPOT_BTC_USD 99 1 101 1', 'q 00:00:03.5 A_SPOT_BTC_USD 100 1 102 1']);
+    const rows = events([
+      'x 00:00:00.1 A true 0',
+      't 00:00:00.5 A_SPOT_BTC_USD 100 1',
+      'q 00:00:00.5 A_SPOT_BTC_USD 99 1 101 1',
+      'q 00:00:03.5 A_SPOT_BTC_USD 100 1 102 1',
+    ]);
     const run = (split: number | undefined) => {
       const a = new Scenario();
       a.engine.trackDirectPairs(['1SEC', '1MIN']);
@@ -881,7 +985,10 @@ describe('engine API odds and ends', () => {
       const b = new Scenario({}, restoreEngine(JSON.parse(JSON.stringify(a.engine.snapshot()))));
       b.feed(rows.slice(split)).to('00:00:05');
       b.engine.flush();
-      return JSON.stringify([[...a.changes, ...b.changes], [...a.buckets, ...b.buckets]]);
+      return JSON.stringify([
+        [...a.changes, ...b.changes],
+        [...a.buckets, ...b.buckets],
+      ]);
     };
     const whole = run(undefined);
     // tick 1: 100 (emit-all and a change anyway); tick 4: 101

@@ -86,9 +86,7 @@ describe('valid events', () => {
       assetIdBase: 'BTC',
       assetIdQuote: 'USD',
     });
-    expect(parseEvent({ ...symbol, price_precision: '', size_precision: null, symbol_id_exchange: '' })).toStrictEqual(
-      parseEvent(min),
-    );
+    expect(parseEvent({ ...symbol, price_precision: '', size_precision: null, symbol_id_exchange: '' })).toStrictEqual(parseEvent(min));
   });
 
   it('quote', () => {
@@ -125,9 +123,7 @@ describe('valid events', () => {
 
   it('SQLite-style rows (numbers and null) give equal events', () => {
     expect(parseEvent({ ...exchange, legitimate: 1, rank: 3 })).toStrictEqual(parseEvent(exchange));
-    expect(parseEvent({ ...trade, taker_side: null })).toStrictEqual(
-      parseEvent({ ...trade, taker_side: undefined }),
-    );
+    expect(parseEvent({ ...trade, taker_side: null })).toStrictEqual(parseEvent({ ...trade, taker_side: undefined }));
   });
 
   it('numbers as strings keep their exact text', () => {
@@ -242,7 +238,13 @@ describe('rejects', () => {
   const cases: [string, Record<string, unknown>, Reject['reason'], string | undefined, string][] = [
     ['no type', { ...trade, type: undefined }, 'unknown_type', 'type', 'missing event type (expected exchange, symbol, quote or trade)'],
     ['empty type', { ...trade, type: '' }, 'unknown_type', 'type', 'missing event type (expected exchange, symbol, quote or trade)'],
-    ['unknown type', { ...trade, type: 'foo' }, 'unknown_type', 'type', 'unknown event type "foo" (expected exchange, symbol, quote or trade)'],
+    [
+      'unknown type',
+      { ...trade, type: 'foo' },
+      'unknown_type',
+      'type',
+      'unknown event type "foo" (expected exchange, symbol, quote or trade)',
+    ],
     ['numeric type', { ...trade, type: 3 }, 'unknown_type', 'type', 'unknown event type 3 (expected exchange, symbol, quote or trade)'],
     ['missing size', { ...trade, size: undefined }, 'missing_field', 'size', 'trade: missing required field "size"'],
     ['empty size', { ...trade, size: '' }, 'missing_field', 'size', 'trade: missing required field "size"'],
@@ -250,42 +252,162 @@ describe('rejects', () => {
     ['null price', { ...trade, price: null }, 'missing_field', 'price', 'trade: missing required field "price"'],
     ['missing time', { ...quote, time: undefined }, 'missing_field', 'time', 'quote: missing required field "time"'],
     ['missing symbol_id', { ...quote, symbol_id: '' }, 'missing_field', 'symbol_id', 'quote: missing required field "symbol_id"'],
-    ['missing legitimate', { ...exchange, legitimate: undefined }, 'missing_field', 'legitimate', 'exchange: missing required field "legitimate"'],
-    ['missing exchange_id', { ...symbol, exchange_id: null }, 'missing_field', 'exchange_id', 'symbol: missing required field "exchange_id"'],
+    [
+      'missing legitimate',
+      { ...exchange, legitimate: undefined },
+      'missing_field',
+      'legitimate',
+      'exchange: missing required field "legitimate"',
+    ],
+    [
+      'missing exchange_id',
+      { ...symbol, exchange_id: null },
+      'missing_field',
+      'exchange_id',
+      'symbol: missing required field "exchange_id"',
+    ],
     ['missing symbol_type', { ...symbol, symbol_type: '' }, 'missing_field', 'symbol_type', 'symbol: missing required field "symbol_type"'],
-    ['missing asset_id_base', { ...symbol, asset_id_base: '' }, 'missing_field', 'asset_id_base', 'symbol: missing required field "asset_id_base"'],
-    ['missing asset_id_quote', { ...symbol, asset_id_quote: undefined }, 'missing_field', 'asset_id_quote', 'symbol: missing required field "asset_id_quote"'],
+    [
+      'missing asset_id_base',
+      { ...symbol, asset_id_base: '' },
+      'missing_field',
+      'asset_id_base',
+      'symbol: missing required field "asset_id_base"',
+    ],
+    [
+      'missing asset_id_quote',
+      { ...symbol, asset_id_quote: undefined },
+      'missing_field',
+      'asset_id_quote',
+      'symbol: missing required field "asset_id_quote"',
+    ],
     ['missing ask_size', { ...quote, ask_size: undefined }, 'missing_field', 'ask_size', 'quote: missing required field "ask_size"'],
-    ['bad time', { ...quote, time: '2024-02-30' }, 'bad_time', 'time', 'quote: field "time" must be an ISO 8601 UTC time such as "2024-01-01T00:00:00.1234567Z", got "2024-02-30"'],
-    ['numeric time', { ...quote, time: 1704067200 }, 'bad_time', 'time', 'quote: field "time" must be an ISO 8601 UTC time such as "2024-01-01T00:00:00.1234567Z", got 1704067200'],
-    ['8 fraction digits', { ...quote, time: '2024-01-01T00:00:00.12345678Z' }, 'bad_time', 'time', 'quote: field "time" must be an ISO 8601 UTC time such as "2024-01-01T00:00:00.1234567Z", got "2024-01-01T00:00:00.12345678Z"'],
-    ['bad number', { ...quote, bid_size: 'abc' }, 'bad_number', 'bid_size', 'quote: field "bid_size" must be a finite decimal number, got "abc"'],
+    [
+      'bad time',
+      { ...quote, time: '2024-02-30' },
+      'bad_time',
+      'time',
+      'quote: field "time" must be an ISO 8601 UTC time such as "2024-01-01T00:00:00.1234567Z", got "2024-02-30"',
+    ],
+    [
+      'numeric time',
+      { ...quote, time: 1704067200 },
+      'bad_time',
+      'time',
+      'quote: field "time" must be an ISO 8601 UTC time such as "2024-01-01T00:00:00.1234567Z", got 1704067200',
+    ],
+    [
+      '8 fraction digits',
+      { ...quote, time: '2024-01-01T00:00:00.12345678Z' },
+      'bad_time',
+      'time',
+      'quote: field "time" must be an ISO 8601 UTC time such as "2024-01-01T00:00:00.1234567Z", got "2024-01-01T00:00:00.12345678Z"',
+    ],
+    [
+      'bad number',
+      { ...quote, bid_size: 'abc' },
+      'bad_number',
+      'bid_size',
+      'quote: field "bid_size" must be a finite decimal number, got "abc"',
+    ],
     ['hex number', { ...trade, price: '0x10' }, 'bad_number', 'price', 'trade: field "price" must be a finite decimal number, got "0x10"'],
     ['overflow', { ...trade, price: '1e400' }, 'bad_number', 'price', 'trade: field "price" must be a finite decimal number, got "1e400"'],
     ['boolean number', { ...trade, size: true }, 'bad_number', 'size', 'trade: field "size" must be a finite decimal number, got true'],
-    ['object number', { ...trade, size: { v: 1 } }, 'bad_number', 'size', 'trade: field "size" must be a finite decimal number, got {"v":1}'],
+    [
+      'object number',
+      { ...trade, size: { v: 1 } },
+      'bad_number',
+      'size',
+      'trade: field "size" must be a finite decimal number, got {"v":1}',
+    ],
     ['negative bid', { ...quote, bid_price: '-1' }, 'bad_price', 'bid_price', 'quote: field "bid_price" must be > 0, got "-1"'],
     ['zero ask', { ...quote, ask_price: 0 }, 'bad_price', 'ask_price', 'quote: field "ask_price" must be > 0, got "0"'],
     ['negative trade price', { ...trade, price: -5 }, 'bad_price', 'price', 'trade: field "price" must be > 0, got "-5"'],
     ['negative bid_size', { ...quote, bid_size: '-0.1' }, 'bad_size', 'bid_size', 'quote: field "bid_size" must be >= 0, got "-0.1"'],
     ['negative ask_size', { ...quote, ask_size: -1 }, 'bad_size', 'ask_size', 'quote: field "ask_size" must be >= 0, got "-1"'],
     ['negative trade size', { ...trade, size: '-2' }, 'bad_size', 'size', 'trade: field "size" must be >= 0, got "-2"'],
-    ['legitimate yes', { ...exchange, legitimate: 'yes' }, 'bad_field', 'legitimate', 'exchange: field "legitimate" must be a boolean (true, false, 1 or 0), got "yes"'],
-    ['legitimate 2', { ...exchange, legitimate: 2 }, 'bad_field', 'legitimate', 'exchange: field "legitimate" must be a boolean (true, false, 1 or 0), got 2'],
+    [
+      'legitimate yes',
+      { ...exchange, legitimate: 'yes' },
+      'bad_field',
+      'legitimate',
+      'exchange: field "legitimate" must be a boolean (true, false, 1 or 0), got "yes"',
+    ],
+    [
+      'legitimate 2',
+      { ...exchange, legitimate: 2 },
+      'bad_field',
+      'legitimate',
+      'exchange: field "legitimate" must be a boolean (true, false, 1 or 0), got 2',
+    ],
     ['rank 1.5', { ...exchange, rank: 1.5 }, 'bad_field', 'rank', 'exchange: field "rank" must be an integer, got 1.5'],
     ['rank "1.0"', { ...exchange, rank: '1.0' }, 'bad_field', 'rank', 'exchange: field "rank" must be an integer, got "1.0"'],
     ['rank "x"', { ...exchange, rank: 'x' }, 'bad_field', 'rank', 'exchange: field "rank" must be an integer, got "x"'],
     ['rank true', { ...exchange, rank: true }, 'bad_field', 'rank', 'exchange: field "rank" must be an integer, got true'],
-    ['rank huge', { ...exchange, rank: '99999999999999999999' }, 'bad_field', 'rank', 'exchange: field "rank" must be an integer, got "99999999999999999999"'],
-    ['symbol_type', { ...symbol, symbol_type: 'SWAP' }, 'bad_field', 'symbol_type', 'symbol: field "symbol_type" must be one of SPOT, FUTURES, OPTION, PERPETUAL, DPERPETUAL, INDEX, CREDIT, CONTRACT, OPTION_COMBINATION, FUTURES_COMBINATION, got "SWAP"'],
-    ['taker_side', { ...trade, taker_side: 'LONG' }, 'bad_field', 'taker_side', 'trade: field "taker_side" must be one of BUY, SELL, BUY_ESTIMATED, SELL_ESTIMATED, UNKNOWN, got "LONG"'],
-    ['taker_side number', { ...trade, taker_side: 1 }, 'bad_field', 'taker_side', 'trade: field "taker_side" must be one of BUY, SELL, BUY_ESTIMATED, SELL_ESTIMATED, UNKNOWN, got 1'],
-    ['negative precision', { ...symbol, price_precision: -1 }, 'bad_field', 'price_precision', 'symbol: field "price_precision" must be a non-negative integer, got -1'],
-    ['fractional precision', { ...symbol, size_precision: '2.5' }, 'bad_field', 'size_precision', 'symbol: field "size_precision" must be a non-negative integer, got "2.5"'],
-    ['numeric exchange_id', { ...exchange, exchange_id: 5 }, 'bad_field', 'exchange_id', 'exchange: field "exchange_id" must be a string, got 5'],
+    [
+      'rank huge',
+      { ...exchange, rank: '99999999999999999999' },
+      'bad_field',
+      'rank',
+      'exchange: field "rank" must be an integer, got "99999999999999999999"',
+    ],
+    [
+      'symbol_type',
+      { ...symbol, symbol_type: 'SWAP' },
+      'bad_field',
+      'symbol_type',
+      'symbol: field "symbol_type" must be one of SPOT, FUTURES, OPTION, PERPETUAL, DPERPETUAL, INDEX, CREDIT, CONTRACT, OPTION_COMBINATION, FUTURES_COMBINATION, got "SWAP"',
+    ],
+    [
+      'taker_side',
+      { ...trade, taker_side: 'LONG' },
+      'bad_field',
+      'taker_side',
+      'trade: field "taker_side" must be one of BUY, SELL, BUY_ESTIMATED, SELL_ESTIMATED, UNKNOWN, got "LONG"',
+    ],
+    [
+      'taker_side number',
+      { ...trade, taker_side: 1 },
+      'bad_field',
+      'taker_side',
+      'trade: field "taker_side" must be one of BUY, SELL, BUY_ESTIMATED, SELL_ESTIMATED, UNKNOWN, got 1',
+    ],
+    [
+      'negative precision',
+      { ...symbol, price_precision: -1 },
+      'bad_field',
+      'price_precision',
+      'symbol: field "price_precision" must be a non-negative integer, got -1',
+    ],
+    [
+      'fractional precision',
+      { ...symbol, size_precision: '2.5' },
+      'bad_field',
+      'size_precision',
+      'symbol: field "size_precision" must be a non-negative integer, got "2.5"',
+    ],
+    [
+      'numeric exchange_id',
+      { ...exchange, exchange_id: 5 },
+      'bad_field',
+      'exchange_id',
+      'exchange: field "exchange_id" must be a string, got 5',
+    ],
     ['numeric symbol_id', { ...trade, symbol_id: 7 }, 'bad_field', 'symbol_id', 'trade: field "symbol_id" must be a string, got 7'],
-    ['numeric asset', { ...symbol, asset_id_base: 1 }, 'bad_field', 'asset_id_base', 'symbol: field "asset_id_base" must be a string, got 1'],
-    ['numeric symbol_id_exchange', { ...symbol, symbol_id_exchange: 1 }, 'bad_field', 'symbol_id_exchange', 'symbol: field "symbol_id_exchange" must be a string, got 1'],
+    [
+      'numeric asset',
+      { ...symbol, asset_id_base: 1 },
+      'bad_field',
+      'asset_id_base',
+      'symbol: field "asset_id_base" must be a string, got 1',
+    ],
+    [
+      'numeric symbol_id_exchange',
+      { ...symbol, symbol_id_exchange: 1 },
+      'bad_field',
+      'symbol_id_exchange',
+      'symbol: field "symbol_id_exchange" must be a string, got 1',
+    ],
   ];
 
   it.each(cases)('%s', (_name, record, reason, field, message) => {
@@ -346,9 +468,13 @@ describe('rejects', () => {
 describe('parseJsonLine', () => {
   it('parses a valid line', () => {
     expect(parseJsonLine(JSON.stringify(trade))).toStrictEqual(parseEvent(trade));
-    expect(
-      parseJsonLine('{"type":"exchange","time":"2024-01-01","exchange_id":"KRAKEN","legitimate":true}'),
-    ).toStrictEqual({ type: 'exchange', time: 1_704_067_200_000_000, exchangeId: 'KRAKEN', legitimate: true, rank: 0 });
+    expect(parseJsonLine('{"type":"exchange","time":"2024-01-01","exchange_id":"KRAKEN","legitimate":true}')).toStrictEqual({
+      type: 'exchange',
+      time: 1_704_067_200_000_000,
+      exchangeId: 'KRAKEN',
+      legitimate: true,
+      rank: 0,
+    });
   });
 
   it('keeps the shortest round-trip text of JSON numbers', () => {
@@ -375,9 +501,7 @@ describe('parseJsonLine', () => {
 
   it('passes other rejects through', () => {
     expect(rej(parseJsonLine('{"type":"nope"}')).reason).toBe('unknown_type');
-    expect(rej(parseJsonLine('{"type":"trade","time":"2024-01-01","symbol_id":"X","price":1e999,"size":1}')).reason).toBe(
-      'bad_number',
-    );
+    expect(rej(parseJsonLine('{"type":"trade","time":"2024-01-01","symbol_id":"X","price":1e999,"size":1}')).reason).toBe('bad_number');
   });
 });
 

@@ -1,16 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import {
-  OhlcAggregator,
-  rollUp,
-  rollUpTicks,
-  toTimeseriesItem,
-  type OhlcBucket,
-} from '../../../src/core/ohlc.js';
+import { OhlcAggregator, rollUp, rollUpTicks, toTimeseriesItem, type OhlcBucket } from '../../../src/core/ohlc.js';
 import { EXCHANGE_RATE_PERIODS, getPeriod, type PeriodRecord } from '../../../src/core/periods.js';
 
 const US = 1_000_000;
-const utc = (y: number, m: number, d = 1, h = 0, mi = 0, s = 0): number =>
-  Date.UTC(y, m - 1, d, h, mi, s) * 1000;
+const utc = (y: number, m: number, d = 1, h = 0, mi = 0, s = 0): number => Date.UTC(y, m - 1, d, h, mi, s) * 1000;
 const P = (id: string): PeriodRecord => {
   const p = getPeriod(id, { months: true });
   if (!p) throw new Error(`no period ${id}`);
@@ -180,16 +173,20 @@ describe('OhlcAggregator', () => {
     expect(() => OhlcAggregator.fromJSON(snap, [P('1MIN'), P('1SEC')], noop)).toThrow(/expected/);
     expect(() => OhlcAggregator.fromJSON(snap, [P('1SEC')], noop)).toThrow(/count/);
     expect(() => OhlcAggregator.fromJSON({ ...snap, state: [1] }, [P('1SEC'), P('1MIN')], noop)).toThrow();
-    expect(() =>
-      OhlcAggregator.fromJSON({ ...snap, counts: [1, -1] }, [P('1SEC'), P('1MIN')], noop),
-    ).toThrow();
+    expect(() => OhlcAggregator.fromJSON({ ...snap, counts: [1, -1] }, [P('1SEC'), P('1MIN')], noop)).toThrow();
     const r = OhlcAggregator.fromJSON(snap, [P('1SEC'), P('1MIN')], noop);
     expect(() => r.update(1, 2)).toThrow(RangeError); // last tick restored
   });
 
   it('snapshot of a fresh aggregator is plain JSON', () => {
     const { agg } = collect([P('1SEC')]);
-    expect(JSON.parse(JSON.stringify(agg))).toEqual({ v: 1, periods: ['1SEC'], lastTickUs: null, state: [0, 0, 0, 0, 0, 0, 0, 0], counts: [0] });
+    expect(JSON.parse(JSON.stringify(agg))).toEqual({
+      v: 1,
+      periods: ['1SEC'],
+      lastTickUs: null,
+      state: [0, 0, 0, 0, 0, 0, 0, 0],
+      counts: [0],
+    });
   });
 });
 
@@ -208,7 +205,15 @@ describe('rollUp / rollUpTicks', () => {
       { start: 60 * US, end: 120 * US, timeOpen: 60 * US, timeClose: 60 * US, open: 4, high: 4, low: 4, close: 4, count: 1 },
       { start: 180 * US, end: 240 * US, timeOpen: 180 * US + 1, timeClose: 180 * US + 1, open: 6, high: 6, low: 6, close: 6, count: 1 },
     ]);
-    expect(() => rollUpTicks([{ t: 1, rate: 1 }, { t: 1, rate: 1 }], P('1SEC'))).toThrow(RangeError);
+    expect(() =>
+      rollUpTicks(
+        [
+          { t: 1, rate: 1 },
+          { t: 1, rate: 1 },
+        ],
+        P('1SEC'),
+      ),
+    ).toThrow(RangeError);
   });
 
   it('rollUp of 1SEC buckets equals rollUpTicks; does not mutate its input', () => {
@@ -238,12 +243,24 @@ describe('toTimeseriesItem', () => {
     const b: OhlcBucket = { start: 0, end: 60 * US, timeOpen: 1, timeClose: 2, open: 1.5, high: 2, low: 1, close: 1.75, count: 3 };
     const item = toTimeseriesItem(b, (us) => `T${us}`);
     expect(Object.keys(item)).toEqual([
-      'time_period_start', 'time_period_end', 'time_open', 'time_close',
-      'rate_open', 'rate_high', 'rate_low', 'rate_close',
+      'time_period_start',
+      'time_period_end',
+      'time_open',
+      'time_close',
+      'rate_open',
+      'rate_high',
+      'rate_low',
+      'rate_close',
     ]);
     expect(item).toEqual({
-      time_period_start: 'T0', time_period_end: 'T60000000', time_open: 'T1', time_close: 'T2',
-      rate_open: 1.5, rate_high: 2, rate_low: 1, rate_close: 1.75,
+      time_period_start: 'T0',
+      time_period_end: 'T60000000',
+      time_open: 'T1',
+      time_close: 'T2',
+      rate_open: 1.5,
+      rate_high: 2,
+      rate_low: 1,
+      rate_close: 1.75,
     });
   });
 });

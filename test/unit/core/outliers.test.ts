@@ -4,7 +4,12 @@ import type { OutlierMethod } from '../../../src/core/config.js';
 import { MAD_SCALE, removeOutliers, type ExactPriceWeight } from '../../../src/core/outliers.js';
 
 /** Runs the rule on prices/weights; returns the keep flags and the stats. */
-function run(method: OutlierMethod, prices: number[], weights: number[], opts: { k?: number; min?: number; exact?: ExactPriceWeight } = {}) {
+function run(
+  method: OutlierMethod,
+  prices: number[],
+  weights: number[],
+  opts: { k?: number; min?: number; exact?: ExactPriceWeight } = {},
+) {
   const n = prices.length;
   const p = Float64Array.from(prices);
   const w = Float64Array.from(weights);
@@ -15,7 +20,9 @@ function run(method: OutlierMethod, prices: number[], weights: number[], opts: {
 }
 
 /** Exact p, w from decimal texts. */
-const exactOf = (prices: string[], weights: string[]): ExactPriceWeight => (i) => ({ p: new Decimal(prices[i]), w: new Decimal(weights[i]) });
+const exactOf =
+  (prices: string[], weights: string[]): ExactPriceWeight =>
+  (i) => ({ p: new Decimal(prices[i]), w: new Decimal(weights[i]) });
 
 describe('rule 11: weighted_sigma (the literal default)', () => {
   it('never drops with n = 2, however far apart', () => {

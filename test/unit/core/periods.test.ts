@@ -17,8 +17,7 @@ import {
 const SPEC_PATH = fileURLToPath(new URL('../../service/fixtures/periods.json', import.meta.url));
 const US = 1_000_000;
 const DAY = 86_400 * US;
-const utc = (y: number, m: number, d = 1, h = 0, mi = 0, s = 0): number =>
-  Date.UTC(y, m - 1, d, h, mi, s) * 1000;
+const utc = (y: number, m: number, d = 1, h = 0, mi = 0, s = 0): number => Date.UTC(y, m - 1, d, h, mi, s) * 1000;
 const P = (id: string): PeriodRecord => {
   const p = getPeriod(id, { months: true });
   if (!p) throw new Error(`no period ${id}`);
@@ -35,9 +34,11 @@ describe('EXCHANGE_RATE_PERIODS', () => {
 
   it('has the 33 documented ids, second-based, frozen', () => {
     expect(EXCHANGE_RATE_PERIODS.map((p) => p.period_id)).toEqual(
-      ('1SEC 2SEC 3SEC 4SEC 5SEC 6SEC 10SEC 15SEC 20SEC 30SEC ' +
+      (
+        '1SEC 2SEC 3SEC 4SEC 5SEC 6SEC 10SEC 15SEC 20SEC 30SEC ' +
         '1MIN 2MIN 3MIN 4MIN 5MIN 6MIN 10MIN 15MIN 20MIN 30MIN ' +
-        '1HRS 2HRS 3HRS 4HRS 6HRS 8HRS 12HRS 1DAY 2DAY 3DAY 5DAY 7DAY 10DAY').split(' '),
+        '1HRS 2HRS 3HRS 4HRS 6HRS 8HRS 12HRS 1DAY 2DAY 3DAY 5DAY 7DAY 10DAY'
+      ).split(' '),
     );
     for (const p of EXCHANGE_RATE_PERIODS) {
       expect(p.length_months).toBe(0);
@@ -51,12 +52,14 @@ describe('EXCHANGE_RATE_PERIODS', () => {
 
 describe('MONTH_PERIODS', () => {
   it('lists the month and year ids of the metrics endpoints', () => {
-    expect(MONTH_PERIODS.map((p) => p.period_id)).toEqual(
-      '1MTH 2MTH 3MTH 4MTH 6MTH 1YRS 2YRS 3YRS 4YRS 5YRS'.split(' '),
-    );
+    expect(MONTH_PERIODS.map((p) => p.period_id)).toEqual('1MTH 2MTH 3MTH 4MTH 6MTH 1YRS 2YRS 3YRS 4YRS 5YRS'.split(' '));
     expect(P('1MTH')).toEqual({
-      period_id: '1MTH', length_seconds: 0, length_months: 1, unit_count: 1,
-      unit_name: 'month', display_name: '1 Month',
+      period_id: '1MTH',
+      length_seconds: 0,
+      length_months: 1,
+      unit_count: 1,
+      unit_name: 'month',
+      display_name: '1 Month',
     });
     expect(P('2MTH').display_name).toBe('2 Months');
     expect(P('3YRS')).toMatchObject({ length_months: 36, unit_count: 3, unit_name: 'year', display_name: '3 Years' });

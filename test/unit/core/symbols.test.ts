@@ -212,7 +212,24 @@ describe('parseSymbolId malformed', () => {
   });
 
   it('never throws and keeps the id', () => {
-    const part = fc.constantFrom('SPOT', 'FTS', 'OPT', 'PERP', 'DPERP', 'IDX', 'CRE', 'COT', 'OPTCMB', 'FTSCMB', 'BTC', '', '240329', 'C', 'P', '1');
+    const part = fc.constantFrom(
+      'SPOT',
+      'FTS',
+      'OPT',
+      'PERP',
+      'DPERP',
+      'IDX',
+      'CRE',
+      'COT',
+      'OPTCMB',
+      'FTSCMB',
+      'BTC',
+      '',
+      '240329',
+      'C',
+      'P',
+      '1',
+    );
     fc.assert(
       fc.property(fc.array(part, { maxLength: 9 }), (parts) => {
         const id = parts.join('_');

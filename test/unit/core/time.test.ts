@@ -1,14 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  formatTime,
-  parseDuration,
-  parseTime,
-  US_PER_DAY,
-  US_PER_HOUR,
-  US_PER_MINUTE,
-  US_PER_SECOND,
-} from '../../../src/core/time.js';
+import { formatTime, parseDuration, parseTime, US_PER_DAY, US_PER_HOUR, US_PER_MINUTE, US_PER_SECOND } from '../../../src/core/time.js';
 
 const T2024 = 1_704_067_200_000_000; // 2024-01-01T00:00:00Z
 
@@ -224,9 +216,7 @@ describe('round trips', () => {
   });
 
   it('formatTime(parseTime(text)) is the canonical text', () => {
-    expect(formatTime(parseTime('2024-01-01T05:30:00.1234567+05:30')!)).toBe(
-      '2024-01-01T00:00:00.1234560Z',
-    );
+    expect(formatTime(parseTime('2024-01-01T05:30:00.1234567+05:30')!)).toBe('2024-01-01T00:00:00.1234560Z');
   });
 });
 

@@ -89,10 +89,7 @@ describe('refCrossRate (rule 12)', () => {
 
   it('lexicographic order looks past the first differing hop only when needed', () => {
     // X-A-D-Y and X-A-C-Y and X-B-C-Y, all rank 0: X-A-C-Y
-    const edges = [
-      e('X', 'A', 1), e('X', 'B', 1), e('A', 'D', 1), e('A', 'C', 1), e('B', 'C', 1),
-      e('D', 'Y', 2), e('C', 'Y', 3),
-    ];
+    const edges = [e('X', 'A', 1), e('X', 'B', 1), e('A', 'D', 1), e('A', 'C', 1), e('B', 'C', 1), e('D', 'Y', 2), e('C', 'Y', 3)];
     const r = refCrossRate(edges, 'X', 'Y')!;
     expect(r.path).toEqual(['X', 'A', 'C', 'Y']);
     expect(r.rate.toString()).toBe('3');
@@ -100,10 +97,7 @@ describe('refCrossRate (rule 12)', () => {
 
   it('the rank of an edge is the rank of the pair chosen for it', () => {
     // X-A: X/A rank 0 and A/X rank 4 -> A/X (rank 4) is used; X-B-Y has min rank 3
-    const edges = [
-      e('X', 'A', '2', 0), e('A', 'X', '0.25', 4), e('A', 'Y', '3', 4),
-      e('X', 'B', '5', 3), e('B', 'Y', '7', 3),
-    ];
+    const edges = [e('X', 'A', '2', 0), e('A', 'X', '0.25', 4), e('A', 'Y', '3', 4), e('X', 'B', '5', 3), e('B', 'Y', '7', 3)];
     const r = refCrossRate(edges, 'X', 'Y')!;
     expect(r.path).toEqual(['X', 'A', 'Y']);
     expect(r.rate.toString()).toBe('12'); // (1 / 0.25) * 3
@@ -175,17 +169,15 @@ describe('refCrossRate agrees with an all-simple-paths brute force', () => {
       nMarkets: fc.integer({ min: 1, max: 2 }),
       time: fc.integer({ min: 0, max: 100 }),
     });
-    const graph = fc
-      .array(edge, { maxLength: 14 })
-      .map((es) => {
-        const seen = new Set<string>();
-        return es.filter((x) => {
-          const k = `${x.base}|${x.quote}`;
-          if (x.base === x.quote || seen.has(k)) return false;
-          seen.add(k);
-          return true;
-        });
+    const graph = fc.array(edge, { maxLength: 14 }).map((es) => {
+      const seen = new Set<string>();
+      return es.filter((x) => {
+        const k = `${x.base}|${x.quote}`;
+        if (x.base === x.quote || seen.has(k)) return false;
+        seen.add(k);
+        return true;
       });
+    });
     fc.assert(
       fc.property(graph, asset, asset, (edges, from, to) => {
         const got = refCrossRate(edges, from, to);

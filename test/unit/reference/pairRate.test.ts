@@ -10,8 +10,7 @@ function at(p: string, volume = '1', q = '2'): RefMarket {
 }
 
 const s = (x: Decimal | undefined): string | undefined => x?.toString();
-const close = (x: Decimal, y: string, rel = '1e-150'): boolean =>
-  x.minus(y).abs().lte(new D(y).abs().times(rel));
+const close = (x: Decimal, y: string, rel = '1e-150'): boolean => x.minus(y).abs().lte(new D(y).abs().times(rel));
 
 describe('refPairRate, weighted_sigma (rule 11 literal) and rule 1', () => {
   it('n = 10, equal weights: one market at exactly 3 sigma is NOT dropped', () => {
