@@ -1,6 +1,6 @@
 /**
  * Seeded generator of realistic synthetic event logs in xrate's event format
- * (METHODOLOGY.md section 1), as a library and as a CLI.
+ * (docs/methodology.md section 1), as a library and as a CLI.
  *
  * ```
  * npx tsx scripts/gen-log.ts --seed 1 --events 1000000 --out /tmp/log.ndjson \
@@ -44,7 +44,7 @@
  * @module
  */
 
-import { createWriteStream, existsSync, statSync, unlinkSync } from 'node:fs';
+import { createWriteStream, statSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { createGzip } from 'node:zlib';
 import type { Writable } from 'node:stream';
@@ -345,7 +345,7 @@ interface Market {
 }
 
 function pow10(d: number): number {
-  return Math.pow(10, d);
+  return 10 ** d;
 }
 
 /** `x` with `d` decimals, trailing zeros removed. */
@@ -368,7 +368,7 @@ function roundSig(x: number, sig: number): number {
 }
 
 function pad2(n: number): string {
-  return n < 10 ? '0' + n : String(n);
+  return n < 10 ? `0${n}` : String(n);
 }
 
 /**
@@ -557,7 +557,7 @@ export function* generateRows(opts: GenOptions): Generator<GenRow> {
         `${pad2(d.getUTCHours())}:${pad2(d.getUTCMinutes())}:${pad2(d.getUTCSeconds())}.`;
     }
     const fs = String(f);
-    return isoPrefix + '0000000'.slice(fs.length) + fs + 'Z';
+    return `${isoPrefix + '0000000'.slice(fs.length) + fs}Z`;
   };
 
   let emitted = 0;
@@ -683,13 +683,13 @@ export function* generateRows(opts: GenOptions): Generator<GenRow> {
       case 0: {
         // Invalid JSON: a truncated line, or a stray character.
         const line = rowToNdjson({ cols: quoteRow(m, t, time), strNums });
-        const broken = rng.chance(0.5) ? line.slice(0, 10 + rng.int(line.length - 20)) : line.slice(0, -1) + ',}';
+        const broken = rng.chance(0.5) ? line.slice(0, 10 + rng.int(line.length - 20)) : `${line.slice(0, -1)},}`;
         return { cols: [], strNums: false, broken };
       }
       case 1: {
         const r = rng.chance(0.5) ? quoteRow(m, t, time) : tradeRow(m, t, time);
         const col = r[C.type] === 'quote' ? (rng.chance(0.5) ? C.bid_size : C.ask_size) : C.size;
-        r[col] = '-' + r[col];
+        r[col] = `-${r[col]}`;
         return { cols: r, strNums };
       }
       case 2: {
@@ -710,7 +710,7 @@ export function* generateRows(opts: GenOptions): Generator<GenRow> {
       }
       case 5: {
         const r = tradeRow(m, t, time);
-        r[C.time] = rng.chance(0.5) ? time.replace('T', ' at ') : time.slice(0, 5) + '13' + time.slice(7);
+        r[C.time] = rng.chance(0.5) ? time.replace('T', ' at ') : `${time.slice(0, 5)}13${time.slice(7)}`;
         return { cols: r, strNums };
       }
       case 6: {
@@ -827,12 +827,12 @@ export function rowToNdjson(row: GenRow): string {
     const v = cols[i];
     if (v === undefined) continue;
     if (s.length > 1) s += ',';
-    s += '"' + COLUMNS[i] + '":';
+    s += `"${COLUMNS[i]}":`;
     if (i === C.legitimate) s += v === 'true' || v === 'false' ? v : JSON.stringify(v);
     else if (NUMERIC.has(i) && !row.strNums && isJsonNumber(v)) s += v;
     else s += JSON.stringify(v);
   }
-  return s + '}';
+  return `${s}}`;
 }
 
 const JSON_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
@@ -842,7 +842,7 @@ function isJsonNumber(v: string): boolean {
 
 function csvField(v: string | undefined): string {
   if (v === undefined) return '';
-  return /[",\r\n]/.test(v) ? '"' + v.replace(/"/g, '""') + '"' : v;
+  return /[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
 }
 
 /** The CSV header row (no newline). */
@@ -851,10 +851,10 @@ export const CSV_HEADER = COLUMNS.join(',');
 /** One row as a CSV row (no newline); an invalid-JSON row becomes a malformed CSV row. */
 export function rowToCsv(row: GenRow): string {
   if (row.broken !== undefined) {
-    return '"' + row.broken.replace(/"/g, '""') + '"!' + ','.repeat(COLUMNS.length - 1);
+    return `"${row.broken.replace(/"/g, '""')}"!${','.repeat(COLUMNS.length - 1)}`;
   }
   let s = csvField(row.cols[0]);
-  for (let i = 1; i < COLUMNS.length; i++) s += ',' + csvField(row.cols[i]);
+  for (let i = 1; i < COLUMNS.length; i++) s += `,${csvField(row.cols[i])}`;
   return s;
 }
 
@@ -906,7 +906,7 @@ async function writeText(path: string, gzip: boolean, lines: Iterable<string>): 
   let n = 0;
   let buf = '';
   for (const line of lines) {
-    buf += line + '\n';
+    buf += `${line}\n`;
     n++;
     if (buf.length >= 1 << 20) {
       if (!out.write(buf)) await new Promise<void>((r) => out.once('drain', r));
@@ -950,35 +950,16 @@ export async function writeLog(path: string, opts: GenOptions & { format?: LogFo
 }
 
 async function writeSqlite(path: string, opts: GenOptions): Promise<number> {
-  const { default: Database } = await import('better-sqlite3');
-  for (const p of [path, path + '-journal', path + '-wal', path + '-shm']) if (existsSync(p)) unlinkSync(p);
-  const db = new Database(path);
-  try {
-    db.pragma('journal_mode = OFF');
-    db.pragma('synchronous = OFF');
-    db.exec(`CREATE TABLE events (${COLUMNS.map((c) => `"${c}" TEXT`).join(', ')})`);
-    const ins = db.prepare(`INSERT INTO events VALUES (${COLUMNS.map(() => '?').join(', ')})`);
-    const insertMany = db.transaction((rows: (string | null)[][]) => {
-      for (const r of rows) ins.run(r);
-    });
-    let n = 0;
-    let pending: (string | null)[][] = [];
+  const { writeEventTable } = await import('../src/io/sqliteSource.js');
+  const rows = function* (): Generator<(string | null)[]> {
     for (const row of generateRows(opts)) {
       const vals: (string | null)[] = new Array(COLUMNS.length).fill(null);
       if (row.broken !== undefined) vals[0] = row.broken;
       else for (let i = 0; i < COLUMNS.length; i++) vals[i] = row.cols[i] ?? null;
-      pending.push(vals);
-      n++;
-      if (pending.length >= 20000) {
-        insertMany(pending);
-        pending = [];
-      }
+      yield vals;
     }
-    if (pending.length > 0) insertMany(pending);
-    return n;
-  } finally {
-    db.close();
-  }
+  };
+  return writeEventTable(path, COLUMNS, rows());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1011,7 +992,20 @@ export function parseArgs(argv: string[]): { out: string; opts: GenOptions & { f
       i++;
     }
   }
-  const known = new Set(['seed', 'events', 'out', 'exchanges', 'assets', 'start', 'rate', 'duration', 'format', 'bad-rate', 'late-rate', 'string-rate']);
+  const known = new Set([
+    'seed',
+    'events',
+    'out',
+    'exchanges',
+    'assets',
+    'start',
+    'rate',
+    'duration',
+    'format',
+    'bad-rate',
+    'late-rate',
+    'string-rate',
+  ]);
   for (const k of a.keys()) if (!known.has(k)) throw new Error(`gen-log: unknown option --${k}\n${USAGE}`);
   const num = (k: string): number | undefined => {
     const v = a.get(k);

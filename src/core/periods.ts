@@ -1,5 +1,5 @@
 /**
- * Timeseries periods and bucket arithmetic (METHODOLOGY section 6).
+ * Timeseries periods and bucket arithmetic (docs/methodology.md section 5).
  *
  * Period records are those of the interface's `TimeseriesPeriod` schema, kept in snake_case
  * because `GET /v1/exchangerate/history/periods` returns them as they are. Buckets of
@@ -24,7 +24,7 @@ const US_PER_DAY = SECONDS_PER_DAY * US_PER_SECOND;
 /**
  * One timeseries period, field for field the interface's `TimeseriesPeriod`.
  *
- * Why: METHODOLOGY section 6 says period ids and lengths are those of the interface
+ * Why: docs/methodology.md section 5 says period ids and lengths are those of the interface
  * description; the records go on the wire unchanged, hence snake_case.
  * Exactly one of `length_seconds` / `length_months` is non-zero.
  *
@@ -65,7 +65,7 @@ function makeRecord(count: number, suffix: string, unit: string, unitSeconds: nu
  * The 33 exchange-rate periods (1SEC..30SEC, 1MIN..30MIN, 1HRS..12HRS, 1DAY..10DAY), in the
  * order and with the values of `GET /v1/exchangerate/history/periods` (specs/periods.json).
  *
- * Why: METHODOLOGY section 6 — exchange-rate timeseries use exactly the interface's period ids
+ * Why: docs/methodology.md section 5 — exchange-rate timeseries use exactly the interface's period ids
  * and lengths. The array and its records are frozen.
  *
  * @example
@@ -84,7 +84,7 @@ export const EXCHANGE_RATE_PERIODS: readonly PeriodRecord[] = Object.freeze([
  * 1YRS..5YRS (the "Month" and "Year" rows of the interface's period table). `length_seconds`
  * is 0 and `length_months` the number of months (12 per year).
  *
- * Why: METHODOLOGY section 6 — "metrics also month ids such as 1MTH, 2MTH"; month buckets are
+ * Why: docs/methodology.md section 5 — "metrics also month ids such as 1MTH, 2MTH"; month buckets are
  * aligned to calendar months. They are not exchange-rate periods. Frozen.
  *
  * @example
@@ -104,7 +104,7 @@ const MONTH_BY_ID: ReadonlyMap<string, PeriodRecord> = new Map(MONTH_PERIODS.map
  * only found when `opts.months` is true (metrics); exchange-rate callers leave it unset so that
  * `1MTH` is an unknown period for them.
  *
- * Why: METHODOLOGY section 6 — the period ids are those of the interface description.
+ * Why: docs/methodology.md section 5 — the period ids are those of the interface description.
  *
  * @param id - the requested `period_id`; no trimming is done.
  * @param opts - `months: true` also accepts the ids of {@link MONTH_PERIODS}.
@@ -122,9 +122,27 @@ export function getPeriod(id: string, opts?: { months?: boolean }): PeriodRecord
 }
 
 /**
+ * The period record of an exchange-rate `period_id` (case-insensitive: one of
+ * {@link EXCHANGE_RATE_PERIODS}), or undefined for an unknown id or a month or year period.
+ *
+ * Why: the exchange-rate history accepts the 33 second-based periods only (docs/methodology.md
+ * section 5); the CLI and the service validate `period_id` with this one function.
+ *
+ * @example
+ * ```ts
+ * exchangeRatePeriod('5min')?.length_seconds; // 300
+ * exchangeRatePeriod('1MTH'); // undefined
+ * ```
+ */
+export function exchangeRatePeriod(id: string): PeriodRecord | undefined {
+  const p = getPeriod(id);
+  return p && EXCHANGE_RATE_PERIODS.includes(p) ? p : undefined;
+}
+
+/**
  * Whether a period is calendar-based (month or year) rather than a fixed number of seconds.
  *
- * Why: METHODOLOGY section 6 — second periods align to the epoch, month periods to calendar
+ * Why: docs/methodology.md section 5 — second periods align to the epoch, month periods to calendar
  * months, so callers need to tell them apart.
  *
  * @example
@@ -148,7 +166,7 @@ function checkPeriod(period: PeriodRecord): void {
 /**
  * Length of a second-based period in microseconds.
  *
- * Why: METHODOLOGY section 6 — buckets of second periods are [k·L, (k+1)·L) µs from the epoch.
+ * Why: docs/methodology.md section 5 — buckets of second periods are [k·L, (k+1)·L) µs from the epoch.
  * Month periods have no fixed length and throw.
  *
  * @throws RangeError for a month period or a malformed record.
@@ -221,7 +239,7 @@ function alignedMonthIndex(timeUs: number, n: number): number {
  * the calendar month that starts the `length_months` block holding `timeUs`, blocks counted
  * from 1970-01 (3MTH → Jan/Apr/Jul/Oct, 1YRS → January, 2YRS → even years).
  *
- * Why: METHODOLOGY section 6 — "Buckets are aligned to the Unix epoch (UTC); month buckets to
+ * Why: docs/methodology.md section 5 — "Buckets are aligned to the Unix epoch (UTC); month buckets to
  * calendar months". A tick exactly at a bucket start belongs to that (new) bucket.
  *
  * @throws RangeError for a malformed period record.
@@ -244,7 +262,7 @@ export function bucketStart(timeUs: number, period: PeriodRecord): number {
  * End (exclusive, µs) of the bucket of `period` that contains `timeUs`; it is the start of the
  * next bucket.
  *
- * Why: METHODOLOGY section 6 — buckets are half-open `[start, end)`; `end` is the
+ * Why: docs/methodology.md section 5 — buckets are half-open `[start, end)`; `end` is the
  * `time_period_end` of a timeseries item.
  *
  * @throws RangeError for a malformed period record.
@@ -271,7 +289,7 @@ export function bucketEnd(timeUs: number, period: PeriodRecord): number {
  *   gcd of all month-start offsets is exactly one day);
  * - month in second: never.
  *
- * Why: METHODOLOGY section 6 — "Every period must equal the roll-up of the 1SEC series"; this
+ * Why: docs/methodology.md section 5 — "Every period must equal the roll-up of the 1SEC series"; this
  * tells which roll-ups are exact.
  *
  * @throws RangeError for a malformed period record.

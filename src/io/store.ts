@@ -135,7 +135,10 @@ export interface RateRow {
  * ```
  */
 export class ReplayStore {
-  private constructor(readonly db: Database.Database, readonly path: string) {}
+  private constructor(
+    private readonly db: Database.Database,
+    readonly path: string,
+  ) {}
 
   /**
    * Opens (and, unless `readonly`, creates) a replay database.
@@ -241,7 +244,9 @@ export class ReplayStore {
     bucket(base: string, quote: string, periodId: string, b: OhlcBucket, batch: number): void;
     reject(input: number, source: string, line: number, reason: string, message: string, raw: string, batch: number): void;
   } {
-    const rate = this.db.prepare(`INSERT INTO rates(tick, base, quote, rate, time, rank, used, fresh, volume, batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    const rate = this.db.prepare(
+      `INSERT INTO rates(tick, base, quote, rate, time, rank, used, fresh, volume, batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
     const bucket = this.db.prepare(
       `INSERT OR REPLACE INTO ohlc(base, quote, period_id, start, "end", time_open, time_close, open, high, low, close, count, batch)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -295,23 +300,51 @@ export class ReplayStore {
     this.db.prepare(`UPDATE runs SET status = ?, finished_at = ? WHERE id = ?`).run(`failed: ${reason}`, finishedAt, id);
   }
 
-  /** The last row of every pair at or before `tick` (the pair table as of that tick). */
-  ratesAt(tick: number): RateRow[] {
+  private lastRateStmt: Database.Statement | undefined;
+
+  /**
+   * The newest row of one pair at or before `tick`, or undefined. Databases written before the
+   * `volume` column existed answer 0 for it (they can be read, not migrated, when opened read-only).
+   */
+  lastRate(base: string, quote: string, tick: number): Omit<RateRow, 'tick' | 'base' | 'quote'> | undefined {
+    if (!this.lastRateStmt) {
+      const cols = (this.db.prepare('PRAGMA table_info(rates)').all() as { name: string }[]).map((c) => c.name);
+      this.lastRateStmt = this.db.prepare(
+        `SELECT rate, time, rank, used, fresh, ${cols.includes('volume') ? 'volume' : '0 AS volume'} FROM rates
+         WHERE base = ? AND quote = ? AND tick <= ? ORDER BY tick DESC LIMIT 1`,
+      );
+    }
+    return this.lastRateStmt.get(base, quote, tick) as Omit<RateRow, 'tick' | 'base' | 'quote'> | undefined;
+  }
+
+  /** Every pair with rows in `rates`, sorted, by a loose index scan of rates(base, quote, tick): one seek per pair. */
+  ratePairs(): { base: string; quote: string }[] {
     return this.db
       .prepare(
-        `SELECT r.tick, r.base, r.quote, r.rate, r.time, r.rank, r.used, r.fresh, r.volume FROM rates r
-         JOIN (SELECT base, quote, MAX(tick) AS t FROM rates WHERE tick <= ? GROUP BY base, quote) last
-           ON r.base = last.base AND r.quote = last.quote AND r.tick = last.t
-         ORDER BY r.base, r.quote`,
+        `WITH RECURSIVE p(base, quote) AS (
+           SELECT base, quote FROM (SELECT base, quote FROM rates ORDER BY base, quote LIMIT 1)
+           UNION ALL
+           SELECT (SELECT r.base FROM rates r WHERE (r.base, r.quote) > (p.base, p.quote) ORDER BY r.base, r.quote LIMIT 1),
+                  (SELECT r.quote FROM rates r WHERE (r.base, r.quote) > (p.base, p.quote) ORDER BY r.base, r.quote LIMIT 1)
+           FROM p WHERE p.base IS NOT NULL)
+         SELECT base, quote FROM p WHERE base IS NOT NULL`,
       )
-      .all(tick) as RateRow[];
+      .all() as { base: string; quote: string }[];
+  }
+
+  private hasPeriodStmt: Database.Statement | undefined;
+
+  /** Whether any bucket of the pair in this period is stored. */
+  hasPeriod(base: string, quote: string, periodId: string): boolean {
+    this.hasPeriodStmt ??= this.db.prepare('SELECT 1 FROM ohlc WHERE base = ? AND quote = ? AND period_id = ? LIMIT 1');
+    return this.hasPeriodStmt.get(base, quote, periodId) !== undefined;
   }
 
   /** Period ids stored for a pair. */
   storedPeriods(base: string, quote: string): string[] {
-    return (this.db.prepare(`SELECT DISTINCT period_id FROM ohlc WHERE base = ? AND quote = ?`).all(base, quote) as { period_id: string }[]).map(
-      (r) => r.period_id,
-    );
+    return (
+      this.db.prepare(`SELECT DISTINCT period_id FROM ohlc WHERE base = ? AND quote = ?`).all(base, quote) as { period_id: string }[]
+    ).map((r) => r.period_id);
   }
 
   private bucketStmt: Database.Statement | undefined;
@@ -336,7 +369,17 @@ export class ReplayStore {
       close: number;
       count: number;
     }>) {
-      yield { start: r.start, end: r.end, timeOpen: r.time_open, timeClose: r.time_close, open: r.open, high: r.high, low: r.low, close: r.close, count: r.count };
+      yield {
+        start: r.start,
+        end: r.end,
+        timeOpen: r.time_open,
+        timeClose: r.time_close,
+        open: r.open,
+        high: r.high,
+        low: r.low,
+        close: r.close,
+        count: r.count,
+      };
     }
   }
 

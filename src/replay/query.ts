@@ -2,7 +2,8 @@
  * Answers "what was the rate at TIME" and "what are the OHLC buckets of a pair" from an event
  * log (by replaying it) or from a database written by `xrate replay`.
  *
- * From a log the answer is exactly the engine's. From a database, the same answers:
+ * From a log the answer is exactly the engine's. From a database (database.ts, shared with the
+ * service), the same answers:
  * - rates at T within the replay come from the newest row of every pair at or before T (the
  *   `rates` table holds a row whenever a pair's rate, time, rank, markets used, volume or
  *   freshness changed, and a full-state row at the start of the output), and cross rates from
@@ -13,20 +14,20 @@
  *   the --to it stopped at) are refused with a message naming the covered span;
  * - history comes from the stored buckets, rolled up from the largest stored period that nests
  *   in the one asked for (1SEC, 1MIN, 1HRS and 1DAY are stored by default), which equals the
- *   roll-up of 1SEC (section 6). Pairs that were not tracked during the replay have no buckets:
+ *   roll-up of 1SEC (docs/methodology.md section 5). Pairs that were not tracked during the replay have no buckets:
  *   ask the log instead.
  *
  * @module
  */
-import { resolveConfig, type EngineConfig, type ResolvedConfig } from '../core/config.js';
-import { restoreEngine, type Engine } from '../core/engine.js';
-import { RateGraph, type PairView } from '../core/graph.js';
-import { rollUp, toTimeseriesItem, type ExchangeRatesTimeseriesItem, type OhlcBucket } from '../core/ohlc.js';
-import { bucketEnd, bucketStart, EXCHANGE_RATE_PERIODS, getPeriod, isMonthPeriod, isRollupOf, type PeriodRecord } from '../core/periods.js';
+import { resolveConfig, type EngineConfig } from '../core/config.js';
+import type { Engine } from '../core/engine.js';
+import { toTimeseriesItem, type ExchangeRatesTimeseriesItem, type OhlcBucket } from '../core/ohlc.js';
+import { bucketEnd, bucketStart, EXCHANGE_RATE_PERIODS, exchangeRatePeriod, type PeriodRecord } from '../core/periods.js';
 import type { RateExplanation } from '../core/provenance.js';
 import { formatTime, US_PER_SECOND } from '../core/time.js';
 import type { SourceFormat } from '../io/source.js';
 import { ReplayStore } from '../io/store.js';
+import { ReplayDatabase, ReplayDatabaseError, type NotCovered } from './database.js';
 import { replay } from './replay.js';
 
 /** One answer of {@link queryRates}: the interface's ExchangeRate shape. */
@@ -59,31 +60,45 @@ function floorSecond(t: number): number {
   return Math.floor(t / US_PER_SECOND) * US_PER_SECOND;
 }
 
-/** The newest complete run of a replay database, its config and what it covers. */
-function coverage(store: ReplayStore): { cfg: ResolvedConfig; first: number | null; last: number | null; from?: number; stopped: boolean } {
-  const run = store.latestCompleteRun();
-  if (!run) throw new Error(`xrate: database "${store.path}" holds no complete replay run`);
-  const options = JSON.parse(run.options) as { from?: number };
-  return { cfg: resolveConfig(JSON.parse(run.config) as Partial<EngineConfig>), first: run.first_tick, last: run.last_tick, from: options.from, stopped: run.stopped === 1 };
+/** Opens a replay database for a query; its failures become `xrate:` errors. */
+function openDatabase(path: string): ReplayDatabase {
+  try {
+    return ReplayDatabase.open(path);
+  } catch (e) {
+    throw cliError(e);
+  }
+}
+
+/** Words a failure of the database module as the CLI reports it. */
+function cliError(e: unknown): unknown {
+  if (!(e instanceof ReplayDatabaseError)) return e;
+  const f = e.failure;
+  if (f.kind === 'no-complete-run') return new Error(`xrate: database "${f.path}" holds no complete replay run`);
+  if (f.kind === 'no-engine-state') return new Error(`xrate: database "${f.path}" holds no engine state`);
+  return f.cause;
 }
 
 /** Refuses a time the database cannot answer the way the log would. */
-function checkCovered(path: string, c: ReturnType<typeof coverage>, start: number, end: number): void {
-  if (c.from !== undefined && start < c.from) {
-    throw new Error(`xrate: database "${path}" has output from ${formatTime(c.from)} on (the replay's --from); ask the log for earlier times`);
+function checkCovered(path: string, nc: NotCovered | undefined): void {
+  if (nc?.kind === 'before-from') {
+    throw new Error(
+      `xrate: database "${path}" has output from ${formatTime(nc.from)} on (the replay's --from); ask the log for earlier times`,
+    );
   }
-  if (c.stopped && c.last !== null && end > c.last) {
-    throw new Error(`xrate: database "${path}" covers its log only up to ${formatTime(c.last)} (the replay stopped at --to); ask the log for later times`);
+  if (nc?.kind === 'after-stop') {
+    throw new Error(
+      `xrate: database "${path}" covers its log only up to ${formatTime(nc.last)} (the replay stopped at --to); ask the log for later times`,
+    );
   }
 }
 
 /** The engine at the end of the replay, advanced (with no further events) to `at`. */
-function finalEngine(store: ReplayStore, at: number): Engine {
-  const cp = store.latestSnapshot();
-  if (!cp) throw new Error(`xrate: database "${store.path}" holds no engine state`);
-  const engine = restoreEngine(cp.engine);
-  engine.advanceTo(at);
-  return engine;
+function finalEngine(db: ReplayDatabase, at: number): Engine {
+  try {
+    return db.engineAfterEnd(at);
+  } catch (e) {
+    throw cliError(e);
+  }
 }
 
 /**
@@ -97,7 +112,14 @@ function finalEngine(store: ReplayStore, at: number): Engine {
  */
 export async function queryRates(src: QuerySource, at: number, pairs: [string, string][]): Promise<RateAnswer[]> {
   if (isDatabaseSource(src)) return ratesFromDatabase(src.inputs[0], at, pairs);
-  const summary = await replay({ inputs: src.inputs, format: src.format, config: src.config, to: at, track: [], reorderWindowUs: src.reorderWindowUs });
+  const summary = await replay({
+    inputs: src.inputs,
+    format: src.format,
+    config: src.config,
+    to: at,
+    track: [],
+    reorderWindowUs: src.reorderWindowUs,
+  });
   return pairs.map(([b, q]) => answer(summary.engine, b, q));
 }
 
@@ -107,63 +129,35 @@ function answer(engine: Engine, b: string, q: string): RateAnswer {
 }
 
 function ratesFromDatabase(path: string, at: number, pairs: [string, string][]): RateAnswer[] {
-  const store = ReplayStore.open(path, { readonly: true });
+  const db = openDatabase(path);
   try {
-    const c = coverage(store);
+    const c = db.coverage;
     const T = floorSecond(at);
-    checkCovered(path, c, T, T);
+    checkCovered(path, db.notCovered(T, T));
     // After the last tick of a replay that read its whole log, the log has no more events: the
     // engine's final state advanced to T answers exactly as replaying the log to T would.
-    if (c.last !== null && T > c.last) {
-      const engine = finalEngine(store, at);
+    if (c.lastTick !== undefined && T > c.lastTick) {
+      const engine = finalEngine(db, at);
       return pairs.map(([b, q]) => answer(engine, b, q));
     }
-    const hasTick = c.first !== null && T >= c.first;
-    const rows = store.ratesAt(T).filter((r) => r.rate !== null && r.time !== null);
-    const names: string[] = [];
-    const ids = new Map<string, number>();
-    const id = (a: string): number => {
-      let i = ids.get(a);
-      if (i === undefined) {
-        i = names.length;
-        ids.set(a, i);
-        names.push(a);
-      }
-      return i;
-    };
-    const n = rows.length;
-    const view: PairView = {
-      count: n,
-      base: Int32Array.from(rows, (r) => id(r.base)),
-      quote: Int32Array.from(rows, (r) => id(r.quote)),
-      rate: Float64Array.from(rows, (r) => r.rate!),
-      time: Float64Array.from(rows, (r) => r.time!),
-      rank: Float64Array.from(rows, (r) => r.rank ?? 0),
-      used: Int32Array.from(rows, (r) => r.used),
-      volume: Float64Array.from(rows, (r) => r.volume),
-      fresh: Uint8Array.from(rows, (r) => r.fresh),
-    };
-    const graph = new RateGraph((i) => names[i]);
-    graph.sync(view, names.length, 1);
+    const hasTick = c.firstTick !== undefined && T >= c.firstTick;
+    const table = hasTick ? db.pairTableAt(T) : undefined;
     return pairs.map(([b, q]) => {
       const none: RateAnswer = { asset_id_base: b, asset_id_quote: q, rate: null, time: null };
-      if (!hasTick) return none;
+      if (!table) return none;
       if (b === q) return { ...none, rate: 1, time: formatTime(T) };
-      const bi = ids.get(b);
-      const qi = ids.get(q);
-      if (bi === undefined || qi === undefined) return none;
-      const r = graph.cross(bi, qi, view, c.cfg.crossMethod);
-      return r ? { ...none, rate: r.rate, time: formatTime(r.time) } : none;
+      const r = table.rate(b, q);
+      return r ? { ...none, rate: r.value.rate, time: r.value.time } : none;
     });
   } finally {
-    store.close();
+    db.close();
   }
 }
 
-/** Validates a period id of the exchange-rate interface. */
-export function exchangeRatePeriod(id: string): PeriodRecord {
-  const p = getPeriod(id);
-  if (!p || isMonthPeriod(p)) {
+/** The period of an exchange-rate `period_id`, or an `xrate:` error naming the valid ids. */
+function requirePeriod(id: string): PeriodRecord {
+  const p = exchangeRatePeriod(id);
+  if (!p) {
     throw new Error(`xrate: unknown period_id "${id}" (one of ${EXCHANGE_RATE_PERIODS.map((x) => x.period_id).join(', ')})`);
   }
   return p;
@@ -171,7 +165,7 @@ export function exchangeRatePeriod(id: string): PeriodRecord {
 
 /**
  * OHLC timeseries of rate(base, quote) for the buckets whose start lies in [from, to), oldest
- * first, at most `limit` (section 6; direct, inverse or cross pair).
+ * first, at most `limit` (docs/methodology.md section 5; direct, inverse or cross pair).
  */
 export async function queryHistory(
   src: QuerySource,
@@ -181,14 +175,15 @@ export async function queryHistory(
   to: number,
   limit = 100,
 ): Promise<ExchangeRatesTimeseriesItem[]> {
-  const period = exchangeRatePeriod(periodId);
-  if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_MAX_LIMIT) throw new Error(`xrate: limit must be an integer in 1..${HISTORY_MAX_LIMIT}, got ${limit}`);
+  const period = requirePeriod(periodId);
+  if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_MAX_LIMIT)
+    throw new Error(`xrate: limit must be an integer in 1..${HISTORY_MAX_LIMIT}, got ${limit}`);
   if (!(to > from)) throw new Error(`xrate: time_end (${formatTime(to)}) must be after time_start (${formatTime(from)})`);
   const first = bucketStart(from, period) === from ? from : bucketEnd(from, period);
   if (first >= to) return [];
   const lastEnd = bucketEnd(to - 1, period);
   let buckets: OhlcBucket[];
-  if (isDatabaseSource(src)) buckets = historyFromDatabase(src.inputs[0], pair, period, first, lastEnd);
+  if (isDatabaseSource(src)) buckets = historyFromDatabase(src.inputs[0], pair, period, first, to, lastEnd, limit);
   else {
     buckets = [];
     resolveConfig(src.config ?? {}); // fail fast on a bad config
@@ -213,24 +208,33 @@ export async function queryHistory(
     .map((b) => toTimeseriesItem(b, formatTime));
 }
 
-function historyFromDatabase(path: string, [b, q]: [string, string], period: PeriodRecord, first: number, lastEnd: number): OhlcBucket[] {
-  const store = ReplayStore.open(path, { readonly: true });
+function historyFromDatabase(
+  path: string,
+  [b, q]: [string, string],
+  period: PeriodRecord,
+  first: number,
+  to: number,
+  lastEnd: number,
+  limit: number,
+): OhlcBucket[] {
+  const db = openDatabase(path);
   try {
-    checkCovered(path, coverage(store), first, lastEnd - 1);
-    const stored = store.storedPeriods(b, q).map((id) => getPeriod(id)).filter((p): p is PeriodRecord => !!p);
+    checkCovered(path, db.notCovered(first, lastEnd - 1));
+    const stored = db.storedPeriods(b, q);
     if (stored.length === 0) {
-      throw new Error(`xrate: database "${path}" has no OHLC for ${b}/${q}: it was not tracked during the replay (use --track ${b}/${q}, or query the log)`);
+      throw new Error(
+        `xrate: database "${path}" has no OHLC for ${b}/${q}: it was not tracked during the replay (use --track ${b}/${q}, or query the log)`,
+      );
     }
-    const usable = stored.filter((p) => p.period_id === period.period_id || isRollupOf(period, p));
-    if (usable.length === 0) {
-      throw new Error(`xrate: period ${period.period_id} cannot be rolled up from the stored periods ${stored.map((p) => p.period_id).join(', ')} of ${b}/${q}`);
+    const series = db.seriesFor(b, q, period, false);
+    if (!series) {
+      throw new Error(
+        `xrate: period ${period.period_id} cannot be rolled up from the stored periods ${stored.map((p) => p.period_id).join(', ')} of ${b}/${q}`,
+      );
     }
-    const len = (p: PeriodRecord): number => (p.length_months > 0 ? p.length_months * 31 * 86_400 : p.length_seconds);
-    const best = usable.sort((x, y) => len(y) - len(x))[0];
-    const rows = store.buckets(b, q, best.period_id, first, lastEnd);
-    return best.period_id === period.period_id ? rows : rollUp(rows, period);
+    return db.buckets(series, period, first, to, lastEnd, limit);
   } finally {
-    store.close();
+    db.close();
   }
 }
 
@@ -240,19 +244,26 @@ function historyFromDatabase(path: string, [b, q]: [string, string], period: Per
  */
 export async function queryExplain(src: QuerySource, pair: [string, string], at?: number): Promise<RateExplanation> {
   if (isDatabaseSource(src)) {
-    const store = ReplayStore.open(src.inputs[0], { readonly: true });
+    const path = src.inputs[0];
+    const db = openDatabase(path);
     try {
-      const c = coverage(store);
-      const last = c.last;
-      if (at !== undefined && last !== null && floorSecond(at) < last) {
+      const last = db.coverage.lastTick;
+      if (at !== undefined && last !== undefined && floorSecond(at) < last) {
         throw new Error(`xrate: the database holds the engine state at ${formatTime(last)} only; explain an earlier time from the log`);
       }
-      if (at !== undefined) checkCovered(src.inputs[0], c, floorSecond(at), floorSecond(at));
-      return finalEngine(store, at ?? last ?? 0).explain(pair[0], pair[1]);
+      if (at !== undefined) checkCovered(path, db.notCovered(floorSecond(at), floorSecond(at)));
+      return finalEngine(db, at ?? last ?? 0).explain(pair[0], pair[1]);
     } finally {
-      store.close();
+      db.close();
     }
   }
-  const summary = await replay({ inputs: src.inputs, format: src.format, config: src.config, to: at, track: [], reorderWindowUs: src.reorderWindowUs });
+  const summary = await replay({
+    inputs: src.inputs,
+    format: src.format,
+    config: src.config,
+    to: at,
+    track: [],
+    reorderWindowUs: src.reorderWindowUs,
+  });
   return summary.engine.explain(pair[0], pair[1]);
 }

@@ -10,7 +10,6 @@ export {
   LiveRateProvider,
   PairTable,
   EngineSource,
-  exchangeRatePeriod,
   type RateProvider,
   type RateSource,
   type ExchangeRate,
@@ -21,11 +20,36 @@ export {
   type RatesQuery,
   type HistoryQuery,
   type ProviderInfo,
+  type DatabaseProviderOptions,
 } from './provider.js';
+export { exchangeRatePeriod } from '../core/periods.js';
 export { startReplay, startFollow, type FollowOptions, type Follower, type ReplayServeOptions } from './live.js';
-export { KeyStore, RIGHTS, JWT_ALGORITHMS, DEFAULT_LIMIT, DEFAULT_CONCURRENCY, hashKey, generateKey, parseRights, parseJwtKey, type ApiKey, type Right, type KeyListing } from './keys.js';
+export {
+  KeyStore,
+  RIGHTS,
+  JWT_ALGORITHMS,
+  DEFAULT_LIMIT,
+  DEFAULT_CONCURRENCY,
+  hashKey,
+  generateKey,
+  parseRights,
+  parseJwtKey,
+  type ApiKey,
+  type Right,
+  type KeyListing,
+} from './keys.js';
 export { Limiter, WINDOW_SECONDS } from './limits.js';
 export { Authenticator, stripPathKey } from './auth.js';
-export { negotiate, render, prefersMsgpack, formatTimeCustom, csvOptions, CONTENT_TYPES, type OutputFormat, type CsvOptions, type PayloadKind } from './format/index.js';
+export {
+  negotiate,
+  render,
+  prefersMsgpack,
+  formatTimeCustom,
+  csvOptions,
+  CONTENT_TYPES,
+  type OutputFormat,
+  type CsvOptions,
+  type PayloadKind,
+} from './format/index.js';
 export { ServiceError, NO_DATA, NO_DATA_TEXT } from './errors.js';
 export { startService, DEFAULT_DB, type ServeOptions, type RunningService, type ServiceIo } from './start.js';

@@ -9,15 +9,15 @@
  *   public key, or an HMAC secret);
  * - the request usage of the sliding 24 h window (see limits.ts) lives in `api_key_usage`.
  *
+ * The tables and statements are src/io/keyDb.ts; this module is what a key means.
+ *
  * Keys are never logged. The HMAC secret of an HS256 key must be stored as is (verification
  * needs it): protect the keys file like a password file.
  *
  * @module
  */
-import Database from 'better-sqlite3';
 import { createHash, createPublicKey, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { KeyDatabase, type KeyRow } from '../io/keyDb.js';
 
 /** Resources a key may be granted. */
 export const RIGHTS = ['rate', 'rates', 'periods', 'history', 'explain'] as const;
@@ -70,44 +70,6 @@ export interface KeyListing {
   used_24h: number;
 }
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS api_keys (
-  id INTEGER PRIMARY KEY,
-  key_hash TEXT NOT NULL UNIQUE,
-  key_prefix TEXT NOT NULL,
-  name TEXT NOT NULL,
-  rights TEXT NOT NULL,
-  request_limit INTEGER NOT NULL,
-  overage INTEGER NOT NULL DEFAULT 0,
-  concurrency INTEGER NOT NULL,
-  jwt_kind TEXT,
-  jwt_key TEXT,
-  created_at TEXT NOT NULL,
-  revoked_at TEXT
-);
-CREATE TABLE IF NOT EXISTS api_key_usage (
-  key_id INTEGER NOT NULL,
-  second INTEGER NOT NULL,
-  cost INTEGER NOT NULL,
-  PRIMARY KEY (key_id, second)
-) WITHOUT ROWID;
-`;
-
-interface KeyRow {
-  id: number;
-  key_hash: string;
-  key_prefix: string;
-  name: string;
-  rights: string;
-  request_limit: number;
-  overage: number;
-  concurrency: number;
-  jwt_kind: string | null;
-  jwt_key: string | null;
-  created_at: string;
-  revoked_at: string | null;
-}
-
 /** SHA-256 (hex) of a key, as stored. */
 export function hashKey(key: string): string {
   return createHash('sha256').update(key.trim().toUpperCase()).digest('hex');
@@ -123,7 +85,10 @@ export function generateKey(): string {
 export function parseRights(text: string | undefined): Right[] {
   if (text === undefined || text.trim().toLowerCase() === 'all') return [...RIGHTS];
   const out = new Set<Right>();
-  for (const r of text.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean)) {
+  for (const r of text
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean)) {
     if (!(RIGHTS as readonly string[]).includes(r)) throw new Error(`xrate: unknown right "${r}" (one of ${RIGHTS.join(', ')}, or all)`);
     out.add(r as Right);
   }
@@ -161,7 +126,8 @@ export function parseJwtKey(input: { publicKey?: string; secret?: Buffer }): Jwt
     return { kind: 'hmac', stored: input.secret.toString('base64') };
   }
   const text = input.publicKey ?? '';
-  if (/PRIVATE KEY/.test(text)) throw new Error('xrate: that is a private key: import the public key (keep the private key to sign tokens)');
+  if (/PRIVATE KEY/.test(text))
+    throw new Error('xrate: that is a private key: import the public key (keep the private key to sign tokens)');
   let key: KeyObject;
   try {
     key = text.trim().startsWith('{') ? createPublicKey({ key: JSON.parse(text) as never, format: 'jwk' }) : createPublicKey(text);
@@ -220,46 +186,41 @@ export class KeyStore {
   private dataVersion = -1;
   private checkedAt = -Infinity;
 
-  private constructor(
-    readonly db: Database.Database,
-    readonly path: string,
-  ) {
+  private constructor(private readonly db: KeyDatabase) {
     this.reload();
   }
 
   /** Opens (creating the file and tables when missing) the keys database. */
   static open(path: string): KeyStore {
-    let db: Database.Database;
-    try {
-      mkdirSync(dirname(resolve(path)), { recursive: true });
-      db = new Database(path);
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = NORMAL');
-      db.pragma('busy_timeout = 5000');
-      db.exec(SCHEMA);
-    } catch (e) {
-      throw new Error(`xrate: cannot open the keys database "${path}": ${(e as Error).message}`);
-    }
-    return new KeyStore(db, path);
+    return new KeyStore(KeyDatabase.open(path));
+  }
+
+  /** The keys database file. */
+  get path(): string {
+    return this.db.path;
+  }
+
+  /** Whether the keys database is still open. */
+  get isOpen(): boolean {
+    return this.db.isOpen;
   }
 
   close(): void {
-    if (this.db.open) this.db.close();
+    this.db.close();
   }
 
   /** Re-reads the keys when another connection changed the file (checked at most every `everyMs`). */
   refresh(nowMs: number, everyMs = 1000): void {
     if (nowMs - this.checkedAt < everyMs) return;
     this.checkedAt = nowMs;
-    const v = this.db.pragma('data_version', { simple: true }) as number;
-    if (v !== this.dataVersion) this.reload();
+    if (this.db.dataVersion() !== this.dataVersion) this.reload();
   }
 
   /** Re-reads every key now. */
   reload(): void {
-    this.dataVersion = this.db.pragma('data_version', { simple: true }) as number;
+    this.dataVersion = this.db.dataVersion();
     const map = new Map<string, ApiKey>();
-    for (const r of this.db.prepare(`SELECT * FROM api_keys WHERE revoked_at IS NULL`).all() as KeyRow[]) map.set(r.key_hash, toApiKey(r));
+    for (const r of this.db.activeKeys()) map.set(r.key_hash, toApiKey(r));
     this.byHash = map;
     this.seen = new Map();
   }
@@ -284,7 +245,7 @@ export class KeyStore {
 
   /** Number of active keys. */
   activeCount(): number {
-    return (this.db.prepare(`SELECT COUNT(*) AS n FROM api_keys WHERE revoked_at IS NULL`).get() as { n: number }).n;
+    return this.db.activeCount();
   }
 
   /** Creates a key; the clear key is returned once and never stored. */
@@ -292,56 +253,56 @@ export class KeyStore {
     const limit = opts.limit ?? DEFAULT_LIMIT;
     const concurrency = opts.concurrency ?? DEFAULT_CONCURRENCY;
     if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`xrate: --limit must be a positive integer, got ${limit}`);
-    if (!Number.isSafeInteger(concurrency) || concurrency < 1) throw new Error(`xrate: --concurrency must be a positive integer, got ${concurrency}`);
+    if (!Number.isSafeInteger(concurrency) || concurrency < 1)
+      throw new Error(`xrate: --concurrency must be a positive integer, got ${concurrency}`);
     const key = generateKey();
     const rights = opts.rights ?? RIGHTS;
-    const r = this.db
-      .prepare(
-        `INSERT INTO api_keys(key_hash, key_prefix, name, rights, request_limit, overage, concurrency, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(hashKey(key), key.slice(0, 8), opts.name ?? 'key', rights.join(','), limit, opts.overage ? 1 : 0, concurrency, opts.createdAt ?? new Date().toISOString());
+    const id = this.db.insert({
+      key_hash: hashKey(key),
+      key_prefix: key.slice(0, 8),
+      name: opts.name ?? 'key',
+      rights: rights.join(','),
+      request_limit: limit,
+      overage: opts.overage ? 1 : 0,
+      concurrency,
+      created_at: opts.createdAt ?? new Date().toISOString(),
+    });
     this.reload();
-    return { key, record: this.byId(Number(r.lastInsertRowid))! };
+    return { key, record: this.byId(id)! };
   }
 
   /** Resolves `--id N` or `--key KEY` to a key id (active or not). */
   idOf(ref: { id?: number; key?: string }): number {
     if (ref.id !== undefined) {
-      const r = this.db.prepare(`SELECT id FROM api_keys WHERE id = ?`).get(ref.id) as { id: number } | undefined;
-      if (!r) throw new Error(`xrate: no key with id ${ref.id}`);
-      return r.id;
+      const id = this.db.findId({ id: ref.id });
+      if (id === undefined) throw new Error(`xrate: no key with id ${ref.id}`);
+      return id;
     }
     if (ref.key !== undefined) {
-      const r = this.db.prepare(`SELECT id FROM api_keys WHERE key_hash = ?`).get(hashKey(ref.key)) as { id: number } | undefined;
-      if (!r) throw new Error('xrate: no such key');
-      return r.id;
+      const id = this.db.findId({ hash: hashKey(ref.key) });
+      if (id === undefined) throw new Error('xrate: no such key');
+      return id;
     }
     throw new Error('xrate: give the key by --id N or --key KEY');
   }
 
   /** Revokes a key (it stops working within a second in a running server). */
   revoke(id: number, at = new Date().toISOString()): boolean {
-    const r = this.db.prepare(`UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`).run(at, id);
+    const revoked = this.db.revoke(id, at);
     this.reload();
-    return r.changes > 0;
+    return revoked;
   }
 
   /** Registers (or with `undefined` removes) the JWT verification key of a key. */
   setJwt(id: number, material: JwtMaterial | undefined): void {
-    this.db.prepare(`UPDATE api_keys SET jwt_kind = ?, jwt_key = ? WHERE id = ?`).run(material?.kind ?? null, material?.stored ?? null, id);
+    this.db.setJwt(id, material?.kind ?? null, material?.stored ?? null);
     this.reload();
   }
 
   /** Every key with its usage of the last 24 h (`nowMs`). */
   list(nowMs = Date.now()): KeyListing[] {
     const since = Math.floor(nowMs / 1000) - 86_400;
-    const rows = this.db
-      .prepare(
-        `SELECT k.*, COALESCE((SELECT SUM(cost) FROM api_key_usage u WHERE u.key_id = k.id AND u.second > ?), 0) AS used
-         FROM api_keys k ORDER BY k.id`,
-      )
-      .all(since) as (KeyRow & { used: number })[];
-    return rows.map((r) => ({
+    return this.db.keysWithUsage(since).map((r) => ({
       id: r.id,
       name: r.name,
       prefix: r.key_prefix,
@@ -358,23 +319,11 @@ export class KeyStore {
 
   /** Usage rows of the window ending at `nowMs` (oldest first). */
   loadUsage(nowMs: number): { key_id: number; second: number; cost: number }[] {
-    const since = Math.floor(nowMs / 1000) - 86_400;
-    return this.db.prepare(`SELECT key_id, second, cost FROM api_key_usage WHERE second > ? ORDER BY key_id, second`).all(since) as {
-      key_id: number;
-      second: number;
-      cost: number;
-    }[];
+    return this.db.usageSince(Math.floor(nowMs / 1000) - 86_400);
   }
 
   /** Adds usage (one transaction) and drops rows older than the window. */
   saveUsage(rows: readonly { keyId: number; second: number; cost: number }[], nowMs: number): void {
-    const up = this.db.prepare(
-      `INSERT INTO api_key_usage(key_id, second, cost) VALUES (?, ?, ?) ON CONFLICT(key_id, second) DO UPDATE SET cost = cost + excluded.cost`,
-    );
-    const prune = this.db.prepare(`DELETE FROM api_key_usage WHERE second <= ?`);
-    this.db.transaction(() => {
-      for (const r of rows) up.run(r.keyId, r.second, r.cost);
-      prune.run(Math.floor(nowMs / 1000) - 86_400);
-    })();
+    this.db.addUsage(rows, Math.floor(nowMs / 1000) - 86_400);
   }
 }

@@ -45,7 +45,8 @@ class Window {
 
   add(second: number, cost: number): void {
     const n = this.seconds.length;
-    if (n > this.head && this.seconds[n - 1] >= second) this.costs[n - 1] += cost; // same second (or a clock step back)
+    if (n > this.head && this.seconds[n - 1] >= second)
+      this.costs[n - 1] += cost; // same second (or a clock step back)
     else {
       this.seconds.push(second);
       this.costs.push(cost);
@@ -207,6 +208,6 @@ export class Limiter {
   /** Flushes and stops the write-behind timer. */
   close(): void {
     if (this.timer) clearInterval(this.timer);
-    if (this.keys.db.open) this.flush();
+    if (this.keys.isOpen) this.flush();
   }
 }

@@ -12,13 +12,13 @@
  * @module
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { EXCHANGE_RATE_PERIODS } from '../core/periods.js';
+import { EXCHANGE_RATE_PERIODS, exchangeRatePeriod } from '../core/periods.js';
 import { HISTORY_MAX_LIMIT } from '../replay/query.js';
 import { badParam, missingParam } from './errors.js';
 import { CONTENT_TYPES, negotiate, render, type OutputFormat, type PayloadKind } from './format/index.js';
 import type { Limiter } from './limits.js';
 import { Query, shown, splitList } from './params.js';
-import { exchangeRatePeriod, type RateProvider } from './provider.js';
+import type { RateProvider } from './provider.js';
 import type { Right } from './keys.js';
 
 /** Route config: the right a key needs. */
@@ -73,30 +73,42 @@ export function registerRoutes(app: FastifyInstance, provider: RateProvider, lim
     return send(reply, 'periods', EXCHANGE_RATE_PERIODS, fmt, PERIODS_JSON);
   });
 
-  app.get<{ Params: PairParams }>('/v1/exchangerate/:asset_id_base/:asset_id_quote/history', { config: { right: 'history' } }, async (req, reply) => {
-    const q = new Query(req.query);
-    const fmt = negotiate(q, req.headers.accept);
-    const pid = q.text('period_id');
-    if (pid === undefined) throw missingParam('period_id', 'e.g. 1MIN (see /v1/exchangerate/history/periods)');
-    const period = exchangeRatePeriod(pid);
-    if (!period) throw badParam('period_id', `${shown(pid)} is not an exchange-rate period (one of ${EXCHANGE_RATE_PERIODS.map((p) => p.period_id).join(', ')})`);
-    const from = q.time('time_start');
-    if (from === undefined) throw missingParam('time_start', 'an ISO 8601 time, e.g. 2024-03-01T04:00:00Z');
-    const to = q.time('time_end');
-    if (to !== undefined && !(to > from)) throw badParam('time_end', 'must be after time_start');
-    const limitGiven = q.text('limit') !== undefined;
-    const limit = q.int('limit', 1, HISTORY_MAX_LIMIT, 100);
-    const items = await provider.history(req.params.asset_id_base, req.params.asset_id_quote, { period, from, to, limit });
-    // With `limit`, every 100 data points returned cost one request (at least 1).
-    charge(req, reply, limitGiven ? Math.max(1, Math.ceil(items.length / 100)) : 1);
-    return send(reply, 'history', items, fmt);
-  });
+  app.get<{ Params: PairParams }>(
+    '/v1/exchangerate/:asset_id_base/:asset_id_quote/history',
+    { config: { right: 'history' } },
+    async (req, reply) => {
+      const q = new Query(req.query);
+      const fmt = negotiate(q, req.headers.accept);
+      const pid = q.text('period_id');
+      if (pid === undefined) throw missingParam('period_id', 'e.g. 1MIN (see /v1/exchangerate/history/periods)');
+      const period = exchangeRatePeriod(pid);
+      if (!period)
+        throw badParam(
+          'period_id',
+          `${shown(pid)} is not an exchange-rate period (one of ${EXCHANGE_RATE_PERIODS.map((p) => p.period_id).join(', ')})`,
+        );
+      const from = q.time('time_start');
+      if (from === undefined) throw missingParam('time_start', 'an ISO 8601 time, e.g. 2024-03-01T04:00:00Z');
+      const to = q.time('time_end');
+      if (to !== undefined && !(to > from)) throw badParam('time_end', 'must be after time_start');
+      const limitGiven = q.text('limit') !== undefined;
+      const limit = q.int('limit', 1, HISTORY_MAX_LIMIT, 100);
+      const items = await provider.history(req.params.asset_id_base, req.params.asset_id_quote, { period, from, to, limit });
+      // With `limit`, every 100 data points returned cost one request (at least 1).
+      charge(req, reply, limitGiven ? Math.max(1, Math.ceil(items.length / 100)) : 1);
+      return send(reply, 'history', items, fmt);
+    },
+  );
 
-  app.get<{ Params: PairParams }>('/v1/exchangerate/:asset_id_base/:asset_id_quote/explain', { config: { right: 'explain' } }, async (req, reply) => {
-    const q = new Query(req.query);
-    const fmt = negotiate(q, req.headers.accept);
-    const e = await provider.explain(req.params.asset_id_base, req.params.asset_id_quote, q.time('time'));
-    charge(req, reply, 1);
-    return send(reply, 'explain', e, fmt);
-  });
+  app.get<{ Params: PairParams }>(
+    '/v1/exchangerate/:asset_id_base/:asset_id_quote/explain',
+    { config: { right: 'explain' } },
+    async (req, reply) => {
+      const q = new Query(req.query);
+      const fmt = negotiate(q, req.headers.accept);
+      const e = await provider.explain(req.params.asset_id_base, req.params.asset_id_quote, q.time('time'));
+      charge(req, reply, 1);
+      return send(reply, 'explain', e, fmt);
+    },
+  );
 }

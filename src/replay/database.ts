@@ -1,0 +1,321 @@
+/**
+ * Answers from a replay database: the one place that knows how a database written by
+ * `xrate replay` answers as its log would. The CLI (`xrate rate|history|explain DB`, query.ts) and
+ * the service (provider.ts) are thin front ends over it; they only word its failures (an `xrate:`
+ * error and exit 1, or HTTP 550 with a `message`).
+ *
+ * - Coverage: the newest complete run, its config, first and last tick, its `--from` and whether
+ *   it stopped at `--to`. Times before the `--from` or, for a stopped run, after its last tick are
+ *   not covered (the log could answer them, the database cannot).
+ * - Rates at a tick T within the replay: the newest `rates` row of every pair at or before T (a row
+ *   is written whenever a pair's rate, time, rank, markets used, volume or freshness changes, plus
+ *   a full-state row at the start of the output), searched by the engine's graph with the run's
+ *   cross method (docs/methodology.md rule 12). Tables are cached per tick (LRU).
+ * - After the last tick: the engine of the final snapshot advanced to T with no further events,
+ *   which is what replaying the log to T gives. Once T is more than `maxRateAge` past the last
+ *   tick every carried rate has expired (rule 13).
+ * - History: the stored buckets of the largest stored period that nests in the one asked for
+ *   (1SEC, 1MIN, 1HRS and 1DAY by default), rolled up (docs/methodology.md section 5), read from
+ *   the pair or, where allowed, its inverse; streamed and cut at the limit.
+ *
+ * @module
+ */
+import { resolveConfig, type EngineConfig, type ResolvedConfig } from '../core/config.js';
+import { restoreEngine, type Engine } from '../core/engine.js';
+import { rollUp, type OhlcBucket } from '../core/ohlc.js';
+import { bucketStart, EXCHANGE_RATE_PERIODS, getPeriod, isRollupOf, type PeriodRecord } from '../core/periods.js';
+import { US_PER_SECOND } from '../core/time.js';
+import { ReplayStore } from '../io/store.js';
+import { PairTable, type PairRow } from './rateSources.js';
+
+/** What is read of a `runs` row. */
+export interface RunInfo {
+  config: string;
+  options: string;
+  first_tick: number | null;
+  last_tick: number | null;
+  /** 1 when the replay stopped at its --to before the end of its input (absent: 0). */
+  stopped?: number;
+}
+
+/** What a replay database covers. */
+export interface Coverage {
+  /** The engine configuration of the run. */
+  config: ResolvedConfig;
+  /** First and last computed tick (µs), undefined when the run computed none. */
+  firstTick: number | undefined;
+  lastTick: number | undefined;
+  /** The run's `--from` (start of output), if given. */
+  from: number | undefined;
+  /** Whether the run stopped at its `--to` before the end of its log. */
+  stopped: boolean;
+}
+
+/** Why a time span is not covered by the database. */
+export type NotCovered = { kind: 'before-from'; from: number } | { kind: 'after-stop'; last: number };
+
+/** A failure of the database itself (each front end words it). */
+export type DatabaseFailure =
+  | { kind: 'no-complete-run'; path: string }
+  | { kind: 'no-engine-state'; path: string }
+  | { kind: 'restore-failed'; path: string; cause: Error };
+
+/** Thrown for a {@link DatabaseFailure}. */
+export class ReplayDatabaseError extends Error {
+  constructor(readonly failure: DatabaseFailure) {
+    super(`xrate: database "${failure.path}": ${failure.kind}`);
+  }
+}
+
+/** A stored OHLC series that gives a period of a pair: the pair's own, or its inverse's. */
+export interface Series {
+  base: string;
+  quote: string;
+  /** The stored period read (equal to or nesting in the one asked for). */
+  period: PeriodRecord;
+  /** True when the series is of quote/base (buckets to be inverted). */
+  inverted: boolean;
+}
+
+/** Options of {@link ReplayDatabase}. */
+export interface ReplayDatabaseOptions {
+  /** Pair tables kept in the LRU cache (default 256). */
+  cacheTables?: number;
+  /** The run to answer for (default: the newest complete run). */
+  run?: RunInfo;
+}
+
+function periodLength(p: PeriodRecord): number {
+  return p.length_months > 0 ? p.length_months * 31 * 86_400 : p.length_seconds;
+}
+
+function floorSecond(t: number): number {
+  return Math.floor(t / US_PER_SECOND) * US_PER_SECOND;
+}
+
+/**
+ * A replay database and the answers it gives (see the module description).
+ *
+ * @example
+ * ```ts
+ * const db = ReplayDatabase.open('out/xrate.sqlite');
+ * db.pairTableAt(db.coverage.lastTick!).rate('BTC', 'USD')?.value.rate;
+ * db.close();
+ * ```
+ */
+export class ReplayDatabase {
+  /** What the database covers (the run's values). */
+  readonly coverage: Coverage;
+  private readonly pairs = new Map<string, [string, string]>();
+  private readonly tables = new Map<number, PairTable>();
+  private readonly maxTables: number;
+  private extrapolated: Engine | undefined;
+
+  /**
+   * @param store - an open replay database (read-only is enough); closed by {@link close}
+   * @throws {@link ReplayDatabaseError} `no-complete-run` when no run completed
+   */
+  constructor(
+    readonly store: ReplayStore,
+    opts: ReplayDatabaseOptions = {},
+  ) {
+    const run: RunInfo | undefined = opts.run ?? store.latestCompleteRun();
+    if (!run) throw new ReplayDatabaseError({ kind: 'no-complete-run', path: store.path });
+    this.coverage = {
+      config: resolveConfig(JSON.parse(run.config) as Partial<EngineConfig>),
+      firstTick: run.first_tick ?? undefined,
+      lastTick: run.last_tick ?? undefined,
+      from: (JSON.parse(run.options) as { from?: number }).from,
+      stopped: run.stopped === 1,
+    };
+    this.maxTables = opts.cacheTables ?? 256;
+    for (const r of store.ratePairs()) this.notePair(r.base, r.quote);
+  }
+
+  /**
+   * Opens `path` read-only.
+   * @throws `xrate:` error when it cannot be opened or is not a replay database; {@link ReplayDatabaseError}
+   */
+  static open(path: string, opts: ReplayDatabaseOptions = {}): ReplayDatabase {
+    const store = ReplayStore.open(path, { readonly: true });
+    try {
+      return new ReplayDatabase(store, opts);
+    } catch (e) {
+      store.close();
+      throw e;
+    }
+  }
+
+  /** The database file. */
+  get path(): string {
+    return this.store.path;
+  }
+
+  /**
+   * Why [start, end] (µs) is not covered, or undefined when it is: before the run's `--from`, or
+   * after the last tick of a run that stopped at `--to`.
+   */
+  notCovered(start: number, end: number, lastTick = this.coverage.lastTick): NotCovered | undefined {
+    const c = this.coverage;
+    if (c.from !== undefined && start < c.from) return { kind: 'before-from', from: c.from };
+    if (c.stopped && lastTick !== undefined && end > lastTick) return { kind: 'after-stop', last: lastTick };
+    return undefined;
+  }
+
+  /** Pairs with rows in `rates`, as [base, quote]: those found when opened, and those noted since. */
+  knownPairs(): IterableIterator<[string, string]> {
+    return this.pairs.values();
+  }
+
+  /** Number of {@link knownPairs}. */
+  get pairCount(): number {
+    return this.pairs.size;
+  }
+
+  /** Records a pair that has rows in `rates` (a live feed calls it as pairs appear). */
+  notePair(base: string, quote: string): void {
+    const k = `${base}/${quote}`;
+    if (!this.pairs.has(k)) this.pairs.set(k, [base, quote]);
+  }
+
+  private cached(T: number, make: () => PairTable): PairTable {
+    const hit = this.tables.get(T);
+    if (hit) {
+      this.tables.delete(T); // refresh its place in the LRU order
+      this.tables.set(T, hit);
+      return hit;
+    }
+    const t = make();
+    this.tables.set(T, t);
+    if (this.tables.size > this.maxTables) this.tables.delete(this.tables.keys().next().value as number);
+    return t;
+  }
+
+  /** The pair table as of the last tick <= T (T a whole second within the replay), cached. */
+  pairTableAt(T: number): PairTable {
+    return this.cached(T, () => {
+      const rows: PairRow[] = [];
+      for (const [base, quote] of this.knownPairs()) {
+        const r = this.store.lastRate(base, quote, T);
+        if (!r || r.rate === null || r.time === null) continue;
+        rows.push({ base, quote, rate: r.rate, time: r.time, rank: r.rank, used: r.used, fresh: r.fresh, volume: r.volume ?? 0 });
+      }
+      rows.sort((a, b) => (a.base === b.base ? (a.quote < b.quote ? -1 : 1) : a.base < b.base ? -1 : 1));
+      return new PairTable(T, rows, this.coverage.config.crossMethod);
+    });
+  }
+
+  /** An empty pair table at T (no rate anywhere), cached like the others. */
+  emptyTableAt(T: number): PairTable {
+    return this.cached(T, () => new PairTable(T, [], this.coverage.config.crossMethod));
+  }
+
+  /** Whether at T (> the last tick) every carried rate has expired (rule 13's `maxRateAge`). */
+  allExpiredAt(T: number, lastTick = this.coverage.lastTick): boolean {
+    return lastTick !== undefined && T - lastTick > this.coverage.config.maxRateAgeUs + US_PER_SECOND;
+  }
+
+  /**
+   * The engine at the end of the replay, restored from the final snapshot.
+   * @throws {@link ReplayDatabaseError} `no-engine-state`, `restore-failed`
+   */
+  restoreFinalEngine(): Engine {
+    const cp = this.store.latestSnapshot();
+    if (!cp) throw new ReplayDatabaseError({ kind: 'no-engine-state', path: this.path });
+    try {
+      return restoreEngine(cp.engine);
+    } catch (e) {
+      throw new ReplayDatabaseError({ kind: 'restore-failed', path: this.path, cause: e as Error });
+    }
+  }
+
+  /**
+   * The final engine advanced to `at` with no further events (what replaying the log to `at`
+   * gives); kept and advanced further for later times, restored again for an earlier one.
+   */
+  engineAfterEnd(at: number): Engine {
+    if (!this.extrapolated || (this.extrapolated.lastTickTime ?? -Infinity) > floorSecond(at))
+      this.extrapolated = this.restoreFinalEngine();
+    this.extrapolated.advanceTo(at);
+    return this.extrapolated;
+  }
+
+  /** The periods stored for base/quote, in the database's order. */
+  storedPeriods(base: string, quote: string): PeriodRecord[] {
+    return this.store
+      .storedPeriods(base, quote)
+      .map((id) => getPeriod(id))
+      .filter((p): p is PeriodRecord => !!p);
+  }
+
+  /**
+   * The stored series that gives `period` for base/quote: the largest stored period equal to it
+   * or nesting in it, of the pair, else (with `inverse`) of quote/base; undefined when none.
+   */
+  seriesFor(base: string, quote: string, period: PeriodRecord, inverse: boolean): Series | undefined {
+    const usable = EXCHANGE_RATE_PERIODS.filter((p) => p.period_id === period.period_id || isRollupOf(period, p)).sort(
+      (x, y) => periodLength(y) - periodLength(x),
+    );
+    const sides: [string, string, boolean][] = inverse
+      ? [
+          [base, quote, false],
+          [quote, base, true],
+        ]
+      : [[base, quote, false]];
+    for (const [b, q, inverted] of sides) {
+      for (const p of usable) if (this.store.hasPeriod(b, q, p.period_id)) return { base: b, quote: q, period: p, inverted };
+    }
+    return undefined;
+  }
+
+  /**
+   * Buckets of `period` from a stored series, of the buckets whose start lies in [first, end),
+   * oldest first, at most `limit`, as stored (not inverted). Rows are read up to `lastEnd` (the
+   * end of the last bucket asked for). An `open` bucket (a live engine's, not yet flushed)
+   * replaces what was stored from its start on.
+   */
+  buckets(
+    series: Series,
+    period: PeriodRecord,
+    first: number,
+    end: number,
+    lastEnd: number,
+    limit: number,
+    open?: OhlcBucket,
+  ): OhlcBucket[] {
+    const out: OhlcBucket[] = [];
+    const same = series.period.period_id === period.period_id;
+    let group: OhlcBucket[] = [];
+    let groupStart = Number.NaN;
+    const emit = (): void => {
+      if (group.length === 0) return;
+      out.push(same ? group[0] : rollUp(group, period)[0]);
+      group = [];
+    };
+    const take = (b: OhlcBucket): boolean => {
+      const s = same ? b.start : bucketStart(b.start, period);
+      if (s !== groupStart) {
+        emit();
+        if (out.length >= limit || s >= end) return false;
+        groupStart = s;
+      }
+      group.push(b);
+      return true;
+    };
+    let stopped = false;
+    for (const row of this.store.iterateBuckets(series.base, series.quote, series.period.period_id, first, lastEnd)) {
+      if (open && row.start >= open.start) break;
+      if (!take(row)) {
+        stopped = true;
+        break;
+      }
+    }
+    if (!stopped && open && open.start >= first && open.start < lastEnd) take({ ...open });
+    if (out.length < limit) emit();
+    return out.slice(0, limit);
+  }
+
+  close(): void {
+    this.store.close();
+  }
+}
