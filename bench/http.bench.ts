@@ -80,7 +80,7 @@ function startServer(db: string, keys: string): Promise<{ child: ChildProcess; u
  * @param opts.durationSeconds - measured seconds (default 10)
  */
 export async function runHttpBench(opts: { durationSeconds?: number; connections?: number } = {}): Promise<HttpBenchResult[]> {
-  const autocannon = ((await import('autocannon' as string)) as { default: Autocannon }).default;
+  const autocannon = ((await import('autocannon')) as { default: Autocannon }).default;
   const dir = mkdtempSync(join(tmpdir(), 'xrate-http-bench-'));
   let server: { child: ChildProcess; url: string } | undefined;
   try {

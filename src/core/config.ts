@@ -4,11 +4,11 @@
  * @module
  */
 
-/** How a market's weight is formed (METHODOLOGY rule 6). */
+/** How a market's weight is formed (docs/methodology.md rule 6). */
 export type Weighting = 'trade_x_passive' | 'trade' | 'passive' | 'microprice';
-/** Outlier rule (METHODOLOGY rule 11). `none` disables it. */
+/** Outlier rule (docs/methodology.md rule 11). `none` disables it. */
 export type OutlierMethod = 'weighted_sigma' | 'leave_one_out' | 'mad' | 'none';
-/** Cross-rate method (METHODOLOGY rule 12). */
+/** Cross-rate method (docs/methodology.md rule 12). */
 export type CrossMethod = 'bfs' | 'layered';
 
 /**

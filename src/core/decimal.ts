@@ -2,7 +2,7 @@
  * Exact decimals: parsing event numbers into {@link Dec} (float value + exact text) and exact
  * comparison of decimal texts.
  *
- * METHODOLOGY.md section 1 lets numbers arrive as JSON numbers or decimal strings and parses
+ * docs/methodology.md section 1 lets numbers arrive as JSON numbers or decimal strings and parses
  * strings exactly; section 7 decides every rule boundary on the exact decimal. So each number
  * keeps its text next to its float value: the hot path uses the float, the boundary fall-backs
  * use the text with {@link ExactDecimal}.
@@ -17,7 +17,7 @@ import type { Dec } from './types.js';
  * A `Decimal` constructor configured for exact work: 1000 significant digits, round half to
  * even, and never exponential notation in `toString()`.
  *
- * Why: METHODOLOGY.md section 7 decides rule boundaries (rule 5's spread 0.67, rule 6 weights,
+ * Why: docs/methodology.md section 7 decides rule boundaries (rule 5's spread 0.67, rule 6 weights,
  * rule 11 outliers) exactly on the parsed decimals. With 1000 digits, sums and products of a
  * few event decimals are exact, so a float test near a boundary can fall back to this. It is a
  * clone, so it never changes the global `Decimal` configuration other code may rely on.
@@ -89,7 +89,7 @@ function isWhitespace(c: number): boolean {
  * `undefined`) NaN, infinities, hex, `1_000`, empty text, `1.2.3`, texts whose value overflows
  * (`"1e400"`), booleans, null, objects and everything else. Never throws.
  *
- * Why: METHODOLOGY.md section 1 (numbers may be JSON numbers or decimal strings, strings are
+ * Why: docs/methodology.md section 1 (numbers may be JSON numbers or decimal strings, strings are
  * parsed exactly) and section 7 (boundaries are decided on the exact decimal, so the text must
  * survive; byte-identical outputs whatever the input format).
  *
@@ -130,7 +130,7 @@ export function parseDec(v: unknown): Dec | undefined {
  * {@link parseDec} returns them (or any text decimal.js accepts); an invalid text makes
  * decimal.js throw, which is a programming error.
  *
- * Why: METHODOLOGY.md section 7 — a rule's boundary is decided exactly on the parsed decimals,
+ * Why: docs/methodology.md section 7 — a rule's boundary is decided exactly on the parsed decimals,
  * not on rounded floats (e.g. two prices whose floats are equal but whose texts differ).
  *
  * @param a - a decimal text

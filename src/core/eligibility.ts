@@ -29,5 +29,5 @@ export function isEligible(spot: boolean, legitimate: boolean, assetsKnown: bool
   return spot && legitimate && assetsKnown && volume > 0;
 }
 
-/** Reason a market is left out of its pair at a tick (provenance, METHODOLOGY section 8). */
+/** Reason a market is left out of its pair at a tick (provenance, docs/methodology.md section 6). */
 export type ExclusionReason = 'not_spot' | 'not_legitimate' | 'not_eligible' | 'no_quote' | 'spread' | 'stale' | 'rank' | 'outlier';

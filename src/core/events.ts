@@ -1,7 +1,7 @@
 /**
  * Event records to typed events: validation of the four event types of the event log.
  *
- * METHODOLOGY.md section 1 defines the log: one event per NDJSON line, CSV row or SQLite row,
+ * docs/methodology.md section 1 defines the log: one event per NDJSON line, CSV row or SQLite row,
  * with the fields of its table; a bad event is never fatal and never silently dropped but
  * becomes a reject record with a reason. This module turns one record into an
  * {@link XrateEvent} or a {@link Reject} (readers add `line` and `raw`).
@@ -29,7 +29,7 @@ import type {
 /**
  * Every {@link RejectReason}, in the order of types.ts.
  *
- * Why: METHODOLOGY.md section 1 — every reject is counted by reason; reports and tests list
+ * Why: docs/methodology.md section 1 — every reject is counted by reason; reports and tests list
  * the reasons from here so that none is forgotten.
  *
  * @example
@@ -362,7 +362,7 @@ function parseTrade(r: Record<string, unknown>): TradeEvent | Reject {
  * `rank`, `symbol_type`, `taker_side`, precisions and string ids (→ `bad_field`). Ids are
  * trimmed; numbers keep their exact text. Never throws, whatever the input.
  *
- * Why: METHODOLOGY.md section 1 (event fields per type; a bad event becomes a reject record
+ * Why: docs/methodology.md section 1 (event fields per type; a bad event becomes a reject record
  * with its reason and is counted, never fatal) and section 7 (numbers parsed exactly; the same
  * event from NDJSON, CSV or SQLite gives the same result).
  *
@@ -424,7 +424,7 @@ export function parseEvent(record: Record<string, unknown>): XrateEvent | Reject
  * (an array, a string, a number, null), is rejected with `bad_json` and a message saying why;
  * otherwise {@link parseEvent} decides. Never throws.
  *
- * Why: METHODOLOGY.md section 1 (one event per NDJSON line; an unparseable line becomes a
+ * Why: docs/methodology.md section 1 (one event per NDJSON line; an unparseable line becomes a
  * reject record, never fatal).
  *
  * @param line - one line of the log, without its line break

@@ -1,5 +1,5 @@
 /**
- * OHLC buckets of a rate series (METHODOLOGY section 6): a streaming aggregator that keeps the
+ * OHLC buckets of a rate series (docs/methodology.md section 5): a streaming aggregator that keeps the
  * open bucket of each period, roll-ups of finer buckets into coarser ones, and the mapping to
  * the interface's `ExchangeRatesTimeseriesItem`.
  *
@@ -17,7 +17,7 @@ import { bucketEnd, bucketStart, periodLengthUs, type PeriodRecord } from './per
 /**
  * One OHLC bucket. Times are integer microseconds since the epoch.
  *
- * Why: METHODOLOGY section 6 — a bucket `[start, end)` carries open/high/low/close rates and the
+ * Why: docs/methodology.md section 5 — a bucket `[start, end)` carries open/high/low/close rates and the
  * times of its first and last tick; `count` (ticks that fed it) makes roll-ups checkable.
  *
  * @example
@@ -50,7 +50,7 @@ export interface OhlcBucket {
 /**
  * Plain-JSON snapshot of an {@link OhlcAggregator} (see {@link OhlcAggregator.toJSON}).
  *
- * Why: METHODOLOGY section 7 — a replay stopped and resumed from a snapshot must give
+ * Why: docs/methodology.md section 7 — a replay stopped and resumed from a snapshot must give
  * byte-identical output, so the open buckets are saved exactly (JSON numbers round-trip float64).
  *
  * @example
@@ -90,7 +90,7 @@ const STRIDE = 8;
  * The open state lives in one `Float64Array` (8 slots per period) plus a count array, so an
  * update that stays inside every open bucket allocates nothing.
  *
- * Why: METHODOLOGY section 6 — every period's buckets, computed in one pass, equal the roll-up of
+ * Why: docs/methodology.md section 5 — every period's buckets, computed in one pass, equal the roll-up of
  * the 1SEC series (each period is aligned independently, so this holds by construction; the
  * property tests check it).
  *
@@ -140,7 +140,7 @@ export class OhlcAggregator {
    * start belongs to the new bucket); then the tick updates open/high/low/close,
    * timeOpen/timeClose and count. Allocation-free unless a bucket closes.
    *
-   * Why: METHODOLOGY section 6 — rate_open/rate_close are the first/last fresh ticks of the
+   * Why: docs/methodology.md section 5 — rate_open/rate_close are the first/last fresh ticks of the
    * bucket, rate_high/rate_low the extremes.
    *
    * @param tickUs - tick time, integer µs, strictly greater than the previous tick.
@@ -195,7 +195,7 @@ export class OhlcAggregator {
    * Closes and emits every open bucket (periods in array order), e.g. at the end of a replay.
    * Later ticks must still be after the last one seen.
    *
-   * Why: METHODOLOGY section 6 — a series' last buckets are returned like any other non-empty
+   * Why: docs/methodology.md section 5 — a series' last buckets are returned like any other non-empty
    * bucket.
    *
    * @example
@@ -217,7 +217,7 @@ export class OhlcAggregator {
    * open bucket (before the first tick, after {@link flush}) are skipped; use
    * {@link openBucket} to address one period.
    *
-   * Why: METHODOLOGY section 6 — lets a service answer a timeseries request whose range ends in
+   * Why: docs/methodology.md section 5 — lets a service answer a timeseries request whose range ends in
    * the current, unfinished bucket.
    *
    * @example
@@ -232,7 +232,7 @@ export class OhlcAggregator {
   /**
    * Copy of the open bucket of period `periodIndex`, or `undefined` if it has none.
    *
-   * Why: METHODOLOGY section 6 — same as {@link openBuckets}, for one period.
+   * Why: docs/methodology.md section 5 — same as {@link openBuckets}, for one period.
    *
    * @example
    * agg.openBucket(0)?.high;
@@ -248,7 +248,7 @@ export class OhlcAggregator {
    * Exact, plain-JSON snapshot of the aggregator (periods by id, last tick, open state).
    * Restore it with {@link OhlcAggregator.fromJSON}.
    *
-   * Why: METHODOLOGY section 7 — a replay resumed from a snapshot gives byte-identical output.
+   * Why: docs/methodology.md section 7 — a replay resumed from a snapshot gives byte-identical output.
    *
    * @example
    * const text = JSON.stringify(agg); // calls toJSON()
@@ -267,7 +267,7 @@ export class OhlcAggregator {
    * Rebuilds an aggregator from {@link toJSON}'s output; feeding it the rest of the ticks gives
    * exactly the buckets an uninterrupted aggregator would have given.
    *
-   * Why: METHODOLOGY section 7 — stop/resume must not change any output.
+   * Why: docs/methodology.md section 7 — stop/resume must not change any output.
    *
    * @param json - the snapshot (already parsed).
    * @param periods - the same periods, in the same order, as the snapshotted aggregator.
@@ -332,7 +332,7 @@ export class OhlcAggregator {
  * Input must be sorted by start, non-overlapping, and each bucket must nest in one bucket of
  * `period` (see `isRollupOf`); otherwise a RangeError is thrown rather than a wrong answer.
  *
- * Why: METHODOLOGY section 6 — "Every period must equal the roll-up of the 1SEC series over the
+ * Why: docs/methodology.md section 5 — "Every period must equal the roll-up of the 1SEC series over the
  * same span"; this is that roll-up (and also serves 1MIN → 1HRS etc.).
  *
  * @throws RangeError for unsorted/overlapping input or a bucket straddling a target boundary.
@@ -384,7 +384,7 @@ export function rollUp(buckets: Iterable<OhlcBucket>, period: PeriodRecord): Ohl
  * Buckets of `period` straight from ticks: each tick counts as a bucket with
  * open = high = low = close = rate and timeOpen = timeClose = t, rolled up as in {@link rollUp}.
  *
- * Why: METHODOLOGY section 6 — the reference definition of a bucket from the fresh ticks in it;
+ * Why: docs/methodology.md section 5 — the reference definition of a bucket from the fresh ticks in it;
  * used to check {@link OhlcAggregator} and for one-off computations.
  *
  * @param points - ticks in strictly increasing `t` (µs).
@@ -429,7 +429,7 @@ export function rollUpTicks(points: Iterable<{ t: number; rate: number }>, perio
  * One item of `GET /v1/exchangerate/{base}/{quote}/history`, fields in the interface's
  * `ExchangeRatesTimeseriesItem` order.
  *
- * Why: METHODOLOGY section 6 — the timeseries wire shape.
+ * Why: docs/methodology.md section 5 — the timeseries wire shape.
  *
  * @example
  * const item: ExchangeRatesTimeseriesItem = toTimeseriesItem(bucket, formatUs);
@@ -449,7 +449,7 @@ export interface ExchangeRatesTimeseriesItem {
  * Maps a bucket to its wire item, formatting times with `fmt` (the caller's 7-digit ISO
  * formatter) and keeping the field order of `ExchangeRatesTimeseriesItem`.
  *
- * Why: METHODOLOGY section 6 — time_period_start/end are the bucket bounds, time_open/close the
+ * Why: docs/methodology.md section 5 — time_period_start/end are the bucket bounds, time_open/close the
  * first/last ticks, rate_* the OHLC values.
  *
  * @example

@@ -1,5 +1,5 @@
 /**
- * Provenance (METHODOLOGY section 8): every rate can explain itself.
+ * Provenance (docs/methodology.md section 6): every rate can explain itself.
  *
  * A pair rate lists the markets used (price, q, V, weight, quote age) and every market left out at
  * that tick with its reason; a cross rate lists its path and each leg with the leg's own pair

@@ -2,7 +2,7 @@
  * Rule 5, the spread filter: a quote is accepted iff 0 <= (ask - bid) / ((ask + bid) / 2) <= maxSpread.
  *
  * Both ends are inclusive (a locked book, bid = ask, is kept; a crossed one, ask < bid, is not),
- * and the decision is exact on the parsed decimals (METHODOLOGY section 7): a float test decides
+ * and the decision is exact on the parsed decimals (docs/methodology.md section 7): a float test decides
  * every quote that is clearly inside or outside, and the few within 1e-12 of the boundary are
  * decided on the exact decimal texts. Dividing is avoided: spread <= s  <=>  2(ask - bid) <= s(ask + bid)
  * for positive prices.

@@ -1,7 +1,7 @@
 /**
  * Symbol identifiers: what a `symbol_id` says about its market, and the `symbol_type` values.
  *
- * METHODOLOGY.md section 1: a symbol with no `symbol` event may still be read from its
+ * docs/methodology.md section 1: a symbol with no `symbol` event may still be read from its
  * symbol_id when it follows the SPOT pattern; the other patterns of the interface description
  * are parsed to their type and never used for rates (rule 3: only SPOT markets count).
  *
@@ -13,7 +13,7 @@ import type { SymbolInfo, SymbolType } from './types.js';
 /**
  * Every {@link SymbolType}, in the order of the interface description.
  *
- * Why: METHODOLOGY.md section 1 (`symbol` events carry a `symbol_type`; only `SPOT` is used for
+ * Why: docs/methodology.md section 1 (`symbol` events carry a `symbol_type`; only `SPOT` is used for
  * rates by rule 3) — readers, docs and tests enumerate the accepted values from here.
  *
  * @example
@@ -38,7 +38,7 @@ export const SYMBOL_TYPES: readonly SymbolType[] = Object.freeze([
  * Map a `symbol_type` field value to a {@link SymbolType}, case-insensitively; surrounding
  * whitespace is ignored. Anything else gives `undefined`.
  *
- * Why: METHODOLOGY.md section 1 (`symbol` event field `symbol_type`; rule 3 keeps only SPOT).
+ * Why: docs/methodology.md section 1 (`symbol` event field `symbol_type`; rule 3 keeps only SPOT).
  * Input may come from CSV or SQLite with any casing.
  *
  * @param s - the field value
@@ -155,7 +155,7 @@ function isSixDigits(s: string): boolean {
  * Every part must be non-empty, the FTS/OPT date 6 digits, the OPT side `C` or `P`; anything
  * else gives `undefined`. Never throws.
  *
- * Why: METHODOLOGY.md section 1 (a symbol with no `symbol` event is read from its SPOT
+ * Why: docs/methodology.md section 1 (a symbol with no `symbol` event is read from its SPOT
  * symbol_id; other patterns are parsed to their type and never used for rates, rule 3).
  *
  * @param symbolId - the symbol identifier

@@ -1,7 +1,7 @@
 /**
  * Event times: ISO 8601 parsing and formatting to and from integer microseconds.
  *
- * METHODOLOGY.md section 7 holds every time as an integer number of microseconds since the
+ * docs/methodology.md section 7 holds every time as an integer number of microseconds since the
  * Unix epoch (UTC) and prints output times with 7 fractional digits. Section 1 fixes which
  * ISO 8601 forms an event's `time` may take. Everything here is pure and allocation-light:
  * it runs once per event on the hot path.
@@ -17,7 +17,7 @@ import type { TimeUs } from './types.js';
 /**
  * Microseconds in one second.
  *
- * Why: times are integer µs (METHODOLOGY.md section 7), so every duration constant is in µs.
+ * Why: times are integer µs (docs/methodology.md section 7), so every duration constant is in µs.
  *
  * @example
  * ```ts
@@ -29,7 +29,7 @@ export const US_PER_SECOND = 1_000_000;
 /**
  * Microseconds in one minute.
  *
- * Why: integer-µs durations (METHODOLOGY.md section 7), e.g. minute OHLC periods (section 6).
+ * Why: integer-µs durations (docs/methodology.md section 7), e.g. minute OHLC periods (section 5).
  *
  * @example
  * ```ts
@@ -41,7 +41,7 @@ export const US_PER_MINUTE = 60 * US_PER_SECOND;
 /**
  * Microseconds in one hour.
  *
- * Why: integer-µs durations (METHODOLOGY.md section 7), e.g. the 4 h refresh of rule 8.
+ * Why: integer-µs durations (docs/methodology.md section 7), e.g. the 4 h refresh of rule 8.
  *
  * @example
  * ```ts
@@ -53,7 +53,7 @@ export const US_PER_HOUR = 60 * US_PER_MINUTE;
 /**
  * Microseconds in one day.
  *
- * Why: integer-µs durations (METHODOLOGY.md section 7), e.g. the 24 h volume window of rule 8.
+ * Why: integer-µs durations (docs/methodology.md section 7), e.g. the 24 h volume window of rule 8.
  *
  * @example
  * ```ts
@@ -105,7 +105,7 @@ function d2(s: string, i: number): number {
  * offset up to 23:59). Returns `undefined` for anything else, and for times whose µs count is
  * not a safe integer; never throws.
  *
- * Why: METHODOLOGY.md section 1 (event `time`: ISO 8601 UTC, 0 to 7 fractional digits, `Z` or
+ * Why: docs/methodology.md section 1 (event `time`: ISO 8601 UTC, 0 to 7 fractional digits, `Z` or
  * `+00:00` or no zone, bare date = midnight) and section 7 (times held as integer µs).
  *
  * @param text - the time text, without surrounding whitespace
@@ -218,7 +218,7 @@ const PAD2: readonly string[] = Array.from({ length: 100 }, (_, i) => (i < 10 ? 
  * 1970 (negative) are handled with floor division. Throws a `RangeError` when `us` is not a
  * safe integer (a programming error, never a data error: every parsed time is one).
  *
- * Why: METHODOLOGY.md section 7 (output timestamps have 7 fractional digits; byte-identical
+ * Why: docs/methodology.md section 7 (output timestamps have 7 fractional digits; byte-identical
  * outputs, so the text depends only on the integer, never on the process time zone).
  *
  * @param us - integer µs since 1970-01-01T00:00:00Z
@@ -302,7 +302,7 @@ const DURATION_UNITS: Readonly<Record<string, bigint>> = {
  * total is a whole number of µs. Surrounding whitespace is ignored. Negative or empty durations,
  * unknown units and totals that are not a safe integer give `undefined`; never throws.
  *
- * Why: the defaults of METHODOLOGY.md (rule 7's 301 s, rule 8's 4 h and 24 h, section 4's
+ * Why: the defaults of docs/methodology.md (rule 7's 301 s, rule 8's 4 h and 24 h, rule 13's
  * `maxRateAge`) are options of `EngineConfig` and the CLI, and times are integer µs (section 7).
  *
  * @param text - the duration text

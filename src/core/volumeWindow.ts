@@ -9,7 +9,7 @@
  * every trade seen so far lies within the last second, so summing the buckets that touch the
  * window is exact there too. Each bucket keeps its sum twice: as a float64 (the hot path) and
  * exactly, as a BigInt mantissa with a base-10 exponent, for the exact boundary decisions of
- * METHODOLOGY section 7 (0.1 + 0.2 is 0.3 there).
+ * docs/methodology.md section 7 (0.1 + 0.2 is 0.3 there).
  *
  * @module
  */

@@ -214,10 +214,9 @@ export class CsvSplitter {
       this.line += r.quoted || r.error !== undefined ? countNl(s, pos, r.end) : s.charCodeAt(r.end - 1) === 10 ? 1 : 0;
       if (r.error !== undefined) {
         let text = rowText(s, pos, r.end);
-        if (text.length > 1000) text = text.slice(0, 1000) + '…';
+        if (text.length > 1000) text = `${text.slice(0, 1000)}…`;
         out.push({ line, error: r.error, text });
-      }
-      else if (!isBlank(r.fields!)) {
+      } else if (!isBlank(r.fields!)) {
         const k = r.fields!.length;
         if (this.width > 0 && k !== this.width) {
           out.push({ line, error: `row has ${k} fields, the header has ${this.width}`, text: rowText(s, pos, r.end) });

@@ -12,7 +12,8 @@
  * exact reject for a bad line.
  *
  * @module
- */
+ */ // biome-ignore-all lint/suspicious/noAssignInExpressions: the number scanner reads each character once, in the loop condition
+
 import { parseDec } from '../core/decimal.js';
 import { takerSideOf } from '../core/events.js';
 import { parseTime } from '../core/time.js';
@@ -81,7 +82,13 @@ export class TimeCache {
   /** {@link parse} of `line.slice(start, end)`, without slicing when the cached second matches. */
   parseAt(line: string, start: number, end: number): number | undefined {
     const len = end - start;
-    if (len >= 21 && this.prefix.length === 19 && line.charCodeAt(end - 1) === 90 && line.charCodeAt(start + 19) === 46 && line.startsWith(this.prefix, start)) {
+    if (
+      len >= 21 &&
+      this.prefix.length === 19 &&
+      line.charCodeAt(end - 1) === 90 &&
+      line.charCodeAt(start + 19) === 46 &&
+      line.startsWith(this.prefix, start)
+    ) {
       const digits = len - 21;
       if (digits >= 1 && digits <= 7) {
         let frac = 0;

@@ -57,6 +57,7 @@ export function openNdjson(path: string, ro: ReaderOptions): EventSource {
       const text = rest.length > 0 ? rest + chunk : chunk;
       let start = 0;
       let nl: number;
+      // biome-ignore lint/suspicious/noAssignInExpressions: the usual scan for the next newline
       while ((nl = text.indexOf('\n', start)) !== -1) {
         line++;
         if (line >= startLine) {

@@ -27,18 +27,16 @@ export function rateChangeToNdjson(c: PairRateChange): string {
 
 /** Formats one change as a CSV line (with newline). */
 export function rateChangeToCsv(c: PairRateChange): string {
-  return (
-    [
-      formatTime(c.tick),
-      csvField(c.base),
-      csvField(c.quote),
-      c.rate === null ? '' : String(c.rate),
-      c.time === null ? '' : formatTime(c.time),
-      c.rank === null ? '' : String(c.rank),
-      String(c.used),
-      c.fresh ? 'true' : 'false',
-    ].join(',') + '\n'
-  );
+  return `${[
+    formatTime(c.tick),
+    csvField(c.base),
+    csvField(c.quote),
+    c.rate === null ? '' : String(c.rate),
+    c.time === null ? '' : formatTime(c.time),
+    c.rank === null ? '' : String(c.rank),
+    String(c.used),
+    c.fresh ? 'true' : 'false',
+  ].join(',')}\n`;
 }
 
 /**
@@ -59,7 +57,7 @@ export class RateFileWriter {
   constructor(readonly path: string) {
     this.format = path.toLowerCase().endsWith('.csv') ? 'csv' : 'ndjson';
     this.stream = createWriteStream(path);
-    if (this.format === 'csv') this.buf.push(RATE_COLUMNS.join(',') + '\n');
+    if (this.format === 'csv') this.buf.push(`${RATE_COLUMNS.join(',')}\n`);
   }
 
   write(c: PairRateChange): void {

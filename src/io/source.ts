@@ -4,7 +4,7 @@
  *
  * Readers never parse events (that is `parseEvent` in `src/core/events.ts`) and never fail on a
  * bad line: a line or row that cannot be read becomes a {@link SourceRecord} with `error` set, so
- * the caller can turn it into a reject `{line, reason, raw}` (METHODOLOGY.md section 1).
+ * the caller can turn it into a reject `{line, reason, raw}` (docs/methodology.md section 1).
  * Only bad usage throws (a missing file, a CSV header without `type`, a SQLite file without an
  * `events` table); those errors start with `xrate:`.
  *
@@ -142,7 +142,10 @@ const SQLITE_MAGIC = 'SQLite format 3\0';
 function sniffFormat(head: Buffer, gzip: boolean): SourceFormat {
   if (!gzip && head.subarray(0, 16).toString('latin1') === SQLITE_MAGIC) return 'sqlite';
   if (gzip) return 'ndjson';
-  const text = head.toString('utf8').replace(/^\uFEFF/, '').trimStart();
+  const text = head
+    .toString('utf8')
+    .replace(/^\uFEFF/, '')
+    .trimStart();
   return text.startsWith('{') ? 'ndjson' : 'csv';
 }
 
@@ -178,8 +181,7 @@ export function openSource(path: string, opts: OpenSourceOptions = {}): EventSou
   }
   const batchSize = Math.max(1, Math.floor(opts.batchSize ?? DEFAULT_BATCH_SIZE));
   const startLine = opts.startLine ?? 1;
-  const gzip =
-    path.toLowerCase().endsWith('.gz') || (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b);
+  const gzip = path.toLowerCase().endsWith('.gz') || (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b);
   const format = opts.format ?? detectFormat(path) ?? sniffFormat(head, gzip);
   const ro: ReaderOptions = { batchSize, startLine, gzip, totalBytes: size };
   switch (format) {

@@ -1,5 +1,5 @@
 /**
- * Rule 12, cross rates (methodology section 5), option `"bfs"`, by brute force.
+ * Rule 12, cross rates (docs/methodology.md section 3), option `"bfs"`, by brute force.
  *
  * @module
  */

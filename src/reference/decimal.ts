@@ -1,5 +1,5 @@
 /**
- * The arithmetic of the reference implementation (methodology section 7).
+ * The arithmetic of the reference implementation (docs/methodology.md section 7).
  *
  * `D` is a private clone of decimal.js with 200 significant digits and banker's
  * rounding. At that precision every sum and product of the parsed inputs the

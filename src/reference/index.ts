@@ -1,6 +1,6 @@
 /**
  * The decimal.js reference implementation ("oracle") of methodology rules 5, 6, 11, 1 and 12
- * (section 7). Written from the text of the methodology alone, independently of the fast
+ * (docs/methodology.md section 7). Written from the text of the methodology alone, independently of the fast
  * engine, for clarity rather than speed; property tests hold the engine to it within 1e-9
  * relative error. Boundaries (spread, 3 sigma, MAD) are decided exactly.
  *

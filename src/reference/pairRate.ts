@@ -1,6 +1,6 @@
 /**
  * The pair rate: rules 6 (weights, q = 0 fallback), 11 (outliers) and 1 (weighted mean),
- * methodology section 4, applied to markets that already passed rules 3, 4, 5, 7, 8 and 9.
+ * docs/methodology.md section 3, applied to markets that already passed rules 3, 4, 5, 7, 8 and 9.
  *
  * Every outlier decision is exact: it is made on squares of exact sums and products, never
  * on a rounded quotient or square root. Products and sums at {@link D}'s 200 digits are exact
@@ -145,7 +145,7 @@ function madRule(prices: readonly Decimal[], k: Decimal): OutlierOutcome {
 }
 
 /**
- * The rate of one pair at one tick: rules 6, 11 and 1 (methodology sections 2 and 4).
+ * The rate of one pair at one tick: rules 6, 11 and 1 (docs/methodology.md sections 2 and 4).
  *
  * The input markets are those that already passed rules 3, 4, 5, 7, 8 and 9.
  *

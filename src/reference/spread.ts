@@ -1,5 +1,5 @@
 /**
- * Rule 5, the spread filter (methodology section 2).
+ * Rule 5, the spread filter (docs/methodology.md section 3).
  *
  * @module
  */

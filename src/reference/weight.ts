@@ -1,5 +1,5 @@
 /**
- * Rule 6, a market's price reference and weight (methodology section 2), and the
+ * Rule 6, a market's price reference and weight (docs/methodology.md section 3), and the
  * weighted mean of rule 1.
  *
  * @module

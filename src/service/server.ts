@@ -152,7 +152,11 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
   registerRoutes(app, opts.provider, limiter);
 
   app.setNotFoundHandler((req, reply) => {
-    void reply.code(404).header('content-type', CONTENT_TYPES.json).header('x-ratelimit-request-cost', '0').send(errorBody(notFound(req.method, req.url).message));
+    void reply
+      .code(404)
+      .header('content-type', CONTENT_TYPES.json)
+      .header('x-ratelimit-request-cost', '0')
+      .send(errorBody(notFound(req.method, req.url).message));
   });
 
   app.setErrorHandler((err: FastifyError | ServiceError, req, reply) => {
@@ -169,7 +173,9 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
     } else {
       status = 500;
       message = 'Internal error';
-      process.stderr.write(`xrate serve: internal error on ${req.method} ${req.url.split('?')[0]}: ${(err as Error).stack ?? String(err)}\n`);
+      process.stderr.write(
+        `xrate serve: internal error on ${req.method} ${req.url.split('?')[0]}: ${(err as Error).stack ?? String(err)}\n`,
+      );
     }
     const key = req.apiKey;
     let cost = 0;

@@ -62,8 +62,23 @@ describe('node bin/xrate.js', () => {
     expect(q.stdout).toBe('');
     const j = bin(['replay', small.csv, '--db', db, '--json']);
     expect(j.status).toBe(0);
-    expect(JSON.parse(j.stdout)).toMatchObject({ eventsRead: 13, eventsRejected: 3, rejectsByReason: { bad_json: 1, bad_size: 1, late: 1 } });
-    const h = bin(['history', db, '--pair', 'BTC/USD', '--period', '1MIN', '--from', '2024-01-01T00:00:00Z', '--to', '2024-01-01T00:01:00Z']);
+    expect(JSON.parse(j.stdout)).toMatchObject({
+      eventsRead: 13,
+      eventsRejected: 3,
+      rejectsByReason: { bad_json: 1, bad_size: 1, late: 1 },
+    });
+    const h = bin([
+      'history',
+      db,
+      '--pair',
+      'BTC/USD',
+      '--period',
+      '1MIN',
+      '--from',
+      '2024-01-01T00:00:00Z',
+      '--to',
+      '2024-01-01T00:01:00Z',
+    ]);
     expect(h.status).toBe(0);
     expect(JSON.parse(h.stdout)).toEqual([
       {
@@ -93,7 +108,18 @@ describe('node bin/xrate.js', () => {
     const db = new Database(other);
     db.exec('CREATE TABLE t (x)');
     db.close();
-    const o = bin(['history', other, '--pair', 'BTC/USD', '--period', '1MIN', '--from', '2024-01-01T00:00:00Z', '--to', '2024-01-01T01:00:00Z']);
+    const o = bin([
+      'history',
+      other,
+      '--pair',
+      'BTC/USD',
+      '--period',
+      '1MIN',
+      '--from',
+      '2024-01-01T00:00:00Z',
+      '--to',
+      '2024-01-01T01:00:00Z',
+    ]);
     expect(o.status).toBe(1);
     expect(o.stderr).toMatch(/no "events" table/);
   });
@@ -104,9 +130,31 @@ describe('node bin/xrate.js', () => {
       [['rate', small.ndjson, '--at', '2024-01-01T00:00:03Z', '--pair', 'BTC/USD', '--bogus'], /--bogus/],
       [['rate', small.ndjson, '--at', 'noon', '--pair', 'BTC/USD'], /--at: not an ISO 8601 time: "noon"/],
       [['rate', small.ndjson, '--at', '2024-01-01T00:00:03Z', '--pair', 'BTC'], /--pair: "BTC" is not BASE\/QUOTE/],
-      [['history', small.ndjson, '--pair', 'BTC/USD', '--period', '1WEEK', '--from', '2024-01-01', '--to', '2024-01-02'], /unknown period id "1WEEK"/],
-      [['history', small.ndjson, '--pair', 'BTC/USD', '--period', '1MIN', '--from', '2024-01-01', '--to', '2024-01-02', '--limit', '0'], /--limit/],
-      [['history', small.ndjson, '--pair', 'BTC/USD', '--period', '1MIN', '--from', '2024-01-01', '--to', '2024-01-02', '--limit', '100001'], /--limit/],
+      [
+        ['history', small.ndjson, '--pair', 'BTC/USD', '--period', '1WEEK', '--from', '2024-01-01', '--to', '2024-01-02'],
+        /unknown period id "1WEEK"/,
+      ],
+      [
+        ['history', small.ndjson, '--pair', 'BTC/USD', '--period', '1MIN', '--from', '2024-01-01', '--to', '2024-01-02', '--limit', '0'],
+        /--limit/,
+      ],
+      [
+        [
+          'history',
+          small.ndjson,
+          '--pair',
+          'BTC/USD',
+          '--period',
+          '1MIN',
+          '--from',
+          '2024-01-01',
+          '--to',
+          '2024-01-02',
+          '--limit',
+          '100001',
+        ],
+        /--limit/,
+      ],
     ];
     for (const [argv, msg] of cases) {
       const r = bin(argv);
@@ -172,7 +220,19 @@ describe('resume after a kill', () => {
     expect(res.status, res.stderr).toBe(0);
     const s = JSON.parse(res.stdout) as Record<string, unknown>;
     expect(s.resumed).toBe(true);
-    for (const k of ['eventsRead', 'eventsAccepted', 'eventsRejected', 'rejectsByReason', 'quotesDiscarded', 'ticks', 'firstTick', 'lastTick', 'pairsWithRate', 'rateChanges', 'buckets']) {
+    for (const k of [
+      'eventsRead',
+      'eventsAccepted',
+      'eventsRejected',
+      'rejectsByReason',
+      'quotesDiscarded',
+      'ticks',
+      'firstTick',
+      'lastTick',
+      'pairsWithRate',
+      'rateChanges',
+      'buckets',
+    ]) {
       expect(s[k], k).toEqual(refSummary[k]);
     }
     const got = digestTables(db);

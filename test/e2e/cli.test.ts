@@ -65,7 +65,20 @@ const DEMO_AT = '2024-03-01T04:30:20.7Z';
 
 describe('xrate rate', () => {
   it('prints one JSON array, one object per --pair in order: direct, inverse, cross, unknown, same asset', async () => {
-    const r = await cli('rate', DEMO, '--at', DEMO_AT, '--pair', 'BTC/USD', '--pair', 'USD/BTC', '--pair', 'SOL/BTC,FOO/BAR', '--pair', 'ETH/ETH');
+    const r = await cli(
+      'rate',
+      DEMO,
+      '--at',
+      DEMO_AT,
+      '--pair',
+      'BTC/USD',
+      '--pair',
+      'USD/BTC',
+      '--pair',
+      'SOL/BTC,FOO/BAR',
+      '--pair',
+      'ETH/ETH',
+    );
     expect(r.code).toBe(0);
     expect(r.err).toBe('');
     expect(r.out.endsWith('\n')).toBe(true);
@@ -85,7 +98,12 @@ describe('xrate rate', () => {
     expect(cross.rate).toBeGreaterThan(0);
     expect(cross.time).toMatch(TIME7);
     const ex = await cliJson<{ kind: string; rate: number; time: string; path: string[]; legs: { rate: number; time: string }[] }>(
-      'explain', DEMO, '--pair', 'SOL/BTC', '--at', DEMO_AT,
+      'explain',
+      DEMO,
+      '--pair',
+      'SOL/BTC',
+      '--at',
+      DEMO_AT,
     );
     expect(ex.kind).toBe('cross');
     expect(ex.path.length).toBeGreaterThan(2);
@@ -145,7 +163,16 @@ describe('xrate history', () => {
     expect(items).toHaveLength(100);
     expect(items[0].time_period_start).toBe('2024-03-01T04:00:00.0000000Z');
     for (const [i, it] of items.entries()) {
-      expect(Object.keys(it)).toEqual(['time_period_start', 'time_period_end', 'time_open', 'time_close', 'rate_open', 'rate_high', 'rate_low', 'rate_close']);
+      expect(Object.keys(it)).toEqual([
+        'time_period_start',
+        'time_period_end',
+        'time_open',
+        'time_close',
+        'rate_open',
+        'rate_high',
+        'rate_low',
+        'rate_close',
+      ]);
       for (const k of ['time_period_start', 'time_period_end', 'time_open', 'time_close'] as const) expect(it[k]).toMatch(TIME7);
       expect(us(it.time_period_end) - us(it.time_period_start)).toBe(1_000_000);
       expect(it.rate_low).toBeLessThanOrEqual(Math.min(it.rate_open, it.rate_close));
@@ -165,11 +192,22 @@ describe('xrate history', () => {
     expect(def).toEqual(all.slice(0, 100));
     // A start that is not on a bucket boundary: the first bucket starts after it; `to` is exclusive.
     const mid = await cliJson<Item[]>(
-      'history', G.ndjson, '--pair', 'BTC/USD', '--period', '1SEC', '--from', '2024-03-01T04:00:00.5Z', '--to', '2024-03-01T04:00:10Z',
+      'history',
+      G.ndjson,
+      '--pair',
+      'BTC/USD',
+      '--period',
+      '1SEC',
+      '--from',
+      '2024-03-01T04:00:00.5Z',
+      '--to',
+      '2024-03-01T04:00:10Z',
     );
     expect(mid[0].time_period_start).toBe('2024-03-01T04:00:01.0000000Z');
     expect(mid[mid.length - 1].time_period_start).toBe('2024-03-01T04:00:09.0000000Z');
-    expect(mid).toEqual(all.filter((x) => us(x.time_period_start) >= us('2024-03-01T04:00:01Z') && us(x.time_period_start) < us('2024-03-01T04:00:10Z')));
+    expect(mid).toEqual(
+      all.filter((x) => us(x.time_period_start) >= us('2024-03-01T04:00:01Z') && us(x.time_period_start) < us('2024-03-01T04:00:10Z')),
+    );
   });
 
   it('a replay database gives the same answers as the log (stored and rolled-up periods)', async () => {
@@ -194,7 +232,16 @@ describe('xrate history', () => {
 
   it('answers cross pairs from a log', async () => {
     const items = await cliJson<Item[]>(
-      'history', G.ndjson, '--pair', 'LTC/BTC', '--period', '1MIN', '--from', '2024-03-01T04:00:00Z', '--to', '2024-03-01T04:05:00Z',
+      'history',
+      G.ndjson,
+      '--pair',
+      'LTC/BTC',
+      '--period',
+      '1MIN',
+      '--from',
+      '2024-03-01T04:00:00Z',
+      '--to',
+      '2024-03-01T04:05:00Z',
     );
     expect(items.length).toBe(5);
     expect(items[0].rate_open).toBeGreaterThan(0);
@@ -204,14 +251,23 @@ describe('xrate history', () => {
     const db = p('tracked.sqlite');
     const r = await cli('replay', G.ndjson, '--db', db, '--track', 'BTC/USD', '--track', 'LTC/BTC', '--periods', '1min,1HRS', '--quiet');
     expect(r.code).toBe(0);
-    const stored = query<{ pair: string; period_id: string }>(db, `SELECT DISTINCT base || '/' || quote AS pair, period_id FROM ohlc ORDER BY 1, 2`);
+    const stored = query<{ pair: string; period_id: string }>(
+      db,
+      `SELECT DISTINCT base || '/' || quote AS pair, period_id FROM ohlc ORDER BY 1, 2`,
+    );
     expect(stored).toEqual([
       { pair: 'BTC/USD', period_id: '1HRS' },
       { pair: 'BTC/USD', period_id: '1MIN' },
       { pair: 'LTC/BTC', period_id: '1HRS' },
       { pair: 'LTC/BTC', period_id: '1MIN' },
     ]);
-    for (const [pair, period] of [['BTC/USD', '5MIN'], ['LTC/BTC', '2MIN'], ['BTC/USD', '1MIN'], ['LTC/BTC', '3HRS'], ['BTC/USD', '1DAY']]) {
+    for (const [pair, period] of [
+      ['BTC/USD', '5MIN'],
+      ['LTC/BTC', '2MIN'],
+      ['BTC/USD', '1MIN'],
+      ['LTC/BTC', '3HRS'],
+      ['BTC/USD', '1DAY'],
+    ]) {
       const args = ['--pair', pair, '--period', period, '--from', '2024-03-01T00:00:00Z', '--to', '2024-03-02T00:00:00Z'];
       const fromDb = await cli('history', db, ...args);
       const fromLog = await cli('history', G.ndjson, ...args);
@@ -219,10 +275,32 @@ describe('xrate history', () => {
       expect(fromDb.out, `${pair} ${period}`).toBe(fromLog.out);
     }
     // 1SEC cannot be rolled up from 1MIN; ETH/USD was not tracked: bad input (exit 1), named.
-    const sec = await cli('history', db, '--pair', 'BTC/USD', '--period', '1SEC', '--from', '2024-03-01T04:00:00Z', '--to', '2024-03-01T04:01:00Z');
+    const sec = await cli(
+      'history',
+      db,
+      '--pair',
+      'BTC/USD',
+      '--period',
+      '1SEC',
+      '--from',
+      '2024-03-01T04:00:00Z',
+      '--to',
+      '2024-03-01T04:01:00Z',
+    );
     expect(sec.code).toBe(1);
     expect(sec.err).toMatch(/1SEC cannot be rolled up/);
-    const eth = await cli('history', db, '--pair', 'ETH/USD', '--period', '1MIN', '--from', '2024-03-01T04:00:00Z', '--to', '2024-03-01T04:01:00Z');
+    const eth = await cli(
+      'history',
+      db,
+      '--pair',
+      'ETH/USD',
+      '--period',
+      '1MIN',
+      '--from',
+      '2024-03-01T04:00:00Z',
+      '--to',
+      '2024-03-01T04:01:00Z',
+    );
     expect(eth.code).toBe(1);
     expect(eth.err).toMatch(/no OHLC for ETH\/USD.*not tracked/);
   });
@@ -286,7 +364,7 @@ describe('input formats', () => {
     const text = readFileSync(G.ndjson, 'utf8').split('\n');
     const a = p('part1.ndjson');
     const b = p('part2.ndjson');
-    writeFileSync(a, text.slice(0, 15_000).join('\n') + '\n');
+    writeFileSync(a, `${text.slice(0, 15_000).join('\n')}\n`);
     writeFileSync(b, text.slice(15_000).join('\n'));
     const db = p('parts.sqlite');
     expect((await cli('replay', a, b, '--db', db, '--quiet')).code).toBe(0);
@@ -300,7 +378,8 @@ describe('input formats', () => {
 });
 
 describe('a small hand-written log', () => {
-  const rateRows = (db: string): RateRow[] => query<RateRow>(db, `SELECT tick, base, quote, rate, time, rank, used, fresh FROM rates ORDER BY tick, base, quote`);
+  const rateRows = (db: string): RateRow[] =>
+    query<RateRow>(db, `SELECT tick, base, quote, rate, time, rank, used, fresh FROM rates ORDER BY tick, base, quote`);
   const T = (s: string): number => us(`2024-01-01T00:00:${s}Z`);
 
   it('NDJSON: bad lines become rejects with line, reason and raw text; the rest is applied', async () => {
@@ -435,15 +514,31 @@ describe('replay --from and --to', () => {
     expect(t.ohlc.filter((b) => b.period_id === '1SEC')).toEqual(sec(gTables));
     expect(t.rejects).toEqual(gTables.rejects.filter((r) => Number(r.line) <= s.eventsRead));
     // From and to together.
-    const both = await cliJson<Summary>('replay', G.ndjson, '--db', p('fromto.sqlite'), '--from', FROM, '--to', '2024-03-01T04:04:00Z', '--json');
+    const both = await cliJson<Summary>(
+      'replay',
+      G.ndjson,
+      '--db',
+      p('fromto.sqlite'),
+      '--from',
+      FROM,
+      '--to',
+      '2024-03-01T04:04:00Z',
+      '--json',
+    );
     expect(both.lastTick).toBe(us('2024-03-01T04:04:00Z'));
     const r2 = dumpTables(p('fromto.sqlite')).rates as unknown as RateRow[];
-    expect(r2.filter((r) => r.tick > FIRST)).toEqual((gTables.rates as unknown as RateRow[]).filter((r) => r.tick > FIRST && r.tick <= us('2024-03-01T04:04:00Z')));
+    expect(r2.filter((r) => r.tick > FIRST)).toEqual(
+      (gTables.rates as unknown as RateRow[]).filter((r) => r.tick > FIRST && r.tick <= us('2024-03-01T04:04:00Z')),
+    );
   });
 });
 
 describe('xrate explain, periods, demo', () => {
-  type Leg = { pair: string; rate: number; explanation: { used: { symbol_id: string; exchange_id: string; weight: number }[]; excluded: unknown[] } };
+  type Leg = {
+    pair: string;
+    rate: number;
+    explanation: { used: { symbol_id: string; exchange_id: string; weight: number }[]; excluded: unknown[] };
+  };
   type Explanation = { asset_id_base: string; asset_id_quote: string; kind: string; rate: number; path: string[]; legs: Leg[] };
 
   it('explain: legs with the markets used', async () => {
@@ -511,13 +606,21 @@ describe('exit codes and messages', () => {
     ['--limit 0', ['history', '@L', ...H, '--limit', '0'], /--limit must be an integer in 1\.\.100000, got "0"/],
     ['--limit 100001', ['history', '@L', ...H, '--limit', '100001'], /--limit must be an integer in 1\.\.100000, got "100001"/],
     ['--limit 1.5', ['history', '@L', ...H, '--limit', '1.5'], /--limit/],
-    ['--to before --from', ['history', '@L', '--pair', 'BTC/USD', '--period', '1SEC', '--from', '2024-01-01T00:01:00Z', '--to', '2024-01-01T00:00:00Z'], /--to must be after --from/],
+    [
+      '--to before --from',
+      ['history', '@L', '--pair', 'BTC/USD', '--period', '1SEC', '--from', '2024-01-01T00:01:00Z', '--to', '2024-01-01T00:00:00Z'],
+      /--to must be after --from/,
+    ],
     ['replay: bad --from', ['replay', '@L', '--db', '@D', '--from', '2024-13-01'], /--from: not an ISO 8601 time/],
     ['replay: unknown --periods', ['replay', '@L', '--db', '@D', '--periods', '1SEC,7SEC'], /--periods: unknown period id "7SEC"/],
     ['replay: bad --out', ['replay', '@L', '--out', '@D'], /--out must name a \.ndjson or \.csv file/],
     ['replay: bad --batch-size', ['replay', '@L', '--db', '@D', '--batch-size', '0'], /--batch-size/],
     ['replay: bad --reorder-window', ['replay', '@L', '--db', '@D', '--reorder-window', 'soon'], /--reorder-window: not a duration/],
-    ['bad --format', ['rate', '@L', '--at', '2024-01-01T00:00:03Z', '--pair', 'BTC/USD', '--format', 'xml'], /--format must be ndjson, csv or sqlite/],
+    [
+      'bad --format',
+      ['rate', '@L', '--at', '2024-01-01T00:00:03Z', '--pair', 'BTC/USD', '--format', 'xml'],
+      /--format must be ndjson, csv or sqlite/,
+    ],
     ['periods: positional', ['periods', 'extra'], /extra/],
   ])('bad usage: %s → exit 2, the problem named on stderr', async (_name, argv, msg) => {
     const args = argv.map((a) => (a === '@L' ? L() : a === '@D' ? p('usage.sqlite') : a));
@@ -620,7 +723,9 @@ describe('replay databases: failures, configs and coverage', () => {
 
   it('times a database does not cover are refused, naming the covered span', async () => {
     const db = p('window.sqlite');
-    expect((await cli('replay', DEMO, '--db', db, '--from', '2024-03-01T04:30:00Z', '--to', '2024-03-01T05:00:00Z', '--quiet')).code).toBe(0);
+    expect((await cli('replay', DEMO, '--db', db, '--from', '2024-03-01T04:30:00Z', '--to', '2024-03-01T05:00:00Z', '--quiet')).code).toBe(
+      0,
+    );
     const early = await cli('rate', db, '--at', '2024-03-01T04:10:00Z', '--pair', 'BTC/USD');
     expect(early.code).toBe(1);
     expect(early.err).toMatch(/has output from 2024-03-01T04:30:00.0000000Z on/);

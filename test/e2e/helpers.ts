@@ -28,7 +28,16 @@ export interface CliResult {
 export async function cli(...argv: string[]): Promise<CliResult> {
   let out = '';
   let err = '';
-  const io: Io = { out: (s) => void (out += s), err: (s) => void (err += s), isTTY: false, columns: 80 };
+  const io: Io = {
+    out: (s) => {
+      out += s;
+    },
+    err: (s) => {
+      err += s;
+    },
+    isTTY: false,
+    columns: 80,
+  };
   const code = await run(argv, io);
   return { code, out, err };
 }
@@ -156,7 +165,7 @@ export const SMALL_ROWS: Row[] = [
 
 /** The NDJSON text of {@link SMALL_ROWS}. */
 export function smallNdjson(): string {
-  return SMALL_ROWS.map((r) => ('broken' in r ? (r.broken as string) : JSON.stringify(r))).join('\n') + '\n';
+  return `${SMALL_ROWS.map((r) => ('broken' in r ? (r.broken as string) : JSON.stringify(r))).join('\n')}\n`;
 }
 
 function csvField(v: string): string {
@@ -167,10 +176,10 @@ function csvField(v: string): string {
 export function smallCsv(): string {
   const lines = [SMALL_COLUMNS.join(',')];
   for (const r of SMALL_ROWS) {
-    if ('broken' in r) lines.push(`"${(r.broken as string).replace(/"/g, '""')}"!` + ','.repeat(SMALL_COLUMNS.length - 1));
+    if ('broken' in r) lines.push(`"${(r.broken as string).replace(/"/g, '""')}"!${','.repeat(SMALL_COLUMNS.length - 1)}`);
     else lines.push(SMALL_COLUMNS.map((c) => (r[c] === undefined ? '' : csvField(String(r[c])))).join(','));
   }
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }
 
 /** Writes {@link SMALL_ROWS} as a SQLite `events` table (the broken line: its text as `type`). */

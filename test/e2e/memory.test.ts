@@ -28,7 +28,14 @@ describe('a log of a few million events', () => {
 
     const r = bin(['replay', log, '--out', out, '--json'], { timeout: 200_000 });
     expect(r.status, r.stderr).toBe(0);
-    const s = JSON.parse(r.stdout) as { eventsRead: number; eventsRejected: number; rateChanges: number; durationMs: number; eventsPerSecond: number; peakRssMb: number };
+    const s = JSON.parse(r.stdout) as {
+      eventsRead: number;
+      eventsRejected: number;
+      rateChanges: number;
+      durationMs: number;
+      eventsPerSecond: number;
+      peakRssMb: number;
+    };
     console.log(
       `memory e2e: ${EVENTS} events, ${fileMb.toFixed(0)} MiB NDJSON (generated in ${genS.toFixed(1)} s); ` +
         `replay --out: ${(s.durationMs / 1000).toFixed(1)} s, ${Math.round(s.eventsPerSecond)} events/s, ` +

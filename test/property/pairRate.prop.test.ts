@@ -103,7 +103,7 @@ describe('pair rate: fast path vs decimal reference', () => {
       }),
       { seed: 42, numRuns: 250 },
     );
-    expect(tolerated).toBe(0); // every boundary is decided exactly (METHODOLOGY section 7)
+    expect(tolerated).toBe(0); // every boundary is decided exactly (docs/methodology.md section 7)
   });
 
   it('exactly 3 sigma (n = 10, equal weights) is kept when deviations are not tiny relative to the price', () => {
@@ -142,7 +142,7 @@ describe('pair rate: fast path vs decimal reference', () => {
   // deferred to exact arithmetic only when (p - mu)^2 and k^2 var agreed to 1e-9 relative, but
   // when |p - mu| is tiny relative to p the float error of d = p - mu is ~ eps * |p| / |d| (1e-4
   // for p ~ 1e4, d ~ 1e-8), far outside that band, so the boundary was decided on rounded floats
-  // (METHODOLOGY section 7: decided exactly; rule 11: exactly 3 sigma is kept). Minimal input: nine
+  // (docs/methodology.md section 7: decided exactly; rule 11: exactly 3 sigma is kept). Minimal input: nine
   // markets at 1000 and one at 1000.00000099 (or 12345.6789 x 9 and 12345.67890001; locked books,
   // equal sizes and volumes): the reference keeps all ten, the old fast path dropped the tenth.
   // The rate moved by < 1e-9 relative, but `used`, provenance and rule 12's "more markets"
@@ -162,7 +162,7 @@ describe('pair rate: fast path vs decimal reference', () => {
 
   // Regression (engine bug found by this suite, fixed in src/core/outliers.ts): the MAD rule
   // compared |p - median| > k * 1.4826 * MAD on floats with no exact fall-back, so a market
-  // exactly on the boundary could be dropped (METHODOLOGY section 7; rule 11 is strict). Minimal
+  // exactly on the boundary could be dropped (docs/methodology.md section 7; rule 11 is strict). Minimal
   // input: five locked books at 99, 100, 100, 101, 104.4478 (equal weights, outliers 'mad'):
   // median 100, MAD 1, |104.4478 - 100| = 3 x 1.4826 x 1 exactly, so the reference keeps it
   // (rate 100.88956) while the old fast path dropped it (rate 100): 0.9 % apart.
@@ -301,7 +301,7 @@ describe('rule 1: the rate lies between the prices used', () => {
     // The reference's sum(w p) / sum(w) is exact up to its 200-digit division, so it lies inside
     // [min p, max p] (to 1e-150, as microprices are themselves rounded quotients). The fast path computes S / W in float64: with all prices equal,
     // S / W can be p +- 1 ulp (e.g. p = 3, w = 0.1 and 0.2), so it is held to [min, max] widened by
-    // a few ulps, far inside the 1e-9 contract of METHODOLOGY section 7.
+    // a few ulps, far inside the 1e-9 contract of docs/methodology.md section 7.
     fc.assert(
       fc.property(pairMarketsArb(1, 12), (ms) => {
         for (const { weighting, outliers } of CONFIGS) {

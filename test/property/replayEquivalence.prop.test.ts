@@ -1,5 +1,5 @@
 /**
- * Replay equivalences (METHODOLOGY sections 1 and 7): stopping and resuming from a snapshot,
+ * Replay equivalences (docs/methodology.md sections 1 and 7): stopping and resuming from a snapshot,
  * re-ordering simultaneous events of different markets, and late events change no output.
  */
 import fc from 'fast-check';

@@ -62,8 +62,12 @@ describe('the six methods', () => {
     await ok(RATE, { Authorization: key });
     await ok(RATE, { Authorization: `Basic ${Buffer.from(`coinapi:${key}`).toString('base64')}` });
     await ok(RATE, { Authorization: `basic ${Buffer.from(`COINAPI:${key}`).toString('base64')}` });
-    expect(expectError(await srv.get(RATE, { Authorization: `Basic ${Buffer.from(`admin:${key}`).toString('base64')}` }), 401)).toMatch(/user must be "coinapi"/);
-    expect(expectError(await srv.get(RATE, { Authorization: `Basic ${Buffer.from(key).toString('base64')}` }), 401)).toMatch(/coinapi:<key>/);
+    expect(expectError(await srv.get(RATE, { Authorization: `Basic ${Buffer.from(`admin:${key}`).toString('base64')}` }), 401)).toMatch(
+      /user must be "coinapi"/,
+    );
+    expect(expectError(await srv.get(RATE, { Authorization: `Basic ${Buffer.from(key).toString('base64')}` }), 401)).toMatch(
+      /coinapi:<key>/,
+    );
   });
 
   it('the same key by several methods is fine; different keys are refused', async () => {
@@ -148,8 +152,15 @@ describe('JWT', () => {
 
   it('refuses expired, not-yet-valid, and tokens without nbf or exp', async () => {
     const h = { 'X-CoinAPI-Key': keys.rsa };
-    expect(expectError(await srv.get(RATE, { ...h, ...bearer(await sign('RS256', rsa.privateKey, { nbf: now() - 100, exp: now() - 1 })) }), 401)).toMatch(/expired/);
-    expect(expectError(await srv.get(RATE, { ...h, ...bearer(await sign('RS256', rsa.privateKey, { nbf: now() + 60, exp: now() + 120 })) }), 401)).toMatch(/not yet valid/);
+    expect(
+      expectError(await srv.get(RATE, { ...h, ...bearer(await sign('RS256', rsa.privateKey, { nbf: now() - 100, exp: now() - 1 })) }), 401),
+    ).toMatch(/expired/);
+    expect(
+      expectError(
+        await srv.get(RATE, { ...h, ...bearer(await sign('RS256', rsa.privateKey, { nbf: now() + 60, exp: now() + 120 })) }),
+        401,
+      ),
+    ).toMatch(/not yet valid/);
     expect(expectError(await srv.get(RATE, { ...h, ...bearer(await sign('RS256', rsa.privateKey, { nbf: null })) }), 401)).toMatch(/"nbf"/);
     expect(expectError(await srv.get(RATE, { ...h, ...bearer(await sign('RS256', rsa.privateKey, { exp: null })) }), 401)).toMatch(/"exp"/);
   });
@@ -171,14 +182,21 @@ describe('JWT', () => {
     const forged = Buffer.from(JSON.stringify({ sub: 'admin', nbf: now() - 10, exp: now() + 9999 })).toString('base64url');
     expect(expectError(await srv.get(RATE, { ...h, ...bearer(`${hd}.${forged}.${sg}`) }), 401)).toMatch(/signature/);
     expect(expectError(await srv.get(RATE, { ...h, ...bearer(await sign('RS256', rsa2.privateKey)) }), 401)).toMatch(/signature/);
-    const none = new UnsecuredJWT({ sub: 'x' }).setNotBefore(now() - 10).setExpirationTime(now() + 60).encode();
+    const none = new UnsecuredJWT({ sub: 'x' })
+      .setNotBefore(now() - 10)
+      .setExpirationTime(now() + 60)
+      .encode();
     expect(expectError(await srv.get(RATE, { ...h, ...bearer(none) }), 401)).toMatch(/"none" is not accepted/);
     // HS256 "signed" with the RSA public key as the HMAC secret.
     const confused = await sign('HS256', new TextEncoder().encode(pem(rsa.publicKey)));
     expect(expectError(await srv.get(RATE, { ...h, ...bearer(confused) }), 401)).toMatch(/"HS256" is not accepted .*RS256, PS256/);
     // An ES256 token for an RSA key, an RS256 token for the HMAC key.
-    expect(expectError(await srv.get(RATE, { ...h, ...bearer(await sign('ES256', ec.privateKey)) }), 401)).toMatch(/"ES256" is not accepted/);
-    expect(expectError(await srv.get(RATE, { 'X-CoinAPI-Key': keys.hmac, ...bearer(await sign('RS256', rsa.privateKey)) }), 401)).toMatch(/"RS256" is not accepted/);
+    expect(expectError(await srv.get(RATE, { ...h, ...bearer(await sign('ES256', ec.privateKey)) }), 401)).toMatch(
+      /"ES256" is not accepted/,
+    );
+    expect(expectError(await srv.get(RATE, { 'X-CoinAPI-Key': keys.hmac, ...bearer(await sign('RS256', rsa.privateKey)) }), 401)).toMatch(
+      /"RS256" is not accepted/,
+    );
     expect(expectError(await srv.get(RATE, { ...h, ...bearer('not.a.jwt') }), 401)).toMatch(/Malformed JWT/);
     expect(expectError(await srv.get(RATE, { ...h, Authorization: 'Bearer ' }), 401)).toBeTruthy();
   });
@@ -187,11 +205,15 @@ describe('JWT', () => {
     expect(expectError(await srv.get(RATE, { 'X-CoinAPI-Key': keys.rsa }), 401)).toMatch(/requires a JWT/);
     expect(expectError(await srv.get(`${RATE}?apikey=${keys.rsa}`), 401)).toMatch(/requires a JWT/);
     expect(expectError(await srv.get(RATE, { Authorization: keys.rsa }), 401)).toMatch(/cannot be passed there too/);
-    expect(expectError(await srv.get(RATE, { Authorization: `Basic ${Buffer.from(`coinapi:${keys.rsa}`).toString('base64')}` }), 401)).toMatch(/cannot be passed there too/);
+    expect(
+      expectError(await srv.get(RATE, { Authorization: `Basic ${Buffer.from(`coinapi:${keys.rsa}`).toString('base64')}` }), 401),
+    ).toMatch(/cannot be passed there too/);
   });
 
   it('a token with a key that has no JWT key, or without any key, is refused', async () => {
-    expect(expectError(await srv.get(RATE, { 'X-CoinAPI-Key': key, ...bearer(await sign('RS256', rsa.privateKey)) }), 401)).toMatch(/no JWT key registered/);
+    expect(expectError(await srv.get(RATE, { 'X-CoinAPI-Key': key, ...bearer(await sign('RS256', rsa.privateKey)) }), 401)).toMatch(
+      /no JWT key registered/,
+    );
     expect(expectError(await srv.get(RATE, bearer(await sign('RS256', rsa.privateKey))), 401)).toMatch(/needs its API key alongside/);
   });
 

@@ -95,7 +95,13 @@ describe('GET /v1/exchangerate/{base}/{quote}', () => {
       for (let i = 0; i < pairs.length; i++) {
         const r = await srv.get(`/v1/exchangerate/${pairs[i][0]}/${pairs[i][1]}?time=${formatTime(t)}`, H());
         if (want[i].rate === null) expectError(r, 550);
-        else expect(r.json(), `${pairs[i].join('/')} at ${formatTime(t)}`).toEqual({ time: want[i].time, asset_id_base: pairs[i][0], asset_id_quote: pairs[i][1], rate: want[i].rate });
+        else
+          expect(r.json(), `${pairs[i].join('/')} at ${formatTime(t)}`).toEqual({
+            time: want[i].time,
+            asset_id_base: pairs[i][0],
+            asset_id_quote: pairs[i][1],
+            rate: want[i].rate,
+          });
       }
     }
   });
@@ -115,9 +121,13 @@ describe('GET /v1/exchangerate/{base}/{quote}', () => {
   });
 
   it('550 for an unknown asset, before the first rate and far after the last', async () => {
-    expect(expectError(await srv.get('/v1/exchangerate/BTC/XYZ', H()), 550)).toMatch(/^You requested specific single item that we don't have at this moment: .*unknown asset "XYZ"/);
+    expect(expectError(await srv.get('/v1/exchangerate/BTC/XYZ', H()), 550)).toMatch(
+      /^You requested specific single item that we don't have at this moment: .*unknown asset "XYZ"/,
+    );
     expect(expectError(await srv.get('/v1/exchangerate/NOPE/USD', H()), 550)).toMatch(/unknown asset "NOPE"/);
-    expect(expectError(await srv.get(`/v1/exchangerate/BTC/USD?time=${formatTime(firstTick - 1_000_000)}`, H()), 550)).toMatch(/before the first tick/);
+    expect(expectError(await srv.get(`/v1/exchangerate/BTC/USD?time=${formatTime(firstTick - 1_000_000)}`, H()), 550)).toMatch(
+      /before the first tick/,
+    );
     expect(expectError(await srv.get('/v1/exchangerate/BTC/USD?time=2024-03-01T03:00:00Z', H()), 550)).toMatch(/no rate for BTC\/USD/);
     expect(expectError(await srv.get('/v1/exchangerate/BTC/USD?time=2030-01-01', H()), 550)).toMatch(/no rate/);
     expect((await srv.get('/v1/exchangerate/BTC/XYZ', H())).headers['x-ratelimit-request-cost']).toBe('1');
@@ -127,20 +137,29 @@ describe('GET /v1/exchangerate/{base}/{quote}', () => {
     for (const bad of ['yesterday', '2024-13-01', '2024-03-01T25:00:00Z', '2024-03-01T05:00:00.12345678Z', '1709272451']) {
       expect(expectError(await srv.get(`/v1/exchangerate/BTC/USD?time=${encodeURIComponent(bad)}`, H()), 400)).toMatch(/parameter 'time'/);
     }
-    expect(expectError(await srv.get('/v1/exchangerate/BTC/USD?time=2024-03-01&time=2024-03-02', H()), 400)).toMatch(/'time'.*more than once/);
+    expect(expectError(await srv.get('/v1/exchangerate/BTC/USD?time=2024-03-01&time=2024-03-02', H()), 400)).toMatch(
+      /'time'.*more than once/,
+    );
   });
 });
 
 describe('GET /v1/exchangerate/{base}', () => {
   it('all rates of a base: every other asset with a rate, sorted, each as xrate rate gives it', async () => {
-    const body = (await getJson('/v1/exchangerate/BTC', PATHS.rates)) as { asset_id_base: string; rates: { time: string; asset_id_quote: string; rate: number }[] };
+    const body = (await getJson('/v1/exchangerate/BTC', PATHS.rates)) as {
+      asset_id_base: string;
+      rates: { time: string; asset_id_quote: string; rate: number }[];
+    };
     expect(Object.keys(body)).toEqual(['asset_id_base', 'rates']);
     expect(body.asset_id_base).toBe('BTC');
     const quotes = body.rates.map((r) => r.asset_id_quote);
     expect(quotes).toEqual([...quotes].sort());
     expect(quotes).not.toContain('BTC');
     expect(quotes).toEqual(expect.arrayContaining(['USD', 'EUR', 'ETH', 'SOL', 'USDT', 'DOGE', 'XRP', 'LTC', 'ADA']));
-    const want = await queryRates({ inputs: [db] }, lastTick, quotes.map((q) => ['BTC', q] as [string, string]));
+    const want = await queryRates(
+      { inputs: [db] },
+      lastTick,
+      quotes.map((q) => ['BTC', q] as [string, string]),
+    );
     body.rates.forEach((r, i) => {
       expect(Object.keys(r)).toEqual(['time', 'asset_id_quote', 'rate']);
       expect(r).toEqual({ time: want[i].time, asset_id_quote: quotes[i], rate: want[i].rate });
@@ -148,16 +167,22 @@ describe('GET /v1/exchangerate/{base}', () => {
   });
 
   it('filter_asset_id (comma or semicolon), invert and time', async () => {
-    const f = (await getJson('/v1/exchangerate/BTC?filter_asset_id=USD;EUR,ETH,,NOPE', PATHS.rates)) as { rates: { asset_id_quote: string; rate: number }[] };
+    const f = (await getJson('/v1/exchangerate/BTC?filter_asset_id=USD;EUR,ETH,,NOPE', PATHS.rates)) as {
+      rates: { asset_id_quote: string; rate: number }[];
+    };
     expect(f.rates.map((r) => r.asset_id_quote)).toEqual(['ETH', 'EUR', 'USD']);
     for (const v of ['true', 'True', 'TRUE', '1']) {
-      const inv = (await getJson(`/v1/exchangerate/BTC?filter_asset_id=USD,EUR,ETH&invert=${v}`, PATHS.rates)) as { rates: { asset_id_quote: string; rate: number }[] };
-      inv.rates.forEach((r, i) => expect(r.rate).toBe(1 / f.rates[i].rate));
+      const inv = (await getJson(`/v1/exchangerate/BTC?filter_asset_id=USD,EUR,ETH&invert=${v}`, PATHS.rates)) as {
+        rates: { asset_id_quote: string; rate: number }[];
+      };
+      for (const [i, r] of inv.rates.entries()) expect(r.rate).toBe(1 / f.rates[i].rate);
     }
     const notInv = (await getJson('/v1/exchangerate/BTC?filter_asset_id=USD&invert=false', PATHS.rates)) as { rates: { rate: number }[] };
     expect(notInv.rates[0].rate).toBe(f.rates[2].rate);
     const at = '2024-03-01T04:30:00Z';
-    const t = (await getJson(`/v1/exchangerate/BTC?filter_asset_id=USD&time=${at}`, PATHS.rates)) as { rates: { time: string; rate: number }[] };
+    const t = (await getJson(`/v1/exchangerate/BTC?filter_asset_id=USD&time=${at}`, PATHS.rates)) as {
+      rates: { time: string; rate: number }[];
+    };
     const [want] = await queryRates({ inputs: [db] }, parseTime(at)!, [['BTC', 'USD']]);
     expect(t.rates).toEqual([{ time: want.time, asset_id_quote: 'USD', rate: want.rate }]);
     const none = (await getJson('/v1/exchangerate/BTC?filter_asset_id=NOPE', PATHS.rates)) as { rates: unknown[] };
@@ -194,18 +219,34 @@ describe('GET /v1/exchangerate/{base}/{quote}/history', () => {
       ['1SEC', 1000, '2024-03-01T05:50:00Z'],
     ] as const) {
       const want = await queryHistory({ inputs: [db] }, ['BTC', 'USD'], period, parseTime(start)!, parseTime(to)!, limit);
-      const body = (await getJson(`/v1/exchangerate/BTC/USD/history?period_id=${period}&time_start=${start}&time_end=${to}&limit=${limit}`, PATHS.history)) as unknown[];
+      const body = (await getJson(
+        `/v1/exchangerate/BTC/USD/history?period_id=${period}&time_start=${start}&time_end=${to}&limit=${limit}`,
+        PATHS.history,
+      )) as unknown[];
       expect(body, period).toEqual(want);
       expect(body.length).toBeGreaterThan(0);
-      expect(Object.keys(body[0] as object)).toEqual(['time_period_start', 'time_period_end', 'time_open', 'time_close', 'rate_open', 'rate_high', 'rate_low', 'rate_close']);
+      expect(Object.keys(body[0] as object)).toEqual([
+        'time_period_start',
+        'time_period_end',
+        'time_open',
+        'time_close',
+        'rate_open',
+        'rate_high',
+        'rate_low',
+        'rate_close',
+      ]);
     }
   });
 
   it('default limit 100, time_end optional, period_id case-insensitive', async () => {
-    const body = (await getJson(`/v1/exchangerate/BTC/USD/history?period_id=1min&time_start=${from}`, PATHS.history)) as { time_period_start: string }[];
+    const body = (await getJson(`/v1/exchangerate/BTC/USD/history?period_id=1min&time_start=${from}`, PATHS.history)) as {
+      time_period_start: string;
+    }[];
     expect(body.length).toBe(100);
     expect(body[0].time_period_start).toBe('2024-03-01T04:00:00.0000000Z');
-    const later = (await getJson('/v1/exchangerate/BTC/USD/history?period_id=1HRS&time_start=2024-03-01T04:30:00Z', PATHS.history)) as { time_period_start: string }[];
+    const later = (await getJson('/v1/exchangerate/BTC/USD/history?period_id=1HRS&time_start=2024-03-01T04:30:00Z', PATHS.history)) as {
+      time_period_start: string;
+    }[];
     expect(later.map((b) => b.time_period_start)).toEqual(['2024-03-01T05:00:00.0000000Z']);
     const empty = await getJson('/v1/exchangerate/BTC/USD/history?period_id=1MIN&time_start=2025-01-01', PATHS.history);
     expect(empty).toEqual([]);
@@ -213,7 +254,13 @@ describe('GET /v1/exchangerate/{base}/{quote}/history', () => {
 
   it('the inverse of a stored pair: open/close inverted, high and low swapped', async () => {
     const q = `period_id=1MIN&time_start=${from}&time_end=${to}&limit=30`;
-    const d = (await getJson(`/v1/exchangerate/BTC/USD/history?${q}`, PATHS.history)) as { rate_open: number; rate_high: number; rate_low: number; rate_close: number; time_open: string }[];
+    const d = (await getJson(`/v1/exchangerate/BTC/USD/history?${q}`, PATHS.history)) as {
+      rate_open: number;
+      rate_high: number;
+      rate_low: number;
+      rate_close: number;
+      time_open: string;
+    }[];
     const i = (await getJson(`/v1/exchangerate/USD/BTC/history?${q}`, PATHS.history)) as typeof d;
     expect(i.length).toBe(d.length);
     i.forEach((b, k) => {
@@ -226,8 +273,12 @@ describe('GET /v1/exchangerate/{base}/{quote}/history', () => {
   });
 
   it('550 for a pair without stored history; 400 naming each bad parameter', async () => {
-    expect(expectError(await srv.get(`/v1/exchangerate/SOL/BTC/history?period_id=1MIN&time_start=${from}`, H()), 550)).toMatch(/--track SOL\/BTC/);
-    expect(expectError(await srv.get(`/v1/exchangerate/BTC/NOPE/history?period_id=1MIN&time_start=${from}`, H()), 550)).toMatch(/unknown asset "NOPE"/);
+    expect(expectError(await srv.get(`/v1/exchangerate/SOL/BTC/history?period_id=1MIN&time_start=${from}`, H()), 550)).toMatch(
+      /--track SOL\/BTC/,
+    );
+    expect(expectError(await srv.get(`/v1/exchangerate/BTC/NOPE/history?period_id=1MIN&time_start=${from}`, H()), 550)).toMatch(
+      /unknown asset "NOPE"/,
+    );
     const cases: [string, RegExp][] = [
       [`time_start=${from}`, /'period_id'/],
       [`period_id=7MIN&time_start=${from}`, /'period_id'.*not an exchange-rate period/],
@@ -250,7 +301,12 @@ describe('GET /v1/exchangerate/{base}/{quote}/explain (extension)', () => {
   it('explains a cross rate: path, legs, markets used and left out', async () => {
     const r = await srv.get('/v1/exchangerate/SOL/BTC/explain', H());
     expect(r.status, r.text).toBe(200);
-    const e = r.json() as { kind: string; path: string[]; rate: number; legs: { pair: string; explanation: { used: { symbol_id: string; weight: number }[] } }[] };
+    const e = r.json() as {
+      kind: string;
+      path: string[];
+      rate: number;
+      legs: { pair: string; explanation: { used: { symbol_id: string; weight: number }[] } }[];
+    };
     const rate = (await getJson('/v1/exchangerate/SOL/BTC', PATHS.rate)) as { rate: number };
     expect(e.kind).toBe('cross');
     expect(e.path).toEqual(['SOL', 'USD', 'BTC']);
@@ -266,7 +322,10 @@ describe('GET /v1/exchangerate/{base}/{quote}/explain (extension)', () => {
     expect(expectError(await srv.get('/v1/exchangerate/SOL/NOPE/explain', H()), 550)).toMatch(/unknown asset "NOPE"/);
     expect(expectError(await srv.get('/v1/exchangerate/SOL/BTC/explain?time=2024-03-01T05:00:00Z', H()), 550)).toMatch(/latest tick/);
     expect((await srv.get(`/v1/exchangerate/SOL/BTC/explain?time=${formatTime(lastTick)}`, H())).status).toBe(200);
-    const later = (await srv.get(`/v1/exchangerate/SOL/BTC/explain?time=${formatTime(lastTick + 600e6)}`, H())).json() as { tick: string; fresh: boolean };
+    const later = (await srv.get(`/v1/exchangerate/SOL/BTC/explain?time=${formatTime(lastTick + 600e6)}`, H())).json() as {
+      tick: string;
+      fresh: boolean;
+    };
     expect(later).toMatchObject({ tick: formatTime(lastTick + 600e6), fresh: false });
     const t0 = Date.now();
     expect(expectError(await srv.get('/v1/exchangerate/SOL/BTC/explain?time=2030-01-01', H()), 550)).toMatch(/every rate expired/);
@@ -277,11 +336,15 @@ describe('GET /v1/exchangerate/{base}/{quote}/explain (extension)', () => {
 
 describe('errors', () => {
   it('404 JSON for unknown routes and methods', async () => {
-    expect(expectError(await srv.get('/v1/exchangerate/BTC/USD/extra/more', H()), 404)).toMatch(/Unknown route GET \/v1\/exchangerate\/BTC\/USD\/extra\/more/);
+    expect(expectError(await srv.get('/v1/exchangerate/BTC/USD/extra/more', H()), 404)).toMatch(
+      /Unknown route GET \/v1\/exchangerate\/BTC\/USD\/extra\/more/,
+    );
     expect(expectError(await srv.get('/', H()), 404)).toMatch(/Unknown route/);
     expect(expectError(await srv.get('/v2/exchangerate/BTC/USD'), 404)).toMatch(/Unknown route/);
     const { request } = await import('./helpers.js');
-    expect(expectError(await request(`${srv.url}/v1/exchangerate/BTC/USD`, { method: 'POST', headers: H() }), 404)).toMatch(/Unknown route POST/);
+    expect(expectError(await request(`${srv.url}/v1/exchangerate/BTC/USD`, { method: 'POST', headers: H() }), 404)).toMatch(
+      /Unknown route POST/,
+    );
   });
 
   it('400 JSON for a malformed URL or HTTP request', async () => {
@@ -299,7 +362,25 @@ describe('errors', () => {
   });
 
   it('never a 500 for bad input', async () => {
-    const values = ['', ' ', '%00', '%FF', "'", '"', '<x>', '../../etc', 'a'.repeat(300), '-1', '1e309', 'NaN', 'null', '[]', '{}', '%20true', 'true%00'];
+    const values = [
+      '',
+      ' ',
+      '%00',
+      '%FF',
+      "'",
+      '"',
+      '<x>',
+      '../../etc',
+      'a'.repeat(300),
+      '-1',
+      '1e309',
+      'NaN',
+      'null',
+      '[]',
+      '{}',
+      '%20true',
+      'true%00',
+    ];
     const paths = [
       (v: string) => `/v1/exchangerate/BTC/USD?time=${v}`,
       (v: string) => `/v1/exchangerate/${v}/USD`,
@@ -309,7 +390,8 @@ describe('errors', () => {
       (v: string) => `/v1/exchangerate/BTC/USD/history?period_id=${v}&time_start=${v}&time_end=${v}&limit=${v}`,
       (v: string) => `/v1/exchangerate/BTC/USD/history?period_id=1MIN&time_start=2024-03-01&limit=${v}`,
       (v: string) => `/v1/exchangerate/BTC/USD/explain?time=${v}`,
-      (v: string) => `/v1/exchangerate/BTC/USD?output_format=csv&csv_set_delimiter=${v}&csv_set_dec_mark=${v}&csv_set_timeformat=${v}&csv_set_newline=${v}&csv_include_header=${v}&csv_exclude_col=${v}`,
+      (v: string) =>
+        `/v1/exchangerate/BTC/USD?output_format=csv&csv_set_delimiter=${v}&csv_set_dec_mark=${v}&csv_set_timeformat=${v}&csv_set_newline=${v}&csv_include_header=${v}&csv_exclude_col=${v}`,
       (v: string) => `/v1/exchangerate/BTC/USD?output_format=${v}`,
     ];
     for (const p of paths) {

@@ -43,7 +43,11 @@ async function csv(path: string): Promise<string> {
 }
 
 describe('XML', () => {
-  const parser = new XMLParser({ ignoreAttributes: false, parseTagValue: true, isArray: (name) => ['ExchangeRatesRate', 'TimeseriesPeriod', 'ExchangeRatesTimeseriesItem'].includes(name) });
+  const parser = new XMLParser({
+    ignoreAttributes: false,
+    parseTagValue: true,
+    isArray: (name) => ['ExchangeRatesRate', 'TimeseriesPeriod', 'ExchangeRatesTimeseriesItem'].includes(name),
+  });
 
   it('ExchangeRate, ExchangeRates, ArrayOfTimeseriesPeriod, ArrayOfExchangeRatesTimeseriesItem', async () => {
     const rate = (await json('/v1/exchangerate/BTC/USD')) as Record<string, unknown>;
@@ -51,7 +55,12 @@ describe('XML', () => {
     expect(r.headers['content-type']).toBe('application/xml; charset=utf-8');
     expect(r.text.startsWith('<?xml version="1.0" encoding="utf-8"?><ExchangeRate ')).toBe(true);
     const x = parser.parse(r.text) as { ExchangeRate: Record<string, unknown> };
-    expect({ time: x.ExchangeRate.time, asset_id_base: x.ExchangeRate.asset_id_base, asset_id_quote: x.ExchangeRate.asset_id_quote, rate: x.ExchangeRate.rate }).toEqual(rate);
+    expect({
+      time: x.ExchangeRate.time,
+      asset_id_base: x.ExchangeRate.asset_id_base,
+      asset_id_quote: x.ExchangeRate.asset_id_quote,
+      rate: x.ExchangeRate.rate,
+    }).toEqual(rate);
 
     const all = (await json('/v1/exchangerate/BTC?filter_asset_id=USD,EUR')) as { rates: unknown[] };
     r = await srv.get('/v1/exchangerate/BTC?filter_asset_id=USD,EUR&output_format=XML', H());
@@ -87,10 +96,14 @@ describe('XML', () => {
 describe('CSV', () => {
   it('defaults: header of the JSON field names in schema order, ";" delimiter, unix newlines, 7-digit times', async () => {
     const rate = (await json('/v1/exchangerate/BTC/USD')) as { time: string; rate: number };
-    expect(await csv('/v1/exchangerate/BTC/USD?output_format=csv')).toBe(`time;asset_id_base;asset_id_quote;rate\n${rate.time};BTC;USD;${rate.rate}\n`);
-    const all = (await json('/v1/exchangerate/BTC?filter_asset_id=USD,EUR')) as { rates: { time: string; asset_id_quote: string; rate: number }[] };
+    expect(await csv('/v1/exchangerate/BTC/USD?output_format=csv')).toBe(
+      `time;asset_id_base;asset_id_quote;rate\n${rate.time};BTC;USD;${rate.rate}\n`,
+    );
+    const all = (await json('/v1/exchangerate/BTC?filter_asset_id=USD,EUR')) as {
+      rates: { time: string; asset_id_quote: string; rate: number }[];
+    };
     expect(await csv('/v1/exchangerate/BTC?filter_asset_id=USD,EUR&output_format=csv')).toBe(
-      'asset_id_base;time;asset_id_quote;rate\n' + all.rates.map((r) => `BTC;${r.time};${r.asset_id_quote};${r.rate}\n`).join(''),
+      `asset_id_base;time;asset_id_quote;rate\n${all.rates.map((r) => `BTC;${r.time};${r.asset_id_quote};${r.rate}\n`).join('')}`,
     );
     const periods = await csv('/v1/exchangerate/history/periods?output_format=csv');
     expect(periods.split('\n')[0]).toBe('period_id;length_seconds;length_months;unit_count;unit_name;display_name');
@@ -106,30 +119,52 @@ describe('CSV', () => {
     const rate = (await json('/v1/exchangerate/BTC/USD')) as { time: string; rate: number };
     expect(await csv('/v1/exchangerate/BTC/USD?output_format=csv&csv_include_header=false')).toBe(`${rate.time};BTC;USD;${rate.rate}\n`);
     expect(await csv('/v1/exchangerate/BTC/USD?output_format=csv&csv_include_header=0')).toBe(`${rate.time};BTC;USD;${rate.rate}\n`);
-    expect(await csv('/v1/exchangerate/BTC/USD?output_format=csv&csv_include_quotes=true')).toBe(`"time";"asset_id_base";"asset_id_quote";"rate"\n${rate.time};"BTC";"USD";${rate.rate}\n`);
-    expect(await csv('/v1/exchangerate/BTC/USD?output_format=csv&csv_exclude_col=time,asset_id_base')).toBe(`asset_id_quote;rate\nUSD;${rate.rate}\n`);
-    expect(await csv('/v1/exchangerate/BTC/USD?output_format=csv&csv_exclude_col=RATE,nope')).toBe(`time;asset_id_base;asset_id_quote\n${rate.time};BTC;USD\n`);
+    expect(await csv('/v1/exchangerate/BTC/USD?output_format=csv&csv_include_quotes=true')).toBe(
+      `"time";"asset_id_base";"asset_id_quote";"rate"\n${rate.time};"BTC";"USD";${rate.rate}\n`,
+    );
+    expect(await csv('/v1/exchangerate/BTC/USD?output_format=csv&csv_exclude_col=time,asset_id_base')).toBe(
+      `asset_id_quote;rate\nUSD;${rate.rate}\n`,
+    );
+    expect(await csv('/v1/exchangerate/BTC/USD?output_format=csv&csv_exclude_col=RATE,nope')).toBe(
+      `time;asset_id_base;asset_id_quote\n${rate.time};BTC;USD\n`,
+    );
   });
 
   it('csv_set_delimiter, csv_set_dec_mark (quoting a cell that holds the delimiter)', async () => {
     const rate = (await json('/v1/exchangerate/BTC/USD')) as { time: string; rate: number };
     const comma = String(rate.rate).replace('.', ',');
-    expect(await csv('/v1/exchangerate/BTC/USD?output_format=csv&csv_set_delimiter=,&csv_include_header=false')).toBe(`${rate.time},BTC,USD,${rate.rate}\n`);
-    expect(await csv('/v1/exchangerate/BTC/USD?output_format=csv&csv_set_delimiter=%09&csv_include_header=false')).toBe(`${rate.time}\tBTC\tUSD\t${rate.rate}\n`);
-    expect(await csv('/v1/exchangerate/BTC/USD?output_format=csv&csv_set_delimiter=|&csv_include_header=false')).toBe(`${rate.time}|BTC|USD|${rate.rate}\n`);
-    expect(await csv('/v1/exchangerate/BTC/USD?output_format=csv&csv_set_dec_mark=,&csv_include_header=false')).toBe(`${rate.time};BTC;USD;${comma}\n`);
-    expect(await csv('/v1/exchangerate/BTC/USD?output_format=csv&csv_set_dec_mark=,&csv_set_delimiter=,&csv_include_header=false')).toBe(`${rate.time},BTC,USD,"${comma}"\n`);
+    expect(await csv('/v1/exchangerate/BTC/USD?output_format=csv&csv_set_delimiter=,&csv_include_header=false')).toBe(
+      `${rate.time},BTC,USD,${rate.rate}\n`,
+    );
+    expect(await csv('/v1/exchangerate/BTC/USD?output_format=csv&csv_set_delimiter=%09&csv_include_header=false')).toBe(
+      `${rate.time}\tBTC\tUSD\t${rate.rate}\n`,
+    );
+    expect(await csv('/v1/exchangerate/BTC/USD?output_format=csv&csv_set_delimiter=|&csv_include_header=false')).toBe(
+      `${rate.time}|BTC|USD|${rate.rate}\n`,
+    );
+    expect(await csv('/v1/exchangerate/BTC/USD?output_format=csv&csv_set_dec_mark=,&csv_include_header=false')).toBe(
+      `${rate.time};BTC;USD;${comma}\n`,
+    );
+    expect(await csv('/v1/exchangerate/BTC/USD?output_format=csv&csv_set_dec_mark=,&csv_set_delimiter=,&csv_include_header=false')).toBe(
+      `${rate.time},BTC,USD,"${comma}"\n`,
+    );
   });
 
   it('csv_set_timeformat: unix and custom formats', async () => {
     const rate = (await json('/v1/exchangerate/BTC/USD')) as { time: string; rate: number };
     const us = parseTime(rate.time)!;
-    const unix = `${Math.floor(us / 1e6)}.${String(us % 1e6).padStart(6, '0').replace(/0+$/, '')}`;
-    expect(await csv('/v1/exchangerate/BTC/USD?output_format=csv&csv_include_header=false&csv_set_timeformat=unix')).toBe(`${unix};BTC;USD;${rate.rate}\n`);
-    expect(await csv('/v1/exchangerate/BTC/USD?output_format=csv&csv_include_header=false&csv_set_timeformat=UNIX&csv_set_dec_mark=,')).toBe(
-      `${unix.replace('.', ',')};BTC;USD;${String(rate.rate).replace('.', ',')}\n`,
+    const unix = `${Math.floor(us / 1e6)}.${String(us % 1e6)
+      .padStart(6, '0')
+      .replace(/0+$/, '')}`;
+    expect(await csv('/v1/exchangerate/BTC/USD?output_format=csv&csv_include_header=false&csv_set_timeformat=unix')).toBe(
+      `${unix};BTC;USD;${rate.rate}\n`,
     );
-    const custom = await csv(`/v1/exchangerate/BTC/USD?output_format=csv&csv_include_header=false&csv_set_timeformat=${encodeURIComponent('yyyy-MM-dd HH:mm:ss')}`);
+    expect(
+      await csv('/v1/exchangerate/BTC/USD?output_format=csv&csv_include_header=false&csv_set_timeformat=UNIX&csv_set_dec_mark=,'),
+    ).toBe(`${unix.replace('.', ',')};BTC;USD;${String(rate.rate).replace('.', ',')}\n`);
+    const custom = await csv(
+      `/v1/exchangerate/BTC/USD?output_format=csv&csv_include_header=false&csv_set_timeformat=${encodeURIComponent('yyyy-MM-dd HH:mm:ss')}`,
+    );
     expect(custom).toBe(`${rate.time.slice(0, 10)} ${rate.time.slice(11, 19)};BTC;USD;${rate.rate}\n`);
     const h = await csv(`${HIST}&output_format=csv&csv_include_header=false&csv_set_timeformat=unix`);
     expect(h.split('\n')[0].split(';').slice(0, 4)).toEqual(['1709269200', '1709269260', '1709269200', '1709269259']);
@@ -147,7 +182,20 @@ describe('CSV', () => {
   it('explain flattens to one row per market', async () => {
     const text = await csv('/v1/exchangerate/SOL/BTC/explain?output_format=csv');
     const [head, ...rows] = text.trimEnd().split('\n');
-    expect(head.split(';').slice(0, 12)).toEqual(['asset_id_base', 'asset_id_quote', 'tick', 'kind', 'rate', 'time', 'leg_pair', 'leg_from', 'leg_to', 'leg_inverted', 'leg_rate', 'status']);
+    expect(head.split(';').slice(0, 12)).toEqual([
+      'asset_id_base',
+      'asset_id_quote',
+      'tick',
+      'kind',
+      'rate',
+      'time',
+      'leg_pair',
+      'leg_from',
+      'leg_to',
+      'leg_inverted',
+      'leg_rate',
+      'status',
+    ]);
     expect(rows.length).toBeGreaterThanOrEqual(2);
     expect(rows.every((r) => r.startsWith('SOL;BTC;'))).toBe(true);
     expect(rows.some((r) => r.includes(';SOL/USD;SOL;USD;false;'))).toBe(true);
@@ -173,7 +221,11 @@ describe('CSV', () => {
 describe('MessagePack by Accept', () => {
   it('application/x-msgpack alone, or first and preferred, gives MessagePack maps equal to the JSON', async () => {
     const rate = await json('/v1/exchangerate/BTC/USD');
-    for (const accept of ['application/x-msgpack', 'application/x-msgpack, application/json;q=0.9', 'application/x-msgpack;q=1, */*;q=0.1']) {
+    for (const accept of [
+      'application/x-msgpack',
+      'application/x-msgpack, application/json;q=0.9',
+      'application/x-msgpack;q=1, */*;q=0.1',
+    ]) {
       const r = await srv.get('/v1/exchangerate/BTC/USD', H({ Accept: accept }));
       expect(r.headers['content-type'], accept).toBe('application/x-msgpack');
       expect(unpack(r.body)).toEqual(rate);
@@ -191,7 +243,13 @@ describe('MessagePack by Accept', () => {
   });
 
   it('JSON for generated clients that list msgpack last, and for equal preference; output_format wins over Accept', async () => {
-    for (const accept of ['text/plain, application/json, text/json, application/x-msgpack', 'application/json, application/x-msgpack', 'application/x-msgpack, application/json', '*/*', 'text/html']) {
+    for (const accept of [
+      'text/plain, application/json, text/json, application/x-msgpack',
+      'application/json, application/x-msgpack',
+      'application/x-msgpack, application/json',
+      '*/*',
+      'text/html',
+    ]) {
       const r = await srv.get('/v1/exchangerate/BTC/USD', H({ Accept: accept }));
       expect(r.headers['content-type'], accept).toBe('application/json; charset=utf-8');
     }

@@ -48,13 +48,25 @@ export function request(url: string, opts: { method?: string; headers?: Record<s
   const u = new URL(url);
   return new Promise((res, rej) => {
     const req = httpRequest(
-      { host: u.hostname, port: u.port, method: opts.method ?? 'GET', path: opts.path ?? u.pathname + u.search, headers: opts.headers ?? {} },
+      {
+        host: u.hostname,
+        port: u.port,
+        method: opts.method ?? 'GET',
+        path: opts.path ?? u.pathname + u.search,
+        headers: opts.headers ?? {},
+      },
       (r) => {
         const chunks: Buffer[] = [];
         r.on('data', (c: Buffer) => chunks.push(c));
         r.on('end', () => {
           const body = Buffer.concat(chunks);
-          res({ status: r.statusCode ?? 0, headers: r.headers, body, text: body.toString('utf8'), json: () => JSON.parse(body.toString('utf8')) as unknown });
+          res({
+            status: r.statusCode ?? 0,
+            headers: r.headers,
+            body,
+            text: body.toString('utf8'),
+            json: () => JSON.parse(body.toString('utf8')) as unknown,
+          });
         });
         r.on('error', rej);
       },
@@ -129,7 +141,10 @@ export function validatorFor(path: string): ValidateFunction {
     const op = SPEC.paths[path]?.get as { responses: { '200': { content: { 'application/json': { schema: unknown } } } } } | undefined;
     if (!op) throw new Error(`no spec path ${path}`);
     const schema = JSON.parse(
-      JSON.stringify(op.responses['200'].content['application/json'].schema).replace(/"#\/components\/schemas\/([^"]+)"/g, (_m, name: string) => JSON.stringify(`spec.json#/components/schemas/${encodeURIComponent(name)}`)),
+      JSON.stringify(op.responses['200'].content['application/json'].schema).replace(
+        /"#\/components\/schemas\/([^"]+)"/g,
+        (_m, name: string) => JSON.stringify(`spec.json#/components/schemas/${encodeURIComponent(name)}`),
+      ),
     ) as object;
     v = ajv.compile(schema);
     validators.set(path, v);
@@ -143,12 +158,18 @@ export function expectSchema(path: string, body: unknown): void {
   if (!v(body)) throw new Error(`response does not match ${path}: ${ajv.errorsText(v.errors)}\n${JSON.stringify(body).slice(0, 500)}`);
 }
 
-const errorValidator = ajv.compile({ type: 'object', properties: { message: { type: 'string', minLength: 1 } }, required: ['message'], additionalProperties: false });
+const errorValidator = ajv.compile({
+  type: 'object',
+  properties: { message: { type: 'string', minLength: 1 } },
+  required: ['message'],
+  additionalProperties: false,
+});
 
 /** Throws unless `res` is a JSON `{"message": "..."}` error with `status`; returns the message. */
 export function expectError(res: Res, status: number): string {
   if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${res.text.slice(0, 300)}`);
-  if (!String(res.headers['content-type']).startsWith('application/json')) throw new Error(`error content-type ${res.headers['content-type']}`);
+  if (!String(res.headers['content-type']).startsWith('application/json'))
+    throw new Error(`error content-type ${res.headers['content-type']}`);
   const body = res.json();
   if (!errorValidator(body)) throw new Error(`bad error body ${res.text}`);
   return (body as { message: string }).message;

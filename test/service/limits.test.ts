@@ -30,7 +30,12 @@ afterAll(async () => {
 
 let n = 0;
 async function server(extra: { provider?: RateProvider; flushEveryMs?: number; keysPath?: string } = {}): Promise<TestServer> {
-  return startServer({ provider: extra.provider ?? provider, keysPath: extra.keysPath ?? join(tmp.dir, `keys-${n++}.sqlite`), now: () => clock, flushEveryMs: extra.flushEveryMs });
+  return startServer({
+    provider: extra.provider ?? provider,
+    keysPath: extra.keysPath ?? join(tmp.dir, `keys-${n++}.sqlite`),
+    now: () => clock,
+    flushEveryMs: extra.flushEveryMs,
+  });
 }
 
 function limits(r: Res): Record<string, string | undefined> {
@@ -58,7 +63,16 @@ describe('headers and cost', () => {
     const resetOf = (sec: number): string => formatTime((sec + 86_400) * 1_000_000);
     const sec = Math.floor(clock / 1000);
     let r = await srv.get(RATE, H);
-    expect(limits(r)).toEqual({ used: '1', limit: '1000', remaining: '999', cost: '1', reset: resetOf(sec), overage: 'DISABLED', climit: '7', cremaining: '6' });
+    expect(limits(r)).toEqual({
+      used: '1',
+      limit: '1000',
+      remaining: '999',
+      cost: '1',
+      reset: resetOf(sec),
+      overage: 'DISABLED',
+      climit: '7',
+      cremaining: '6',
+    });
     r = await srv.get('/v1/exchangerate/BTC/USD?time=bad', H);
     expectError(r, 400);
     expect(limits(r)).toMatchObject({ used: '2', remaining: '998', cost: '1', climit: '7' });

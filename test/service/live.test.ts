@@ -92,7 +92,7 @@ describe('serve --replay LOG --follow', () => {
       expect((await srv.get('/v1/exchangerate/ETH/BTC', H)).json()).toMatchObject({ rate: 0.1 });
 
       // A new quote and half a line: only complete lines count.
-      appendFileSync(log, quote(T0 + 500, 'EXA_SPOT_BTC_USD', 109, 111) + '{"type":"quote","time":"' + iso(T0 + 1500));
+      appendFileSync(log, `${quote(T0 + 500, 'EXA_SPOT_BTC_USD', 109, 111)}{"type":"quote","time":"${iso(T0 + 1500)}`);
       clock = T0 + 2000;
       f.poll();
       expect(f.engine.lastTickTime).toBe((T0 + 1000) * 1000);
@@ -121,7 +121,11 @@ describe('serve --replay LOG --follow', () => {
       expectSchema(PATHS.history, items);
       expect(items.length).toBe(23);
       expect(items.at(-1)).toMatchObject({ time_period_start: iso(T0 + 2000), rate_close: 120 });
-      const min = (await srv.get(`/v1/exchangerate/BTC/USD/history?period_id=1MIN&time_start=${iso(T0 - 60_000)}`, H)).json() as { rate_open: number; rate_high: number; rate_close: number }[];
+      const min = (await srv.get(`/v1/exchangerate/BTC/USD/history?period_id=1MIN&time_start=${iso(T0 - 60_000)}`, H)).json() as {
+        rate_open: number;
+        rate_high: number;
+        rate_close: number;
+      }[];
       expect(min.map((m) => [m.rate_open, m.rate_close])).toEqual([
         [100, 100],
         [100, 120],
@@ -132,7 +136,10 @@ describe('serve --replay LOG --follow', () => {
       // Six minutes without quotes: the markets go stale, the rate is carried (and still served).
       clock = T0 + 400_000;
       f.poll();
-      const ex = (await srv.get('/v1/exchangerate/BTC/USD/explain', H)).json() as { fresh: boolean; legs: { explanation: { excluded: { reason: string }[] } }[] };
+      const ex = (await srv.get('/v1/exchangerate/BTC/USD/explain', H)).json() as {
+        fresh: boolean;
+        legs: { explanation: { excluded: { reason: string }[] } }[];
+      };
       expect(ex.fresh).toBe(false);
       expect(ex.legs[0].explanation.excluded.map((m) => m.reason)).toEqual(['stale']);
       expect((await srv.get('/v1/exchangerate/BTC/USD', H)).json()).toMatchObject({ rate: 120 });
@@ -149,7 +156,13 @@ describe('serve --replay LOG --follow', () => {
       expect(after.rate('BTC', 'USD').value).toMatchObject({ rate: 120 });
       expect(after.rate('BTC', 'USD', T0 * 1000).value).toMatchObject({ rate: 100 });
       expect(() => after.rate('BTC', 'USD', (T0 + 3_600_000) * 1000)).toThrow(/covers its log only up to/);
-      expect(after.history('BTC', 'USD', { period: { period_id: '1MIN', length_seconds: 60, length_months: 0, unit_count: 1, unit_name: 'minute', display_name: '1 Minute' }, from: (T0 - 60_000) * 1000, limit: 10 }).length).toBe(7);
+      expect(
+        after.history('BTC', 'USD', {
+          period: { period_id: '1MIN', length_seconds: 60, length_months: 0, unit_count: 1, unit_name: 'minute', display_name: '1 Minute' },
+          from: (T0 - 60_000) * 1000,
+          limit: 10,
+        }).length,
+      ).toBe(7);
     } finally {
       await after.close();
     }
@@ -158,7 +171,10 @@ describe('serve --replay LOG --follow', () => {
   it('an old log is caught up on event time only (no wall-clock ticks), with a warning', async () => {
     const log = join(tmp.dir, 'old.ndjson');
     const old = Date.UTC(2024, 2, 1, 5, 0, 0);
-    writeFileSync(log, trade(old, 'EXA_SPOT_BTC_USD', 100) + quote(old, 'EXA_SPOT_BTC_USD', 99, 101) + quote(old + 5000, 'EXA_SPOT_BTC_USD', 100, 102));
+    writeFileSync(
+      log,
+      trade(old, 'EXA_SPOT_BTC_USD', 100) + quote(old, 'EXA_SPOT_BTC_USD', 99, 101) + quote(old + 5000, 'EXA_SPOT_BTC_USD', 100, 102),
+    );
     const warnings: string[] = [];
     const f = startFollow({ log, db: join(tmp.dir, 'old.sqlite'), now: () => T0, pollMs: 3_600_000, warn: (m) => warnings.push(m) });
     try {
@@ -181,7 +197,9 @@ describe('serve --replay LOG --follow', () => {
     const f = startFollow({ log, db: join(tmp.dir, 'empty.sqlite'), now: () => T0, pollMs: 3_600_000 });
     const srv = await startServer({ provider: f.provider, keysPath: join(tmp.dir, 'keys-empty.sqlite') });
     try {
-      expect(expectError(await srv.get('/v1/exchangerate/BTC/USD', { 'X-CoinAPI-Key': srv.key() }), 550)).toMatch(/no tick has been computed yet/);
+      expect(expectError(await srv.get('/v1/exchangerate/BTC/USD', { 'X-CoinAPI-Key': srv.key() }), 550)).toMatch(
+        /no tick has been computed yet/,
+      );
     } finally {
       await srv.close();
       await f.provider.close();

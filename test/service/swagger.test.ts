@@ -30,7 +30,7 @@ beforeAll(async () => {
   const key = srv.key({ name: 'swagger' });
   const spec = JSON.parse(readFileSync(SPEC_PATH, 'utf8')) as { servers: { url: string }[] };
   spec.servers = [{ url: srv.url }];
-  const SwaggerClient = ((await import('swagger-client' as string)) as { default: SwaggerClientFactory }).default;
+  const SwaggerClient = ((await import('swagger-client')) as { default: SwaggerClientFactory }).default;
   client = await SwaggerClient({ spec, authorizations: { ApiKey: key } });
 });
 
@@ -41,7 +41,9 @@ afterAll(async () => {
 
 describe('swagger-client over the interface spec', () => {
   it('Get specific rate (by operationId)', async () => {
-    const op = Object.values(client.apis).map((a) => Object.entries(a).find(([name]) => /specific/i.test(name))).find(Boolean);
+    const op = Object.values(client.apis)
+      .map((a) => Object.entries(a).find(([name]) => /specific/i.test(name)))
+      .find(Boolean);
     expect(op, Object.keys(client.apis).join(',')).toBeDefined();
     const res = await op![1]({ asset_id_base: 'BTC', asset_id_quote: 'USD', time: '2024-03-01T05:00:00Z' });
     expect(res.status).toBe(200);
@@ -53,7 +55,11 @@ describe('swagger-client over the interface spec', () => {
   });
 
   it('Get all current rates', async () => {
-    const res = await client.execute({ pathName: PATHS.rates, method: 'get', parameters: { asset_id_base: 'BTC', filter_asset_id: 'USD;EUR', invert: true } });
+    const res = await client.execute({
+      pathName: PATHS.rates,
+      method: 'get',
+      parameters: { asset_id_base: 'BTC', filter_asset_id: 'USD;EUR', invert: true },
+    });
     expect(res.status).toBe(200);
     expectSchema(PATHS.rates, res.body);
     const b = res.body as { asset_id_base: string; rates: { asset_id_quote: string; rate: number }[] };
@@ -72,7 +78,14 @@ describe('swagger-client over the interface spec', () => {
     const res = await client.execute({
       pathName: PATHS.history,
       method: 'get',
-      parameters: { asset_id_base: 'BTC', asset_id_quote: 'USD', period_id: '1MIN', time_start: '2024-03-01T05:00:00Z', time_end: '2024-03-01T05:10:00Z', limit: 5 },
+      parameters: {
+        asset_id_base: 'BTC',
+        asset_id_quote: 'USD',
+        period_id: '1MIN',
+        time_start: '2024-03-01T05:00:00Z',
+        time_end: '2024-03-01T05:10:00Z',
+        limit: 5,
+      },
     });
     expect(res.status).toBe(200);
     expectSchema(PATHS.history, res.body);
@@ -84,7 +97,9 @@ describe('swagger-client over the interface spec', () => {
   });
 
   it('errors reach the client as JSON with a message', async () => {
-    const res = await client.execute({ pathName: PATHS.rate, method: 'get', parameters: { asset_id_base: 'BTC', asset_id_quote: 'NOPE' } }).catch((e: { response: SwaggerResponse }) => e.response);
+    const res = await client
+      .execute({ pathName: PATHS.rate, method: 'get', parameters: { asset_id_base: 'BTC', asset_id_quote: 'NOPE' } })
+      .catch((e: { response: SwaggerResponse }) => e.response);
     expect(res.status).toBe(550);
     expect((res.body as { message: string }).message).toMatch(/NOPE/);
   });

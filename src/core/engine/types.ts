@@ -33,7 +33,7 @@ export interface PairRateChange {
   fresh: boolean;
 }
 
-/** A pair whose OHLC buckets the engine keeps (section 6). */
+/** A pair whose OHLC buckets the engine keeps (docs/methodology.md section 5). */
 export interface TrackedPair {
   readonly id: number;
   readonly base: string;

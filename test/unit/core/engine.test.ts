@@ -1,5 +1,5 @@
 /**
- * The engine end to end on small hand-computed logs (METHODOLOGY sections 1-8).
+ * The engine end to end on small hand-computed logs (docs/methodology.md sections 1-8).
  *
  * Unless said otherwise: the first event is at 00:00:00.1 on 2024-01-01, so T0 = 00:00:01 (the
  * first eligibility refresh), and every market trades at 00:00:00.5 so that it is eligible at T0.

@@ -82,7 +82,7 @@ describe('CSV reader on large input', () => {
     const n = Math.ceil((MAX_CSV_ROW * 1.5) / 12);
     for (let i = 0; i < n; i++) rows.push(`trade,${i}.5`);
     const p = join(dir, 'long.csv');
-    writeFileSync(p, rows.join('\n') + '\n');
+    writeFileSync(p, `${rows.join('\n')}\n`);
     const rs = await readAll(p);
     expect(rs[0].line).toBe(2);
     expect(rs[0].error).toMatch(/never closed|longer than/);

@@ -108,7 +108,7 @@ describe('NDJSON reader', () => {
 
   it('splits into batches and honours startLine', async () => {
     const lines = Array.from({ length: 1000 }, (_, i) => JSON.stringify({ i }));
-    const p = file('g.ndjson', lines.join('\n') + '\n');
+    const p = file('g.ndjson', `${lines.join('\n')}\n`);
     const src = openSource(p, { batchSize: 64 });
     const sizes: number[] = [];
     for await (const b of src.batches()) sizes.push(b.length);
@@ -172,9 +172,21 @@ describe('CSV reader', () => {
     );
     const rs = await readAll(p);
     expect(rs.map((r) => r.line)).toEqual([2, 4, 7, 8]);
-    expect(rs[0].record).toEqual({ type: 'trade', time: '2024-01-01T00:00:00Z', symbol_id: 'X_SPOT_BTC_USD', price: '42000.10', size: '0.5' });
+    expect(rs[0].record).toEqual({
+      type: 'trade',
+      time: '2024-01-01T00:00:00Z',
+      symbol_id: 'X_SPOT_BTC_USD',
+      price: '42000.10',
+      size: '0.5',
+    });
     expect(rs[0].raw).toBe(JSON.stringify(rs[0].record));
-    expect(rs[1].record).toEqual({ type: 'trade', time: '2024-01-01T00:00:01Z', symbol_id: 'a,b', price: 'multi\nline\r\nfield', size: '' });
+    expect(rs[1].record).toEqual({
+      type: 'trade',
+      time: '2024-01-01T00:00:01Z',
+      symbol_id: 'a,b',
+      price: 'multi\nline\r\nfield',
+      size: '',
+    });
     expect(rs[2].record).toEqual({ type: 'trade', time: 't', symbol_id: 'say "hi"', price: '1', size: '' });
     expect(rs[3].record).toEqual({ type: 'quote', time: 't', symbol_id: 's', price: '', size: '2' });
   });
@@ -225,7 +237,10 @@ describe('CSV reader', () => {
     const { parseString, writeToString } = await import('fast-csv');
     const cells = ['', 'a', 'a,b', 'say "hi"', 'x\ny', 'x\r\ny', ' padded ', '€', '"', ',', '0.5'];
     let s = 1;
-    const rnd = (n: number): number => ((s = (s * 1103515245 + 12345) % 2147483648), s % n);
+    const rnd = (n: number): number => {
+      s = (s * 1103515245 + 12345) % 2147483648;
+      return s % n;
+    };
     const rows: string[][] = [];
     for (let i = 0; i < 300; i++) rows.push([`t${i}`, ...Array.from({ length: 4 }, () => cells[rnd(cells.length)])]);
     rows[5] = ['t5', '', '', '', ''];
@@ -286,7 +301,11 @@ describe('SQLite reader', () => {
     src.close();
     expect(rs.map((r) => ({ line: r.line, raw: r.raw, record: r.record }))).toEqual([
       { line: 1, raw: '{"type":"trade","time":"t1","price":"1.5","size":2}', record: { type: 'trade', time: 't1', price: '1.5', size: 2 } },
-      { line: 2, raw: '{"type":"quote","time":"t2","price":null,"size":null}', record: { type: 'quote', time: 't2', price: null, size: null } },
+      {
+        line: 2,
+        raw: '{"type":"quote","time":"t2","price":null,"size":null}',
+        record: { type: 'quote', time: 't2', price: null, size: null },
+      },
       { line: 3, raw: '{"type":"trade","time":"","price":"","size":0.25}', record: { type: 'trade', time: '', price: '', size: 0.25 } },
     ]);
     const rest = await readAll(p, { startLine: 2, batchSize: 1 });

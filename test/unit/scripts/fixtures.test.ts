@@ -54,7 +54,7 @@ describe('fixtures/metadata.json', () => {
 
   it('the demo log is reproduced by the generator with its recorded options', () => {
     const f = meta.files.find((x) => x.kind === 'generated')!;
-    const text = [...generateLog(f.generator!.options)].join('\n') + '\n';
+    const text = `${[...generateLog(f.generator!.options)].join('\n')}\n`;
     expect(sha(text)).toBe(f.sha256_uncompressed);
   });
 });

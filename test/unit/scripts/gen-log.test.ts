@@ -58,7 +58,16 @@ describe('generateLog', () => {
     expect(evs.every((e) => e !== undefined)).toBe(true);
     const by = (t: string): Record<string, unknown>[] => evs.filter((e) => e.type === t);
     const ex = by('exchange');
-    expect(ex.slice(0, 8).map((e) => e.exchange_id)).toEqual(['BINANCE', 'COINBASE', 'KRAKEN', 'BITSTAMP', 'OKX', 'BYBIT', 'GEMINI', 'KUCOIN']);
+    expect(ex.slice(0, 8).map((e) => e.exchange_id)).toEqual([
+      'BINANCE',
+      'COINBASE',
+      'KRAKEN',
+      'BITSTAMP',
+      'OKX',
+      'BYBIT',
+      'GEMINI',
+      'KUCOIN',
+    ]);
     expect(new Set(ex.map((e) => e.rank)).size).toBe(3);
     expect(ex.filter((e) => e.legitimate === false).length).toBeGreaterThanOrEqual(1);
     const quotes = by('quote').length;
@@ -162,7 +171,12 @@ describe('generateLog', () => {
       return (a - b) / ((a + b) / 2) > 0.67;
     };
     expect(ok.some((e) => e.type === 'quote' && wide(e))).toBe(true);
-    const reasons = new Set(lines.map((l) => parseJsonLine(l)).filter(isReject).map((r) => r.reason));
+    const reasons = new Set(
+      lines
+        .map((l) => parseJsonLine(l))
+        .filter(isReject)
+        .map((r) => r.reason),
+    );
     for (const r of ['bad_json', 'unknown_type', 'missing_field', 'bad_size', 'bad_price', 'bad_time']) expect(reasons).toContain(r);
     // Late lines: a time more than a second before the clock.
     let maxT = 0;
@@ -186,7 +200,7 @@ describe('writeLog', () => {
     const nd = await writeLog(join(dir, 'a.ndjson'), opts);
     const nd2 = await writeLog(join(dir, 'b.ndjson'), opts);
     expect(sha(readFileSync(nd.path))).toBe(sha(readFileSync(nd2.path)));
-    expect(readFileSync(nd.path, 'utf8')).toBe([...generateLog(opts)].join('\n') + '\n');
+    expect(readFileSync(nd.path, 'utf8')).toBe(`${[...generateLog(opts)].join('\n')}\n`);
     const csv = await writeLog(join(dir, 'a.csv'), opts);
     const csvText = readFileSync(csv.path, 'utf8').split('\n');
     expect(csvText[0]).toBe(CSV_HEADER);
@@ -210,7 +224,19 @@ describe('writeLog', () => {
 
 describe('parseArgs', () => {
   it('reads the CLI options', () => {
-    const { out, opts } = parseArgs(['--seed', '1', '--events', '1000', '--out', 'x.csv', '--duration', '1h', '--bad-rate=0.001', '--format', 'csv']);
+    const { out, opts } = parseArgs([
+      '--seed',
+      '1',
+      '--events',
+      '1000',
+      '--out',
+      'x.csv',
+      '--duration',
+      '1h',
+      '--bad-rate=0.001',
+      '--format',
+      'csv',
+    ]);
     expect(out).toBe('x.csv');
     expect(opts).toMatchObject({ seed: 1, events: 1000, rate: 1000 / 3600, badRate: 0.001, format: 'csv' });
     expect(() => parseArgs(['--seed', '1'])).toThrow(/usage/);
