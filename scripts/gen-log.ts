@@ -3,7 +3,7 @@
  * (docs/methodology.md section 1), as a library and as a CLI.
  *
  * ```
- * npx tsx scripts/gen-log.ts --seed 1 --events 1000000 --out /tmp/log.ndjson \
+ * npx tsx scripts/gen-log.ts --seed 1 --events 1000000 --out out/log.ndjson \
  *   [--exchanges 8] [--assets 12] [--start 2024-03-01T00:00:00Z] [--rate 20 | --duration 3h] \
  *   [--format ndjson|csv|sqlite] [--bad-rate 0.001] [--late-rate 0.0005] [--string-rate 0.05]
  * ```
@@ -927,7 +927,7 @@ async function writeText(path: string, gzip: boolean, lines: Iterable<string>): 
  *
  * @example
  * ```ts
- * await writeLog('/tmp/log.csv', { seed: 7, events: 10_000 });
+ * await writeLog('out/log.csv', { seed: 7, events: 10_000 });
  * ```
  */
 export async function writeLog(path: string, opts: GenOptions & { format?: LogFormat }): Promise<WriteResult> {
