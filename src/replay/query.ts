@@ -60,6 +60,11 @@ function floorSecond(t: number): number {
   return Math.floor(t / US_PER_SECOND) * US_PER_SECOND;
 }
 
+/** Replays a query's log through `at` (the whole log when undefined), keeping no OHLC. */
+function replayTo(src: QuerySource, at: number | undefined) {
+  return replay({ inputs: src.inputs, format: src.format, config: src.config, to: at, track: [], reorderWindowUs: src.reorderWindowUs });
+}
+
 /** Opens a replay database for a query; its failures become `xrate:` errors. */
 function openDatabase(path: string): ReplayDatabase {
   try {
@@ -112,14 +117,7 @@ function finalEngine(db: ReplayDatabase, at: number): Engine {
  */
 export async function queryRates(src: QuerySource, at: number, pairs: [string, string][]): Promise<RateAnswer[]> {
   if (isDatabaseSource(src)) return ratesFromDatabase(src.inputs[0], at, pairs);
-  const summary = await replay({
-    inputs: src.inputs,
-    format: src.format,
-    config: src.config,
-    to: at,
-    track: [],
-    reorderWindowUs: src.reorderWindowUs,
-  });
+  const summary = await replayTo(src, at);
   return pairs.map(([b, q]) => answer(summary.engine, b, q));
 }
 
@@ -257,13 +255,6 @@ export async function queryExplain(src: QuerySource, pair: [string, string], at?
       db.close();
     }
   }
-  const summary = await replay({
-    inputs: src.inputs,
-    format: src.format,
-    config: src.config,
-    to: at,
-    track: [],
-    reorderWindowUs: src.reorderWindowUs,
-  });
+  const summary = await replayTo(src, at);
   return summary.engine.explain(pair[0], pair[1]);
 }

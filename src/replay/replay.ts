@@ -20,11 +20,11 @@
 import { createEngine, restoreEngine, type Engine, type EngineListener } from '../core/engine.js';
 import type { EngineConfig } from '../core/config.js';
 import { US_PER_SECOND } from '../core/time.js';
-import type { RejectReason, XrateEvent } from '../core/types.js';
+import type { XrateEvent } from '../core/types.js';
 import { RateFileWriter } from '../io/rateFile.js';
 import { openSource, type SourceFormat } from '../io/source.js';
 import { ReplayStore } from '../io/store.js';
-import { Ingest, type IngestState } from './ingest.js';
+import { Ingest, type IngestState, type RunTotals } from './ingest.js';
 import { ReorderWindow } from './reorder.js';
 
 /** OHLC periods stored by default for each tracked pair; any other period rolls up from these. */
@@ -82,20 +82,9 @@ export interface ReplayOptions {
   now?: () => number;
 }
 
-/** What a replay did (also stored in `runs`). */
-export interface ReplaySummary {
+/** What a replay did (its totals are also stored in `runs`). */
+export interface ReplaySummary extends RunTotals {
   inputs: string[];
-  eventsRead: number;
-  eventsAccepted: number;
-  eventsRejected: number;
-  rejectsByReason: Partial<Record<RejectReason, number>>;
-  quotesDiscarded: number;
-  ticks: number;
-  firstTick: number | undefined;
-  lastTick: number | undefined;
-  pairsWithRate: number;
-  rateChanges: number;
-  buckets: number;
   durationMs: number;
   eventsPerSecond: number;
   resumed: boolean;

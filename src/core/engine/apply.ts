@@ -29,18 +29,21 @@ export function applyExchange(s: EngineState, e: ExchangeEvent): undefined {
   return undefined;
 }
 
+/** The reject of a quote or trade whose market is not known. */
+function unknownSymbol(s: EngineState, type: 'quote' | 'trade', symbolId: string): Reject {
+  return s.countReject(
+    reject(
+      'unknown_symbol',
+      `${type} for unknown symbol "${symbolId}" (no symbol event, and the id matches no known pattern)`,
+      'symbol_id',
+    ),
+  );
+}
+
 /** A quote: rule 5 discards it (the market keeps its last accepted quote) or it is staged for the next tick. */
 export function applyQuote(s: EngineState, e: QuoteEvent): Reject | undefined {
   const m = s.marketFor(e.symbolId);
-  if (m === undefined) {
-    return s.countReject(
-      reject(
-        'unknown_symbol',
-        `quote for unknown symbol "${e.symbolId}" (no symbol event, and the id matches no known pattern)`,
-        'symbol_id',
-      ),
-    );
-  }
+  if (m === undefined) return unknownSymbol(s, 'quote', e.symbolId);
   s.stats.events.quote++;
   if (!spreadAccepted(e.bidPrice, e.askPrice, s.config.maxSpreadText, s.config.maxSpreadValue)) {
     s.stats.quotesDiscarded++;
@@ -54,15 +57,7 @@ export function applyQuote(s: EngineState, e: QuoteEvent): Reject | undefined {
 /** A trade: its size goes into the market's volume window (rule 8). */
 export function applyTrade(s: EngineState, e: TradeEvent): Reject | undefined {
   const m = s.marketFor(e.symbolId);
-  if (m === undefined) {
-    return s.countReject(
-      reject(
-        'unknown_symbol',
-        `trade for unknown symbol "${e.symbolId}" (no symbol event, and the id matches no known pattern)`,
-        'symbol_id',
-      ),
-    );
-  }
+  if (m === undefined) return unknownSymbol(s, 'trade', e.symbolId);
   s.stats.events.trade++;
   // A trade at or before T0 - window (possible only before the first tick, in a log out of order
   // by more than the window) lies outside every refresh window (R >= T0): leaving it out keeps
