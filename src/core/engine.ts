@@ -18,7 +18,8 @@
  * @module
  */
 import type { EngineConfig, ResolvedConfig } from './config.js';
-import { applyExchange, applyQuote, applySymbol, applyTrade, reject } from './engine/apply.js';
+import { applyExchange, applyQuote, applySymbol, applyTrade, reject, unknownSymbol } from './engine/apply.js';
+import { parseSymbolId } from './symbols.js';
 import { Explainer } from './engine/explain.js';
 import { PairComputer } from './engine/pairCompute.js';
 import { RateQueries } from './engine/queries.js';
@@ -91,29 +92,50 @@ export class Engine {
         reject('late', `event time ${formatTime(t)} is at or before the last computed tick ${formatTime(s.lastTick)}`, 'time'),
       );
     }
+    // A rejected event changes nothing, the clock included (docs/methodology.md section 2): it
+    // neither starts the clock (T0) nor computes the ticks before its time.
+    const type = event.type;
+    if (type !== 'quote' && type !== 'trade' && type !== 'exchange' && type !== 'symbol') {
+      return s.countReject(reject('unknown_type', `unknown event type ${JSON.stringify((event as { type?: unknown }).type)}`, 'type'));
+    }
+    // The market of a quote or trade: known (one look-up, passed on), or defined from its id's
+    // pattern once the ticks before the event are computed, or none (a reject).
+    let m: number | undefined;
+    if (type === 'quote' || type === 'trade') {
+      m = s.markets.index.get(event.symbolId);
+      if (m === undefined && parseSymbolId(event.symbolId) === undefined) return unknownSymbol(s, type, event.symbolId);
+    }
     if (s.t0 === undefined) {
-      // T0 comes from the first event the engine accepts: a quote or trade for an unknown symbol
-      // is rejected without starting the clock.
-      if ((event.type === 'quote' || event.type === 'trade') && s.marketFor(event.symbolId) === undefined) {
-        return event.type === 'quote' ? applyQuote(s, event) : applyTrade(s, event);
-      }
       s.t0 = Math.ceil(t / US_PER_SECOND) * US_PER_SECOND;
       s.nextTick = s.t0;
     } else {
       this.ticks.runTicks(t - 1);
     }
-    switch (event.type) {
+    switch (type) {
       case 'quote':
-        return applyQuote(s, event);
+        return applyQuote(s, event, m);
       case 'trade':
-        return applyTrade(s, event);
+        return applyTrade(s, event, m);
       case 'exchange':
         return applyExchange(s, event);
-      case 'symbol':
-        return applySymbol(s, event);
       default:
-        return s.countReject(reject('unknown_type', `unknown event type ${JSON.stringify((event as { type?: unknown }).type)}`, 'type'));
+        return applySymbol(s, event);
     }
+  }
+
+  /**
+   * Whether {@link apply} would accept `event` now (rule of docs/methodology.md section 2: only an
+   * accepted event moves the clock). False for a time that is not whole µs, a late event, an
+   * unknown type, and a quote or trade for a market that is not known and whose id matches no
+   * pattern. A quote the spread filter discards is accepted. Changes nothing.
+   */
+  accepts(event: XrateEvent): boolean {
+    const s = this.state;
+    const t = event.time;
+    if (!Number.isSafeInteger(t) || (s.lastTick !== undefined && t <= s.lastTick)) return false;
+    const type = event.type;
+    if (type === 'quote' || type === 'trade') return s.canKnowMarket(event.symbolId);
+    return type === 'exchange' || type === 'symbol';
   }
 
   /** Records a reject produced outside the engine (e.g. by the parser) in the engine's counters. */

@@ -208,9 +208,10 @@ export class Ingest {
    * Applies an event to the engine; the engine's reject is stored with `at`'s line and raw text
    * (`raw` is read only then: CSV and SQLite records make it on demand).
    */
-  applyEvent(event: XrateEvent, input: number, at: { line: number; raw: string }): void {
+  applyEvent(event: XrateEvent, input: number, at: { line: number; raw: string }): Reject | undefined {
     const r = this.engine.apply(event);
     if (r) this.reject(r, input, at.line, at.raw);
+    return r;
   }
 
   /** {@link parseRecord} then {@link applyEvent}: a record straight into the engine. */

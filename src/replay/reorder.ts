@@ -44,8 +44,12 @@ export class ReorderWindow {
     return a.event.time < b.event.time || (a.event.time === b.event.time && a.seq < b.seq);
   }
 
-  push(p: Positioned): void {
-    if (p.event.time > this.maxTime) this.maxTime = p.event.time;
+  /**
+   * Adds an event. `movesClock` false (an event the engine would reject) keeps the newest time seen
+   * where it is: a rejected line releases nothing and makes nothing late (docs/methodology.md section 2).
+   */
+  push(p: Positioned, movesClock = true): void {
+    if (movesClock && p.event.time > this.maxTime) this.maxTime = p.event.time;
     const h = this.heap;
     h.push(p);
     let i = h.length - 1;

@@ -7,9 +7,10 @@
  * - `from`: events before it are warm-up (applied, but no rate or OHLC output); at the first tick
  *   >= from every pair with a rate is written once so the output starts from a full state.
  * - `to`: events with time <= to are applied and ticks run through the last whole second <= to.
- *   Reading stops at the first (released) event after `to`: the ticks up to `to` are computed
- *   first, exactly as an uninterrupted replay would, so nothing read later could change them.
- * - Without `to`, ticks run through the last event's second rounded up (so every event counts).
+ *   Reading stops at the first (released) event after `to` that the engine accepts: the ticks up
+ *   to `to` are computed first, exactly as an uninterrupted replay would, so nothing read later
+ *   could change them. A rejected line moves no clock (docs/methodology.md section 2).
+ * - Without `to`, ticks run through the last accepted event's second rounded up (so every event counts).
  * - `reorderWindowUs`: events are buffered and sorted within that window before the engine.
  * - Snapshots: every `snapshotEveryUs` of event time the engine and driver state are stored in the
  *   same transaction as the batch; `resume` continues from the newest snapshot and gives the same
@@ -188,15 +189,20 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
       if (!cp && opts.from === undefined) enableOutput();
 
       // Applies an event released in time order, unless it is past `to` (which ends the replay).
+      // Only an event the engine accepts moves the clock (docs/methodology.md section 2): a rejected
+      // one past `to` or `from` is recorded and reading goes on, and the replay's last event time
+      // (where its ticks end) is that of the last accepted event.
       const applyOne = (event: XrateEvent, input: number, rec: { line: number; raw: string }): boolean => {
         const t = event.time;
-        if (opts.to !== undefined && t > opts.to) {
+        if (opts.to !== undefined && t > opts.to && engine.accepts(event)) {
           engine.advanceTo(opts.to);
           st.stopped = true;
           return false;
         }
-        if (!st.outputOn && opts.from !== undefined && t >= opts.from) enableOutput();
-        ingest.applyEvent(event, input, rec);
+        if (!st.outputOn && opts.from !== undefined && t >= opts.from && engine.accepts(event)) enableOutput();
+        if (ingest.applyEvent(event, input, rec) === undefined && (st.lastEventTime === null || t > st.lastEventTime)) {
+          st.lastEventTime = t;
+        }
         return true;
       };
 
@@ -217,9 +223,8 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
                 lastLine = rec.line;
                 const ev = ingest.parseRecord(rec, i);
                 if (ev === undefined) continue;
-                if (st.lastEventTime === null || ev.time > st.lastEventTime) st.lastEventTime = ev.time;
                 if (window) {
-                  window.push({ event: ev, input: i, line: rec.line, raw: rec.raw, seq: st.seq++ });
+                  window.push({ event: ev, input: i, line: rec.line, raw: rec.raw, seq: st.seq++ }, engine.accepts(ev));
                   for (const q of window.releasable()) if (!applyOne(q.event, q.input, q)) break;
                 } else applyOne(ev, i, rec);
                 if (st.stopped) break;

@@ -30,7 +30,7 @@ export function applyExchange(s: EngineState, e: ExchangeEvent): undefined {
 }
 
 /** The reject of a quote or trade whose market is not known. */
-function unknownSymbol(s: EngineState, type: 'quote' | 'trade', symbolId: string): Reject {
+export function unknownSymbol(s: EngineState, type: 'quote' | 'trade', symbolId: string): Reject {
   return s.countReject(
     reject(
       'unknown_symbol',
@@ -41,8 +41,8 @@ function unknownSymbol(s: EngineState, type: 'quote' | 'trade', symbolId: string
 }
 
 /** A quote: rule 5 discards it (the market keeps its last accepted quote) or it is staged for the next tick. */
-export function applyQuote(s: EngineState, e: QuoteEvent): Reject | undefined {
-  const m = s.marketFor(e.symbolId);
+export function applyQuote(s: EngineState, e: QuoteEvent, known?: number): Reject | undefined {
+  const m = known ?? s.marketFor(e.symbolId);
   if (m === undefined) return unknownSymbol(s, 'quote', e.symbolId);
   s.stats.events.quote++;
   if (!spreadAccepted(e.bidPrice, e.askPrice, s.config.maxSpreadText, s.config.maxSpreadValue)) {
@@ -55,8 +55,8 @@ export function applyQuote(s: EngineState, e: QuoteEvent): Reject | undefined {
 }
 
 /** A trade: its size goes into the market's volume window (rule 8). */
-export function applyTrade(s: EngineState, e: TradeEvent): Reject | undefined {
-  const m = s.marketFor(e.symbolId);
+export function applyTrade(s: EngineState, e: TradeEvent, known?: number): Reject | undefined {
+  const m = known ?? s.marketFor(e.symbolId);
   if (m === undefined) return unknownSymbol(s, 'trade', e.symbolId);
   s.stats.events.trade++;
   // A trade at or before T0 - window (possible only before the first tick, in a log out of order

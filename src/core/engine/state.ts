@@ -122,6 +122,11 @@ export class EngineState {
     return m;
   }
 
+  /** Whether a market is known by this id or can be defined from it (its SPOT or other pattern); defines nothing. */
+  canKnowMarket(symbolId: string): boolean {
+    return this.markets.index.get(symbolId) !== undefined || parseSymbolId(symbolId) !== undefined;
+  }
+
   /** The market of `symbolId`, defining it from the id's pattern when unknown; undefined when the id matches none. */
   marketFor(symbolId: string): number | undefined {
     const m = this.markets.index.get(symbolId);

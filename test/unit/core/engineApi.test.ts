@@ -86,7 +86,10 @@ describe('section 1: rejects', () => {
     ).toBe('bad_time');
     expect(e.apply({ type: 'nope', time: 1_000_000 } as unknown as XrateEvent)?.reason).toBe('unknown_type');
     expect(e.getStats().rejects).toEqual({ bad_time: 1, unknown_type: 1 });
-    expect(e.firstTickTime).toBe(1_000_000);
+    // A rejected event changes nothing, the clock included: no T0 yet.
+    expect(e.firstTickTime).toBeUndefined();
+    expect(e.apply({ type: 'nope', time: 9_000_000 } as unknown as XrateEvent)?.reason).toBe('unknown_type');
+    expect(e.lastTickTime).toBeUndefined();
   });
 });
 
