@@ -182,3 +182,28 @@ describe('replay databases: failures, configs and coverage', () => {
     expect(snap.err).toMatch(/--snapshot-every and --resume need the SQLite output/);
   });
 });
+
+describe('times far after the end of a replay database', () => {
+  it('rate --at years ahead answers at once, as the log would: every rate expired (rule 13), identities only', async () => {
+    const far = await cli('rate', DEMO_DB, '--at', '2200-01-01T00:00:00Z', '--pair', 'BTC/USD', '--pair', 'BTC/BTC');
+    expect(far.code).toBe(0);
+    expect(JSON.parse(far.out)).toEqual([
+      { asset_id_base: 'BTC', asset_id_quote: 'USD', rate: null, time: null },
+      { asset_id_base: 'BTC', asset_id_quote: 'BTC', rate: 1, time: '2200-01-01T00:00:00.0000000Z' },
+    ]);
+    // Just past the expiry of the last rates (the demo's last tick is 05:54:11, maxRateAge 24 h):
+    // the database's shortcut and the log's engine, which computes every tick, agree.
+    const at = '2024-03-02T05:54:13Z';
+    const args = ['--at', at, '--pair', 'BTC/USD', '--pair', 'SOL/BTC', '--pair', 'ETH/ETH'];
+    const fromDb = await cli('rate', DEMO_DB, ...args);
+    const fromLog = await cli('rate', DEMO, ...args);
+    expect(fromDb.code).toBe(0);
+    expect(fromDb.out).toBe(fromLog.out);
+    expect(JSON.parse(fromDb.out)[2]).toEqual({
+      asset_id_base: 'ETH',
+      asset_id_quote: 'ETH',
+      rate: 1,
+      time: '2024-03-02T05:54:13.0000000Z',
+    });
+  });
+});
