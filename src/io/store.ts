@@ -209,8 +209,26 @@ export class ReplayStore {
   }
 
   /** Deletes the outputs of earlier runs (a new replay replaces them). */
-  clearOutputs(): void {
+  clearOutputs(runId?: number): void {
     this.db.exec('DELETE FROM rates; DELETE FROM ohlc; DELETE FROM rejects; DELETE FROM snapshots;');
+    if (runId !== undefined) this.setOutputsRun(runId);
+  }
+
+  /** Records that the output tables now belong to run `runId` (see {@link outputsRun}). */
+  private setOutputsRun(runId: number): void {
+    this.db.prepare(`INSERT OR REPLACE INTO meta(key, value) VALUES ('outputs_run', ?)`).run(String(runId));
+  }
+
+  /**
+   * The run whose outputs the tables hold: the run that last cleared them (a new replay, in the
+   * transaction of its first batch) or resumed writing them. Undefined for a database written
+   * before this was recorded. Its status tells whether the tables are complete: a failed or
+   * killed run leaves them partial.
+   */
+  outputsRun(): RunRow | undefined {
+    const m = this.db.prepare(`SELECT value FROM meta WHERE key = 'outputs_run'`).get() as { value: string } | undefined;
+    if (!m) return undefined;
+    return this.db.prepare('SELECT * FROM runs WHERE id = ?').get(Number(m.value)) as RunRow | undefined;
   }
 
   /** Deletes rows written by batches after `batch` (resume after a crash). */
@@ -222,7 +240,10 @@ export class ReplayStore {
     const r = this.db
       .prepare(`INSERT INTO runs(started_at, status, inputs, config, options, resumed) VALUES (?, 'running', ?, ?, ?, ?)`)
       .run(startedAt, JSON.stringify(inputs), JSON.stringify(config), JSON.stringify(options), resumed ? 1 : 0);
-    return Number(r.lastInsertRowid);
+    const id = Number(r.lastInsertRowid);
+    // A resumed run takes over the outputs the interrupted one began.
+    if (resumed) this.setOutputsRun(id);
+    return id;
   }
 
   finishRun(id: number, fields: Omit<RunRow, 'id' | 'started_at' | 'inputs' | 'config' | 'options' | 'resumed'>): void {

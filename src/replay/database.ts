@@ -57,6 +57,7 @@ export type NotCovered = { kind: 'before-from'; from: number } | { kind: 'after-
 /** A failure of the database itself (each front end words it). */
 export type DatabaseFailure =
   | { kind: 'no-complete-run'; path: string }
+  | { kind: 'partial-outputs'; path: string; runId: number; status: string }
   | { kind: 'no-engine-state'; path: string }
   | { kind: 'restore-failed'; path: string; cause: Error };
 
@@ -65,6 +66,14 @@ export class ReplayDatabaseError extends Error {
   constructor(readonly failure: DatabaseFailure) {
     super(`xrate: database "${failure.path}": ${failure.kind}`);
   }
+}
+
+/** Why a database whose newest replay did not complete answers nothing (the CLI's and the service's wording). */
+export function partialOutputs(path: string, runId: number, status: string): string {
+  return (
+    `xrate: database "${path}" holds the partial outputs of replay run ${runId}, which did not complete (status "${status}": ` +
+    'it failed, was killed, or is still running): replay again, or continue it with --resume if it took snapshots'
+  );
 }
 
 /** A stored OHLC series that gives a period of a pair: the pair's own, or its inverse's. */
@@ -113,12 +122,21 @@ export class ReplayDatabase {
 
   /**
    * @param store - an open replay database (read-only is enough); closed by {@link close}
-   * @throws {@link ReplayDatabaseError} `no-complete-run` when no run completed
+   * @throws {@link ReplayDatabaseError} `no-complete-run` when no run completed, `partial-outputs`
+   *   when the newest replay into it failed or was killed after it began writing
    */
   constructor(
     readonly store: ReplayStore,
     opts: ReplayDatabaseOptions = {},
   ) {
+    if (!opts.run) {
+      // A replay that failed or was killed after it began writing leaves partial tables: they are
+      // not the previous complete run's any more, and not a run's whole output either.
+      const owner = store.outputsRun();
+      if (owner && owner.status !== 'complete') {
+        throw new ReplayDatabaseError({ kind: 'partial-outputs', path: store.path, runId: owner.id, status: owner.status });
+      }
+    }
     const run: RunInfo | undefined = opts.run ?? store.latestCompleteRun();
     if (!run) throw new ReplayDatabaseError({ kind: 'no-complete-run', path: store.path });
     this.coverage = {

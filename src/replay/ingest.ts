@@ -164,7 +164,7 @@ export class Ingest {
     if (!store) return fn();
     store.begin();
     try {
-      if (this.pendingClear) store.clearOutputs();
+      if (this.pendingClear) store.clearOutputs(this.run);
       const r = fn();
       store.commit();
       this.pendingClear = false;

@@ -27,7 +27,7 @@ import type { RateExplanation } from '../core/provenance.js';
 import { formatTime, US_PER_SECOND } from '../core/time.js';
 import type { SourceFormat } from '../io/source.js';
 import { ReplayStore } from '../io/store.js';
-import { ReplayDatabase, ReplayDatabaseError, type NotCovered } from './database.js';
+import { partialOutputs, ReplayDatabase, ReplayDatabaseError, type NotCovered } from './database.js';
 import { replay } from './replay.js';
 
 /** One answer of {@link queryRates}: the interface's ExchangeRate shape. */
@@ -80,6 +80,7 @@ function cliError(e: unknown): unknown {
   const f = e.failure;
   if (f.kind === 'no-complete-run') return new Error(`xrate: database "${f.path}" holds no complete replay run`);
   if (f.kind === 'no-engine-state') return new Error(`xrate: database "${f.path}" holds no engine state`);
+  if (f.kind === 'partial-outputs') return new Error(partialOutputs(f.path, f.runId, f.status));
   return f.cause;
 }
 

@@ -122,7 +122,7 @@ export function startFollow(opts: FollowOptions): Follower {
   const engine = ingest.engine;
   const started = now();
   ingest.beginRun({ follow: true, db: opts.db }, started, false);
-  store.clearOutputs();
+  store.clearOutputs(ingest.runId);
   engine.emitAllAtNextTick();
   engine.trackDirectPairs(DEFAULT_STORED_PERIODS);
   provider = new LiveRateProvider(engine, store, 'follow', {

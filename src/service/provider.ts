@@ -22,7 +22,7 @@ import { bucketEnd, bucketStart, EXCHANGE_RATE_PERIODS, type PeriodRecord } from
 import type { RateExplanation } from '../core/provenance.js';
 import { formatTime, US_PER_SECOND } from '../core/time.js';
 import { ReplayStore } from '../io/store.js';
-import { ReplayDatabase, ReplayDatabaseError, type RunInfo, type Series } from '../replay/database.js';
+import { partialOutputs, ReplayDatabase, ReplayDatabaseError, type RunInfo, type Series } from '../replay/database.js';
 import { EngineSource, type CachedRate, type ExchangeRate, type RateSource } from '../replay/rateSources.js';
 import { noData } from './errors.js';
 
@@ -203,6 +203,9 @@ export class DatabaseRateProvider implements RateProvider {
     try {
       this.db = new ReplayDatabase(store, { cacheTables: opts.cacheTables, run: opts.run });
     } catch (e) {
+      if (e instanceof ReplayDatabaseError && e.failure.kind === 'partial-outputs') {
+        throw new Error(partialOutputs(store.path, e.failure.runId, e.failure.status));
+      }
       if (e instanceof ReplayDatabaseError) {
         throw new Error(
           `xrate: database "${store.path}" holds no complete replay run (run "xrate replay LOG --db ${store.path}" or "npm start" first)`,

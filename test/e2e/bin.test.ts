@@ -214,6 +214,10 @@ describe('resume after a kill', () => {
     const want = digestTables(ref);
     expect(partial.rates.rows).toBeGreaterThan(0);
     expect(partial.rates.rows).toBeLessThan(want.rates.rows);
+    // Queries refuse the partial tables of the killed run rather than answer from them.
+    const refused = bin(['rate', db, '--at', '2024-03-01T03:00:00Z', '--pair', 'BTC/USD']);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/holds the partial outputs of replay run \d+, which did not complete \(status "running": /);
 
     // Resume: the same outputs as the uninterrupted replay.
     const res = bin(['replay', log, '--db', db, '--resume', '--snapshot-every', '10m', '--json'], { timeout: 120_000 });

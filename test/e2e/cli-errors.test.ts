@@ -3,7 +3,7 @@
  * input exit codes and messages, and replay databases that fail, differ in config or do not cover
  * the time asked for. The query contracts are in cli.test.ts.
  */
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -135,6 +135,35 @@ describe('replay databases: failures, configs and coverage', () => {
     expect((await cli('rate', db, ...args)).out).toBe(before);
     const runs = query<{ status: string }>(db, 'SELECT status FROM runs ORDER BY id');
     expect(runs.map((x) => x.status)).toEqual(['complete', expect.stringMatching(/^failed: CSV header must include "type"/)]);
+  });
+
+  it('a replay that fails after it began writing leaves a database that answers nothing, not the old run mixed with the new', async () => {
+    const db = p('broken.sqlite');
+    expect((await cli('replay', DEMO, '--db', db, '--quiet')).code).toBe(0);
+    // The demo log, gzipped, with its bytes from 70 % on replaced: the gzip stream breaks after
+    // many batches were written.
+    const gz = readFileSync(DEMO);
+    const cut = Math.floor(gz.length * 0.7);
+    const broken = p('broken.ndjson.gz');
+    writeFileSync(broken, Buffer.concat([gz.subarray(0, cut), Buffer.alloc(gz.length - cut, 0x41)]));
+    const r = await cli('replay', broken, '--db', db, '--quiet');
+    expect(r.code).toBe(1);
+    const runs = query<{ id: number; status: string }>(db, 'SELECT id, status FROM runs ORDER BY id');
+    expect(runs.map((x) => x.status)).toEqual(['complete', expect.stringMatching(/^failed: /)]);
+    const msg = /holds the partial outputs of replay run 2, which did not complete \(status "failed: /;
+    for (const args of [
+      ['rate', db, '--at', DEMO_AT, '--pair', 'BTC/USD'],
+      ['history', db, '--pair', 'BTC/USD', '--period', '1MIN', '--from', '2024-03-01T04:00:00Z', '--to', '2024-03-01T04:10:00Z'],
+      ['explain', db, '--pair', 'BTC/USD'],
+      ['serve', '--db', db, '--port', '0'],
+    ]) {
+      const q = await cli(...args);
+      expect(q.code, args.join(' ')).toBe(1);
+      expect(q.err).toMatch(msg);
+    }
+    // A complete replay makes it answer again.
+    expect((await cli('replay', DEMO, '--db', db, '--quiet')).code).toBe(0);
+    expect(JSON.parse((await cli('rate', db, '--at', DEMO_AT, '--pair', 'BTC/USD')).out)[0].rate).toEqual(expect.any(Number));
   });
 
   it('with the layered cross method, a database gives the same cross rates as the log', async () => {
