@@ -10,9 +10,10 @@
  *
  * Exactness: Node runs the check-and-charge of a request synchronously, so concurrent requests
  * can never together pass the limit. The window lives in memory (per key, one entry per second
- * with traffic) and is written behind to SQLite (`api_key_usage`) every `flushEveryMs` and on
- * {@link Limiter.close}, and read back at start: usage survives a restart. One server process
- * per keys database.
+ * with traffic) and is read back from SQLite (`api_key_usage`) at start. A charged response is
+ * sent only once its charge is committed ({@link Limiter.afterCommit}): the charges of one turn
+ * of the event loop are written in one transaction (a group commit), so usage survives a restart
+ * and a `kill -9` alike. One server process per keys database.
  *
  * @module
  */
@@ -88,6 +89,8 @@ export class Limiter {
   private readonly windows = new Map<number, Window>();
   private pending = new Map<number, Map<number, number>>();
   private readonly timer: NodeJS.Timeout | undefined;
+  private waiters: (() => void)[] = [];
+  private commitScheduled = false;
 
   /**
    * @param keys - where usage is persisted
@@ -194,6 +197,28 @@ export class Limiter {
       'x-concurrencylimit-limit': String(key.concurrency),
       'x-concurrencylimit-remaining': String(Math.max(0, key.concurrency - w.inflight)),
     };
+  }
+
+  /**
+   * Calls `done` once every charge made so far is committed: the charges of this turn of the event
+   * loop are written in one transaction at its end, then every waiter of the turn is called.
+   * A failed write is reported on stderr; the waiters are called all the same.
+   */
+  afterCommit(done: () => void): void {
+    this.waiters.push(done);
+    if (this.commitScheduled) return;
+    this.commitScheduled = true;
+    setImmediate(() => {
+      this.commitScheduled = false;
+      const waiters = this.waiters;
+      this.waiters = [];
+      try {
+        if (this.keys.isOpen) this.flush();
+      } catch (e) {
+        process.stderr.write(`xrate serve: usage not saved: ${(e as Error).message}\n`);
+      }
+      for (const w of waiters) w();
+    });
   }
 
   /** Writes the usage charged since the last flush. */

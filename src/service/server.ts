@@ -151,6 +151,13 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
 
   registerRoutes(app, opts.provider, limiter);
 
+  // A charged response leaves only once its charge is committed (one transaction per turn of the
+  // event loop), so a crash cannot lose usage that a client was answered for.
+  app.addHook('onSend', (req, _reply, payload, done) => {
+    if (!req.charged) return done(null, payload);
+    limiter.afterCommit(() => done(null, payload));
+  });
+
   app.setNotFoundHandler((req, reply) => {
     void reply
       .code(404)
