@@ -80,12 +80,14 @@ interface Credentials {
   token: string | undefined;
 }
 
-function queryKey(query: unknown): string | undefined {
-  if (query === null || typeof query !== 'object') return undefined;
+/** Every value of the apikey parameter (its name in any case, given any number of times). */
+function queryKeys(query: unknown): string[] {
+  if (query === null || typeof query !== 'object') return [];
+  const out: string[] = [];
   for (const [k, v] of Object.entries(query as Record<string, unknown>)) {
-    if (k.toLowerCase() === 'apikey') return Array.isArray(v) ? String(v[0]) : String(v);
+    if (k.toLowerCase() === 'apikey') for (const x of Array.isArray(v) ? v : [v]) out.push(String(x));
   }
-  return undefined;
+  return out;
 }
 
 function credentials(req: RawRequest, query: unknown): Credentials {
@@ -100,7 +102,7 @@ function credentials(req: RawRequest, query: unknown): Credentials {
   };
   add(header(req, 'x-coinapi-key'), 'the X-CoinAPI-Key header');
   add(header(req, 'x-service-key'), 'the X-Service-Key header');
-  add(queryKey(query), 'the apikey parameter');
+  for (const k of queryKeys(query)) add(k, 'the apikey parameter');
   for (const k of req[PATH_KEYS] ?? []) add(k, 'the APIKEY- path segment');
   let token: string | undefined;
   let keyInAuthorization = false;

@@ -64,8 +64,21 @@ export function noData(detail: string): ServiceError {
 
 /** 404. */
 export function notFound(method: string, url: string): ServiceError {
-  const path = url.split('?')[0];
+  const path = url
+    .split('?')[0]
+    .split('/')
+    .map((seg) => (/^apikey-/i.test(decodeSegment(seg)) ? 'APIKEY-***' : seg))
+    .join('/');
   return new ServiceError(404, `Unknown route ${method} ${path} (see /v1/exchangerate/... in docs/service.md)`);
+}
+
+/** A path segment percent-decoded, or as it is when it is not valid percent-encoding. */
+function decodeSegment(seg: string): string {
+  try {
+    return decodeURIComponent(seg);
+  } catch {
+    return seg;
+  }
 }
 
 /** The JSON body of an error. */

@@ -96,7 +96,17 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
     }
     const app = await createService({ provider, keys });
     const host = opts.host ?? '127.0.0.1';
-    await app.listen({ host, port: opts.port ?? 3000 });
+    try {
+      await app.listen({ host, port: opts.port ?? 3000 });
+    } catch (e) {
+      const err = e as Error & { code?: string };
+      const where = `${host}:${opts.port ?? 3000}`;
+      if (err.code === 'EADDRINUSE')
+        throw new Error(`xrate: cannot listen on ${where}: the port is in use (choose another with --port, or --port 0 for any free port)`);
+      if (err.code === 'EACCES') throw new Error(`xrate: cannot listen on ${where}: permission denied (ports below 1024 need privileges)`);
+      if (err.code === 'EADDRNOTAVAIL') throw new Error(`xrate: cannot listen on ${where}: no such local address (--host)`);
+      throw new Error(`xrate: cannot listen on ${where}: ${err.message}`);
+    }
     const addr = app.server.address();
     const port = typeof addr === 'object' && addr ? addr.port : (opts.port ?? 3000);
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;

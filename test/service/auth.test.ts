@@ -76,6 +76,30 @@ describe('the six methods', () => {
     expect(expectError(await srv.get(`${RATE}?apikey=${other}`, { 'X-CoinAPI-Key': key }), 401)).toMatch(/Conflicting API keys/);
     expect(expectError(await srv.get(`${RATE}/APIKEY-${other}`, { Authorization: key }), 401)).toMatch(/Conflicting/);
   });
+
+  it('two different keys in apikey parameters are a 401 charged to nobody; the same key twice is fine', async () => {
+    const a = srv.key({ name: 'twice-a' });
+    const b = srv.key({ name: 'twice-b' });
+    const used = async (k: string): Promise<number> => Number((await srv.get(RATE, { 'X-CoinAPI-Key': k })).headers['x-ratelimit-used']);
+    expect(await used(a)).toBe(1);
+    expect(expectError(await srv.get(`${RATE}?apikey=${a}&apikey=${b}`), 401)).toMatch(
+      /Conflicting API keys: the apikey parameter and the apikey parameter/,
+    );
+    expect(expectError(await srv.get(`${RATE}?apikey=${a}&APIKEY=${b}`), 401)).toMatch(/Conflicting API keys/);
+    expect(await used(a)).toBe(2);
+    expect(await used(b)).toBe(1);
+    await ok(`${RATE}?apikey=${a}&apikey=${a}`);
+  });
+
+  it('a 404 does not echo a key given as a path segment, percent-encoded or not', async () => {
+    for (const seg of [`APIKEY-${key}`, `%41PIKEY-${key}`, `apikey-${key.toLowerCase()}`]) {
+      const msg = expectError(await srv.get(`/v1/nothing/${seg}/x`), 404);
+      expect(msg).not.toContain(key.slice(0, 8));
+      expect(msg).not.toContain(key.slice(0, 8).toLowerCase());
+    }
+    // The literal segment is taken out before routing; an encoded one reaches the 404, redacted.
+    expect(expectError(await srv.get(`/v1/nothing/%41PIKEY-${key}/x`), 404)).toContain('/v1/nothing/APIKEY-***/x');
+  });
 });
 
 describe('refusals', () => {

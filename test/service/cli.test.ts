@@ -4,6 +4,7 @@
  */
 import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
+import { type AddressInfo, createServer } from 'node:net';
 import { generateKeyPairSync } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -228,5 +229,22 @@ describe('xrate serve as a process', () => {
     const ks = KeyStore.open(db);
     expect(ks.list()[0]).toMatchObject({ name: 'dev', used_24h: 1 });
     ks.close();
+  });
+});
+
+describe('xrate serve on a busy port', () => {
+  it('says so in one line and exits 1 (no stack trace)', async () => {
+    const blocker = createServer();
+    await new Promise<void>((res) => blocker.listen(0, '127.0.0.1', res));
+    const port = (blocker.address() as AddressInfo).port;
+    try {
+      const o = io();
+      expect(await run(['serve', '--db', db, '--keys', join(tmp.dir, 'busy-keys.sqlite'), '--port', String(port)], o)).toBe(1);
+      expect(o.stderr()).toBe(
+        `xrate: cannot listen on 127.0.0.1:${port}: the port is in use (choose another with --port, or --port 0 for any free port)\n`,
+      );
+    } finally {
+      blocker.close();
+    }
   });
 });
