@@ -30,10 +30,12 @@ export interface TextStream {
 export function openTextStream(path: string, gzip: boolean): TextStream {
   const file: ReadStream = createReadStream(path, { highWaterMark: FILE_CHUNK });
   let stream: Readable = file;
+  let gunzip: ReturnType<typeof createGunzip> | undefined;
   if (gzip) {
-    const gunzip = createGunzip({ chunkSize: GUNZIP_CHUNK });
-    file.on('error', (e) => gunzip.destroy(e));
-    stream = file.pipe(gunzip);
+    const g = createGunzip({ chunkSize: GUNZIP_CHUNK });
+    file.on('error', (e) => g.destroy(e));
+    stream = file.pipe(g);
+    gunzip = g;
   }
   let closed = false;
   const close = (): void => {
@@ -44,17 +46,24 @@ export function openTextStream(path: string, gzip: boolean): TextStream {
   return {
     async *chunks() {
       const decoder = new StringDecoder('utf8');
+      let text = 0;
       try {
         for await (const chunk of stream as AsyncIterable<Buffer>) {
           if (closed) return;
-          const text = decoder.write(chunk);
-          if (text.length > 0) yield text;
+          text += chunk.length;
+          const s = decoder.write(chunk);
+          if (s.length > 0) yield s;
         }
         const tail = decoder.end();
         if (tail.length > 0) yield tail;
       } catch (e) {
         if (closed) return; // closed by the caller: stop quietly
-        throw new Error(`xrate: cannot read "${path}": ${(e as Error).message}`);
+        // Where it broke: for gzip, the compressed bytes the decompressor had taken in and the text
+        // it had given out (the lines before that were read); else the bytes of the file read.
+        const where = gunzip
+          ? `gzip data broken near byte ${gunzip.bytesWritten} of the file, after ${text} bytes of text`
+          : `after ${file.bytesRead} bytes`;
+        throw new Error(`xrate: cannot read "${path}" (${where}): ${(e as Error).message}`);
       } finally {
         close();
       }

@@ -148,6 +148,10 @@ describe('replay databases: failures, configs and coverage', () => {
     writeFileSync(broken, Buffer.concat([gz.subarray(0, cut), Buffer.alloc(gz.length - cut, 0x41)]));
     const r = await cli('replay', broken, '--db', db, '--quiet');
     expect(r.code).toBe(1);
+    // The error names the input and where in it the gzip data broke.
+    expect(r.err).toMatch(
+      /^xrate: cannot read ".*broken\.ndjson\.gz" \(gzip data broken near byte \d+ of the file, after \d+ bytes of text\): /,
+    );
     const runs = query<{ id: number; status: string }>(db, 'SELECT id, status FROM runs ORDER BY id');
     expect(runs.map((x) => x.status)).toEqual(['complete', expect.stringMatching(/^failed: /)]);
     const msg = /holds the partial outputs of replay run 2, which did not complete \(status "failed: /;
