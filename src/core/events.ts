@@ -11,7 +11,7 @@
 
 import { parseDec } from './decimal.js';
 import { symbolTypeFromText } from './symbols.js';
-import { parseTime } from './time.js';
+import { formatTime, isTimeOutOfRange, parseTime, TIME_RANGE } from './time.js';
 import { isReject } from './types.js';
 import type {
   Dec,
@@ -102,6 +102,14 @@ function getTime(type: string, record: Record<string, unknown>): number | Reject
   const v = record.time;
   if (isAbsent(v)) return missing(type, 'time');
   const t = typeof v === 'string' ? parseTime(trimmed(v)) : undefined;
+  if (t === undefined && typeof v === 'string' && isTimeOutOfRange(trimmed(v))) {
+    return reject(
+      'bad_time',
+      `${type}: field "time" ${show(v)} is outside the times xrate can hold (${formatTime(TIME_RANGE.first)} to ` +
+        `${formatTime(TIME_RANGE.last)}: microseconds since 1970 kept exactly in a double)`,
+      'time',
+    );
+  }
   if (t === undefined) {
     return reject(
       'bad_time',

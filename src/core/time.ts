@@ -120,6 +120,30 @@ function d2(s: string, i: number): number {
  * ```
  */
 export function parseTime(text: string): TimeUs | undefined {
+  const us = parseTimeUnchecked(text);
+  return us !== undefined && Number.isSafeInteger(us) ? us : undefined;
+}
+
+/**
+ * The first and last time xrate can hold: µs since the epoch are exact in a double up to 2^53
+ * (docs/methodology.md section 7), which spans the years 1684 to 2255.
+ */
+export const TIME_RANGE: { readonly first: TimeUs; readonly last: TimeUs } = Object.freeze({
+  first: -Number.MAX_SAFE_INTEGER,
+  last: Number.MAX_SAFE_INTEGER,
+});
+
+/**
+ * Whether `text` is a well-formed ISO 8601 time that {@link parseTime} refuses only because it
+ * lies outside {@link TIME_RANGE} (so a reject can say so rather than call it malformed).
+ */
+export function isTimeOutOfRange(text: string): boolean {
+  const us = parseTimeUnchecked(text);
+  return us !== undefined && !Number.isSafeInteger(us);
+}
+
+/** {@link parseTime} without the range check: µs (possibly beyond 2^53), or undefined when malformed. */
+function parseTimeUnchecked(text: string): number | undefined {
   const len = text.length;
   if (len < 10 || len > 40) return undefined;
   // Year: 4 digits.
@@ -205,8 +229,7 @@ export function parseTime(text: string): TimeUs | undefined {
   const secs = daysFromCivil(year, month, day) * SECONDS_PER_DAY + hour * 3600 + minute * 60 + second - offsetMin * 60;
   // secs * 1e6 is exact (a multiple of 64 below 2^59); the sum is correctly rounded, so it is
   // exact whenever the true result is a safe integer, and unsafe otherwise.
-  const us = secs * US_PER_SECOND + frac;
-  return Number.isSafeInteger(us) ? us : undefined;
+  return secs * US_PER_SECOND + frac;
 }
 
 const PAD2: readonly string[] = Array.from({ length: 100 }, (_, i) => (i < 10 ? '0' : '') + i);

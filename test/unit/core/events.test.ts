@@ -304,6 +304,13 @@ describe('rejects', () => {
       'quote: field "time" must be an ISO 8601 UTC time such as "2024-01-01T00:00:00.1234567Z", got "2024-01-01T00:00:00.12345678Z"',
     ],
     [
+      'a well-formed time past the range (µs exact in a double)',
+      { ...quote, time: '2300-01-01T00:00:00Z' },
+      'bad_time',
+      'time',
+      'quote: field "time" "2300-01-01T00:00:00Z" is outside the times xrate can hold (1684-07-28T00:12:25.2590090Z to 2255-06-05T23:47:34.7409910Z: microseconds since 1970 kept exactly in a double)',
+    ],
+    [
       'bad number',
       { ...quote, bid_size: 'abc' },
       'bad_number',
