@@ -85,6 +85,8 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
     rewriteUrl: (req) => stripPathKey(req as RawRequest),
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, caseSensitive: false, maxParamLength: 200 },
     return503OnClosing: true,
+    // Node would answer a request without Host with an empty 400; the hook below answers in JSON.
+    http: { requireHostHeader: false },
     clientErrorHandler: clientError,
     frameworkErrors: (err, _req, res) => {
       const reply = res as FastifyReply;
@@ -97,6 +99,17 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
   });
   app.decorateRequest('apiKey', null);
   app.decorateRequest('charged', false);
+  app.addHook('onRequest', (req, reply, done) => {
+    if (req.headers.host === undefined && req.raw.httpVersionMajor === 1 && req.raw.httpVersionMinor >= 1) {
+      void reply
+        .code(400)
+        .header('content-type', CONTENT_TYPES.json)
+        .header('x-ratelimit-request-cost', '0')
+        .send(errorBody('Bad request: an HTTP/1.1 request needs a Host header'));
+      return;
+    }
+    done();
+  });
 
   await app.register(compress, {
     global: true,

@@ -4,6 +4,7 @@
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { join } from 'node:path';
 import { SignJWT, UnsecuredJWT } from 'jose';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stripPathKey, type RawRequest } from '../../src/service/auth.js';
 import { KeyStore, parseJwtKey } from '../../src/service/keys.js';
@@ -259,5 +260,27 @@ describe('JWT', () => {
     expect(() => parseJwtKey({ publicKey: pem(small.publicKey) })).toThrow(/2048/);
     expect(() => parseJwtKey({ publicKey: 'hello' })).toThrow(/not a PEM or JWK/);
     expect(parseJwtKey({ publicKey: JSON.stringify(ec.publicKey.export({ format: 'jwk' })) }).kind).toBe('ec');
+  });
+});
+
+describe('malformed requests', () => {
+  it('an HTTP/1.1 request without a Host header gets a JSON 400, charged to nobody', async () => {
+    const u = new URL(srv.url);
+    const raw = await new Promise<string>((res, rej) => {
+      const s = connect(Number(u.port), u.hostname, () =>
+        s.write(`GET ${RATE} HTTP/1.1\r\nX-CoinAPI-Key: ${key}\r\nConnection: close\r\n\r\n`),
+      );
+      let d = '';
+      s.on('data', (x: Buffer) => {
+        d += x.toString();
+      });
+      s.on('end', () => res(d));
+      s.on('error', rej);
+    });
+    const [head, body] = raw.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(head.toLowerCase()).toContain('content-type: application/json');
+    expect(head.toLowerCase()).toContain('x-ratelimit-request-cost: 0');
+    expect(JSON.parse(body)).toEqual({ message: 'Bad request: an HTTP/1.1 request needs a Host header' });
   });
 });
