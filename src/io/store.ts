@@ -13,6 +13,7 @@
  * @module
  */
 import Database from 'better-sqlite3';
+import { hostname } from 'node:os';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { EngineSnapshot, PairRateChange } from '../core/engine.js';
 import type { OhlcBucket } from '../core/ohlc.js';
@@ -68,6 +69,24 @@ function migrate(db: Database.Database): void {
     (db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).some((c) => c.name === col);
   if (!has('runs', 'stopped')) db.exec('ALTER TABLE runs ADD COLUMN stopped INTEGER NOT NULL DEFAULT 0');
   if (!has('rates', 'volume')) db.exec('ALTER TABLE rates ADD COLUMN volume REAL NOT NULL DEFAULT 0');
+  if (!has('runs', 'pid')) db.exec('ALTER TABLE runs ADD COLUMN pid INTEGER');
+  if (!has('runs', 'host')) db.exec('ALTER TABLE runs ADD COLUMN host TEXT');
+}
+
+/**
+ * Whether a run marked `running` is known to have died: it was started on this machine by a
+ * process that no longer exists (killed, or crashed without closing its run). Unknown (another
+ * machine, no pid recorded) counts as alive.
+ */
+export function runIsDead(run: { status: string; pid?: number | null; host?: string | null }): boolean {
+  if (run.status !== 'running' || run.pid === null || run.pid === undefined || run.host !== hostname()) return false;
+  if (run.pid === process.pid) return false;
+  try {
+    process.kill(run.pid, 0);
+    return false;
+  } catch (e) {
+    return (e as { code?: string }).code === 'ESRCH';
+  }
 }
 
 /** Where a replay stood when a snapshot was taken, and what it carried besides the engine. */
@@ -109,6 +128,9 @@ export interface RunRow {
   resumed: number;
   /** 1 when the replay stopped at its --to before the end of its input. */
   stopped: number;
+  /** Process id and host name of the process that ran it (null in databases written before they were kept). */
+  pid?: number | null;
+  host?: string | null;
 }
 
 /** A row of `rates`: the state of one pair from `tick` on. */
@@ -158,6 +180,11 @@ export class ReplayStore {
         db.exec(SCHEMA);
         migrate(db);
         db.prepare(`INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)`).run(String(SCHEMA_VERSION));
+        // Runs whose process died while running are marked so (their tables stay refused until a
+        // replay or --resume completes).
+        for (const r of db.prepare(`SELECT id, status, pid, host FROM runs WHERE status = 'running'`).all() as RunRow[]) {
+          if (runIsDead(r)) db.prepare(`UPDATE runs SET status = 'killed' WHERE id = ?`).run(r.id);
+        }
       } else {
         const t = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'runs'`).get();
         if (!t) throw new Error('it has no "runs" table (not written by `xrate replay`)');
@@ -238,8 +265,8 @@ export class ReplayStore {
 
   beginRun(inputs: string[], config: unknown, options: unknown, startedAt: string, resumed: boolean): number {
     const r = this.db
-      .prepare(`INSERT INTO runs(started_at, status, inputs, config, options, resumed) VALUES (?, 'running', ?, ?, ?, ?)`)
-      .run(startedAt, JSON.stringify(inputs), JSON.stringify(config), JSON.stringify(options), resumed ? 1 : 0);
+      .prepare(`INSERT INTO runs(started_at, status, inputs, config, options, resumed, pid, host) VALUES (?, 'running', ?, ?, ?, ?, ?, ?)`)
+      .run(startedAt, JSON.stringify(inputs), JSON.stringify(config), JSON.stringify(options), resumed ? 1 : 0, process.pid, hostname());
     const id = Number(r.lastInsertRowid);
     // A resumed run takes over the outputs the interrupted one began.
     if (resumed) this.setOutputsRun(id);

@@ -25,7 +25,7 @@ import { restoreEngine, type Engine } from '../core/engine.js';
 import { rollUp, type OhlcBucket } from '../core/ohlc.js';
 import { bucketStart, EXCHANGE_RATE_PERIODS, getPeriod, isRollupOf, type PeriodRecord } from '../core/periods.js';
 import { US_PER_SECOND } from '../core/time.js';
-import { ReplayStore } from '../io/store.js';
+import { ReplayStore, runIsDead } from '../io/store.js';
 import { PairTable, type PairRow } from './rateSources.js';
 
 /** What is read of a `runs` row. */
@@ -134,7 +134,8 @@ export class ReplayDatabase {
       // not the previous complete run's any more, and not a run's whole output either.
       const owner = store.outputsRun();
       if (owner && owner.status !== 'complete') {
-        throw new ReplayDatabaseError({ kind: 'partial-outputs', path: store.path, runId: owner.id, status: owner.status });
+        const status = runIsDead(owner) ? `killed (its process ${owner.pid} is gone)` : owner.status;
+        throw new ReplayDatabaseError({ kind: 'partial-outputs', path: store.path, runId: owner.id, status });
       }
     }
     const run: RunInfo | undefined = opts.run ?? store.latestCompleteRun();

@@ -217,13 +217,17 @@ describe('resume after a kill', () => {
     // Queries refuse the partial tables of the killed run rather than answer from them.
     const refused = bin(['rate', db, '--at', '2024-03-01T03:00:00Z', '--pair', 'BTC/USD']);
     expect(refused.status).toBe(1);
-    expect(refused.stderr).toMatch(/holds the partial outputs of replay run \d+, which did not complete \(status "running": /);
+    expect(refused.stderr).toMatch(
+      /holds the partial outputs of replay run \d+, which did not complete \(status "killed \(its process \d+ is gone\)": /,
+    );
 
     // Resume: the same outputs as the uninterrupted replay.
     const res = bin(['replay', log, '--db', db, '--resume', '--snapshot-every', '10m', '--json'], { timeout: 120_000 });
     expect(res.status, res.stderr).toBe(0);
     const s = JSON.parse(res.stdout) as Record<string, unknown>;
     expect(s.resumed).toBe(true);
+    // Opening the database to resume marked the killed run.
+    expect(query<{ status: string }>(db, 'SELECT status FROM runs ORDER BY id').map((r) => r.status)).toEqual(['killed', 'complete']);
     for (const k of [
       'eventsRead',
       'eventsAccepted',
