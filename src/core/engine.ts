@@ -80,7 +80,8 @@ export class Engine {
 
   /**
    * Applies one event: computes every pending tick before its time, then the event itself.
-   * Never throws for bad data: returns a {@link Reject} (`late`, `unknown_symbol`) or undefined.
+   * Never throws for bad data: returns a {@link Reject} (`bad_time`, `late`, `unknown_type`,
+   * `unknown_symbol`), which changes nothing but the reject counters, or undefined.
    */
   apply(event: XrateEvent): Reject | undefined {
     const s = this.state;
