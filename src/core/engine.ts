@@ -71,6 +71,23 @@ export class Engine {
     this.explainer = new Explainer(state, computer, this.queries);
   }
 
+  /**
+   * With `true`, computes every tick in full instead of skipping the ticks at which nothing can
+   * change (docs/methodology.md section 2). The outputs are the same; this is for verifying that,
+   * and is slower on logs with gaps.
+   */
+  setTickEverySecond(on: boolean): void {
+    this.state.tickEverySecond = on;
+  }
+
+  /**
+   * Ticks this engine object computed in full; `stats.ticks` counts every tick, skipped or not
+   * (a measure of the work done, for tests and profiling; not part of a snapshot).
+   */
+  get computedTicks(): number {
+    return this.state.computedTicks;
+  }
+
   /** Replaces the listener (e.g. after {@link restoreEngine}). */
   setListener(listener: EngineListener): void {
     this.state.listener = listener;
@@ -112,6 +129,8 @@ export class Engine {
     } else {
       this.ticks.runTicks(t - 1);
     }
+    s.eventSinceTick = true;
+    s.eventSinceRefresh = true;
     switch (type) {
       case 'quote':
         return applyQuote(s, event, m);

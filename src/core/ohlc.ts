@@ -168,27 +168,94 @@ export class OhlcAggregator {
         counts[i] = c + 1;
         continue;
       }
-      if (c > 0) this.onClose(i, this.bucketAt(i));
-      const len = this.lenUs[i];
-      if (len > 0) {
-        let r = tickUs % len;
-        if (r < 0) r += len;
-        const start = tickUs - r + 0;
-        st[o + S_START] = start;
-        st[o + S_END] = start + len;
-      } else {
-        const p = this.periods[i];
-        st[o + S_START] = bucketStart(tickUs, p);
-        st[o + S_END] = bucketEnd(tickUs, p);
-      }
-      st[o + S_TOPEN] = tickUs;
-      st[o + S_TCLOSE] = tickUs;
-      st[o + S_OPEN] = rate;
-      st[o + S_HIGH] = rate;
-      st[o + S_LOW] = rate;
-      st[o + S_CLOSE] = rate;
-      counts[i] = 1;
+      this.open(i, tickUs, rate);
     }
+  }
+
+  /**
+   * Adds a run of fresh ticks at one rate: `fromUs`, `fromUs + stepUs`, ... through `toUs`.
+   * Gives exactly the buckets of calling {@link update} at each of them, at a cost that follows
+   * the buckets closed rather than the ticks (an event-driven engine feeds the seconds in which
+   * nothing changed this way).
+   *
+   * Why: docs/methodology.md section 2 — ticks at which nothing can change cost nothing, yet
+   * every bucket is what ticking each second would give (section 5).
+   *
+   * @param fromUs - first tick, after the previous one.
+   * @param toUs - last tick, `fromUs + k * stepUs` for some k >= 0.
+   * @param stepUs - distance between ticks (> 0).
+   * @param rate - the series' rate at every tick of the run (finite).
+   * @throws RangeError as {@link update}, or when `toUs` is not on the run's grid.
+   * @example
+   * agg.updateRun(60_000_000, 179_000_000, 1_000_000, 1.25); // 120 ticks at 1.25
+   */
+  updateRun(fromUs: number, toUs: number, stepUs: number, rate: number): void {
+    if (!(stepUs > 0) || !(toUs >= fromUs) || (toUs - fromUs) % stepUs !== 0) {
+      throw new RangeError(`OhlcAggregator: run ${fromUs}..${toUs} is not a whole number of ${stepUs} µs steps`);
+    }
+    this.update(fromUs, rate);
+    if (toUs === fromUs) return;
+    this.lastTick = toUs;
+    const st = this.state;
+    const counts = this.counts;
+    for (let i = 0, o = 0; i < this.n; i++, o += STRIDE) {
+      let t = fromUs + stepUs; // the first tick is in (see update above)
+      while (t <= toUs) {
+        const end = st[o + S_END];
+        if (t < end) {
+          // The ticks t .. last all fall in the open bucket.
+          const last = Math.min(toUs, t + Math.floor((end - 1 - t) / stepUs) * stepUs);
+          if (rate > st[o + S_HIGH]) st[o + S_HIGH] = rate;
+          if (rate < st[o + S_LOW]) st[o + S_LOW] = rate;
+          st[o + S_CLOSE] = rate;
+          st[o + S_TCLOSE] = last;
+          counts[i] += (last - t) / stepUs + 1;
+          t = last + stepUs;
+        } else {
+          this.open(i, t, rate);
+          t += stepUs;
+        }
+      }
+    }
+  }
+
+  /**
+   * The earliest end of an open bucket (the first tick at or after it closes that bucket), or
+   * Infinity when no bucket is open.
+   *
+   * @example
+   * agg.update(1_500_000, 2); agg.nextClose(); // 2_000_000 with a 1SEC period
+   */
+  nextClose(): number {
+    let end = Infinity;
+    for (let i = 0; i < this.n; i++) if (this.counts[i] > 0 && this.state[i * STRIDE + S_END] < end) end = this.state[i * STRIDE + S_END];
+    return end;
+  }
+
+  /** Emits period i's open bucket, if any, and opens the one holding `tickUs` with its first tick. */
+  private open(i: number, tickUs: number, rate: number): void {
+    const st = this.state;
+    const o = i * STRIDE;
+    if (this.counts[i] > 0) this.onClose(i, this.bucketAt(i));
+    const len = this.lenUs[i];
+    if (len > 0) {
+      let r = tickUs % len;
+      if (r < 0) r += len;
+      const start = tickUs - r + 0;
+      st[o + S_START] = start;
+      st[o + S_END] = start + len;
+    } else {
+      const p = this.periods[i];
+      st[o + S_START] = bucketStart(tickUs, p);
+      st[o + S_END] = bucketEnd(tickUs, p);
+    }
+    st[o + S_TOPEN] = tickUs;
+    st[o + S_TCLOSE] = tickUs;
+    st[o + S_OPEN] = rate;
+    st[o + S_HIGH] = rate;
+    st[o + S_LOW] = rate;
+    st[o + S_CLOSE] = rate;
+    this.counts[i] = 1;
   }
 
   /**

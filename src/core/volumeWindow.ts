@@ -79,6 +79,8 @@ export class VolumeWindow {
   private index = new Float64Array(0);
 
   /** Exact sum of each slot: mantissa (BigInt) and base-10 exponent. */
+  /** Newest bucket any trade went into (-Infinity before the first; recomputed by fromJSON). */
+  private newestBucket = -Infinity;
   private exactMant: bigint[] = [];
   private exactExp = new Int32Array(0);
 
@@ -121,6 +123,7 @@ export class VolumeWindow {
    */
   add(m: number, timeUs: number, size: number, sizeText?: string): void {
     const b = this.bucketOf(timeUs);
+    if (b > this.newestBucket) this.newestBucket = b;
     const slot = m * this.ring + (((b % this.ring) + this.ring) % this.ring);
     if (this.index[slot] !== b) {
       this.index[slot] = b;
@@ -167,6 +170,14 @@ export class VolumeWindow {
     return `${mant}e${exp}`;
   }
 
+  /**
+   * Whether every market's V is 0 at refresh time `refreshUs` and at every later one: no trade
+   * is newer than the window of `refreshUs` (trades added later are not foreseen).
+   */
+  emptyFrom(refreshUs: number): boolean {
+    return this.newestBucket < Math.floor((refreshUs - this.windowUs) / this.bucketUs);
+  }
+
   /** V of market `m` at refresh time `refreshUs`: trades with time in (R - W, R]. */
   sum(m: number, refreshUs: number): number {
     if (m >= this.capacity) return 0;
@@ -202,6 +213,7 @@ export class VolumeWindow {
     w.index = Float64Array.from(j.index, (v) => (v === null ? NaN : v));
     w.exactMant = j.exactMant.map((v) => BigInt(v));
     w.exactExp = Int32Array.from(j.exactExp);
+    for (const b of w.index) if (b > w.newestBucket) w.newestBucket = b;
     return w;
   }
 }

@@ -41,6 +41,21 @@ export class EngineState {
   allDirty = true;
   /** Report every pair with a rate at the next tick, changed or not. */
   forceEmit = false;
+  /**
+   * An event was accepted since the last computed tick: the next tick must be computed in full.
+   * With the two fields below, lets the tick pipeline skip the ticks at which nothing can change
+   * (docs/methodology.md section 2). Not part of a snapshot: a restored engine starts with all three
+   * at their safe values.
+   */
+  eventSinceTick = true;
+  /** An event was accepted since the last computed eligibility refresh (rule 8). */
+  eventSinceRefresh = true;
+  /** Earliest time-driven deadline (`nextCheck`) of any pair after the last computed tick, µs. */
+  nextDeadline = -Infinity;
+  /** Ticks computed in full (the rest were skipped as quiet); not part of a snapshot. */
+  computedTicks = 0;
+  /** Compute every tick in full, none skipped (verification; outputs are the same, only slower). */
+  tickEverySecond = false;
   /** Asset ids <-> integer ids. */
   readonly assets = new Interner();
   /** Exchanges (rules 4, 9). */

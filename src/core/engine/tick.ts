@@ -25,14 +25,79 @@ export class TickPipeline {
     private readonly tracking: Tracking,
   ) {}
 
-  /** Computes every tick from the next one through `upTo` (µs). */
+  /**
+   * Computes every tick from the next one through `upTo` (µs). A run of ticks at which nothing
+   * can change is taken in one step ({@link quietThrough}, {@link skip}): the cost of a replay
+   * follows its events and deadlines, not the seconds it spans.
+   */
   runTicks(upTo: number): void {
     const s = this.state;
     let T = s.nextTick!;
     while (T <= upTo) {
-      this.tick(T);
-      T += US_PER_SECOND;
+      const last = this.quietThrough(T, upTo);
+      if (last >= T) {
+        this.skip(T, last);
+        T = last + US_PER_SECOND;
+      } else {
+        this.tick(T);
+        T += US_PER_SECOND;
+      }
       s.nextTick = T;
+    }
+  }
+
+  /**
+   * The last tick of the run of quiet ticks that starts at T (at most `upTo`), or -Infinity when
+   * T is not quiet. A tick is quiet when no event was accepted since the last tick (nothing is
+   * staged, no pair is dirty), no full recompute or report is due, no pair's time-driven deadline
+   * (staleness, rule 13 expiry) has come, and it is not an eligibility refresh (rule 8) — unless
+   * that refresh cannot change anything: no event since the last one and no trade left in any
+   * window (every V is 0 then and stays 0), so every market's eligibility comes out the same.
+   */
+  private quietThrough(T: number, upTo: number): number {
+    const s = this.state;
+    if (s.eventSinceTick || s.allDirty || s.forceEmit || s.tickEverySecond) return -Infinity;
+    let end = Math.min(s.nextDeadline, upTo + 1); // exclusive
+    if (!this.refreshesAreNoOps()) end = Math.min(end, nextRefreshAtOrAfter(T, s.config.refreshEveryUs));
+    if (T >= end) return -Infinity;
+    return T + Math.floor((end - 1 - T) / US_PER_SECOND) * US_PER_SECOND;
+  }
+
+  /** Whether an eligibility refresh now would give every market the eligibility and V it has. */
+  private refreshesAreNoOps(): boolean {
+    const s = this.state;
+    return !s.eventSinceRefresh && s.markets.window.emptyFrom(s.lastRefresh);
+  }
+
+  /**
+   * Takes the quiet ticks `from` through `last` (see {@link quietThrough}) as computing each of
+   * them would: the counters, the refreshes that changed nothing, the OHLC of tracked pairs (their
+   * rates are the same at every one of them) and the listener's `onTick` in order.
+   */
+  private skip(from: number, last: number): void {
+    const s = this.state;
+    const n = (last - from) / US_PER_SECOND + 1;
+    const every = s.config.refreshEveryUs;
+    const firstRefresh = nextRefreshAtOrAfter(from, every);
+    if (firstRefresh <= last) {
+      // Only no-op refreshes are skipped (quietThrough stops before any other).
+      const k = Math.floor((last - firstRefresh) / every) + 1;
+      s.stats.refreshes += k;
+      s.lastRefresh = firstRefresh + (k - 1) * every;
+    }
+    s.lastTick = last;
+    s.tickCounter += n;
+    s.stats.ticks += n;
+    const view = s.pairs.view();
+    const onTick = s.listener.onTick;
+    if (onTick === undefined) {
+      this.tracking.updateRun(from, last, view);
+    } else {
+      // The listener sees each tick after its buckets, as when each is computed.
+      for (let T = from; T <= last; T += US_PER_SECOND) {
+        this.tracking.update(T, view);
+        onTick(T);
+      }
     }
   }
 
@@ -43,6 +108,7 @@ export class TickPipeline {
     if (isRefreshTick(T, s.t0!, s.config.refreshEveryUs)) {
       s.stats.refreshes++;
       s.lastRefresh = T;
+      s.eventSinceRefresh = false;
       s.allDirty = true;
       s.markets.refreshEligibility(T, s.exchanges.legit);
     }
@@ -51,10 +117,12 @@ export class TickPipeline {
     const changed = this.recompute(T, report);
     if (changed > 0) this.report(T, changed, onPairRate);
     s.forceEmit = false;
+    s.eventSinceTick = false;
     if (this.topologyChanged) s.topologyVersion++;
     s.lastTick = T;
     s.tickCounter++;
     s.stats.ticks++;
+    s.computedTicks++;
     const view = s.pairs.view();
     s.graph.sync(view, s.assets.size, s.topologyVersion);
     this.tracking.update(T, view);
@@ -82,8 +150,12 @@ export class TickPipeline {
     s.allDirty = false;
     let topologyChanged = false;
     let changed = 0;
+    let deadline = Infinity;
     for (let pr = 0, count = P.count; pr < count; pr++) {
-      if (!all && dirty[pr] === 0 && nextCheck[pr] > T) continue;
+      if (!all && dirty[pr] === 0 && nextCheck[pr] > T) {
+        if (nextCheck[pr] < deadline) deadline = nextCheck[pr];
+        continue;
+      }
       dirty[pr] = 0;
       const oldRate = rate[pr];
       const oldTime = time[pr];
@@ -116,6 +188,7 @@ export class TickPipeline {
         if (expiry < next) next = expiry;
       }
       nextCheck[pr] = next;
+      if (next < deadline) deadline = next;
       const newRate = rate[pr];
       if (Number.isNaN(oldRate) !== Number.isNaN(newRate)) topologyChanged = true;
       const edgeSame =
@@ -131,6 +204,7 @@ export class TickPipeline {
       }
     }
     this.topologyChanged = topologyChanged;
+    s.nextDeadline = deadline;
     return changed;
   }
 
@@ -166,4 +240,9 @@ export class TickPipeline {
       });
     }
   }
+}
+
+/** The first eligibility refresh at or after tick T: the next multiple of the cadence (rule 8). */
+function nextRefreshAtOrAfter(T: number, refreshEveryUs: number): number {
+  return Math.ceil(T / refreshEveryUs) * refreshEveryUs;
 }

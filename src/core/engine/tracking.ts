@@ -8,6 +8,7 @@
 import type { PairView } from '../graph.js';
 import { OhlcAggregator, type OhlcAggregatorSnapshot, type OhlcBucket } from '../ohlc.js';
 import { EXCHANGE_RATE_PERIODS, getPeriod, type PeriodRecord } from '../periods.js';
+import { US_PER_SECOND } from '../time.js';
 import type { EngineState } from './state.js';
 import type { EngineSnapshot, TrackedPair } from './types.js';
 
@@ -101,30 +102,59 @@ export class Tracking {
    * when it is fresh; identity is always 1.
    */
   update(T: number, view: PairView): void {
+    for (const t of this.tracked) {
+      const r = this.freshRate(t, view);
+      if (!Number.isNaN(r)) t.agg.update(T, r);
+    }
+  }
+
+  /**
+   * The ticks `from`, `from + 1 s`, ... `to` at which nothing changed (docs/methodology.md
+   * section 2): each tracked pair's rate is the same at all of them. Gives exactly the buckets
+   * of {@link update} at each tick, in the same order: the ticks at which some bucket closes are
+   * fed one by one, pair after pair; the ticks between them, where no bucket closes, are taken by
+   * each aggregator as one run.
+   */
+  updateRun(from: number, to: number, view: PairView): void {
+    const fresh: Track[] = [];
+    const rates: number[] = [];
+    for (const t of this.tracked) {
+      const r = this.freshRate(t, view);
+      if (Number.isNaN(r)) continue;
+      fresh.push(t);
+      rates.push(r);
+    }
+    if (fresh.length === 0) return;
+    let T = from;
+    while (T <= to) {
+      let closes = Infinity;
+      for (let i = 0; i < fresh.length; i++) {
+        fresh[i].agg.update(T, rates[i]);
+        const end = fresh[i].agg.nextClose();
+        if (end < closes) closes = end;
+      }
+      // The last tick before the first bucket end ahead: no bucket closes up to it.
+      const quietEnd = Math.min(to, T + Math.floor((closes - 1 - T) / US_PER_SECOND) * US_PER_SECOND);
+      if (quietEnd > T) for (let i = 0; i < fresh.length; i++) fresh[i].agg.updateRun(T + US_PER_SECOND, quietEnd, US_PER_SECOND, rates[i]);
+      T = quietEnd + US_PER_SECOND;
+    }
+  }
+
+  /** The fresh rate of a tracked pair at the last tick (1 for identity), NaN when it has none. */
+  private freshRate(t: Track, view: PairView): number {
     const s = this.state;
+    if (t.b < 0) t.b = s.assets.get(t.track.base) ?? -1;
+    if (t.q < 0) t.q = s.assets.get(t.track.quote) ?? -1;
+    if (t.b < 0 || t.q < 0) return t.track.base === t.track.quote ? 1 : NaN;
+    if (t.b === t.q) return 1;
     const graph = s.graph;
     const method = s.config.crossMethod;
-    for (const t of this.tracked) {
-      if (t.b < 0) t.b = s.assets.get(t.track.base) ?? -1;
-      if (t.q < 0) t.q = s.assets.get(t.track.quote) ?? -1;
-      if (t.b < 0 || t.q < 0) {
-        if (t.track.base === t.track.quote) t.agg.update(T, 1);
-        continue;
-      }
-      if (t.b === t.q) {
-        t.agg.update(T, 1);
-        continue;
-      }
-      if (method === 'bfs') {
-        const r = graph.directRate(t.b, t.q, view, s.tickCounter);
-        if (!Number.isNaN(r)) {
-          if (graph.directFresh) t.agg.update(T, r);
-          continue;
-        }
-      }
-      const r = graph.cross(t.b, t.q, view, method, s.tickCounter);
-      if (r?.fresh) t.agg.update(T, r.rate);
+    if (method === 'bfs') {
+      const r = graph.directRate(t.b, t.q, view, s.tickCounter);
+      if (!Number.isNaN(r)) return graph.directFresh ? r : NaN;
     }
+    const r = graph.cross(t.b, t.q, view, method, s.tickCounter);
+    return r?.fresh ? r.rate : NaN;
   }
 
   /** The `tracked` part of the snapshot. */
