@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { EngineConfig } from '../core/config.js';
 import { parseDuration, parseTime } from '../core/time.js';
+import { MAX_LINE_BYTES_CAP } from '../io/lineLimit.js';
 import type { SourceFormat } from '../io/source.js';
 import { ReplayStore } from '../io/store.js';
 import type { QuerySource } from '../replay/query.js';
@@ -35,6 +36,7 @@ export const COMMON = {
   format: { type: 'string' },
   config: { type: 'string' },
   'reorder-window': { type: 'string' },
+  'max-line-bytes': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -150,6 +152,7 @@ export interface CommonValues {
   format?: string;
   config?: string;
   'reorder-window'?: string;
+  'max-line-bytes'?: string;
 }
 
 /** What `rate`, `history` and `explain` query: one LOG (replayed) or replay database. */
@@ -165,7 +168,13 @@ export function querySource(values: CommonValues, positionals: string[], cmd: st
     format: format(values.format),
     config: loadConfig(values.config),
     reorderWindowUs: seconds('reorder-window', values['reorder-window']),
+    maxLineBytes: maxLineBytes(values['max-line-bytes']),
   };
+}
+
+/** Reads `--max-line-bytes` (an integer in 1..{@link MAX_LINE_BYTES_CAP}). */
+export function maxLineBytes(v: string | undefined): number | undefined {
+  return int('max-line-bytes', v, 1, MAX_LINE_BYTES_CAP, (m) => new UsageError(m));
 }
 
 /**

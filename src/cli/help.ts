@@ -40,6 +40,7 @@ Options:
   --track B/Q,...         pairs whose OHLC is kept (default: every direct pair)
   --periods P,...         OHLC periods stored per pair (default ${DEFAULT_STORED_PERIODS.join(',')})
   --reorder-window SECS   buffer and sort events this far out of order instead of rejecting them
+  --max-line-bytes N      a longer line is a line_too_long reject, never held whole (default 1048576)
   --snapshot-every DUR    snapshot the engine every DUR of event time (e.g. 1h, 30m)
   --resume                continue from the newest snapshot in --db
   --batch-size N          records per transaction (default 4096)
@@ -54,7 +55,7 @@ and prints one JSON array, one object per --pair in the order given:
 rate and time are null when there is none. A database written by "xrate replay" may stand for LOG.
 
 Options: --at TIME, --pair B/Q (repeatable, or comma-separated), --format F, --config FILE.json,
-         --reorder-window SECS
+         --reorder-window SECS, --max-line-bytes N
 `,
   history: `Usage: xrate history LOG|DB --pair B/Q --period PERIOD_ID --from T1 --to T2 [--limit N] [options]
 
@@ -62,7 +63,8 @@ Prints the ExchangeRatesTimeseriesItem array of the buckets whose start lies in 
 first, at most N (default 100, max ${HISTORY_MAX_LIMIT}). Direct or cross pair from a LOG; from a
 database, pairs tracked during the replay.
 
-Options: --pair, --period, --from, --to, --limit, --format F, --config FILE.json, --reorder-window SECS
+Options: --pair, --period, --from, --to, --limit, --format F, --config FILE.json, --reorder-window SECS,
+         --max-line-bytes N
 `,
   explain: `Usage: xrate explain LOG|DB --pair B/Q [--at TIME] [options]
 
@@ -70,7 +72,7 @@ Prints the provenance of rate(B, Q) at the last tick <= TIME (default: the end o
 the path and, per leg, the markets used (price, q, V, weight, quote age) and left out (reason).
 From a database: the engine state at the end of the replay.
 
-Options: --pair, --at, --format F, --config FILE.json, --reorder-window SECS
+Options: --pair, --at, --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N
 `,
   periods: `Usage: xrate periods [--months]
 
@@ -97,7 +99,7 @@ Options:
   --port N                listen port (default 3000; 0 = any free port)
   --replay LOG            replay LOG into --db first, then serve the live engine
   --follow                with --replay: keep reading LOG as it grows (wall-clock ticks)
-  --format F, --config FILE.json, --reorder-window SECS   as for replay
+  --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N   as for replay
 `,
   keys: `Usage: xrate keys <create|list|revoke|jwt-import> [--db FILE | --keys FILE] [options]
 

@@ -24,14 +24,19 @@ export interface ServeFlags {
 /** `xrate serve` with parsed flags: starts the service and keeps it running until SIGINT/SIGTERM. */
 export async function serveCommand(
   values: ServeFlags,
-  extra: { config?: Partial<EngineConfig>; format?: 'ndjson' | 'csv' | 'sqlite'; reorderWindowUs?: number },
+  extra: { config?: Partial<EngineConfig>; format?: 'ndjson' | 'csv' | 'sqlite'; reorderWindowUs?: number; maxLineBytes?: number },
   io: ServiceIo,
   usage: UsageErrorFactory,
 ): Promise<number> {
   const port = int('port', values.port, 0, 65535, usage);
   if (values.follow && !values.replay) throw usage('--follow needs --replay LOG (the NDJSON log to follow)');
-  if (!values.replay && (extra.config !== undefined || extra.format !== undefined || extra.reorderWindowUs !== undefined)) {
-    throw usage('--config, --format and --reorder-window apply to --replay LOG; a database answers with the config of its run');
+  if (
+    !values.replay &&
+    (extra.config !== undefined || extra.format !== undefined || extra.reorderWindowUs !== undefined || extra.maxLineBytes !== undefined)
+  ) {
+    throw usage(
+      '--config, --format, --reorder-window and --max-line-bytes apply to --replay LOG; a database answers with the config of its run',
+    );
   }
   const svc = await startService(
     {

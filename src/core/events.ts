@@ -39,6 +39,7 @@ import type {
  */
 export const REJECT_REASONS: readonly RejectReason[] = Object.freeze([
   'bad_json',
+  'line_too_long',
   'unknown_type',
   'missing_field',
   'bad_time',

@@ -101,6 +101,7 @@ export type XrateEvent = ExchangeEvent | SymbolEvent | QuoteEvent | TradeEvent;
  * Why an event was rejected. Every reject is counted and recorded, never fatal.
  *
  * - `bad_json`: the line is not a JSON object (or the CSV row could not be read)
+ * - `line_too_long`: the line (CSV row, SQLite row) is longer than the maximum line length
  * - `unknown_type`: `type` missing or not one of exchange, symbol, quote, trade
  * - `missing_field`: a required field is absent or empty
  * - `bad_time`: `time` is not an ISO 8601 UTC time the methodology accepts
@@ -113,6 +114,7 @@ export type XrateEvent = ExchangeEvent | SymbolEvent | QuoteEvent | TradeEvent;
  */
 export type RejectReason =
   | 'bad_json'
+  | 'line_too_long'
   | 'unknown_type'
   | 'missing_field'
   | 'bad_time'

@@ -7,9 +7,15 @@
  *   A `"` inside an unquoted field is kept as a literal character. Values are not trimmed.
  * - Rows end at LF or CRLF (a lone CR is data). Blank rows (no text, or only whitespace and
  *   commas) are skipped without a record.
- * - A malformed row (text after a closing quote, a quote never closed, more than 1 MiB in one
- *   row, or a field count that differs from the header's) becomes a record with `error` set and
- *   `raw` = the row's text; reading resumes at the next line. Bad input is never fatal.
+ * - A malformed row (text after a closing quote, a quote never closed, or a field count that
+ *   differs from the header's) becomes a record with `error` set and `raw` = the row's text;
+ *   reading resumes at the next line. Bad input is never fatal.
+ * - A row of more than `maxLineBytes` bytes of UTF-8 (its line ending not counted) becomes a
+ *   `line_too_long` record at its first line, and reading resumes at the next physical line: for a
+ *   row of one line, the next row; for a quoted field running over several lines (most often a
+ *   quote never closed), the lines after the first are read as rows. A line over the limit is
+ *   dropped while it is read, never held whole (lineLimit.ts). This does not depend on where the
+ *   read chunks end.
  * - `line` is the physical line on which the row starts (the header is normally line 1).
  *
  * Why not fast-csv's parser: it stops the whole stream at the first malformed quote (and drops the
@@ -19,12 +25,11 @@
  * @module
  */
 
+import type { RejectReason } from '../core/types.js';
+import { clipText, DEFAULT_MAX_LINE_BYTES, KEEP_CHARS, LineBuffer, LineLimit, tooLongMessage, utf8Bytes } from './lineLimit.js';
 import { JsonRecord } from './record.js';
 import type { EventSource, ReaderOptions, SourceRecord } from './source.js';
 import { textEventSource } from './textStream.js';
-
-/** A row longer than this (in UTF-16 code units) is reported as an error and skipped. */
-export const MAX_CSV_ROW = 1 << 20;
 
 /** One parsed CSV row: `fields`, or `error`; `end` is the index just after the row's line ending. */
 interface RowResult {
@@ -142,12 +147,17 @@ function isBlank(fields: string[]): boolean {
   return true;
 }
 
-/** A row's text without its line ending, for `raw` of an error record. */
-function rowText(s: string, from: number, to: number): string {
+/** End of a row's text without its line ending. */
+function textEnd(s: string, from: number, to: number): number {
   let e = to;
   if (e > from && s.charCodeAt(e - 1) === 10) e--;
   if (e > from && s.charCodeAt(e - 1) === 13) e--;
-  return s.slice(from, e);
+  return e;
+}
+
+/** A row's text without its line ending, for `raw` of an error record. */
+function rowText(s: string, from: number, to: number): string {
+  return s.slice(from, textEnd(s, from, to));
 }
 
 /** A row of the file: its first physical line and either fields or an error. */
@@ -157,6 +167,8 @@ export interface CsvRow {
   error?: string;
   /** The row's text (only for error rows). */
   text?: string;
+  /** Error rows: the reject reason when it is not `bad_json` (`line_too_long`). */
+  reason?: RejectReason;
 }
 
 /**
@@ -171,30 +183,54 @@ export interface CsvRow {
  * ```
  */
 export class CsvSplitter {
-  private rest = '';
+  private readonly lines: LineBuffer;
+  private readonly limit: LineLimit;
   private line = 1;
   private width = 0;
 
   /**
    * @param header - the first row read is a header: every later row must have as many fields
    *   (else it becomes an error row).
+   * @param maxLineBytes - a longer row is a `line_too_long` error row (see the module description).
    */
-  constructor(private readonly header = false) {}
+  constructor(
+    private readonly header = false,
+    maxLineBytes = DEFAULT_MAX_LINE_BYTES,
+  ) {
+    this.limit = new LineLimit(maxLineBytes);
+    this.lines = new LineBuffer(this.limit);
+  }
 
-  /** Adds text; returns the complete rows. */
+  /** Adds text (chunks must not split a surrogate pair); returns the complete rows. */
   push(chunk: string): CsvRow[] {
-    return this.run(this.rest.length > 0 ? this.rest + chunk : chunk, false);
+    const s = this.lines.join(chunk);
+    const out: CsvRow[] = [];
+    this.takeLong(out);
+    this.lines.keep(s, this.run(s, false, out));
+    return out;
   }
 
   /** Ends the input; returns the last rows. */
   end(): CsvRow[] {
-    const s = this.rest;
-    this.rest = '';
-    return s.length > 0 ? this.run(s, true) : [];
+    const s = this.lines.end();
+    const out: CsvRow[] = [];
+    this.takeLong(out);
+    if (s.length > 0) this.run(s, true, out);
+    return out;
   }
 
-  private run(s: string, eof: boolean): CsvRow[] {
-    const out: CsvRow[] = [];
+  /** A line over the limit that was dropped while read (it ended in the last chunk). */
+  private takeLong(out: CsvRow[]): void {
+    const long = this.lines.takeLong();
+    if (long === undefined) return;
+    const r = long.record(this.line, this.limit.max);
+    out.push({ line: this.line, error: r.error, text: r.raw, reason: 'line_too_long' });
+    this.line++;
+  }
+
+  /** Splits `s` into rows (into `out`); returns where the unfinished row starts. */
+  private run(s: string, eof: boolean, out: CsvRow[]): number {
+    const { max, safe, safeTail } = this.limit;
     let pos = 0;
     const n = s.length;
     while (pos < n) {
@@ -202,13 +238,18 @@ export class CsvSplitter {
         pos = 1;
         continue;
       }
-      let r = parseRow(s, pos, eof);
+      const r = parseRow(s, pos, eof);
       if (r === undefined) {
-        if (n - pos <= MAX_CSV_ROW) break;
-        const nl = nextNl(s, pos);
-        if (nl === -1) break; // one enormous line: wait for its end
-        // Skip the over-long row's first line; the rest is read as new rows.
-        r = { error: `row longer than ${MAX_CSV_ROW} characters (a quote never closed?)`, end: nl + 1, quoted: true };
+        // The row goes on past the text read so far. Over the limit already (more than max + 1
+        // bytes: a last CR may be the line ending) and over several lines: rejected now. On one
+        // line, the line buffer drops it as it is read.
+        if (n - pos <= safeTail || nextNl(s, pos) === -1 || utf8Bytes(s, pos, n) <= max + 1) break;
+        pos = this.tooLong(s, pos, out);
+        continue;
+      }
+      if (r.end - pos > safe && utf8Bytes(s, pos, textEnd(s, pos, r.end)) > max) {
+        pos = this.tooLong(s, pos, out);
+        continue;
       }
       const line = this.line;
       this.line += r.quoted || r.error !== undefined ? countNl(s, pos, r.end) : s.charCodeAt(r.end - 1) === 10 ? 1 : 0;
@@ -227,8 +268,27 @@ export class CsvSplitter {
       }
       pos = r.end;
     }
-    this.rest = pos >= n ? '' : pos === 0 ? s : s.slice(pos);
-    return out;
+    return pos;
+  }
+
+  /**
+   * The row at `pos` is over the limit: the reject of its first line (`line of N bytes` when that
+   * line alone is over the limit); returns where the next line starts.
+   */
+  private tooLong(s: string, pos: number, out: CsvRow[]): number {
+    const max = this.limit.max;
+    const nl = nextNl(s, pos);
+    const end = nl === -1 ? s.length : nl + 1;
+    const e = textEnd(s, pos, end);
+    const bytes = utf8Bytes(s, pos, e);
+    const line = this.line;
+    const error =
+      bytes > max
+        ? tooLongMessage(bytes, max)
+        : `row starting on line ${line} runs past the limit of ${max} bytes (--max-line-bytes) over several lines (a quote never closed?)`;
+    out.push({ line, error, text: clipText(s, pos, e, KEEP_CHARS, bytes), reason: 'line_too_long' });
+    if (nl !== -1) this.line++;
+    return end;
   }
 }
 
@@ -237,13 +297,13 @@ export class CsvSplitter {
  *
  * @example
  * ```ts
- * const src = openCsv('log.csv', { batchSize: 4096, startLine: 1, gzip: false, totalBytes: 0 });
+ * const src = openCsv('log.csv', { batchSize: 4096, startLine: 1, gzip: false, totalBytes: 0, maxLineBytes: 1 << 20 });
  * ```
  */
 export function openCsv(path: string, ro: ReaderOptions): EventSource {
   const { batchSize, startLine } = ro;
   return textEventSource('csv', path, ro, async function* (ts, isClosed) {
-    const sp = new CsvSplitter(true);
+    const sp = new CsvSplitter(true, ro.maxLineBytes);
     let header: (string | undefined)[] | undefined;
     let batch: SourceRecord[] = [];
     const take = (rows: CsvRow[]): void => {
@@ -257,7 +317,10 @@ export function openCsv(path: string, ro: ReaderOptions): EventSource {
         }
         if (row.line < startLine) continue;
         if (row.fields === undefined) {
-          batch.push({ line: row.line, raw: row.text ?? '', error: row.error });
+          const raw = row.text ?? '';
+          batch.push(
+            row.reason ? { line: row.line, raw, error: row.error, reason: row.reason } : { line: row.line, raw, error: row.error },
+          );
           continue;
         }
         const f = row.fields;

@@ -6,10 +6,14 @@
  * line is `JSON.parse`d: a line that is not valid JSON, or whose value is not an object, becomes a
  * record with `error` set. A UTF-8 byte order mark at the start of the file is ignored.
  *
+ * A line of more than `maxLineBytes` bytes of UTF-8 (its line ending not counted) becomes a
+ * `line_too_long` record; it is dropped while it is read, never held whole (lineLimit.ts).
+ *
  * @module
  */
 
 import { fastParseLine, TimeCache } from './fastNdjson.js';
+import { LineBuffer, LineLimit } from './lineLimit.js';
 import type { EventSource, ReaderOptions, SourceRecord } from './source.js';
 import { textEventSource } from './textStream.js';
 
@@ -38,58 +42,96 @@ export function readJsonLine(raw: string, line: number): SourceRecord | undefine
  *
  * @example
  * ```ts
- * const src = openNdjson('log.ndjson', { batchSize: 4096, startLine: 1, gzip: false, totalBytes: 0 });
+ * const src = openNdjson('log.ndjson', { batchSize: 4096, startLine: 1, gzip: false, totalBytes: 0, maxLineBytes: 1 << 20 });
  * ```
  */
 export function openNdjson(path: string, ro: ReaderOptions): EventSource {
+  return textEventSource('ndjson', path, ro, (ts, isClosed) => readNdjson(ts.chunks(), ro, isClosed));
+}
+
+/**
+ * The records of an NDJSON text given in chunks (which must not split a surrogate pair), in
+ * batches: what {@link openNdjson} reads. A line of more than `ro.maxLineBytes` bytes is a
+ * `line_too_long` reject, dropped as it is read (lineLimit.ts).
+ */
+export async function* readNdjson(
+  chunks: AsyncIterable<string>,
+  ro: ReaderOptions,
+  isClosed: () => boolean,
+): AsyncGenerator<SourceRecord[]> {
   const { batchSize, startLine } = ro;
-  return textEventSource('ndjson', path, ro, async function* (ts, isClosed) {
-    let rest = '';
-    let line = 0;
-    let batch: SourceRecord[] = [];
-    const times = new TimeCache();
-    // Quotes and trades of the common shape become events directly; the rest is JSON.parse'd.
-    const read = (raw: string, n: number): SourceRecord | undefined => {
-      const event = fastParseLine(raw, times);
-      return event !== undefined ? { line: n, raw, event } : readJsonLine(raw, n);
-    };
-    for await (const chunk of ts.chunks()) {
-      const text = rest.length > 0 ? rest + chunk : chunk;
-      let start = 0;
-      let nl: number;
-      // biome-ignore lint/suspicious/noAssignInExpressions: the usual scan for the next newline
-      while ((nl = text.indexOf('\n', start)) !== -1) {
-        line++;
-        if (line >= startLine) {
-          let end = nl;
-          if (end > start && text.charCodeAt(end - 1) === 13) end--;
-          if (end > start) {
+  const limit = new LineLimit(ro.maxLineBytes);
+  const safe = limit.safe;
+  const lines = new LineBuffer(limit);
+  let line = 0;
+  let batch: SourceRecord[] = [];
+  const times = new TimeCache();
+  // Quotes and trades of the common shape become events directly; the rest is JSON.parse'd.
+  const read = (raw: string, n: number): SourceRecord | undefined => {
+    const event = fastParseLine(raw, times);
+    return event !== undefined ? { line: n, raw, event } : readJsonLine(raw, n);
+  };
+  for await (const chunk of chunks) {
+    const text = lines.join(chunk);
+    const long = lines.takeLong();
+    if (long !== undefined) {
+      line++;
+      if (line >= startLine) {
+        batch.push(long.record(line, limit.max));
+        if (batch.length >= batchSize) {
+          yield batch;
+          batch = [];
+          if (isClosed()) return;
+        }
+      }
+    }
+    let start = 0;
+    let nl: number;
+    // biome-ignore lint/suspicious/noAssignInExpressions: the usual scan for the next newline
+    while ((nl = text.indexOf('\n', start)) !== -1) {
+      line++;
+      if (line >= startLine) {
+        let end = nl;
+        if (end > start && text.charCodeAt(end - 1) === 13) end--;
+        if (end > start) {
+          let r: SourceRecord | undefined;
+          if (end - start > safe) r = limit.check(line, text, start, end);
+          if (r === undefined) {
             let raw = text.slice(start, end);
             if (line === 1 && raw.charCodeAt(0) === 0xfeff) raw = raw.slice(1);
-            const r = read(raw, line);
-            if (r !== undefined) {
-              batch.push(r);
-              if (batch.length >= batchSize) {
-                yield batch;
-                batch = [];
-                if (isClosed()) return;
-              }
+            r = read(raw, line);
+          }
+          if (r !== undefined) {
+            batch.push(r);
+            if (batch.length >= batchSize) {
+              yield batch;
+              batch = [];
+              if (isClosed()) return;
             }
           }
         }
-        start = nl + 1;
       }
-      rest = start === 0 ? text : text.slice(start);
+      start = nl + 1;
     }
-    if (rest.length > 0) {
-      line++;
-      let raw = rest.charCodeAt(rest.length - 1) === 13 ? rest.slice(0, -1) : rest;
-      if (line === 1 && raw.charCodeAt(0) === 0xfeff) raw = raw.slice(1);
-      if (line >= startLine && raw.length > 0) {
-        const r = read(raw, line);
-        if (r !== undefined) batch.push(r);
+    lines.keep(text, start);
+  }
+  const rest = lines.end();
+  const long = lines.takeLong();
+  if (long !== undefined) {
+    line++;
+    if (line >= startLine) batch.push(long.record(line, limit.max));
+  } else if (rest.length > 0) {
+    line++;
+    const end = rest.charCodeAt(rest.length - 1) === 13 ? rest.length - 1 : rest.length;
+    if (line >= startLine && end > 0) {
+      let r = end > safe ? limit.check(line, rest, 0, end) : undefined;
+      if (r === undefined) {
+        let raw = end < rest.length ? rest.slice(0, end) : rest;
+        if (line === 1 && raw.charCodeAt(0) === 0xfeff) raw = raw.slice(1);
+        r = read(raw, line);
       }
+      if (r !== undefined) batch.push(r);
     }
-    if (batch.length > 0) yield batch;
-  });
+  }
+  if (batch.length > 0) yield batch;
 }

@@ -8,14 +8,17 @@
  * Only bad usage throws (a missing file, a CSV header without `type`, a SQLite file without an
  * `events` table); those errors start with `xrate:`.
  *
- * Everything streams: memory use is bounded by the batch size, whatever the file size.
+ * Everything streams: memory use is bounded by the batch size, whatever the file size, and by
+ * the maximum line length, whatever the length of a line: a longer line or row becomes a
+ * `line_too_long` record, dropped while it is read (lineLimit.ts).
  *
  * @module
  */
 
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
-import type { XrateEvent } from '../core/types.js';
+import type { RejectReason, XrateEvent } from '../core/types.js';
 import { openCsv } from './csv.js';
+import { DEFAULT_MAX_LINE_BYTES } from './lineLimit.js';
 import { openNdjson } from './ndjson.js';
 import { openSqlite } from './sqliteSource.js';
 
@@ -40,8 +43,10 @@ export interface SourceRecord {
    * null). Empty strings and nulls are passed through; the event parser treats them as absent.
    */
   record?: Record<string, unknown>;
-  /** Why the line or row could not be read (invalid JSON, not a JSON object, malformed CSV row). */
+  /** Why the line or row could not be read (invalid JSON, not a JSON object, malformed CSV row, too long). */
   error?: string;
+  /** With `error`: the reject reason when it is not `bad_json` (`line_too_long`). */
+  reason?: RejectReason;
   /**
    * The event itself, when a reader's fast path parsed the line directly (NDJSON quotes and
    * trades; see fastNdjson.ts): exactly what `parseEvent(record)` would give. Then `record` is
@@ -61,6 +66,12 @@ export interface OpenSourceOptions {
   batchSize?: number;
   /** Skip records whose `line` is below this (for resuming a replay). Default 1. */
   startLine?: number;
+  /**
+   * Maximum length of a line (NDJSON), row (CSV) or table row (SQLite: its values' lengths added
+   * up), bytes of UTF-8 without the line ending (default {@link DEFAULT_MAX_LINE_BYTES}, 1 MiB).
+   * A longer one becomes a `line_too_long` record.
+   */
+  maxLineBytes?: number;
 }
 
 /**
@@ -94,6 +105,8 @@ export interface ReaderOptions {
   /** NDJSON/CSV: decompress with gunzip. */
   gzip: boolean;
   totalBytes: number;
+  /** See {@link OpenSourceOptions.maxLineBytes}. */
+  maxLineBytes: number;
 }
 
 /** Default {@link OpenSourceOptions.batchSize}. */
@@ -183,7 +196,9 @@ export function openSource(path: string, opts: OpenSourceOptions = {}): EventSou
   const startLine = opts.startLine ?? 1;
   const gzip = path.toLowerCase().endsWith('.gz') || (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b);
   const format = opts.format ?? detectFormat(path) ?? sniffFormat(head, gzip);
-  const ro: ReaderOptions = { batchSize, startLine, gzip, totalBytes: size };
+  const maxLineBytes = Math.floor(opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
+  if (!(maxLineBytes >= 1)) throw new Error(`xrate: the maximum line length must be at least 1 byte, got ${opts.maxLineBytes}`);
+  const ro: ReaderOptions = { batchSize, startLine, gzip, totalBytes: size, maxLineBytes };
   switch (format) {
     case 'ndjson':
       return openNdjson(path, ro);

@@ -4,6 +4,11 @@
  * Each row's columns become the record (TEXT → string, INTEGER/REAL → number, NULL → null,
  * BLOB → UTF-8 string); `line` is the rowid and `raw` the record as JSON. Column names are the
  * event field names (`type`, `time`, `symbol_id`, ...), exactly as in the CSV format.
+ *
+ * A row whose values add up to more than `maxLineBytes` bytes (`octet_length`: UTF-8 bytes of
+ * text, bytes of a BLOB, the text form of a number) becomes a `line_too_long` record; SQLite
+ * measures the values, and a value over the limit reaches JavaScript only as its first 256
+ * characters (for the reject's raw text), so a huge value is never loaded whole.
  * {@link writeEventTable} writes such a file (the log generator uses it).
  *
  * @module
@@ -11,6 +16,7 @@
 
 import { existsSync, unlinkSync } from 'node:fs';
 import Database from 'better-sqlite3';
+import { clipText, KEEP_CHARS, tooLongMessage, tooLongRecord } from './lineLimit.js';
 import { JsonRecord } from './record.js';
 import type { EventSource, ReaderOptions, SourceRecord } from './source.js';
 
@@ -23,7 +29,7 @@ export const SQLITE_TABLE = 'events';
  *
  * @example
  * ```ts
- * const src = openSqlite('log.db', { batchSize: 4096, startLine: 1, gzip: false, totalBytes: 0 });
+ * const src = openSqlite('log.db', { batchSize: 4096, startLine: 1, gzip: false, totalBytes: 0, maxLineBytes: 1 << 20 });
  * console.log(src.totalRecords);
  * ```
  */
@@ -66,9 +72,10 @@ export function openSqlite(path: string, ro: ReaderOptions): EventSource {
         throw new Error(`xrate: SQLite source "${path}" is already being read`);
       }
       // Pages of rows by rowid: one native call per batch is much cheaper than a row iterator.
-      const stmt = db.prepare(`SELECT rowid AS __line, * FROM ${SQLITE_TABLE} WHERE rowid >= ? ORDER BY rowid LIMIT ?`);
+      const { stmt, sized } = selectRows(db, ro.maxLineBytes);
       stmt.raw(true);
       const names = stmt.columns().map((c) => c.name);
+      const first = sized ? 2 : 1;
       reading = true;
       read = 0;
       let next = startLine;
@@ -80,13 +87,15 @@ export function openSqlite(path: string, ro: ReaderOptions): EventSource {
           for (let r = 0; r < rows.length; r++) {
             const row = rows[r];
             const record: Record<string, unknown> = {};
-            for (let k = 1; k < row.length; k++) {
+            for (let k = first; k < row.length; k++) {
               const name = names[k];
               if (name === '__proto__') continue;
               const v = row[k];
               record[name] = Buffer.isBuffer(v) ? v.toString('utf8') : v;
             }
-            batch[r] = new JsonRecord(Number(row[0]), record);
+            const line = Number(row[0]);
+            const bytes = sized ? (row[1] as number) : 0;
+            batch[r] = bytes > ro.maxLineBytes ? tooLongRow(line, record, bytes, ro.maxLineBytes) : new JsonRecord(line, record);
           }
           read += rows.length;
           next = Number(rows[rows.length - 1][0]) + 1;
@@ -100,6 +109,33 @@ export function openSqlite(path: string, ro: ReaderOptions): EventSource {
     },
     close,
   };
+}
+
+/**
+ * The statement reading a page of rows: `__line` (the rowid), `__bytes` (the row's size: its
+ * values' `octet_length` added up), then the columns, a value over `max` bytes cut to its first
+ * characters. `sized` is false when the table's columns cannot be named (e.g. a view with two
+ * columns of one name): then the rows are read as they are, without `__bytes`.
+ */
+function selectRows(db: Database.Database, max: number): { stmt: Database.Statement; sized: boolean } {
+  const page = `FROM ${SQLITE_TABLE} WHERE rowid >= ? ORDER BY rowid LIMIT ?`;
+  try {
+    const names = db
+      .prepare(`SELECT * FROM ${SQLITE_TABLE}`)
+      .columns()
+      .map((c) => `"${c.name.replaceAll('"', '""')}"`);
+    const size = names.length > 0 ? names.map((c) => `coalesce(octet_length(${c}), 0)`).join(' + ') : '0';
+    const cols = names.map((c) => `, CASE WHEN octet_length(${c}) > ${max} THEN substr(${c}, 1, ${KEEP_CHARS}) ELSE ${c} END AS ${c}`);
+    return { stmt: db.prepare(`SELECT rowid AS __line, ${size} AS __bytes${cols.join('')} ${page}`), sized: true };
+  } catch {
+    return { stmt: db.prepare(`SELECT rowid AS __line, * ${page}`), sized: false };
+  }
+}
+
+/** The `line_too_long` record of a row of `bytes` bytes (its values over the limit already cut). */
+function tooLongRow(line: number, record: Record<string, unknown>, bytes: number, max: number): SourceRecord {
+  const json = JSON.stringify(record);
+  return tooLongRecord(line, clipText(json, 0, json.length, KEEP_CHARS, bytes), tooLongMessage(bytes, max, 'row'));
 }
 
 /**

@@ -3,7 +3,7 @@
  * record once a driver has read it, and to the outputs the engine computes from it.
  *
  * - Records: a record that cannot be read or parsed becomes a reject `{input, source, line,
- *   reason, message, raw}` and is never fatal; an event is applied to the engine, and a reject
+ *   reason, message, raw}` (raw cut to its first 1024 characters) and is never fatal; an event is applied to the engine, and a reject
  *   the engine answers with is stored the same way (docs/methodology.md section 1.4).
  * - Sinks: rate changes and OHLC buckets go to the replay database's writers and/or a rate file,
  *   then to an extra listener; every row carries the number of the batch it was written in.
@@ -22,9 +22,16 @@ import { parseEvent } from '../core/events.js';
 import type { OhlcBucket } from '../core/ohlc.js';
 import type { PeriodRecord } from '../core/periods.js';
 import { isReject, type Reject, type RejectReason, type XrateEvent } from '../core/types.js';
+import { clipText } from '../io/lineLimit.js';
 import type { RateFileWriter } from '../io/rateFile.js';
 import type { SourceRecord } from '../io/source.js';
 import type { ReplayStore } from '../io/store.js';
+
+/**
+ * Characters of a reject's raw text kept in `rejects.raw`; a longer text is cut and marked
+ * (docs/methodology.md section 1.4).
+ */
+const RAW_KEEP = 1024;
 
 /**
  * Counters and the output switch of an ingest, updated in place. A replay keeps them in its driver
@@ -175,9 +182,13 @@ export class Ingest {
     }
   }
 
-  /** Stores a reject of input `input` at `line` in the current batch. */
+  /**
+   * Stores a reject of input `input` at `line` in the current batch; a `raw` text of more than
+   * {@link RAW_KEEP} characters is stored cut, marked `… [truncated: N bytes in all]`.
+   */
   reject(r: Reject, input: number, line: number, raw: string): void {
-    this.writers?.reject(input, this.inputs[input], line, r.reason, r.message, raw, this.batchNo);
+    const text = raw.length > RAW_KEEP ? clipText(raw, 0, raw.length, RAW_KEEP) : raw;
+    this.writers?.reject(input, this.inputs[input], line, r.reason, r.message, text, this.batchNo);
   }
 
   /**
@@ -189,7 +200,7 @@ export class Ingest {
     if (rec.event !== undefined) return rec.event;
     if (rec.error !== undefined || rec.record === undefined) {
       this.reject(
-        this.engine.countReject({ kind: 'reject', reason: 'bad_json', message: rec.error ?? 'unreadable record' }),
+        this.engine.countReject({ kind: 'reject', reason: rec.reason ?? 'bad_json', message: rec.error ?? 'unreadable record' }),
         input,
         rec.line,
         rec.raw,

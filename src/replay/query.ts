@@ -46,6 +46,8 @@ export interface QuerySource {
   config?: Partial<EngineConfig>;
   /** Buffer and sort within this window while replaying (as `replay --reorder-window`). */
   reorderWindowUs?: number;
+  /** Maximum line length while replaying (as `replay --max-line-bytes`). */
+  maxLineBytes?: number;
 }
 
 /** Maximum `limit` of a history query (the interface's bound). */
@@ -62,7 +64,15 @@ function floorSecond(t: number): number {
 
 /** Replays a query's log through `at` (the whole log when undefined), keeping no OHLC. */
 function replayTo(src: QuerySource, at: number | undefined) {
-  return replay({ inputs: src.inputs, format: src.format, config: src.config, to: at, track: [], reorderWindowUs: src.reorderWindowUs });
+  return replay({
+    inputs: src.inputs,
+    format: src.format,
+    config: src.config,
+    to: at,
+    track: [],
+    reorderWindowUs: src.reorderWindowUs,
+    maxLineBytes: src.maxLineBytes,
+  });
 }
 
 /** Opens a replay database for a query; its failures become `xrate:` errors. */
@@ -201,6 +211,7 @@ export async function queryHistory(
       format: src.format,
       config: src.config,
       reorderWindowUs: src.reorderWindowUs,
+      maxLineBytes: src.maxLineBytes,
       to: lastEnd - 1,
       // Ticks run through the end of the log (its last event's second), as in a full replay,
       // and no further than the last bucket asked for.

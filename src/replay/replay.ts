@@ -72,6 +72,8 @@ export interface ReplayOptions {
   resume?: boolean;
   /** Records per batch (one database transaction each). */
   batchSize?: number;
+  /** Maximum line length, bytes of UTF-8 (default 1 MiB): a longer line is a `line_too_long` reject. */
+  maxLineBytes?: number;
   /** With `to` past the end of the log, tick at most this far past the last event (default: all the way). */
   tailUs?: number;
   /** Called with progress at most every `progressEveryMs` (default 200). */
@@ -213,6 +215,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
         const src = openSource(opts.inputs[i], {
           format: opts.format,
           batchSize: opts.batchSize,
+          maxLineBytes: opts.maxLineBytes,
           startLine: cp && i === cp.input ? cp.line + 1 : 1,
         });
         try {

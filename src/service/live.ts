@@ -21,6 +21,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type { EngineConfig } from '../core/config.js';
 import { createEngine, type Engine } from '../core/engine.js';
 import { US_PER_SECOND } from '../core/time.js';
+import { DEFAULT_MAX_LINE_BYTES, LineBuffer, LineLimit } from '../io/lineLimit.js';
 import { readJsonLine } from '../io/ndjson.js';
 import { detectFormat } from '../io/source.js';
 import { ReplayStore } from '../io/store.js';
@@ -35,6 +36,8 @@ export interface ReplayServeOptions {
   config?: Partial<EngineConfig>;
   format?: 'ndjson' | 'csv' | 'sqlite';
   reorderWindowUs?: number;
+  /** Maximum line length, bytes of UTF-8 (default 1 MiB). */
+  maxLineBytes?: number;
 }
 
 /** Replays `log` into `db` and serves the engine it leaves (static afterwards). */
@@ -45,6 +48,7 @@ export async function startReplay(opts: ReplayServeOptions): Promise<LiveRatePro
     config: opts.config,
     format: opts.format,
     reorderWindowUs: opts.reorderWindowUs,
+    maxLineBytes: opts.maxLineBytes,
   });
   summary.engine.setListener({});
   const store = ReplayStore.open(opts.db, { readonly: true });
@@ -70,6 +74,8 @@ export interface FollowOptions {
   lagMs?: number;
   /** No wall-clock ticks while the event time is this far behind the clock, ms (default 1 h). */
   maxCatchUpMs?: number;
+  /** Maximum line length, bytes of UTF-8 (default 1 MiB): a longer line is a `line_too_long` reject, never held whole. */
+  maxLineBytes?: number;
   /** Warnings (default: stderr). */
   warn?: (message: string) => void;
 }
@@ -131,16 +137,22 @@ export function startFollow(opts: FollowOptions): Follower {
 
   const decoder = new StringDecoder('utf8');
   const buf = Buffer.allocUnsafe(CHUNK);
+  const limit = new LineLimit(opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
+  // The unfinished last line; a line over the limit is dropped as it is read.
+  const pending = new LineBuffer(limit);
   let offset = 0;
-  let rest = '';
   let line = 0;
   let warnedClock = false;
   let warnedShrink = false;
 
-  const applyLine = (text: string): void => {
+  const applyLine = (text: string, start: number, nl: number): void => {
     line++;
-    const raw = text.endsWith('\r') ? text.slice(0, -1) : text;
-    const rec = readJsonLine(line === 1 && raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw, line);
+    const end = nl > start && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
+    let rec = end - start > limit.safe ? limit.check(line, text, start, end) : undefined;
+    if (rec === undefined) {
+      const raw = text.slice(start, end);
+      rec = readJsonLine(line === 1 && raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw, line);
+    }
     if (rec !== undefined) ingest.ingestRecord(rec, 0);
   };
 
@@ -155,18 +167,20 @@ export function startFollow(opts: FollowOptions): Follower {
       const n = readSync(fd, buf, 0, Math.min(CHUNK, size - offset), offset);
       if (n <= 0) break;
       offset += n;
-      const text = rest + decoder.write(buf.subarray(0, n));
+      const text = pending.join(decoder.write(buf.subarray(0, n)));
+      const long = pending.takeLong();
       const lastNl = text.lastIndexOf('\n');
-      if (lastNl < 0) {
-        rest = text;
-        continue;
-      }
-      rest = text.slice(lastNl + 1);
+      pending.keep(text, lastNl + 1);
+      if (lastNl < 0 && long === undefined) continue;
       ingest.inBatch(() => {
+        if (long !== undefined) {
+          line++;
+          ingest.ingestRecord(long.record(line, limit.max), 0);
+        }
         let start = 0;
         while (start <= lastNl) {
           const nl = text.indexOf('\n', start);
-          applyLine(text.slice(start, nl));
+          applyLine(text, start, nl);
           start = nl + 1;
         }
       });

@@ -38,6 +38,8 @@ export interface ServeOptions {
   format?: 'ndjson' | 'csv' | 'sqlite';
   config?: Partial<EngineConfig>;
   reorderWindowUs?: number;
+  /** Maximum line length of the log, bytes of UTF-8 (default 1 MiB). */
+  maxLineBytes?: number;
   /** Follow: poll period, ms. */
   pollMs?: number;
 }
@@ -65,6 +67,7 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
         log: opts.replay,
         db,
         config: opts.config,
+        maxLineBytes: opts.maxLineBytes,
         pollMs: opts.pollMs,
         warn: (m) => io.err(`xrate serve: ${m}\n`),
       }).provider;
@@ -76,6 +79,7 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
         config: opts.config,
         format: opts.format,
         reorderWindowUs: opts.reorderWindowUs,
+        maxLineBytes: opts.maxLineBytes,
       });
     }
   } else {

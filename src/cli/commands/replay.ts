@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { EXCHANGE_RATE_PERIODS } from '../../core/periods.js';
 import { replay, type ReplayOptions, type ReplaySummary } from '../../replay/replay.js';
-import { COMMON, format, inputs, loadConfig, pairList, parse, seconds, time, UsageError, type Io } from '../args.js';
+import { COMMON, format, inputs, loadConfig, maxLineBytes, pairList, parse, seconds, time, UsageError, type Io } from '../args.js';
 import { help } from '../help.js';
 import { progressLine, summaryTable } from '../progress.js';
 
@@ -70,6 +70,7 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
     snapshotEveryUs: seconds('snapshot-every', values['snapshot-every']),
     resume: !!values.resume,
     batchSize: batch,
+    maxLineBytes: maxLineBytes(values['max-line-bytes']),
     onProgress: showProgress ? (p) => io.err(`\r${progressLine(p, Math.max(40, io.columns - 1))}`) : undefined,
   };
   const summary = await replay(opts);

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { COMMON, format, loadConfig, parseFlags, seconds, UsageError, type Io } from '../args.js';
+import { COMMON, format, loadConfig, maxLineBytes, parseFlags, seconds, UsageError, type Io } from '../args.js';
 import { help } from '../help.js';
 import { serveCommand } from '../serve.js';
 
@@ -25,6 +25,7 @@ export async function cmdServe(args: string[], io: Io): Promise<number> {
     format: format(values.format),
     config: loadConfig(values.config),
     reorderWindowUs: seconds('reorder-window', values['reorder-window']),
+    maxLineBytes: maxLineBytes(values['max-line-bytes']),
   };
   return serveCommand(values, extra, io, (m) => new UsageError(m));
 }

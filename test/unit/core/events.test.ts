@@ -457,6 +457,7 @@ describe('rejects', () => {
     expect([...REJECT_REASONS].sort()).toStrictEqual(
       [
         'bad_json',
+        'line_too_long',
         'unknown_type',
         'missing_field',
         'bad_time',

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeLog, type GenOptions } from '../../../scripts/gen-log.js';
-import { MAX_CSV_ROW } from '../../../src/io/csv.js';
 import { parseEvent } from '../../../src/core/events.js';
+import { DEFAULT_MAX_LINE_BYTES } from '../../../src/io/lineLimit.js';
 import { openSource, type SourceRecord } from '../../../src/io/source.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-eq-'));
@@ -79,7 +79,7 @@ describe('CSV reader on large input', () => {
   it('recovers from a quote that is never closed, far from the end of the file', async () => {
     const rows = ['type,price'];
     rows.push('"quote,1'); // line 2: unclosed quote
-    const n = Math.ceil((MAX_CSV_ROW * 1.5) / 12);
+    const n = Math.ceil((DEFAULT_MAX_LINE_BYTES * 1.5) / 12);
     for (let i = 0; i < n; i++) rows.push(`trade,${i}.5`);
     const p = join(dir, 'long.csv');
     writeFileSync(p, `${rows.join('\n')}\n`);
