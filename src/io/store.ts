@@ -1,5 +1,5 @@
 /**
- * The replay database (better-sqlite3, WAL): rate changes, OHLC buckets, rejects, runs and
+ * The replay database (better-sqlite3, WAL): rate changes, OHLC buckets, the OHLC change series of tracked pairs, rejects, runs and
  * engine snapshots, written one transaction per input batch, and the queries the CLI and the
  * service read back.
  *
@@ -17,6 +17,7 @@ import { hostname } from 'node:os';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { EngineSnapshot, PairRateChange } from '../core/engine.js';
 import type { OhlcBucket } from '../core/ohlc.js';
+import type { SeriesPoint } from '../core/ohlcSeries.js';
 
 /** Version of the schema below, kept in `meta`. */
 export const SCHEMA_VERSION = 1;
@@ -51,6 +52,11 @@ CREATE TABLE IF NOT EXISTS ohlc (
   open REAL NOT NULL, high REAL NOT NULL, low REAL NOT NULL, close REAL NOT NULL, count INTEGER NOT NULL,
   batch INTEGER NOT NULL,
   PRIMARY KEY (base, quote, period_id, start)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS series (
+  base TEXT NOT NULL, quote TEXT NOT NULL, tick INTEGER NOT NULL, rate REAL,
+  batch INTEGER NOT NULL,
+  PRIMARY KEY (base, quote, tick)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS rejects (
   input INTEGER NOT NULL, source TEXT NOT NULL, line INTEGER NOT NULL,
@@ -237,7 +243,7 @@ export class ReplayStore {
 
   /** Deletes the outputs of earlier runs (a new replay replaces them). */
   clearOutputs(runId?: number): void {
-    this.db.exec('DELETE FROM rates; DELETE FROM ohlc; DELETE FROM rejects; DELETE FROM snapshots;');
+    this.db.exec('DELETE FROM rates; DELETE FROM ohlc; DELETE FROM series; DELETE FROM rejects; DELETE FROM snapshots;');
     if (runId !== undefined) this.setOutputsRun(runId);
   }
 
@@ -260,7 +266,7 @@ export class ReplayStore {
 
   /** Deletes rows written by batches after `batch` (resume after a crash). */
   truncateAfter(batch: number): void {
-    for (const t of ['rates', 'ohlc', 'rejects']) this.db.prepare(`DELETE FROM ${t} WHERE batch > ?`).run(batch);
+    for (const t of ['rates', 'ohlc', 'series', 'rejects']) this.db.prepare(`DELETE FROM ${t} WHERE batch > ?`).run(batch);
   }
 
   beginRun(inputs: string[], config: unknown, options: unknown, startedAt: string, resumed: boolean): number {
@@ -290,6 +296,8 @@ export class ReplayStore {
   writers(): {
     rate(c: PairRateChange, batch: number): void;
     bucket(base: string, quote: string, periodId: string, b: OhlcBucket, batch: number): void;
+    /** A change of a tracked pair's OHLC series: `rate` from `tick` on (NaN: none). */
+    series(base: string, quote: string, tick: number, rate: number, batch: number): void;
     reject(input: number, source: string, line: number, reason: string, message: string, raw: string, batch: number): void;
   } {
     const rate = this.db.prepare(
@@ -299,11 +307,13 @@ export class ReplayStore {
       `INSERT OR REPLACE INTO ohlc(base, quote, period_id, start, "end", time_open, time_close, open, high, low, close, count, batch)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
+    const series = this.db.prepare('INSERT OR REPLACE INTO series(base, quote, tick, rate, batch) VALUES (?, ?, ?, ?, ?)');
     const rej = this.db.prepare(`INSERT INTO rejects(input, source, line, reason, message, raw, batch) VALUES (?, ?, ?, ?, ?, ?, ?)`);
     return {
       rate: (c, batch) => void rate.run(c.tick, c.base, c.quote, c.rate, c.time, c.rank, c.used, c.fresh ? 1 : 0, c.volume, batch),
       bucket: (base, quote, periodId, b, batch) =>
         void bucket.run(base, quote, periodId, b.start, b.end, b.timeOpen, b.timeClose, b.open, b.high, b.low, b.close, b.count, batch),
+      series: (base, quote, tick, r, batch) => void series.run(base, quote, tick, Number.isNaN(r) ? null : r, batch),
       reject: (input, source, line, reason, message, raw, batch) => void rej.run(input, source, line, reason, message, raw, batch),
     };
   }
@@ -393,6 +403,35 @@ export class ReplayStore {
     return (
       this.db.prepare(`SELECT DISTINCT period_id FROM ohlc WHERE base = ? AND quote = ?`).all(base, quote) as { period_id: string }[]
     ).map((r) => r.period_id);
+  }
+
+  private hasSeriesStmt: Database.Statement | undefined;
+
+  /** Whether the pair's OHLC change series is stored (docs/methodology.md section 5). */
+  hasSeries(base: string, quote: string): boolean {
+    this.hasSeriesStmt ??= this.db.prepare('SELECT 1 FROM series WHERE base = ? AND quote = ? LIMIT 1');
+    return this.hasSeriesStmt.get(base, quote) !== undefined;
+  }
+
+  private seriesBeforeStmt: Database.Statement | undefined;
+  private seriesStmt: Database.Statement | undefined;
+
+  /**
+   * The pair's change series from the last point before `from` (if any) through the points before
+   * `to`, in tick order, streamed (stop early by breaking out of the loop); NaN for no rate.
+   */
+  *iterateSeries(base: string, quote: string, from: number, to: number): IterableIterator<SeriesPoint> {
+    this.seriesBeforeStmt ??= this.db.prepare(
+      'SELECT tick, rate FROM series WHERE base = ? AND quote = ? AND tick < ? ORDER BY tick DESC LIMIT 1',
+    );
+    this.seriesStmt ??= this.db.prepare(
+      'SELECT tick, rate FROM series WHERE base = ? AND quote = ? AND tick >= ? AND tick < ? ORDER BY tick',
+    );
+    const before = this.seriesBeforeStmt.get(base, quote, from) as { tick: number; rate: number | null } | undefined;
+    if (before) yield { tick: before.tick, rate: before.rate ?? Number.NaN };
+    for (const r of this.seriesStmt.iterate(base, quote, from, to) as IterableIterator<{ tick: number; rate: number | null }>) {
+      yield { tick: r.tick, rate: r.rate ?? Number.NaN };
+    }
   }
 
   private bucketStmt: Database.Statement | undefined;

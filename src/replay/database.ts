@@ -23,6 +23,7 @@
 import { resolveConfig, type EngineConfig, type ResolvedConfig } from '../core/config.js';
 import { restoreEngine, type Engine } from '../core/engine.js';
 import { rollUp, type OhlcBucket } from '../core/ohlc.js';
+import { bucketsFromSeries } from '../core/ohlcSeries.js';
 import { bucketStart, EXCHANGE_RATE_PERIODS, getPeriod, isRollupOf, type PeriodRecord } from '../core/periods.js';
 import { US_PER_SECOND } from '../core/time.js';
 import { ReplayStore, runIsDead } from '../io/store.js';
@@ -80,10 +81,15 @@ export function partialOutputs(path: string, runId: number, status: string): str
 export interface Series {
   base: string;
   quote: string;
-  /** The stored period read (equal to or nesting in the one asked for). */
+  /** The stored period read (equal to or nesting in the one asked for), or the one asked for when `changes`. */
   period: PeriodRecord;
   /** True when the series is of quote/base (buckets to be inverted). */
   inverted: boolean;
+  /**
+   * True when no stored period nests in the one asked for and the buckets are made from the
+   * pair's OHLC change series (docs/methodology.md section 5, "Buckets from changes").
+   */
+  changes?: boolean;
 }
 
 /** Options of {@link ReplayDatabase}. */
@@ -284,6 +290,7 @@ export class ReplayDatabase {
     for (const [b, q, inverted] of sides) {
       for (const p of usable) if (this.store.hasPeriod(b, q, p.period_id)) return { base: b, quote: q, period: p, inverted };
     }
+    for (const [b, q, inverted] of sides) if (this.store.hasSeries(b, q)) return { base: b, quote: q, period, inverted, changes: true };
     return undefined;
   }
 
@@ -291,7 +298,8 @@ export class ReplayDatabase {
    * Buckets of `period` from a stored series, of the buckets whose start lies in [first, end),
    * oldest first, at most `limit`, as stored (not inverted). Rows are read up to `lastEnd` (the
    * end of the last bucket asked for). An `open` bucket (a live engine's, not yet flushed)
-   * replaces what was stored from its start on.
+   * replaces what was stored from its start on. A series of `changes` is read through
+   * `lastTick` (default: the run's last tick; a live engine's last tick).
    */
   buckets(
     series: Series,
@@ -301,7 +309,13 @@ export class ReplayDatabase {
     lastEnd: number,
     limit: number,
     open?: OhlcBucket,
+    lastTick = this.coverage.lastTick,
   ): OhlcBucket[] {
+    if (series.changes) {
+      if (lastTick === undefined) return [];
+      const points = this.store.iterateSeries(series.base, series.quote, first, Math.min(lastEnd, lastTick + US_PER_SECOND));
+      return bucketsFromSeries(points, { period, first, end, lastTick, limit });
+    }
     const out: OhlcBucket[] = [];
     const same = series.period.period_id === period.period_id;
     let group: OhlcBucket[] = [];

@@ -5,7 +5,7 @@
  * - Records: a record that cannot be read or parsed becomes a reject `{input, source, line,
  *   reason, message, raw}` (raw cut to its first 1024 characters) and is never fatal; an event is applied to the engine, and a reject
  *   the engine answers with is stored the same way (docs/methodology.md section 1.4).
- * - Sinks: rate changes and OHLC buckets go to the replay database's writers and/or a rate file,
+ * - Sinks: rate changes, OHLC buckets and the tracked pairs' OHLC change series go to the replay database's writers and/or a rate file,
  *   then to an extra listener; every row carries the number of the batch it was written in.
  * - Batches: each batch is one database transaction; the first one of a new run may also clear
  *   the outputs of the previous run, so an unreadable input leaves them in place.
@@ -133,6 +133,11 @@ export class Ingest {
         st.buckets++;
         writers?.bucket(track.base, track.quote, period.period_id, b, this.batchNo);
         user.onBucket?.(track, period, b);
+      },
+      onSeries: (track: TrackedPair, tick: number, rate: number) => {
+        if (!st.outputOn) return;
+        writers?.series(track.base, track.quote, tick, rate, this.batchNo);
+        user.onSeries?.(track, tick, rate);
       },
     };
     this.engine = opts.engine(this.listener);

@@ -240,13 +240,13 @@ function historyFromDatabase(
   const db = openDatabase(path);
   try {
     checkCovered(path, db.notCovered(first, lastEnd - 1));
+    const series = db.seriesFor(b, q, period, false);
     const stored = db.storedPeriods(b, q);
-    if (stored.length === 0) {
+    if (!series && stored.length === 0) {
       throw new Error(
         `xrate: database "${path}" has no OHLC for ${b}/${q}: it was not tracked during the replay (use --track ${b}/${q}, or query the log)`,
       );
     }
-    const series = db.seriesFor(b, q, period, false);
     if (!series) {
       throw new Error(
         `xrate: period ${period.period_id} cannot be rolled up from the stored periods ${stored.map((p) => p.period_id).join(', ')} of ${b}/${q}`,

@@ -29,7 +29,7 @@ import { Ingest, type IngestState, type RunTotals } from './ingest.js';
 import { ReorderWindow } from './reorder.js';
 
 /** OHLC periods stored by default for each tracked pair; any other period rolls up from these. */
-export const DEFAULT_STORED_PERIODS: readonly string[] = Object.freeze(['1SEC', '1MIN', '1HRS', '1DAY']);
+export const DEFAULT_STORED_PERIODS: readonly string[] = Object.freeze(['1MIN', '1HRS', '1DAY']);
 
 /** Progress of a running replay (see {@link ReplayOptions.onProgress}). */
 export interface ReplayProgress {

@@ -332,7 +332,7 @@ export class DatabaseRateProvider implements RateProvider {
     const src = this.historySource(base, quote, period);
     if (first >= end) return [];
     const lastEnd = q.to === undefined ? Number.MAX_SAFE_INTEGER : bucketEnd(q.to - 1, period);
-    const buckets = this.db.buckets(src, period, first, end, lastEnd, q.limit, this.opts.openBucket?.(src));
+    const buckets = this.db.buckets(src, period, first, end, lastEnd, q.limit, this.opts.openBucket?.(src), this.ticks().last);
     return buckets.map((b) => toItem(src.inverted ? invertBucket(b) : b));
   }
 

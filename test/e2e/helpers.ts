@@ -214,11 +214,13 @@ export function writeSmallLogs(dir: string): { ndjson: string; csv: string; sqli
 export const RATE_COLS = 'tick, base, quote, rate, time, rank, used, fresh';
 export const OHLC_COLS = 'base, quote, period_id, start, "end", time_open, time_close, open, high, low, close, count';
 export const REJECT_COLS = 'input, source, line, reason, message, raw';
+export const SERIES_COLS = 'base, quote, tick, rate';
 
 /** Canonical reads of the output tables (every column but `batch`). */
 const CANONICAL = {
   rates: `SELECT ${RATE_COLS} FROM rates ORDER BY tick, base, quote, rowid`,
   ohlc: `SELECT ${OHLC_COLS} FROM ohlc ORDER BY base, quote, period_id, start`,
+  series: `SELECT ${SERIES_COLS} FROM series ORDER BY base, quote, tick`,
   rejects: `SELECT ${REJECT_COLS} FROM rejects ORDER BY input, line, rowid`,
 } as const;
 
@@ -226,16 +228,19 @@ const CANONICAL = {
 export interface Tables {
   rates: Record<string, unknown>[];
   ohlc: Record<string, unknown>[];
+  /** The tracked pairs' OHLC change series. */
+  series: Record<string, unknown>[];
   rejects: Record<string, unknown>[];
 }
 
-/** Reads the rates, ohlc and rejects tables (without `batch`). */
+/** Reads the rates, ohlc, series and rejects tables (without `batch`). */
 export function dumpTables(path: string): Tables {
   const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
     return {
       rates: db.prepare(CANONICAL.rates).all() as Record<string, unknown>[],
       ohlc: db.prepare(CANONICAL.ohlc).all() as Record<string, unknown>[],
+      series: db.prepare(CANONICAL.series).all() as Record<string, unknown>[],
       rejects: db.prepare(CANONICAL.rejects).all() as Record<string, unknown>[],
     };
   } finally {
@@ -250,7 +255,7 @@ export interface TableDigest {
 }
 
 /**
- * Digests of the rates, ohlc and rejects tables: a cheap way to compare large databases (loading
+ * Digests of the rates, ohlc, series and rejects tables: a cheap way to compare large databases (loading
  * and deep-comparing hundreds of thousands of rows is slow). Use {@link firstDifference} to say
  * where two differ.
  */

@@ -52,6 +52,7 @@ describe('a rejected line never moves the clock', () => {
       const b = await replayed(DIRTY, `dirty-${label}`, extra);
       expect(b.tables.rates).toEqual(a.tables.rates);
       expect(b.tables.ohlc).toEqual(a.tables.ohlc);
+      expect(b.tables.series).toEqual(a.tables.series);
       expect(b.summary.lastTick).toBe(a.summary.lastTick);
       expect(b.summary.ticks).toBe(a.summary.ticks);
       expect(b.summary.eventsAccepted).toBe(a.summary.eventsAccepted);

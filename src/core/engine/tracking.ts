@@ -12,12 +12,16 @@ import { US_PER_SECOND } from '../time.js';
 import type { EngineState } from './state.js';
 import type { EngineSnapshot, TrackedPair } from './types.js';
 
-/** A tracked pair with its aggregator and asset ids (-1 until the asset is known). */
+/**
+ * A tracked pair with its aggregator, asset ids (-1 until the asset is known) and the rate fed at
+ * the last tick (NaN: none), from which its change series is told (docs/methodology.md section 5).
+ */
 interface Track {
   track: TrackedPair;
   agg: OhlcAggregator;
   b: number;
   q: number;
+  last: number;
 }
 
 /** Tracked pairs and their OHLC aggregators; buckets go to the state's current listener. */
@@ -45,10 +49,10 @@ export class Tracking {
     return track;
   }
 
-  private add(track: TrackedPair, snap: OhlcAggregatorSnapshot | undefined): void {
+  private add(track: TrackedPair, snap: OhlcAggregatorSnapshot | undefined, last = Number.NaN): void {
     const onClose = (i: number, b: OhlcBucket): void => this.state.listener.onBucket?.(track, track.periods[i], b);
     const agg = snap ? OhlcAggregator.fromJSON(snap, track.periods, onClose) : new OhlcAggregator(track.periods, onClose);
-    this.tracked.push({ track, agg, b: -1, q: -1 });
+    this.tracked.push({ track, agg, b: -1, q: -1, last });
     this.keys.set(`${track.base}/${track.quote}`, track);
   }
 
@@ -99,13 +103,22 @@ export class Tracking {
 
   /**
    * End of tick T (after the graph is synced): feeds each tracked pair's rate to its aggregator
-   * when it is fresh; identity is always 1.
+   * when it is fresh (identity is always 1), and reports a change of the fed rate.
    */
   update(T: number, view: PairView): void {
     for (const t of this.tracked) {
       const r = this.freshRate(t, view);
+      this.changed(t, T, r);
       if (!Number.isNaN(r)) t.agg.update(T, r);
     }
+  }
+
+  /** Reports the rate `r` fed from tick T on (NaN: none) when it differs from the last one. */
+  private changed(t: Track, T: number, r: number): void {
+    const last = t.last;
+    if (r === last || (Number.isNaN(r) && Number.isNaN(last))) return;
+    t.last = r;
+    this.state.listener.onSeries?.(t.track, T, r);
   }
 
   /**
@@ -120,6 +133,7 @@ export class Tracking {
     const rates: number[] = [];
     for (const t of this.tracked) {
       const r = this.freshRate(t, view);
+      this.changed(t, from, r);
       if (Number.isNaN(r)) continue;
       fresh.push(t);
       rates.push(r);
@@ -159,11 +173,12 @@ export class Tracking {
 
   /** The `tracked` part of the snapshot. */
   toJSON(): EngineSnapshot['tracked'] {
-    return this.tracked.map(({ track, agg }) => ({
+    return this.tracked.map(({ track, agg, last }) => ({
       base: track.base,
       quote: track.quote,
       periods: track.periods.map((p) => p.period_id),
       ohlc: agg.toJSON(),
+      last: Number.isNaN(last) ? null : last,
     }));
   }
 
@@ -176,7 +191,8 @@ export class Tracking {
         return p;
       });
       const track: TrackedPair = Object.freeze({ id: this.tracked.length, base: t.base, quote: t.quote, periods: Object.freeze(periods) });
-      this.add(track, t.ohlc);
+      // A snapshot written before `last` was kept reports its first fed rate again (harmless).
+      this.add(track, t.ohlc, t.last ?? Number.NaN);
     }
     this.autoTrackPeriods = autoTrack ? [...autoTrack] : undefined;
   }

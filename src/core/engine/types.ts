@@ -49,6 +49,12 @@ export interface EngineListener {
   onPairRate?(change: PairRateChange): void;
   /** An OHLC bucket of a tracked pair closed (or was flushed). */
   onBucket?(track: TrackedPair, period: PeriodRecord, bucket: OhlcBucket): void;
+  /**
+   * The rate fed to a tracked pair's OHLC changed at tick T: from T on it is `rate` (NaN: no
+   * fresh rate), until the next call. Every bucket of every period follows from these changes
+   * (docs/methodology.md section 5; `bucketsFromSeries`).
+   */
+  onSeries?(track: TrackedPair, tickUs: number, rate: number): void;
 }
 
 /** Result of `Engine.rate`. */
@@ -97,7 +103,8 @@ export interface EngineSnapshot {
   markets: MarketTableJSON;
   volume: VolumeWindowJSON;
   pairs: PairTableJSON;
-  tracked: { base: string; quote: string; periods: string[]; ohlc: OhlcAggregatorSnapshot }[];
+  /** `last`: the rate fed at the last tick (null: none); absent in snapshots written before it was kept. */
+  tracked: { base: string; quote: string; periods: string[]; ohlc: OhlcAggregatorSnapshot; last?: number | null }[];
   autoTrack: string[] | null;
   forceEmit: boolean;
 }
