@@ -6,10 +6,15 @@
  * input is fully described by its changes: a point `(tick, rate)` says that from `tick` on, at
  * every tick (one per second) up to the next point, the aggregator receives `rate` (NaN: nothing).
  * So every bucket of every period can be computed from the points alone, exactly as the
- * aggregator would have made it: open/close are the first/last rates fed, high/low the extremes,
+ * aggregator would have made it ({@link bucketsFromSeries}): open/close are the first/last rates fed, high/low the extremes,
  * `timeOpen`/`timeClose` the first and last tick fed, `count` the number of ticks fed. A replay
  * database stores the points instead of the one-second buckets, and answers the fine periods from
  * them at a cost that follows the changes and the buckets asked for, not the seconds.
+ *
+ * For a tracked direct pair the points would repeat its rate changes: what is fed is, nearly
+ * always, the pair's own rate whenever it is fresh. So the engine reports a *follow* point for
+ * that ("from here on, the pair's rate changes say it") and explicit points only for the rest;
+ * {@link resolveSeries} merges them with the pair's rate changes back into the points.
  *
  * @module
  */
@@ -24,6 +29,68 @@ export interface SeriesPoint {
   tick: number;
   /** The rate fed from this tick on; NaN when none is. */
   rate: number;
+}
+
+/** A change as the engine reports it: `rate` from `tick` on, or with `follow`, the pair's own fresh rate. */
+export interface StoredSeriesPoint {
+  tick: number;
+  /** The rate fed from this tick on; NaN when none is (ignored with `follow`). */
+  rate: number;
+  follow: boolean;
+}
+
+/** A change of the pair's own rate or freshness (a row of its rate changes). */
+export interface RateChangePoint {
+  tick: number;
+  /** NaN when the pair has no rate. */
+  rate: number;
+  fresh: boolean;
+}
+
+/**
+ * The points of a series from the engine's reported changes and the pair's rate changes, both in
+ * increasing tick order: at each tick where either changes, the rate fed from then on (the pair's
+ * own rate if fresh, under a follow point; else the explicit rate). Points that change nothing
+ * are left out. To resolve from a time on, give each stream from its last item before it.
+ *
+ * @example
+ * ```ts
+ * const pts = [{ tick: 1e6, rate: NaN, follow: true }, { tick: 4e6, rate: 7, follow: false }];
+ * const rates = [{ tick: 1e6, rate: 5, fresh: true }, { tick: 3e6, rate: 6, fresh: true }];
+ * [...resolveSeries(pts, rates)]; // [{ tick: 1e6, rate: 5 }, { tick: 3e6, rate: 6 }, { tick: 4e6, rate: 7 }]
+ * ```
+ */
+export function* resolveSeries(points: Iterable<StoredSeriesPoint>, rates: Iterable<RateChangePoint>): Generator<SeriesPoint> {
+  const pi = points[Symbol.iterator]();
+  const ri = rates[Symbol.iterator]();
+  try {
+    let p = pi.next();
+    let r = ri.next();
+    let follow = false;
+    let explicit = Number.NaN;
+    let own = Number.NaN;
+    let last = Number.NaN;
+    while (!p.done || !r.done) {
+      const tick = p.done ? r.value.tick : r.done ? p.value.tick : Math.min(p.value.tick, r.value.tick);
+      while (!p.done && p.value.tick === tick) {
+        follow = p.value.follow;
+        explicit = follow ? Number.NaN : p.value.rate;
+        p = pi.next();
+      }
+      while (!r.done && r.value.tick === tick) {
+        own = r.value.fresh ? r.value.rate : Number.NaN;
+        r = ri.next();
+      }
+      const v = follow ? own : explicit;
+      if (v === last || (Number.isNaN(v) && Number.isNaN(last))) continue;
+      last = v;
+      yield { tick, rate: v };
+    }
+  } finally {
+    // Stopped early (the caller broke out): close both streams (a database cursor each).
+    pi.return?.();
+    ri.return?.();
+  }
 }
 
 /** What {@link bucketsFromSeries} answers. */

@@ -17,7 +17,7 @@ import { hostname } from 'node:os';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { EngineSnapshot, PairRateChange } from '../core/engine.js';
 import type { OhlcBucket } from '../core/ohlc.js';
-import type { SeriesPoint } from '../core/ohlcSeries.js';
+import type { RateChangePoint, StoredSeriesPoint } from '../core/ohlcSeries.js';
 
 /** Version of the schema below, kept in `meta`. */
 export const SCHEMA_VERSION = 1;
@@ -45,7 +45,6 @@ CREATE TABLE IF NOT EXISTS rates (
   volume REAL NOT NULL DEFAULT 0, batch INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS rates_pair_tick ON rates(base, quote, tick);
-CREATE INDEX IF NOT EXISTS rates_tick ON rates(tick);
 CREATE TABLE IF NOT EXISTS ohlc (
   base TEXT NOT NULL, quote TEXT NOT NULL, period_id TEXT NOT NULL,
   start INTEGER NOT NULL, "end" INTEGER NOT NULL, time_open INTEGER NOT NULL, time_close INTEGER NOT NULL,
@@ -55,7 +54,7 @@ CREATE TABLE IF NOT EXISTS ohlc (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS series (
   base TEXT NOT NULL, quote TEXT NOT NULL, tick INTEGER NOT NULL, rate REAL,
-  batch INTEGER NOT NULL,
+  follow INTEGER NOT NULL DEFAULT 0, batch INTEGER NOT NULL,
   PRIMARY KEY (base, quote, tick)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS rejects (
@@ -77,6 +76,7 @@ function migrate(db: Database.Database): void {
   if (!has('rates', 'volume')) db.exec('ALTER TABLE rates ADD COLUMN volume REAL NOT NULL DEFAULT 0');
   if (!has('runs', 'pid')) db.exec('ALTER TABLE runs ADD COLUMN pid INTEGER');
   if (!has('runs', 'host')) db.exec('ALTER TABLE runs ADD COLUMN host TEXT');
+  if (!has('series', 'follow')) db.exec('ALTER TABLE series ADD COLUMN follow INTEGER NOT NULL DEFAULT 0');
 }
 
 /**
@@ -296,8 +296,8 @@ export class ReplayStore {
   writers(): {
     rate(c: PairRateChange, batch: number): void;
     bucket(base: string, quote: string, periodId: string, b: OhlcBucket, batch: number): void;
-    /** A change of a tracked pair's OHLC series: `rate` from `tick` on (NaN: none). */
-    series(base: string, quote: string, tick: number, rate: number, batch: number): void;
+    /** A change of a tracked pair's OHLC series: `rate` from `tick` on (NaN: none), or its own fresh rate (`follow`). */
+    series(base: string, quote: string, tick: number, rate: number, follow: boolean, batch: number): void;
     reject(input: number, source: string, line: number, reason: string, message: string, raw: string, batch: number): void;
   } {
     const rate = this.db.prepare(
@@ -307,13 +307,14 @@ export class ReplayStore {
       `INSERT OR REPLACE INTO ohlc(base, quote, period_id, start, "end", time_open, time_close, open, high, low, close, count, batch)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    const series = this.db.prepare('INSERT OR REPLACE INTO series(base, quote, tick, rate, batch) VALUES (?, ?, ?, ?, ?)');
+    const series = this.db.prepare('INSERT OR REPLACE INTO series(base, quote, tick, rate, follow, batch) VALUES (?, ?, ?, ?, ?, ?)');
     const rej = this.db.prepare(`INSERT INTO rejects(input, source, line, reason, message, raw, batch) VALUES (?, ?, ?, ?, ?, ?, ?)`);
     return {
       rate: (c, batch) => void rate.run(c.tick, c.base, c.quote, c.rate, c.time, c.rank, c.used, c.fresh ? 1 : 0, c.volume, batch),
       bucket: (base, quote, periodId, b, batch) =>
         void bucket.run(base, quote, periodId, b.start, b.end, b.timeOpen, b.timeClose, b.open, b.high, b.low, b.close, b.count, batch),
-      series: (base, quote, tick, r, batch) => void series.run(base, quote, tick, Number.isNaN(r) ? null : r, batch),
+      series: (base, quote, tick, r, follow, batch) =>
+        void series.run(base, quote, tick, Number.isNaN(r) ? null : r, follow ? 1 : 0, batch),
       reject: (input, source, line, reason, message, raw, batch) => void rej.run(input, source, line, reason, message, raw, batch),
     };
   }
@@ -413,25 +414,40 @@ export class ReplayStore {
     return this.hasSeriesStmt.get(base, quote) !== undefined;
   }
 
-  private seriesBeforeStmt: Database.Statement | undefined;
-  private seriesStmt: Database.Statement | undefined;
+  private seriesStmts: { before: Database.Statement; from: Database.Statement } | undefined;
+  private rateRowStmts: { before: Database.Statement; from: Database.Statement } | undefined;
 
   /**
-   * The pair's change series from the last point before `from` (if any) through the points before
-   * `to`, in tick order, streamed (stop early by breaking out of the loop); NaN for no rate.
+   * The pair's OHLC change series as the engine reported it, from the last point before `from`
+   * (if any) through the points before `to`, in tick order, streamed (stop early by breaking out
+   * of the loop); NaN for no rate. Resolve it with the pair's rate changes ({@link iterateRateChanges}).
    */
-  *iterateSeries(base: string, quote: string, from: number, to: number): IterableIterator<SeriesPoint> {
-    this.seriesBeforeStmt ??= this.db.prepare(
-      'SELECT tick, rate FROM series WHERE base = ? AND quote = ? AND tick < ? ORDER BY tick DESC LIMIT 1',
-    );
-    this.seriesStmt ??= this.db.prepare(
-      'SELECT tick, rate FROM series WHERE base = ? AND quote = ? AND tick >= ? AND tick < ? ORDER BY tick',
-    );
-    const before = this.seriesBeforeStmt.get(base, quote, from) as { tick: number; rate: number | null } | undefined;
-    if (before) yield { tick: before.tick, rate: before.rate ?? Number.NaN };
-    for (const r of this.seriesStmt.iterate(base, quote, from, to) as IterableIterator<{ tick: number; rate: number | null }>) {
-      yield { tick: r.tick, rate: r.rate ?? Number.NaN };
-    }
+  *iterateSeries(base: string, quote: string, from: number, to: number): IterableIterator<StoredSeriesPoint> {
+    this.seriesStmts ??= {
+      before: this.db.prepare('SELECT tick, rate, follow FROM series WHERE base = ? AND quote = ? AND tick < ? ORDER BY tick DESC LIMIT 1'),
+      from: this.db.prepare('SELECT tick, rate, follow FROM series WHERE base = ? AND quote = ? AND tick >= ? AND tick < ? ORDER BY tick'),
+    };
+    type Row = { tick: number; rate: number | null; follow: number };
+    const point = (r: Row): StoredSeriesPoint => ({ tick: r.tick, rate: r.rate ?? Number.NaN, follow: r.follow === 1 });
+    const before = this.seriesStmts.before.get(base, quote, from) as Row | undefined;
+    if (before) yield point(before);
+    for (const r of this.seriesStmts.from.iterate(base, quote, from, to) as IterableIterator<Row>) yield point(r);
+  }
+
+  /**
+   * The pair's rate changes (tick, rate, fresh) from the last one before `from` (if any) through
+   * those before `to`, in tick order, streamed; NaN for no rate.
+   */
+  *iterateRateChanges(base: string, quote: string, from: number, to: number): IterableIterator<RateChangePoint> {
+    this.rateRowStmts ??= {
+      before: this.db.prepare('SELECT tick, rate, fresh FROM rates WHERE base = ? AND quote = ? AND tick < ? ORDER BY tick DESC LIMIT 1'),
+      from: this.db.prepare('SELECT tick, rate, fresh FROM rates WHERE base = ? AND quote = ? AND tick >= ? AND tick < ? ORDER BY tick'),
+    };
+    type Row = { tick: number; rate: number | null; fresh: number };
+    const point = (r: Row): RateChangePoint => ({ tick: r.tick, rate: r.rate ?? Number.NaN, fresh: r.fresh === 1 });
+    const before = this.rateRowStmts.before.get(base, quote, from) as Row | undefined;
+    if (before) yield point(before);
+    for (const r of this.rateRowStmts.from.iterate(base, quote, from, to) as IterableIterator<Row>) yield point(r);
   }
 
   private bucketStmt: Database.Statement | undefined;

@@ -23,7 +23,7 @@
 import { resolveConfig, type EngineConfig, type ResolvedConfig } from '../core/config.js';
 import { restoreEngine, type Engine } from '../core/engine.js';
 import { rollUp, type OhlcBucket } from '../core/ohlc.js';
-import { bucketsFromSeries } from '../core/ohlcSeries.js';
+import { bucketsFromSeries, resolveSeries } from '../core/ohlcSeries.js';
 import { bucketStart, EXCHANGE_RATE_PERIODS, getPeriod, isRollupOf, type PeriodRecord } from '../core/periods.js';
 import { US_PER_SECOND } from '../core/time.js';
 import { ReplayStore, runIsDead } from '../io/store.js';
@@ -313,7 +313,11 @@ export class ReplayDatabase {
   ): OhlcBucket[] {
     if (series.changes) {
       if (lastTick === undefined) return [];
-      const points = this.store.iterateSeries(series.base, series.quote, first, Math.min(lastEnd, lastTick + US_PER_SECOND));
+      const to = Math.min(lastEnd, lastTick + US_PER_SECOND);
+      const points = resolveSeries(
+        this.store.iterateSeries(series.base, series.quote, first, to),
+        this.store.iterateRateChanges(series.base, series.quote, first, to),
+      );
       return bucketsFromSeries(points, { period, first, end, lastTick, limit });
     }
     const out: OhlcBucket[] = [];

@@ -134,10 +134,10 @@ export class Ingest {
         writers?.bucket(track.base, track.quote, period.period_id, b, this.batchNo);
         user.onBucket?.(track, period, b);
       },
-      onSeries: (track: TrackedPair, tick: number, rate: number) => {
+      onSeries: (track: TrackedPair, tick: number, rate: number, follow: boolean) => {
         if (!st.outputOn) return;
-        writers?.series(track.base, track.quote, tick, rate, this.batchNo);
-        user.onSeries?.(track, tick, rate);
+        writers?.series(track.base, track.quote, tick, rate, follow, this.batchNo);
+        user.onSeries?.(track, tick, rate, follow);
       },
     };
     this.engine = opts.engine(this.listener);

@@ -214,7 +214,7 @@ export function writeSmallLogs(dir: string): { ndjson: string; csv: string; sqli
 export const RATE_COLS = 'tick, base, quote, rate, time, rank, used, fresh';
 export const OHLC_COLS = 'base, quote, period_id, start, "end", time_open, time_close, open, high, low, close, count';
 export const REJECT_COLS = 'input, source, line, reason, message, raw';
-export const SERIES_COLS = 'base, quote, tick, rate';
+export const SERIES_COLS = 'base, quote, tick, rate, follow';
 
 /** Canonical reads of the output tables (every column but `batch`). */
 const CANONICAL = {

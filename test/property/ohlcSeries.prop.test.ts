@@ -2,14 +2,21 @@
  * Buckets from changes (docs/methodology.md section 5): for any rate series fed tick by tick (one
  * tick a second, a fresh rate or none at each), the buckets {@link bucketsFromSeries} makes from
  * the series' changes alone equal those the OHLC aggregator closes, for every period, any window
- * [first, end) and any limit; and the changes the engine reports for a tracked pair describe
- * exactly what its aggregator was fed.
+ * [first, end) and any limit; and the changes the engine reports for a tracked pair, resolved with
+ * the pair's rate changes, describe exactly what its aggregator was fed (direct pairs, which
+ * follow their rate changes, and cross and reversed pairs, told point by point).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createEngine } from '../../src/core/engine.js';
 import { OhlcAggregator, type OhlcBucket } from '../../src/core/ohlc.js';
-import { bucketsFromSeries, type SeriesPoint } from '../../src/core/ohlcSeries.js';
+import {
+  bucketsFromSeries,
+  type RateChangePoint,
+  resolveSeries,
+  type SeriesPoint,
+  type StoredSeriesPoint,
+} from '../../src/core/ohlcSeries.js';
 import { bucketStart, EXCHANGE_RATE_PERIODS, getPeriod, type PeriodRecord } from '../../src/core/periods.js';
 import { logArb } from './arbitraries.js';
 
@@ -94,29 +101,48 @@ describe('bucketsFromSeries', () => {
 describe('the engine reports the changes of what it feeds its tracked pairs', () => {
   it('on random logs, every period of every tracked pair follows from the reported changes', () => {
     let compared = 0;
+    let followed = 0;
+    let explicit = 0;
     fc.assert(
       fc.property(logArb(), (log) => {
         const periods = ['1SEC', '5SEC', '1MIN'].map((id) => getPeriod(id)!);
         const buckets = new Map<string, OhlcBucket[]>();
-        const points = new Map<string, SeriesPoint[]>();
+        const points = new Map<string, StoredSeriesPoint[]>();
+        const rates = new Map<string, RateChangePoint[]>();
         const engine = createEngine(log.config, {
           onBucket: (tr, p, b) => {
             const k = `${tr.base}/${tr.quote} ${p.period_id}`;
             buckets.set(k, [...(buckets.get(k) ?? []), b]);
           },
-          onSeries: (tr, tick, rate) => {
+          onSeries: (tr, tick, rate, follow) => {
             const k = `${tr.base}/${tr.quote}`;
-            points.set(k, [...(points.get(k) ?? []), { tick, rate }]);
+            points.set(k, [...(points.get(k) ?? []), { tick, rate, follow }]);
+          },
+          onPairRate: (c) => {
+            const k = `${c.base}/${c.quote}`;
+            rates.set(k, [...(rates.get(k) ?? []), { tick: c.tick, rate: c.rate ?? Number.NaN, fresh: c.fresh }]);
           },
         });
-        engine.trackDirectPairs(periods.map((p) => p.period_id));
+        const ids = periods.map((p) => p.period_id);
+        // A cross pair and reversed pairs, told point by point; then every direct pair, which follows its rate changes.
+        for (const [b, q] of [
+          ['ETH', 'EUR'],
+          ['EUR', 'BTC'],
+          ['USD', 'ETH'],
+        ])
+          engine.track(b, q, ids);
+        engine.trackDirectPairs(ids);
         for (const e of log.events) engine.apply(e);
         engine.advanceTo(log.end);
         const lastTick = engine.lastTickTime;
         engine.flush();
         if (lastTick === undefined) return;
         for (const tr of engine.trackedPairs()) {
-          const pts = points.get(`${tr.base}/${tr.quote}`) ?? [];
+          const k = `${tr.base}/${tr.quote}`;
+          const stored = points.get(k) ?? [];
+          if (stored.some((p) => p.follow)) followed++;
+          explicit += stored.filter((p) => !p.follow && !Number.isNaN(p.rate)).length;
+          const pts: SeriesPoint[] = [...resolveSeries(stored, rates.get(k) ?? [])];
           for (const p of periods) {
             const want = buckets.get(`${tr.base}/${tr.quote} ${p.period_id}`) ?? [];
             const got = bucketsFromSeries(pts, {
@@ -134,5 +160,7 @@ describe('the engine reports the changes of what it feeds its tracked pairs', ()
       { seed: 20261123, numRuns: 60 },
     );
     expect(compared).toBeGreaterThan(1000);
+    expect(followed).toBeGreaterThan(20);
+    expect(explicit).toBeGreaterThan(100);
   });
 });

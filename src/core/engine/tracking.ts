@@ -13,8 +13,10 @@ import type { EngineState } from './state.js';
 import type { EngineSnapshot, TrackedPair } from './types.js';
 
 /**
- * A tracked pair with its aggregator, asset ids (-1 until the asset is known) and the rate fed at
- * the last tick (NaN: none), from which its change series is told (docs/methodology.md section 5).
+ * A tracked pair with its aggregator, asset ids (-1 until the asset is known), and the state of
+ * its change series (docs/methodology.md section 5): `follow` when the rate fed is the pair's own
+ * rate whenever it is fresh (what its rate changes already say), else `last`, the rate fed (NaN:
+ * none).
  */
 interface Track {
   track: TrackedPair;
@@ -22,6 +24,9 @@ interface Track {
   b: number;
   q: number;
   last: number;
+  follow: boolean;
+  /** Id of the pair (base, quote), -1 until it exists. */
+  pr: number;
 }
 
 /** Tracked pairs and their OHLC aggregators; buckets go to the state's current listener. */
@@ -49,10 +54,10 @@ export class Tracking {
     return track;
   }
 
-  private add(track: TrackedPair, snap: OhlcAggregatorSnapshot | undefined, last = Number.NaN): void {
+  private add(track: TrackedPair, snap: OhlcAggregatorSnapshot | undefined, last = Number.NaN, follow = false): void {
     const onClose = (i: number, b: OhlcBucket): void => this.state.listener.onBucket?.(track, track.periods[i], b);
     const agg = snap ? OhlcAggregator.fromJSON(snap, track.periods, onClose) : new OhlcAggregator(track.periods, onClose);
-    this.tracked.push({ track, agg, b: -1, q: -1, last });
+    this.tracked.push({ track, agg, b: -1, q: -1, last, follow, pr: -1 });
     this.keys.set(`${track.base}/${track.quote}`, track);
   }
 
@@ -113,12 +118,38 @@ export class Tracking {
     }
   }
 
-  /** Reports the rate `r` fed from tick T on (NaN: none) when it differs from the last one. */
+  /**
+   * Reports a change of what is fed from tick T on: the pair's own fresh rate (follow), or the
+   * rate `r` (NaN: none) when it is not that.
+   */
   private changed(t: Track, T: number, r: number): void {
-    const last = t.last;
-    if (r === last || (Number.isNaN(r) && Number.isNaN(last))) return;
+    if (same(r, this.ownFreshRate(t))) {
+      if (t.follow) return;
+      t.follow = true;
+      t.last = Number.NaN;
+      this.state.listener.onSeries?.(t.track, T, Number.NaN, true);
+      return;
+    }
+    if (!t.follow && same(r, t.last)) return;
+    t.follow = false;
     t.last = r;
-    this.state.listener.onSeries?.(t.track, T, r);
+    this.state.listener.onSeries?.(t.track, T, r, false);
+  }
+
+  /**
+   * The rate of the tracked pair's own pair (same base and quote) when it is fresh, NaN when it is
+   * not or has none: what its rate changes say is fed when it follows them; undefined when there is
+   * no such pair.
+   */
+  private ownFreshRate(t: Track): number | undefined {
+    const P = this.state.pairs;
+    if (t.pr < 0) {
+      if (t.b < 0 || t.q < 0) return undefined;
+      const pr = P.find(t.b, t.q);
+      if (pr === undefined) return undefined;
+      t.pr = pr;
+    }
+    return P.fresh[t.pr] === 1 ? P.rate[t.pr] : Number.NaN;
   }
 
   /**
@@ -173,12 +204,13 @@ export class Tracking {
 
   /** The `tracked` part of the snapshot. */
   toJSON(): EngineSnapshot['tracked'] {
-    return this.tracked.map(({ track, agg, last }) => ({
+    return this.tracked.map(({ track, agg, last, follow }) => ({
       base: track.base,
       quote: track.quote,
       periods: track.periods.map((p) => p.period_id),
       ohlc: agg.toJSON(),
       last: Number.isNaN(last) ? null : last,
+      follow,
     }));
   }
 
@@ -191,9 +223,14 @@ export class Tracking {
         return p;
       });
       const track: TrackedPair = Object.freeze({ id: this.tracked.length, base: t.base, quote: t.quote, periods: Object.freeze(periods) });
-      // A snapshot written before `last` was kept reports its first fed rate again (harmless).
-      this.add(track, t.ohlc, t.last ?? Number.NaN);
+      // A snapshot written before the series state was kept reports it again at the next tick (harmless).
+      this.add(track, t.ohlc, t.last ?? Number.NaN, t.follow ?? false);
     }
     this.autoTrackPeriods = autoTrack ? [...autoTrack] : undefined;
   }
+}
+
+/** Equal rates, NaN (none) equal to NaN; undefined (no own pair) equal to nothing. */
+function same(a: number, b: number | undefined): boolean {
+  return a === b || (b !== undefined && Number.isNaN(a) && Number.isNaN(b));
 }

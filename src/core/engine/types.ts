@@ -50,11 +50,12 @@ export interface EngineListener {
   /** An OHLC bucket of a tracked pair closed (or was flushed). */
   onBucket?(track: TrackedPair, period: PeriodRecord, bucket: OhlcBucket): void;
   /**
-   * The rate fed to a tracked pair's OHLC changed at tick T: from T on it is `rate` (NaN: no
-   * fresh rate), until the next call. Every bucket of every period follows from these changes
-   * (docs/methodology.md section 5; `bucketsFromSeries`).
+   * What is fed to a tracked pair's OHLC changed at tick T: from T on, until the next call, it is
+   * `rate` (NaN: no fresh rate), or, with `follow`, the pair's own rate whenever it is fresh (what
+   * its rate changes, `onPairRate`, say). Every bucket of every period follows from these changes
+   * and the pair's rate changes (docs/methodology.md section 5; `resolveSeries`, `bucketsFromSeries`).
    */
-  onSeries?(track: TrackedPair, tickUs: number, rate: number): void;
+  onSeries?(track: TrackedPair, tickUs: number, rate: number, follow: boolean): void;
 }
 
 /** Result of `Engine.rate`. */
@@ -103,8 +104,8 @@ export interface EngineSnapshot {
   markets: MarketTableJSON;
   volume: VolumeWindowJSON;
   pairs: PairTableJSON;
-  /** `last`: the rate fed at the last tick (null: none); absent in snapshots written before it was kept. */
-  tracked: { base: string; quote: string; periods: string[]; ohlc: OhlcAggregatorSnapshot; last?: number | null }[];
+  /** `last`, `follow`: the state of the change series (absent in snapshots written before it was kept). */
+  tracked: { base: string; quote: string; periods: string[]; ohlc: OhlcAggregatorSnapshot; last?: number | null; follow?: boolean }[];
   autoTrack: string[] | null;
   forceEmit: boolean;
 }
