@@ -5,7 +5,13 @@
  *
  * Units: `ms` for one operation (tick/*, cross-all/L; p99 = 99th percentile latency),
  * `events/s` and `req/s` for throughputs (median = throughput at the median latency, p99 =
- * throughput at the 99th-percentile latency, i.e. the slow tail), `MB` for memory.
+ * throughput at the 99th-percentile latency, i.e. the slow tail), `MB` for memory, `s` for the
+ * wall time of a whole CLI run (replay/db-*).
+ *
+ * Entries held against a C program (tick/L, replay/db-*; see bench/c-limits.ts) also carry
+ * `ratio` (xrate figure / C figure, measured in the same run; `null` with `ratio_reason` when the
+ * C programs are not available: set XRATE_PERF_DIR), `ratio_to`, `ratio_target` and `c` (the C
+ * figures).
  *
  * Run with `node --expose-gc` (the npm script does) so memory/L can collect garbage first.
  */
@@ -19,6 +25,8 @@ import { createEngine, type Engine } from '../src/core/engine.js';
 import type { XrateEvent } from '../src/core/types.js';
 import { replay } from '../src/replay/replay.js';
 import { writeLog } from '../scripts/gen-log.js';
+import { buildC, runRefresh, writeUniverseBin, type RefreshFigures } from './c-limits.js';
+import { replayDbBench } from './replay-db.js';
 import { Universe, type SizeName } from './universe.js';
 
 export interface BenchResult {
@@ -55,7 +63,27 @@ function stats(task: { name: string; result: unknown }): { median: number; p99: 
   return { median: r.latency.p50, p99: r.latency.p99, samples: r.latency.samplesCount };
 }
 
-async function tickBench(size: SizeName): Promise<BenchResult> {
+/** Goal of issue 10: tick/L <= 2.5x C pair_kernel + C bfs1 (USD). */
+const TICK_L_RATIO_TARGET = 2.5;
+
+/**
+ * tick/L's limit: refresh.c on the bench L universe as it stands after warm-up (the same seed and
+ * warm-up events as warmEngine), written in refresh.c's universe.bin layout.
+ */
+function refreshLimit(dir: string): { exe: string; universe: string } | { reason: string } {
+  const b = buildC('refresh', dir);
+  if (!('exe' in b)) return b;
+  const universe = join(dir, 'universe-L-seed42.bin');
+  const u = new Universe('L', 42);
+  writeUniverseBin(u, u.warmup(START), universe);
+  return { exe: b.exe, universe };
+}
+
+async function tickBench(size: SizeName, dir: string): Promise<BenchResult> {
+  // For L, refresh.c runs just before and just after the timed ticks; its figures are the means.
+  const limit = size === 'L' ? refreshLimit(dir) : undefined;
+  const cRuns: RefreshFigures[] = [];
+  if (limit && 'exe' in limit) cRuns.push(runRefresh(limit.exe, limit.universe));
   const { engine, u } = warmEngine(size);
   let T = START + S;
   const bench = new Bench({ time: size === 'L' ? 3000 : 1500, warmupTime: 300 });
@@ -76,7 +104,22 @@ async function tickBench(size: SizeName): Promise<BenchResult> {
   );
   await bench.run();
   const st = stats(bench.tasks[0]);
-  return { name: `tick/${size}`, unit: 'ms', ...st, quote_fraction: QUOTE_FRACTION, tracked_pairs: TRACKED };
+  const r: BenchResult = { name: `tick/${size}`, unit: 'ms', ...st, quote_fraction: QUOTE_FRACTION, tracked_pairs: TRACKED };
+  if (!limit) return r;
+  r.ratio_to = 'C pair_kernel + C bfs1 (USD)';
+  r.ratio_target = TICK_L_RATIO_TARGET;
+  if (!('exe' in limit)) {
+    r.ratio = null;
+    r.ratio_reason = limit.reason;
+    return r;
+  }
+  cRuns.push(runRefresh(limit.exe, limit.universe));
+  const mean = (f: (c: RefreshFigures) => number): number => cRuns.reduce((a, c) => a + f(c), 0) / cRuns.length;
+  const c = { pair_kernel_ms: mean((c) => c.pair_kernel_ms), bfs1_ms: mean((c) => c.bfs1_ms) };
+  const ms = c.pair_kernel_ms + c.bfs1_ms;
+  r.c = { program: 'refresh', universe: 'bench L universe after warm-up (seed 42)', ...c, ms, reach: cRuns[0].reach, runs: cRuns.length };
+  r.ratio = st.median / ms;
+  return r;
 }
 
 async function crossAllBench(): Promise<BenchResult> {
@@ -187,15 +230,17 @@ async function main(): Promise<void> {
   const dir = join(tmpdir(), 'xrate-bench');
   mkdirSync(dir, { recursive: true });
   const suites: [string, () => Promise<BenchResult | BenchResult[]>][] = [
-    ['tick/S', () => tickBench('S')],
-    ['tick/M', () => tickBench('M')],
-    ['tick/L', () => tickBench('L')],
+    ['tick/S', () => tickBench('S', dir)],
+    ['tick/M', () => tickBench('M', dir)],
+    ['tick/L', () => tickBench('L', dir)],
     ['cross-all/L', crossAllBench],
     ['apply/quote', () => applyBench('quote')],
     ['apply/trade', () => applyBench('trade')],
     ['replay/ndjson', () => replayBench('ndjson', dir)],
     ['replay/csv', () => replayBench('csv', dir)],
     ['replay/sqlite', () => replayBench('sqlite', dir)],
+    ['replay/db-sparse', () => replayDbBench('sparse', dir)],
+    ['replay/db-dense', () => replayDbBench('dense', dir)],
     ['memory/L', memoryBench],
     ['http/rate', httpBench],
   ];
@@ -207,7 +252,7 @@ async function main(): Promise<void> {
     for (const x of Array.isArray(r) ? r : [r]) {
       results.push(x);
       console.log(
-        `${x.name.padEnd(14)} median ${fmt(x.median).padStart(12)} ${x.unit.padEnd(8)} p99 ${fmt(x.p99).padStart(12)}  n=${x.samples}  (${((Date.now() - t0) / 1000).toFixed(1)} s)`,
+        `${x.name.padEnd(16)} median ${fmt(x.median).padStart(12)} ${x.unit.padEnd(8)} p99 ${fmt(x.p99).padStart(12)}  n=${x.samples}  (${((Date.now() - t0) / 1000).toFixed(1)} s)${extras(x)}`,
       );
     }
   }
@@ -236,6 +281,21 @@ async function main(): Promise<void> {
   writeFileSync(file, `${JSON.stringify({ header, results: all }, null, 2)}\n`);
   console.log(`wrote bench/results/latest.json`);
   if (process.env.XRATE_BENCH_KEEP_LOGS !== '1' && !filter) rmSync(dir, { recursive: true, force: true });
+}
+
+/** The ratio to C and the peak RSS, for the console line. */
+function extras(x: BenchResult): string {
+  let s = '';
+  if (x.ratio_to !== undefined) {
+    const c = x.c as { seconds?: number; ms?: number } | undefined;
+    const cFig = c?.seconds !== undefined ? `${c.seconds.toFixed(3)} s` : c?.ms !== undefined ? `${c.ms.toFixed(3)} ms` : '';
+    s +=
+      typeof x.ratio === 'number'
+        ? `  ratio ${x.ratio.toFixed(2)}x ${x.ratio_to} (${cFig}; target <= ${x.ratio_target}x)`
+        : `  ratio n/a: ${x.ratio_reason}`;
+  }
+  if (typeof x.peak_rss_mb === 'number') s += `  peak RSS ${x.peak_rss_mb.toFixed(0)} MB (target <= ${x.rss_target_mb} MB)`;
+  return s;
 }
 
 function fmt(v: number): string {

@@ -1,0 +1,137 @@
+/**
+ * replay/db-sparse and replay/db-dense: the default `xrate replay LOG --db FILE` as a user runs it.
+ *
+ * Each sample runs the built CLI, `node bin/xrate.js replay LOG --db FILE --quiet`, in a child
+ * process with no other option, so OHLC is stored for every direct pair at the default periods.
+ * The figure is the wall time from spawn to exit (Node start-up included); the child's peak RSS is
+ * recorded by bench/maxrss.mjs, preloaded with `--import`. Before each sample `ndjson_scan` (see
+ * bench/c-limits.ts) scans the same file, and the entry records ratio = xrate seconds / C seconds
+ * (medians over the samples).
+ *
+ * dist/ is rebuilt first (`npm run build`) when a file under src/ is newer than dist/cli/main.js,
+ * so the figure is always that of the current source.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { writeLog } from '../scripts/gen-log.js';
+import { buildC, ndjsonScan } from './c-limits.js';
+import type { BenchResult } from './run.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const SAMPLES = 2;
+/** Goals of issue 10: a default replay <= 5x ndjson_scan, and no replay above 256 MB of RSS. */
+const RATIO_TARGET = 5;
+const RSS_TARGET_MB = 256;
+
+/** The two logs (generated once per bench directory with scripts/gen-log.ts). */
+const LOGS = {
+  // 4 days at 4 events/s over 19 markets (3 exchanges, 5 assets): long quiet stretches.
+  sparse: { seed: 11, events: 4 * 86_400 * 4, rate: 4, exchanges: 3, assets: 5, span: '4 days' },
+  // 6 hours at 60 events/s over 258 markets (12 exchanges, 20 assets).
+  dense: { seed: 12, events: 6 * 3_600 * 60, rate: 60, exchanges: 12, assets: 20, span: '6 hours' },
+} as const;
+
+function newestMtime(dir: string): number {
+  let t = 0;
+  for (const f of readdirSync(dir, { recursive: true, encoding: 'utf8' })) t = Math.max(t, statSync(join(dir, f)).mtimeMs);
+  return t;
+}
+
+let cliChecked = false;
+
+/** Builds dist/ when it is missing or older than src/. */
+function ensureCliBuilt(): void {
+  if (cliChecked) return;
+  const main = join(ROOT, 'dist', 'cli', 'main.js');
+  if (!existsSync(main) || statSync(main).mtimeMs < newestMtime(join(ROOT, 'src'))) {
+    console.log('replay/db: dist/ is older than src/, running npm run build');
+    const r = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`replay/db: npm run build failed:\n${r.stdout}${r.stderr}`);
+  }
+  cliChecked = true;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/** Nearest-rank 99th percentile (the slowest sample below 100 samples). */
+function p99(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.ceil(0.99 * s.length) - 1];
+}
+
+/** One run of the CLI: wall seconds and peak RSS in MB. */
+function runCli(log: string, db: string, rssFile: string): { seconds: number; rssMb: number; dbBytes: number } {
+  for (const f of [db, `${db}-wal`, `${db}-shm`, `${db}-journal`, rssFile]) rmSync(f, { force: true });
+  const args = ['--import', pathToFileURL(join(ROOT, 'bench', 'maxrss.mjs')).href, join(ROOT, 'bin', 'xrate.js')];
+  args.push('replay', log, '--db', db, '--quiet');
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', env: { ...process.env, XRATE_BENCH_RSS_FILE: rssFile } });
+  const seconds = (performance.now() - t0) / 1000;
+  if (r.status !== 0) throw new Error(`xrate replay ${log} --db ${db} exited with ${r.status}: ${r.stderr || r.error?.message}`);
+  const rssMb = Number(readFileSync(rssFile, 'utf8')) / 1024;
+  const dbBytes = statSync(db).size;
+  for (const f of [db, `${db}-wal`, `${db}-shm`]) rmSync(f, { force: true });
+  return { seconds, rssMb, dbBytes };
+}
+
+/** replay/db-sparse or replay/db-dense, with its ratio to ndjson_scan on the same log. */
+export async function replayDbBench(kind: keyof typeof LOGS, dir: string): Promise<BenchResult> {
+  ensureCliBuilt();
+  const spec = LOGS[kind];
+  const log = join(dir, `replay-db-${kind}-seed${spec.seed}.ndjson`);
+  if (!existsSync(log)) {
+    const tmp = `${log}.part`;
+    const { seed, events, rate, exchanges, assets } = spec;
+    await writeLog(tmp, { seed, events, rate, exchanges, assets, format: 'ndjson', start: '2024-03-01T00:00:00Z' });
+    renameSync(tmp, log);
+  }
+  const scan = buildC('ndjson_scan', dir);
+  const cSeconds: number[] = [];
+  const xSeconds: number[] = [];
+  let rssMb = 0;
+  let dbBytes = 0;
+  let cLines: number | undefined;
+  for (let i = 0; i < SAMPLES; i++) {
+    if ('exe' in scan) {
+      const c = ndjsonScan(scan.exe, log);
+      cSeconds.push(c.seconds);
+      cLines = c.lines;
+    }
+    const x = runCli(log, join(dir, `replay-db-${kind}.sqlite`), join(dir, `replay-db-${kind}.rss`));
+    xSeconds.push(x.seconds);
+    rssMb = Math.max(rssMb, x.rssMb);
+    dbBytes = x.dbBytes;
+  }
+  const med = median(xSeconds);
+  const r: BenchResult = {
+    name: `replay/db-${kind}`,
+    unit: 's',
+    median: med,
+    p99: p99(xSeconds),
+    samples: SAMPLES,
+    events: spec.events,
+    events_per_s: spec.events / med,
+    log: { span: spec.span, rate: spec.rate, exchanges: spec.exchanges, assets: spec.assets, seed: spec.seed },
+    log_bytes: statSync(log).size,
+    db_bytes: dbBytes,
+    peak_rss_mb: rssMb,
+    rss_target_mb: RSS_TARGET_MB,
+    ratio_to: 'ndjson_scan',
+    ratio_target: RATIO_TARGET,
+  };
+  if ('exe' in scan) {
+    const c = median(cSeconds);
+    r.c = { program: 'ndjson_scan', seconds: c, lines: cLines };
+    r.ratio = med / c;
+  } else {
+    r.ratio = null;
+    r.ratio_reason = scan.reason;
+  }
+  return r;
+}
