@@ -40,6 +40,8 @@ export class PairComputer {
   rank = -Infinity;
   /** Set by {@link compute}: earliest staleness deadline of the candidates at the rank used. */
   candidateDeadline = Infinity;
+  /** Layout slot of each candidate of the pair being computed. */
+  private slots = new Int32Array(8);
   /** Exact inputs of the j-th scratch slot, for rule 11's boundary fall-back (bound once). */
   private readonly exactFor = (j: number): { p: Decimal; w: Decimal } =>
     this.exactPriceWeight(this.scratch.market[j], this.scratch.useVolume);
@@ -54,49 +56,50 @@ export class PairComputer {
     const state = this.state;
     const M = state.markets;
     const X = state.exchanges;
-    const mExchange = M.exchange;
-    const mEligible = M.eligible;
-    const mTq = M.tq;
+    // The pair's markets in consecutive slots of the pair-major layout (same order as its list).
+    if (!M.layoutValid || pr >= M.layoutPairs) M.buildLayout(state.pairs.markets);
+    const from = M.pStart[pr];
+    const count = M.pStart[pr + 1] - from;
+    const { pMarket, pExchange, pEligible, pq } = M;
     const exLegit = X.legit;
     const exRank = X.rank;
-    const list = state.pairs.markets[pr];
     const s = this.scratch;
-    s.ensure(list.length);
+    s.ensure(count);
+    if (this.slots.length < count) this.slots = new Int32Array(Math.max(count, 2 * this.slots.length));
+    const slots = this.slots;
     const cfg = state.config;
     let n = 0;
     this.candidateDeadline = Infinity;
-    for (let i = 0; i < list.length; i++) {
-      const m = list[i];
-      const x = mExchange[m];
+    for (let sl = from; sl < from + count; sl++) {
+      const m = pMarket[sl];
+      const x = pExchange[sl];
+      const tq = pq[5 * sl + 4];
       let reason: ExclusionReason | undefined;
       let detail = '';
-      if (!mEligible[m]) {
+      if (!pEligible[sl]) {
         reason = 'not_eligible';
         if (collect) detail = ineligibleDetail(M.whyNot[m]);
       } else if (!exLegit[x]) {
         reason = 'not_legitimate';
         if (collect) detail = `exchange ${X.index.names[x]} is not legitimate`;
-      } else if (Number.isNaN(mTq[m])) {
+      } else if (Number.isNaN(tq)) {
         reason = Number.isNaN(M.discardedAt[m]) ? 'no_quote' : 'spread';
         if (collect) detail = reason === 'spread' ? 'every quote so far had a spread outside [0, maxSpread]' : 'no quote yet';
-      } else if (!isFresh(T, mTq[m], cfg.staleAfterUs)) {
+      } else if (!isFresh(T, tq, cfg.staleAfterUs)) {
         reason = 'stale';
-        if (collect) detail = `quote age ${(T - mTq[m]) / US_PER_SECOND} s > ${cfg.staleAfterSeconds} s`;
+        if (collect) detail = `quote age ${(T - tq) / US_PER_SECOND} s > ${cfg.staleAfterSeconds} s`;
       }
       if (reason) {
         if (collect) collect.excluded.push({ ...marketProvenance(state, m, T), reason, detail });
         continue;
       }
       s.rank[n] = exRank[x];
-      s.market[n++] = m;
+      s.market[n] = m;
+      slots[n++] = sl;
     }
     // Rule 9: only the highest rank among the fresh eligible markets.
     const maxRank = topRank(s.rank, n);
-    const mBid = M.bid;
-    const mAsk = M.ask;
-    const mBidSize = M.bidSize;
-    const mAskSize = M.askSize;
-    const mVolume = M.volume;
+    const pVolume = M.pVolume;
     let k = 0;
     for (let j = 0; j < n; j++) {
       const m = s.market[j];
@@ -104,14 +107,17 @@ export class PairComputer {
         if (collect) collect.excluded.push({ ...marketProvenance(state, m, T), reason: 'rank', detail: `rank ${s.rank[j]} < ${maxRank}` });
         continue;
       }
+      const sl = slots[j];
+      const o = 5 * sl;
+      const tq = pq[o + 4];
       // First tick at which this candidate is stale: T > t_quote + staleAfter.
-      const deadline = firstTickAfter(mTq[m] + cfg.staleAfterUs);
+      const deadline = firstTickAfter(tq + cfg.staleAfterUs);
       if (deadline < this.candidateDeadline) this.candidateDeadline = deadline;
       s.market[k] = m;
-      s.p[k] = marketPrice(cfg.weighting, mBid[m], mAsk[m], mBidSize[m], mAskSize[m]);
-      s.q[k] = passiveVolume(mBidSize[m], mAskSize[m]);
-      s.v[k] = mVolume[m];
-      s.t[k] = mTq[m];
+      s.p[k] = marketPrice(cfg.weighting, pq[o], pq[o + 1], pq[o + 2], pq[o + 3]);
+      s.q[k] = passiveVolume(pq[o + 2], pq[o + 3]);
+      s.v[k] = pVolume[sl];
+      s.t[k] = tq;
       k++;
     }
     this.rank = maxRank;

@@ -109,6 +109,8 @@ export class EngineState {
       }
       this.exchanges.markets[ex].push(m);
     }
+    // The pair-major layout copies exchange, eligibility and pair membership: rebuilt at the next tick.
+    M.invalidateLayout();
     M.exchange[m] = ex;
     M.base[m] = b;
     M.quote[m] = q;

@@ -83,6 +83,15 @@ export class MarketTable {
   readonly text: (string[] | undefined)[] = [];
   /** Quote received after the last tick, per market (the last one read wins); committed at the next tick. */
   readonly stagedQuote: (QuoteEvent | undefined)[] = [];
+  /**
+   * The staged quotes' values, copied at staging time (while the event is in cache) so that the
+   * commit at the next tick reads them in order instead of cold event objects: for the i-th market
+   * of {@link stagedList}, bid, ask, bid size, ask size and time at `sq[5 i ..]`, and `sLong[i]`
+   * = 1 when its exact texts must be kept (see {@link text}). `sPos[m]` is market m's position.
+   */
+  sq = new Float64Array(5 * 64);
+  sLong = new Uint8Array(64);
+  sPos = new Int32Array(0);
   /** 1 when the market is in {@link stagedList}. */
   staged = new Uint8Array(0);
   /** Markets with a staged quote, in order of arrival. */
@@ -95,6 +104,26 @@ export class MarketTable {
   whyNot = new Uint8Array(0);
   /** Traded volume V at the last refresh (rule 8). */
   volume = new Float64Array(0);
+
+  /**
+   * The pair-major layout (docs/performance.md): a copy of the columns a pair's computation reads,
+   * with the markets of each pair in consecutive slots, in the pair's market order. Pair `pr`
+   * holds slots `pStart[pr]` to `pStart[pr + 1] - 1`; `pMarket[slot]` is the market, `slotOf[m]`
+   * its slot (-1 when in no pair). Built by {@link buildLayout} when a pair's computation needs it
+   * after {@link invalidateLayout} (a market defined or redefined, a snapshot restored); kept equal
+   * to the columns by the commit of staged quotes and by eligibility refreshes.
+   */
+  layoutValid = false;
+  /** Pairs the layout covers. */
+  layoutPairs = 0;
+  pStart = new Int32Array(1);
+  pMarket = new Int32Array(0);
+  slotOf = new Int32Array(0);
+  pExchange = new Int32Array(0);
+  pEligible = new Uint8Array(0);
+  /** Per slot: bid, ask, bid size, ask size and quote time at `pq[5 slot ..]` (one cache line to write at a commit). */
+  pq = new Float64Array(0);
+  pVolume = new Float64Array(0);
 
   /** @param window - the rolling traded-volume window of every market (rule 8) */
   constructor(public window: VolumeWindow) {}
@@ -114,10 +143,12 @@ export class MarketTable {
       this.askSize = growF64(this.askSize, n);
       this.tq = growF64(this.tq, n, NaN);
       this.staged = growU8(this.staged, n);
+      this.sPos = growI32(this.sPos, n);
       this.discardedAt = growF64(this.discardedAt, n, NaN);
       this.eligible = growU8(this.eligible, n);
       this.whyNot = growU8(this.whyNot, n);
       this.volume = growF64(this.volume, n);
+      this.slotOf = growI32(this.slotOf, n, -1);
       this.window.ensure(n);
     }
     while (this.type.length < n) {
@@ -133,29 +164,67 @@ export class MarketTable {
     this.stagedQuote[m] = q;
     if (!this.staged[m]) {
       this.staged[m] = 1;
+      this.sPos[m] = this.stagedList.length;
       this.stagedList.push(m);
+      if (5 * this.stagedList.length > this.sq.length) {
+        this.sq = growF64(this.sq, 2 * this.sq.length);
+        this.sLong = growU8(this.sLong, 2 * this.sLong.length);
+      }
     }
+    const i = this.sPos[m];
+    const sq = this.sq;
+    const o = 5 * i;
+    sq[o] = q.bidPrice.value;
+    sq[o + 1] = q.askPrice.value;
+    sq[o + 2] = q.bidSize.value;
+    sq[o + 3] = q.askSize.value;
+    sq[o + 4] = q.time;
+    this.sLong[i] =
+      q.bidPrice.text.length > FLOAT64_EXACT_CHARS ||
+      q.askPrice.text.length > FLOAT64_EXACT_CHARS ||
+      q.bidSize.text.length > FLOAT64_EXACT_CHARS ||
+      q.askSize.text.length > FLOAT64_EXACT_CHARS
+        ? 1
+        : 0;
   }
 
   /** Commits the staged quotes (start of a tick) and marks their pairs dirty in `pairDirty`. */
   commitStaged(pairDirty: Uint8Array): void {
-    const { stagedQuote, bid, ask, bidSize, askSize, tq, text, staged, pair } = this;
-    for (const m of this.stagedList) {
-      const q = stagedQuote[m]!;
+    const { stagedQuote, bid, ask, bidSize, askSize, tq, text, staged, pair, sq, sLong, slotOf, pq } = this;
+    const layout = this.layoutValid;
+    const list = this.stagedList;
+    for (let i = 0; i < list.length; i++) {
+      const m = list[i];
+      const o = 5 * i;
+      const b = sq[o];
+      const a = sq[o + 1];
+      const bs = sq[o + 2];
+      const as = sq[o + 3];
+      const t = sq[o + 4];
+      bid[m] = b;
+      ask[m] = a;
+      bidSize[m] = bs;
+      askSize[m] = as;
+      tq[m] = t;
+      if (layout) {
+        const sl = slotOf[m];
+        if (sl >= 0) {
+          const po = 5 * sl;
+          pq[po] = b;
+          pq[po + 1] = a;
+          pq[po + 2] = bs;
+          pq[po + 3] = as;
+          pq[po + 4] = t;
+        }
+      }
+      if (sLong[i] === 1) {
+        const q = stagedQuote[m]!;
+        text[m] = [q.bidPrice.text, q.askPrice.text, q.bidSize.text, q.askSize.text];
+      } else if (text[m] !== undefined) text[m] = undefined;
       stagedQuote[m] = undefined;
-      bid[m] = q.bidPrice.value;
-      ask[m] = q.askPrice.value;
-      bidSize[m] = q.bidSize.value;
-      askSize[m] = q.askSize.value;
-      tq[m] = q.time;
-      const long =
-        q.bidPrice.text.length > FLOAT64_EXACT_CHARS ||
-        q.askPrice.text.length > FLOAT64_EXACT_CHARS ||
-        q.bidSize.text.length > FLOAT64_EXACT_CHARS ||
-        q.askSize.text.length > FLOAT64_EXACT_CHARS;
-      text[m] = long ? [q.bidPrice.text, q.askPrice.text, q.bidSize.text, q.askSize.text] : undefined;
       staged[m] = 0;
-      if (pair[m] >= 0) pairDirty[pair[m]] = 1;
+      const pr = pair[m];
+      if (pr >= 0) pairDirty[pr] = 1;
     }
     this.stagedList.length = 0;
   }
@@ -181,6 +250,58 @@ export class MarketTable {
               ? WhyNot.none
               : WhyNot.noVolume;
     }
+    if (this.layoutValid) {
+      const { pMarket, pEligible, pVolume } = this;
+      for (let sl = 0; sl < pMarket.length; sl++) {
+        const m = pMarket[sl];
+        pEligible[sl] = eligible[m];
+        pVolume[sl] = volume[m];
+      }
+    }
+  }
+
+  /** The layout no longer matches the markets (see {@link layoutValid}). */
+  invalidateLayout(): void {
+    this.layoutValid = false;
+  }
+
+  /** Builds the pair-major layout of the pairs' market lists (`pairMarkets[pr]`, in order). */
+  buildLayout(pairMarkets: readonly (readonly number[])[]): void {
+    const P = pairMarkets.length;
+    const start = new Int32Array(P + 1);
+    for (let pr = 0; pr < P; pr++) start[pr + 1] = start[pr] + pairMarkets[pr].length;
+    const total = start[P];
+    const pMarket = new Int32Array(total);
+    this.slotOf.fill(-1);
+    for (let pr = 0; pr < P; pr++) {
+      const list = pairMarkets[pr];
+      for (let i = 0; i < list.length; i++) {
+        const sl = start[pr] + i;
+        pMarket[sl] = list[i];
+        this.slotOf[list[i]] = sl;
+      }
+    }
+    const gather = <A extends Float64Array | Int32Array | Uint8Array>(out: A, col: A): A => {
+      for (let sl = 0; sl < total; sl++) out[sl] = col[pMarket[sl]];
+      return out;
+    };
+    this.pStart = start;
+    this.pMarket = pMarket;
+    this.pExchange = gather(new Int32Array(total), this.exchange);
+    this.pEligible = gather(new Uint8Array(total), this.eligible);
+    const pq = new Float64Array(5 * total);
+    for (let sl = 0; sl < total; sl++) {
+      const m = pMarket[sl];
+      pq[5 * sl] = this.bid[m];
+      pq[5 * sl + 1] = this.ask[m];
+      pq[5 * sl + 2] = this.bidSize[m];
+      pq[5 * sl + 3] = this.askSize[m];
+      pq[5 * sl + 4] = this.tq[m];
+    }
+    this.pq = pq;
+    this.pVolume = gather(new Float64Array(total), this.volume);
+    this.layoutPairs = P;
+    this.layoutValid = true;
   }
 
   /** Exact decimal texts [bid, ask, bid_size, ask_size] of market m's committed quote (see {@link text}). */
@@ -220,6 +341,7 @@ export class MarketTable {
    * already exist (defined in order from the snapshot's names, exchanges and assets).
    */
   restore(json: MarketTableJSON, window: VolumeWindowJSON): void {
+    this.invalidateLayout();
     const n = json.names.length;
     for (let m = 0; m < n; m++) this.pair[m] = json.pair[m];
     const [bid, ask, bidSize, askSize, tq] = json.quote_state.map(floatColumn);
@@ -236,11 +358,7 @@ export class MarketTable {
     }
     this.volume.set(floatColumn(json.volume));
     this.discardedAt.set(floatColumn(json.discarded_at));
-    json.staged.forEach((m, i) => {
-      this.staged[m] = 1;
-      this.stagedList.push(m);
-      this.stagedQuote[m] = json.staged_quotes[i];
-    });
+    json.staged.forEach((m, i) => this.stage(m, json.staged_quotes[i]));
     this.window = VolumeWindow.fromJSON(window);
     this.window.ensure(n);
   }
