@@ -358,7 +358,7 @@ export class MarketTable {
     }
     this.volume.set(floatColumn(json.volume));
     this.discardedAt.set(floatColumn(json.discarded_at));
-    json.staged.forEach((m, i) => this.stage(m, json.staged_quotes[i]));
+    for (let i = 0; i < json.staged.length; i++) this.stage(json.staged[i], json.staged_quotes[i]);
     this.window = VolumeWindow.fromJSON(window);
     this.window.ensure(n);
   }
