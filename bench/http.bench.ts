@@ -1,21 +1,30 @@
 /**
- * `http/rate`: throughput and latency of `GET /v1/exchangerate/BTC/USD` with header auth
- * (`X-CoinAPI-Key`), measured by autocannon with 100 connections for ~10 s (after a 2 s warm-up)
- * against `xrate serve` running in a child process on 127.0.0.1, port 0, over the bundled demo
- * database (replayed into a temporary directory first).
+ * The rate service under load, `xrate serve` running in a child process on 127.0.0.1, port 0,
+ * measured by autocannon:
+ *
+ * - `http/rate` ({@link runHttpBench}): throughput and latency of `GET /v1/exchangerate/BTC/USD`
+ *   with header auth (`X-CoinAPI-Key`), 100 connections for ~10 s (after a 2 s warm-up), over the
+ *   bundled demo database (replayed into a temporary directory first). Target: median >= 15,000
+ *   req/s and p99LatencyMs <= 10.
+ * - `http/history-contention` ({@link runHistoryContentionBench}): the same light requests
+ *   (10 connections) while four connections loop `GET .../BTC/USD/history?period_id=1SEC&limit=100000`
+ *   (two keys, two each: the default cap on heavy requests per key), over a generated 31-hour log
+ *   (about 107,000 one-second buckets of BTC/USD, so every history answer has 100,000 items, 31 MB
+ *   of JSON). The figures are the light requests'. Target: p99LatencyMs < 20.
  *
  * Result (units as in bench/run.ts): `median` = requests/s of the median one-second sample,
  * `p99` = the slow tail (the 1st percentile of the one-second samples, i.e. 99% of seconds were at
  * least this fast), `samples` = one-second samples, `p99LatencyMs` = 99th-percentile latency.
- * Target: median >= 15,000 req/s and p99LatencyMs <= 10.
  *
- * Run alone: `npx tsx bench/http.bench.ts`.
+ * Run alone: `npx tsx bench/http.bench.ts [rate] [history-contention]` (both by default).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { writeLog } from '../scripts/gen-log.js';
 import { replay } from '../src/replay/replay.js';
 import { KeyStore } from '../src/service/keys.js';
 
@@ -24,7 +33,7 @@ const DEMO_LOG = join(ROOT, 'fixtures', 'demo', 'demo.ndjson.gz');
 
 /** One result of {@link runHttpBench}. */
 export interface HttpBenchResult {
-  name: 'http/rate';
+  name: 'http/rate' | 'http/history-contention';
   unit: 'req/s';
   median: number;
   p99: number;
@@ -42,6 +51,22 @@ interface AutocannonResult {
   duration: number;
 }
 type Autocannon = (opts: Record<string, unknown>) => Promise<AutocannonResult>;
+
+async function loadAutocannon(): Promise<Autocannon> {
+  return ((await import('autocannon')) as { default: Autocannon }).default;
+}
+
+/** Stops the server child (SIGTERM, then SIGKILL after 5 s). */
+function stopServer(child: ChildProcess): Promise<void> {
+  return new Promise<void>((res) => {
+    child.once('exit', () => res());
+    child.kill('SIGTERM');
+    setTimeout(() => {
+      child.kill('SIGKILL');
+      res();
+    }, 5000).unref();
+  });
+}
 
 /** Starts `xrate serve` in a child process (through tsx) and resolves with its URL. */
 function startServer(db: string, keys: string): Promise<{ child: ChildProcess; url: string }> {
@@ -80,7 +105,7 @@ function startServer(db: string, keys: string): Promise<{ child: ChildProcess; u
  * @param opts.durationSeconds - measured seconds (default 10)
  */
 export async function runHttpBench(opts: { durationSeconds?: number; connections?: number } = {}): Promise<HttpBenchResult[]> {
-  const autocannon = ((await import('autocannon')) as { default: Autocannon }).default;
+  const autocannon = await loadAutocannon();
   const dir = mkdtempSync(join(tmpdir(), 'xrate-http-bench-'));
   let server: { child: ChildProcess; url: string } | undefined;
   try {
@@ -113,23 +138,113 @@ export async function runHttpBench(opts: { durationSeconds?: number; connections
       },
     ];
   } finally {
-    if (server) {
-      const child = server.child;
-      await new Promise<void>((res) => {
-        child.once('exit', () => res());
-        child.kill('SIGTERM');
-        setTimeout(() => {
-          child.kill('SIGKILL');
-          res();
-        }, 5000).unref();
-      });
-    }
+    if (server) await stopServer(server.child);
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
+/** Two autocannon connections per key looping GET `url` for `seconds`, in a child process. */
+function heavyLoad(
+  url: string,
+  keys: string[],
+  seconds: number,
+): Promise<{ total: number; non2xx: number; errors: number; timeouts: number }[]> {
+  const lib = pathToFileURL(createRequire(import.meta.url).resolve('autocannon')).href;
+  const code = `
+    const { default: autocannon } = await import(${JSON.stringify(lib)});
+    const runs = ${JSON.stringify(keys)}.map((key) =>
+      autocannon({ url: ${JSON.stringify(url)}, connections: 2, duration: ${seconds}, timeout: 60, headers: { 'X-CoinAPI-Key': key } }));
+    const rs = await Promise.all(runs);
+    console.log(JSON.stringify(rs.map((r) => ({ total: r.requests.total, non2xx: r.non2xx, errors: r.errors, timeouts: r.timeouts }))));`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  return new Promise((res, rej) =>
+    child.on('exit', (c) =>
+      c === 0 ? res(JSON.parse(out.trim().split('\n').pop()!)) : rej(new Error(`http bench: the history load exited (${c})`)),
+    ),
+  );
+}
+
+/** The log of `http/history-contention`: 400,000 events over 31 hours, four exchanges, four assets. */
+const CONTENTION_LOG = { seed: 3, events: 400_000, rate: 400_000 / (31 * 3600), exchanges: 4, assets: 4, start: '2024-03-01T00:00:00Z' };
+
+/**
+ * Runs the `http/history-contention` benchmark (see the module description).
+ *
+ * @param opts.dir - where to keep the generated log between runs (default: a temporary directory,
+ *   removed afterwards); it is replayed into a new database each run
+ * @param opts.durationSeconds - measured seconds of light requests (default 10)
+ * @param opts.connections - light connections (default 10)
+ */
+export async function runHistoryContentionBench(
+  opts: { dir?: string; durationSeconds?: number; connections?: number } = {},
+): Promise<HttpBenchResult[]> {
+  const autocannon = await loadAutocannon();
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'xrate-http-bench-'));
+  const work = mkdtempSync(join(tmpdir(), 'xrate-http-contention-'));
+  let server: { child: ChildProcess; url: string } | undefined;
+  try {
+    mkdirSync(dir, { recursive: true });
+    const log = join(dir, 'contention-31h-seed3.ndjson');
+    if (!existsSync(log)) await writeLog(log, CONTENTION_LOG);
+    const db = join(work, 'contention.sqlite');
+    await replay({ inputs: [log], db });
+    const keysPath = join(work, 'keys.sqlite');
+    const keys = KeyStore.open(keysPath);
+    const make = (name: string): string => keys.create({ name, limit: 1e12, concurrency: 100_000 }).key;
+    const light = make('light');
+    const heavyKeys = [make('heavy-a'), make('heavy-b')];
+    keys.close();
+    server = await startServer(db, keysPath);
+    const seconds = opts.durationSeconds ?? 10;
+    const heavyUrl = `${server.url}/v1/exchangerate/BTC/USD/history?period_id=1SEC&time_start=2024-03-01T00:00:00Z&limit=100000`;
+    // Two connections per key (the default cap), looping for the whole run (warm-up, measure,
+    // margin), in a process of their own so that reading 31 MB answers does not delay this one's clock.
+    const heavy = heavyLoad(heavyUrl, heavyKeys, seconds + 6);
+    const base = { url: `${server.url}/v1/exchangerate/BTC/USD`, connections: opts.connections ?? 10, headers: { 'X-CoinAPI-Key': light } };
+    await autocannon({ ...base, duration: 2 });
+    const r = await autocannon({ ...base, duration: seconds });
+    const h = await heavy;
+    if (r.non2xx > 0 || r.errors > 0) throw new Error(`http bench: ${r.non2xx} non-2xx light responses, ${r.errors} errors`);
+    const heavyNon2xx = h.reduce((a, x) => a + x.non2xx, 0);
+    if (heavyNon2xx > 0) throw new Error(`http bench: ${heavyNon2xx} non-2xx history responses`);
+    return [
+      {
+        name: 'http/history-contention',
+        unit: 'req/s',
+        median: r.requests.p50,
+        p99: r.requests.p1,
+        samples: r.duration !== undefined ? Math.round(r.duration) : seconds,
+        p99LatencyMs: r.latency.p99,
+        averageReqPerSec: r.requests.average,
+        totalRequests: r.requests.total,
+        medianLatencyMs: r.latency.p50,
+        maxLatencyMs: r.latency.max,
+        connections: base.connections,
+        heavyConnections: 4,
+        heavyAnswers: h.reduce((a, x) => a + x.total, 0),
+        heavyErrors: h.reduce((a, x) => a + x.errors + x.timeouts, 0),
+      },
+    ];
+  } finally {
+    if (server) await stopServer(server.child);
+    rmSync(work, { recursive: true, force: true });
+    if (!opts.dir) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  runHttpBench().then(
+  const which = process.argv.slice(2);
+  const all = which.length === 0;
+  (async () => {
+    const out: HttpBenchResult[] = [];
+    if (all || which.includes('rate')) out.push(...(await runHttpBench()));
+    if (all || which.includes('history-contention')) out.push(...(await runHistoryContentionBench()));
+    return out;
+  })().then(
     (r) => console.log(JSON.stringify(r, null, 2)),
     (e: Error) => {
       console.error(e.message);

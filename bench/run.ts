@@ -217,10 +217,14 @@ async function memoryBench(): Promise<BenchResult> {
 }
 
 async function httpBench(): Promise<BenchResult[]> {
-  const path = join(dirname(fileURLToPath(import.meta.url)), 'http.bench.ts');
-  if (!existsSync(path)) return [];
-  const mod = (await import('./http.bench.js')) as { runHttpBench: () => Promise<BenchResult[]> };
-  return mod.runHttpBench();
+  const { runHttpBench } = await import('./http.bench.js');
+  return runHttpBench();
+}
+
+/** Light requests while four connections loop `history?limit=100000` (bench/http.bench.ts). */
+async function historyContentionBench(dir: string): Promise<BenchResult[]> {
+  const { runHistoryContentionBench } = await import('./http.bench.js');
+  return runHistoryContentionBench({ dir });
 }
 
 async function main(): Promise<void> {
@@ -243,6 +247,7 @@ async function main(): Promise<void> {
     ['replay/db-dense', () => replayDbBench('dense', dir)],
     ['memory/L', memoryBench],
     ['http/rate', httpBench],
+    ['http/history-contention', () => historyContentionBench(dir)],
   ];
   const results: BenchResult[] = [];
   for (const [name, run] of suites) {

@@ -99,6 +99,7 @@ Options:
   --port N                listen port (default 3000; 0 = any free port)
   --replay LOG            replay LOG into --db first, then serve the live engine
   --follow                with --replay: keep reading LOG as it grows (wall-clock ticks)
+  --heavy-concurrency N   history requests with a limit above 1000 a key may have in flight (default 2)
   --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N   as for replay
 `,
   keys: `Usage: xrate keys <create|list|revoke|jwt-import> [--db FILE | --keys FILE] [options]

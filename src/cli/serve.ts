@@ -19,6 +19,7 @@ export interface ServeFlags {
   port?: string;
   replay?: string;
   follow?: boolean;
+  'heavy-concurrency'?: string;
 }
 
 /** `xrate serve` with parsed flags: starts the service and keeps it running until SIGINT/SIGTERM. */
@@ -29,6 +30,7 @@ export async function serveCommand(
   usage: UsageErrorFactory,
 ): Promise<number> {
   const port = int('port', values.port, 0, 65535, usage);
+  const heavyConcurrency = int('heavy-concurrency', values['heavy-concurrency'], 1, 10_000, usage);
   if (values.follow && !values.replay) throw usage('--follow needs --replay LOG (the NDJSON log to follow)');
   if (
     !values.replay &&
@@ -46,6 +48,7 @@ export async function serveCommand(
       port,
       replay: values.replay,
       follow: !!values.follow,
+      heavyConcurrency,
       ...extra,
     },
     io,

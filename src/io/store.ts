@@ -226,6 +226,29 @@ export class ReplayStore {
     return this.db.open;
   }
 
+  private readStmts: { begin: Database.Statement; version: Database.Statement; end: Database.Statement } | undefined;
+
+  /**
+   * Starts a read transaction: every query until {@link endRead} sees the database as it is now,
+   * whatever other connections commit meanwhile. Returns `PRAGMA data_version` as of that
+   * snapshot, which changes whenever another connection (or process) has committed a change.
+   */
+  beginRead(): number {
+    this.readStmts ??= {
+      begin: this.db.prepare('BEGIN'),
+      version: this.db.prepare('PRAGMA data_version').pluck(),
+      end: this.db.prepare('COMMIT'),
+    };
+    this.readStmts.begin.run();
+    // Reading the version starts the snapshot (a deferred BEGIN reads nothing by itself).
+    return this.readStmts.version.get() as number;
+  }
+
+  /** Ends the read transaction of {@link beginRead}, if one is open (for a connection that writes nothing). */
+  endRead(): void {
+    if (this.readStmts && this.db.open && this.db.inTransaction) this.readStmts.end.run();
+  }
+
   /** Starts the transaction of one input batch. */
   begin(): void {
     this.db.prepare('BEGIN').run();

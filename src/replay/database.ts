@@ -26,7 +26,7 @@ import { rollUp, type OhlcBucket } from '../core/ohlc.js';
 import { bucketsFromSeries, resolveSeries } from '../core/ohlcSeries.js';
 import { bucketStart, EXCHANGE_RATE_PERIODS, getPeriod, isRollupOf, type PeriodRecord } from '../core/periods.js';
 import { US_PER_SECOND } from '../core/time.js';
-import { ReplayStore, runIsDead } from '../io/store.js';
+import { ReplayStore, runIsDead, type RunRow } from '../io/store.js';
 import { PairTable, type PairRow } from './rateSources.js';
 
 /** What is read of a `runs` row. */
@@ -75,6 +75,11 @@ export function partialOutputs(path: string, runId: number, status: string): str
     `xrate: database "${path}" holds the partial outputs of replay run ${runId}, which did not complete (status "${status}": ` +
     'it failed, was killed, or is still running): replay again, or continue it with --resume if it took snapshots'
   );
+}
+
+/** A run's status as the refusals word it: `killed (its process N is gone)` for a run whose process died while running. */
+function runStatus(run: RunRow): string {
+  return runIsDead(run) ? `killed (its process ${run.pid} is gone)` : run.status;
 }
 
 /** A stored OHLC series that gives a period of a pair: the pair's own, or its inverse's. */
@@ -140,8 +145,7 @@ export class ReplayDatabase {
       // not the previous complete run's any more, and not a run's whole output either.
       const owner = store.outputsRun();
       if (owner && owner.status !== 'complete') {
-        const status = runIsDead(owner) ? `killed (its process ${owner.pid} is gone)` : owner.status;
-        throw new ReplayDatabaseError({ kind: 'partial-outputs', path: store.path, runId: owner.id, status });
+        throw new ReplayDatabaseError({ kind: 'partial-outputs', path: store.path, runId: owner.id, status: runStatus(owner) });
       }
     }
     const run: RunInfo | undefined = opts.run ?? store.latestCompleteRun();
@@ -350,6 +354,94 @@ export class ReplayDatabase {
     if (!stopped && open && open.start >= first && open.start < lastEnd) take({ ...open });
     if (out.length < limit) emit();
     return out.slice(0, limit);
+  }
+
+  close(): void {
+    this.store.close();
+  }
+}
+
+/**
+ * A replay database served while other processes may write into it (`xrate serve --db FILE`
+ * while `xrate replay LOG --db FILE` runs). {@link current} gives the {@link ReplayDatabase} to
+ * answer from. Its first call in a turn of the event loop opens a read snapshot that lasts until
+ * the next `setImmediate`, so every answer of the turn reads one state of the file, and compares
+ * `PRAGMA data_version` with the last one seen: when another connection has committed since, the
+ * run that owns the outputs is read again. While that run is not complete (a replay is writing,
+ * failed, or was killed), `current` throws `partial-outputs`; once another run is complete, a new
+ * {@link ReplayDatabase} is opened over it (its config, coverage, pairs, empty caches).
+ *
+ * The store must be one that writes nothing (opened read-only): the snapshot is a transaction on
+ * its connection.
+ *
+ * @example
+ * ```ts
+ * const watch = new ReplayDatabaseWatch(ReplayStore.open('out/xrate.sqlite', { readonly: true }));
+ * watch.current().pairTableAt(watch.current().coverage.lastTick!); // throws while a replay writes
+ * ```
+ */
+export class ReplayDatabaseWatch {
+  private db: ReplayDatabase;
+  private runId: number | undefined;
+  private version: number | undefined;
+  private partial: RunRow | undefined;
+  private inTurn = false;
+  private readonly endTurn = (): void => {
+    this.inTurn = false;
+    this.store.endRead();
+  };
+
+  /**
+   * @param store - a replay database opened read-only; closed by {@link close}
+   * @throws {@link ReplayDatabaseError} as {@link ReplayDatabase} when the outputs cannot be served now
+   */
+  constructor(
+    readonly store: ReplayStore,
+    private readonly opts: Pick<ReplayDatabaseOptions, 'cacheTables'> = {},
+  ) {
+    this.db = new ReplayDatabase(store, opts);
+    this.runId = ReplayDatabaseWatch.servedRun(store);
+  }
+
+  /** The complete run whose outputs the tables hold (or, in a database that does not record it, the newest complete run). */
+  private static servedRun(store: ReplayStore): number | undefined {
+    const owner = store.outputsRun();
+    return owner?.status === 'complete' ? owner.id : store.latestCompleteRun()?.id;
+  }
+
+  /**
+   * The database to answer from in this turn of the event loop: the same object as long as the
+   * outputs belong to the same complete run.
+   * @throws {@link ReplayDatabaseError} `partial-outputs` (naming the run and its status) while the
+   *   outputs belong to a run that is not complete
+   */
+  current(): ReplayDatabase {
+    if (!this.inTurn && this.store.isOpen) {
+      this.inTurn = true;
+      setImmediate(this.endTurn);
+      const v = this.store.beginRead();
+      if (v !== this.version) {
+        this.refresh();
+        this.version = v;
+      }
+    }
+    const p = this.partial;
+    if (p) throw new ReplayDatabaseError({ kind: 'partial-outputs', path: this.store.path, runId: p.id, status: runStatus(p) });
+    return this.db;
+  }
+
+  private refresh(): void {
+    const owner = this.store.outputsRun();
+    if (owner && owner.status !== 'complete') {
+      this.partial = owner;
+      return;
+    }
+    this.partial = undefined;
+    const id = owner ? owner.id : this.store.latestCompleteRun()?.id;
+    if (id !== this.runId) {
+      this.db = new ReplayDatabase(this.store, this.opts);
+      this.runId = id;
+    }
   }
 
   close(): void {

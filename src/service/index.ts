@@ -38,7 +38,7 @@ export {
   type Right,
   type KeyListing,
 } from './keys.js';
-export { Limiter, WINDOW_SECONDS } from './limits.js';
+export { Limiter, WINDOW_SECONDS, HEAVY_LIMIT, DEFAULT_HEAVY_CONCURRENCY } from './limits.js';
 export { Authenticator, stripPathKey } from './auth.js';
 export {
   negotiate,

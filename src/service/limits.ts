@@ -7,6 +7,10 @@
  *   least 1). A request whose cost would take the key past its limit is refused with 429 (nothing
  *   is charged) unless the key has overage enabled; then `X-RateLimit-Remaining` goes negative.
  * - **Concurrency limit**: requests of a key in flight at once; one more is refused with 429.
+ * - **Heavy requests**: history requests whose `limit` is above {@link HEAVY_LIMIT} (up to
+ *   100,000 items, read and written a slice at a time) in flight at once per key, at most the
+ *   service's heavy concurrency ({@link DEFAULT_HEAVY_CONCURRENCY} unless configured); one more is
+ *   refused with 429 before any work, and charged nothing.
  *
  * Exactness: Node runs the check-and-charge of a request synchronously, so concurrent requests
  * can never together pass the limit. The window lives in memory (per key, one entry per second
@@ -19,10 +23,17 @@
  */
 import { formatTime } from '../core/time.js';
 import { tooManyRequests } from './errors.js';
+import { soon } from './slices.js';
 import type { ApiKey, KeyStore } from './keys.js';
 
 /** Seconds in the window. */
 export const WINDOW_SECONDS = 86_400;
+
+/** A history request whose `limit` is above this many items is heavy. */
+export const HEAVY_LIMIT = 1000;
+
+/** Heavy requests a key may have in flight at once, by default. */
+export const DEFAULT_HEAVY_CONCURRENCY = 2;
 
 class Window {
   seconds: number[] = [];
@@ -30,6 +41,7 @@ class Window {
   head = 0;
   total = 0;
   inflight = 0;
+  heavy = 0;
 
   prune(nowS: number): void {
     const min = nowS - WINDOW_SECONDS; // entries at second <= min have left
@@ -96,11 +108,13 @@ export class Limiter {
    * @param keys - where usage is persisted
    * @param now - wall clock in ms (injectable for tests)
    * @param flushEveryMs - write-behind period (0: only on flush/close)
+   * @param heavyConcurrency - heavy requests a key may have in flight at once
    */
   constructor(
     private readonly keys: KeyStore,
     private readonly now: () => number = Date.now,
     flushEveryMs = 250,
+    private readonly heavyConcurrency = DEFAULT_HEAVY_CONCURRENCY,
   ) {
     for (const r of keys.loadUsage(now())) this.window(r.key_id).add(r.second, r.cost);
     if (flushEveryMs > 0) {
@@ -138,6 +152,24 @@ export class Limiter {
   release(key: ApiKey): void {
     const w = this.window(key.id);
     if (w.inflight > 0) w.inflight--;
+  }
+
+  /** Counts one more heavy request in flight (see the module description), or throws 429 past the cap. */
+  acquireHeavy(key: ApiKey): void {
+    const w = this.window(key.id);
+    if (w.heavy >= this.heavyConcurrency) {
+      throw tooManyRequests(
+        `Too many concurrent heavy requests: this API key may have ${this.heavyConcurrency} history requests with a limit above ${HEAVY_LIMIT} in flight at once`,
+        1,
+      );
+    }
+    w.heavy++;
+  }
+
+  /** One heavy request of the key finished. */
+  releaseHeavy(key: ApiKey): void {
+    const w = this.window(key.id);
+    if (w.heavy > 0) w.heavy--;
   }
 
   /** Throws 429 when not even a request of cost 1 fits (checked before doing the work). */
@@ -201,14 +233,15 @@ export class Limiter {
 
   /**
    * Calls `done` once every charge made so far is committed: the charges of this turn of the event
-   * loop are written in one transaction at its end, then every waiter of the turn is called.
+   * loop are written in one transaction at its end (before the slices of long answers, slices.ts),
+   * then every waiter of the turn is called.
    * A failed write is reported on stderr; the waiters are called all the same.
    */
   afterCommit(done: () => void): void {
     this.waiters.push(done);
     if (this.commitScheduled) return;
     this.commitScheduled = true;
-    setImmediate(() => {
+    soon(() => {
       this.commitScheduled = false;
       const waiters = this.waiters;
       this.waiters = [];

@@ -5,14 +5,18 @@
  * - {@link DatabaseRateProvider} serves a database written by `xrate replay`. The answers are
  *   those of src/replay/database.ts, the module the CLI's `xrate rate|history|explain DB` uses
  *   too; this front end resolves asset ids case-insensitively, reads a pair's history from its
- *   inverse when only that is stored, and words what has no data as 550.
+ *   inverse when only that is stored, and words what has no data as 550. It follows the file
+ *   while another process replays into it ({@link ReplayDatabaseWatch}): 550 naming the replay's
+ *   run until one completes, then that run's answers. A long history is read lazily
+ *   ({@link RateProvider.historyBuckets}), so the service can read it a slice at a time.
  * - {@link LiveRateProvider} serves a live engine (`serve --replay LOG`, `--follow`): current rates
  *   and provenance from the engine, earlier times and history from a {@link DatabaseRateProvider}
  *   over the database the engine writes to, plus the engine's open OHLC bucket.
  *
  * Speed: the pair table of a tick, its graph and every answer computed from it are cached (an LRU
  * of tables by tick; the current tick's answers hold their JSON text), so the hot path of
- * `GET /v1/exchangerate/BTC/USD` is two Map lookups.
+ * `GET /v1/exchangerate/BTC/USD` is two Map lookups, plus, once per turn of the event loop, the
+ * watch's read snapshot and `PRAGMA data_version`.
  *
  * @module
  */
@@ -22,7 +26,7 @@ import { bucketEnd, bucketStart, EXCHANGE_RATE_PERIODS, type PeriodRecord } from
 import type { RateExplanation } from '../core/provenance.js';
 import { formatTime, US_PER_SECOND } from '../core/time.js';
 import { ReplayStore } from '../io/store.js';
-import { partialOutputs, ReplayDatabase, ReplayDatabaseError, type RunInfo, type Series } from '../replay/database.js';
+import { partialOutputs, ReplayDatabase, ReplayDatabaseError, ReplayDatabaseWatch, type RunInfo, type Series } from '../replay/database.js';
 import { EngineSource, type CachedRate, type ExchangeRate, type RateSource } from '../replay/rateSources.js';
 import { noData } from './errors.js';
 
@@ -97,6 +101,12 @@ export interface RateProvider {
   rates(base: string, q: RatesQuery): ExchangeRates;
   /** OHLC timeseries of rate(base, quote). */
   history(base: string, quote: string, q: HistoryQuery): TimeseriesItem[] | Promise<TimeseriesItem[]>;
+  /**
+   * The buckets of {@link history}, inverted as its items are ({@link timeseriesItem} of each is
+   * the item), read as they are consumed: the service takes them a slice at a time, with a turn
+   * of the event loop in between. Checks and their 550s happen at the call.
+   */
+  historyBuckets?(base: string, quote: string, q: HistoryQuery): Iterator<OhlcBucket>;
   /** Provenance of rate(base, quote) (current, or at `at` when the provider keeps that state). */
   explain(base: string, quote: string, at?: number): RateExplanation | Promise<RateExplanation>;
   /** Releases the database (and stops a live feed). */
@@ -107,12 +117,29 @@ function floorSecond(t: number): number {
   return Math.floor(t / US_PER_SECOND) * US_PER_SECOND;
 }
 
+/** Work per read of {@link DatabaseRateProvider.historyBuckets}, ms (the number of buckets read at once follows it). */
+const HISTORY_CHUNK_MS = 0.25;
+
+/** What a history query reads: the series, the buckets asked for, and the database they come from. */
+interface HistoryRead {
+  db: ReplayDatabase;
+  src: Series;
+  period: PeriodRecord;
+  first: number;
+  end: number;
+  lastEnd: number;
+  limit: number;
+  open: OhlcBucket | undefined;
+  lastTick: number | undefined;
+}
+
 /** Buckets of rate(quote, base) from those of rate(base, quote): 1/x is decreasing, so high and low swap. */
 function invertBucket(b: OhlcBucket): OhlcBucket {
   return { ...b, open: 1 / b.open, high: 1 / b.low, low: 1 / b.high, close: 1 / b.close };
 }
 
-function toItem(b: OhlcBucket): TimeseriesItem {
+/** The wire item of a bucket (times with 7 fractional digits). */
+export function timeseriesItem(b: OhlcBucket): TimeseriesItem {
   return {
     time_period_start: formatTime(b.start),
     time_period_end: formatTime(b.end),
@@ -176,6 +203,13 @@ export interface DatabaseProviderOptions {
   openBucket?: (series: Series) => OhlcBucket | undefined;
   /** Whether times after the last tick are answered by advancing the final engine (default true). */
   extrapolate?: boolean;
+  /**
+   * Whether to follow the database as another process writes into it (default true, unless `run`
+   * is given): while a replay into the file has not completed, answers are 550 naming its run;
+   * once one completes, its outputs are served ({@link ReplayDatabaseWatch}). Needs a store that
+   * writes nothing; a live engine's provider reads the database it writes, without.
+   */
+  watch?: boolean;
 }
 
 /**
@@ -189,19 +223,24 @@ export interface DatabaseProviderOptions {
  * ```
  */
 export class DatabaseRateProvider implements RateProvider {
-  private readonly db: ReplayDatabase;
+  private readonly watch: ReplayDatabaseWatch | undefined;
+  /** The database answered from last; the engines below belong to it. */
+  private served: ReplayDatabase;
   private readonly ticks: () => { first: number | undefined; last: number | undefined };
   private readonly opts: DatabaseProviderOptions;
   private finalEngine: Engine | undefined;
   private extrapolatedSource: EngineSource | undefined;
 
   /**
-   * @param store - an open replay database (read-only is enough)
+   * @param store - an open replay database (read-only, unless `opts.watch` is false)
    * @throws `xrate:` error when the database holds no complete replay run
    */
   constructor(store: ReplayStore, opts: DatabaseProviderOptions = {}) {
     try {
-      this.db = new ReplayDatabase(store, { cacheTables: opts.cacheTables, run: opts.run });
+      if (opts.watch !== false && !opts.run) {
+        this.watch = new ReplayDatabaseWatch(store, { cacheTables: opts.cacheTables });
+        this.served = this.watch.current();
+      } else this.served = new ReplayDatabase(store, { cacheTables: opts.cacheTables, run: opts.run });
     } catch (e) {
       if (e instanceof ReplayDatabaseError && e.failure.kind === 'partial-outputs') {
         throw new Error(partialOutputs(store.path, e.failure.runId, e.failure.status));
@@ -213,9 +252,47 @@ export class DatabaseRateProvider implements RateProvider {
       }
       throw e;
     }
-    const c = this.db.coverage;
-    this.ticks = opts.ticks ?? (() => ({ first: c.firstTick, last: c.lastTick }));
+    this.ticks =
+      opts.ticks ??
+      (() => {
+        const c = this.db.coverage;
+        return { first: c.firstTick, last: c.lastTick };
+      });
     this.opts = opts;
+  }
+
+  /** {@link current}. */
+  private get db(): ReplayDatabase {
+    return this.current();
+  }
+
+  /**
+   * The database to answer from now: while another process writes into the file, a 550 naming
+   * the replay run that owns its outputs; after a run completed there, that run's (the engines
+   * kept for the previous one are dropped).
+   */
+  private current(): ReplayDatabase {
+    if (!this.watch) return this.served;
+    let db: ReplayDatabase;
+    try {
+      db = this.watch.current();
+    } catch (e) {
+      if (!(e instanceof ReplayDatabaseError)) throw e;
+      const f = e.failure;
+      if (f.kind === 'partial-outputs') {
+        throw noData(
+          `the database "${f.path}" holds the partial outputs of replay run ${f.runId}, which has not completed ` +
+            `(status "${f.status}"): answers resume once a replay into it completes`,
+        );
+      }
+      throw noData(`the database "${f.path}" holds no complete replay run`);
+    }
+    if (db !== this.served) {
+      this.served = db;
+      this.finalEngine = undefined;
+      this.extrapolatedSource = undefined;
+    }
+    return db;
   }
 
   /** Opens `path` read-only and serves it. */
@@ -231,12 +308,18 @@ export class DatabaseRateProvider implements RateProvider {
 
   /** Records a pair that has rows in `rates` (live feeds call it as pairs appear). */
   notePair(base: string, quote: string): void {
-    this.db.notePair(base, quote);
+    this.served.notePair(base, quote);
   }
 
   info(): ProviderInfo {
-    const { first, last } = this.ticks();
-    return { mode: 'database', source: this.db.path, firstTick: first, lastTick: last, pairs: this.db.pairCount };
+    try {
+      this.current(); // the newest complete run, if the database changed
+    } catch {
+      // a replay is writing into it: the run served last
+    }
+    const c = this.served.coverage;
+    const { first, last } = this.opts.ticks ? this.opts.ticks() : { first: c.firstTick, last: c.lastTick };
+    return { mode: 'database', source: this.served.path, firstTick: first, lastTick: last, pairs: this.served.pairCount };
   }
 
   /** The engine at the end of the replay, or a 550 naming why it cannot be had. */
@@ -319,21 +402,67 @@ export class DatabaseRateProvider implements RateProvider {
     );
   }
 
-  history(base: string, quote: string, q: HistoryQuery): TimeseriesItem[] {
+  /** What a history query reads (a 550 naming why there is nothing); undefined when it asks for no bucket. */
+  private historyRead(base: string, quote: string, q: HistoryQuery): HistoryRead | undefined {
+    const db = this.db;
     const period = q.period;
     const first = bucketStart(q.from, period) === q.from ? q.from : bucketEnd(q.from, period);
     const end = q.to ?? Number.MAX_SAFE_INTEGER;
-    const from = this.db.coverage.from;
+    const from = db.coverage.from;
     if (from !== undefined && first < from) {
       throw noData(
         `no history for ${base}/${quote} from ${formatTime(first)}: the database has output from ${formatTime(from)} on (the replay's --from)`,
       );
     }
     const src = this.historySource(base, quote, period);
-    if (first >= end) return [];
+    if (first >= end) return undefined;
     const lastEnd = q.to === undefined ? Number.MAX_SAFE_INTEGER : bucketEnd(q.to - 1, period);
-    const buckets = this.db.buckets(src, period, first, end, lastEnd, q.limit, this.opts.openBucket?.(src), this.ticks().last);
-    return buckets.map((b) => toItem(src.inverted ? invertBucket(b) : b));
+    return { db, src, period, first, end, lastEnd, limit: q.limit, open: this.opts.openBucket?.(src), lastTick: this.ticks().last };
+  }
+
+  history(base: string, quote: string, q: HistoryQuery): TimeseriesItem[] {
+    const r = this.historyRead(base, quote, q);
+    if (!r) return [];
+    const buckets = r.db.buckets(r.src, r.period, r.first, r.end, r.lastEnd, r.limit, r.open, r.lastTick);
+    return buckets.map((b) => timeseriesItem(r.src.inverted ? invertBucket(b) : b));
+  }
+
+  /**
+   * The buckets of {@link history} (inverted for an inverse pair), read as the sequence is
+   * consumed: a run of consecutive buckets at a time, sized to about {@link HISTORY_CHUNK_MS} of
+   * work. The checks (and their 550s) happen at the call. Every later read first checks that the
+   * database still serves the same run, else throws a 550 (a replay into the file began or
+   * completed meanwhile).
+   */
+  historyBuckets(base: string, quote: string, q: HistoryQuery): IterableIterator<OhlcBucket> {
+    const r = this.historyRead(base, quote, q);
+    return r ? this.readHistory(r) : [][Symbol.iterator]();
+  }
+
+  /**
+   * Reads `r` run by run: buckets of the same period start at period boundaries, so the buckets
+   * from the end of the last one read on are the rest of the answer (a roll-up's groups and a
+   * change series' carried rate never straddle a boundary).
+   */
+  private *readHistory(r: HistoryRead): Generator<OhlcBucket> {
+    let cursor = r.first;
+    let left = r.limit;
+    let n = 64;
+    while (left > 0 && cursor < r.end) {
+      if (this.db !== r.db) {
+        throw noData('the database began serving another replay run while this answer was read: ask again');
+      }
+      const ask = Math.min(n, left);
+      const t0 = performance.now();
+      const got = r.db.buckets(r.src, r.period, cursor, r.end, r.lastEnd, ask, r.open, r.lastTick);
+      const ms = performance.now() - t0;
+      for (const b of got) yield r.src.inverted ? invertBucket(b) : b;
+      if (got.length < ask) return;
+      left -= got.length;
+      cursor = bucketEnd(got[got.length - 1].start, r.period);
+      if (ms < HISTORY_CHUNK_MS / 2) n = Math.min(n * 2, 4096);
+      else if (ms > HISTORY_CHUNK_MS * 2) n = Math.max(n >> 1, 8);
+    }
   }
 
   explain(base: string, quote: string, at?: number): RateExplanation {
@@ -358,7 +487,7 @@ export class DatabaseRateProvider implements RateProvider {
   }
 
   close(): void | Promise<void> {
-    this.db.close();
+    this.served.close();
   }
 }
 
@@ -413,6 +542,7 @@ export class LiveRateProvider implements RateProvider {
       ticks: () => ({ first: engine.firstTickTime, last: engine.lastTickTime }),
       openBucket: (series) => this.openBucket(series),
       extrapolate: mode === 'replay',
+      watch: false,
     });
   }
 
@@ -461,6 +591,10 @@ export class LiveRateProvider implements RateProvider {
 
   history(base: string, quote: string, q: HistoryQuery): TimeseriesItem[] {
     return this.db.history(base, quote, q);
+  }
+
+  historyBuckets(base: string, quote: string, q: HistoryQuery): IterableIterator<OhlcBucket> {
+    return this.db.historyBuckets(base, quote, q);
   }
 
   explain(base: string, quote: string, at?: number): RateExplanation {

@@ -9,6 +9,10 @@
  * | `/v1/exchangerate/{asset_id_base}/{asset_id_quote}/history` | history | ExchangeRatesTimeseriesItem[] (`period_id`, `time_start`, `time_end`, `limit`) |
  * | `/v1/exchangerate/{asset_id_base}/{asset_id_quote}/explain` | explain | provenance (extension, `time` optional) |
  *
+ * A history is read and, when long, written a slice at a time (history.ts), so that a long one
+ * never holds up the other requests; a history with a `limit` above {@link HEAVY_LIMIT} is heavy
+ * (limits.ts: a few per key at once). A client that goes away stops the reading and the writing.
+ *
  * @module
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -16,7 +20,8 @@ import { EXCHANGE_RATE_PERIODS, exchangeRatePeriod } from '../core/periods.js';
 import { HISTORY_MAX_LIMIT } from '../replay/query.js';
 import { badParam, missingParam } from './errors.js';
 import { CONTENT_TYPES, negotiate, render, type OutputFormat, type PayloadKind } from './format/index.js';
-import type { Limiter } from './limits.js';
+import { historyBody, readHistory } from './history.js';
+import { HEAVY_LIMIT, type Limiter } from './limits.js';
 import { Query, shown, splitList } from './params.js';
 import type { RateProvider } from './provider.js';
 import type { Right } from './keys.js';
@@ -93,10 +98,26 @@ export function registerRoutes(app: FastifyInstance, provider: RateProvider, lim
       if (to !== undefined && !(to > from)) throw badParam('time_end', 'must be after time_start');
       const limitGiven = q.text('limit') !== undefined;
       const limit = q.int('limit', 1, HISTORY_MAX_LIMIT, 100);
-      const items = await provider.history(req.params.asset_id_base, req.params.asset_id_quote, { period, from, to, limit });
+      const key = req.apiKey;
+      if (key && limit > HEAVY_LIMIT) {
+        limiter.acquireHeavy(key);
+        reply.raw.once('close', () => limiter.releaseHeavy(key));
+      }
+      let gone = false;
+      reply.raw.once('close', () => {
+        gone = true;
+      });
+      const data = await readHistory(
+        provider,
+        req.params.asset_id_base,
+        req.params.asset_id_quote,
+        { period, from, to, limit },
+        () => gone,
+      );
       // With `limit`, every 100 data points returned cost one request (at least 1).
-      charge(req, reply, limitGiven ? Math.max(1, Math.ceil(items.length / 100)) : 1);
-      return send(reply, 'history', items, fmt);
+      charge(req, reply, limitGiven ? Math.max(1, Math.ceil(data.length / 100)) : 1);
+      const { body, type } = historyBody(data, fmt);
+      return reply.header('content-type', type).send(body);
     },
   );
 

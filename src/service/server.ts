@@ -43,6 +43,8 @@ export interface ServiceOptions {
   flushEveryMs?: number;
   /** Smallest body compressed when the client accepts gzip/deflate (default 0: always). */
   compressThreshold?: number;
+  /** Heavy requests (history with a `limit` above 1000) a key may have in flight at once (default 2). */
+  heavyConcurrency?: number;
 }
 
 /** What the onRequest hook needs to know about a route. */
@@ -77,7 +79,7 @@ function clientError(err: Error & { code?: string }, socket: Socket): void {
  */
 export async function createService(opts: ServiceOptions): Promise<FastifyInstance> {
   const now = opts.now ?? Date.now;
-  const limiter = new Limiter(opts.keys, now, opts.flushEveryMs ?? 250);
+  const limiter = new Limiter(opts.keys, now, opts.flushEveryMs ?? 250, opts.heavyConcurrency);
   const auth = new Authenticator(opts.keys, now);
 
   const app = Fastify({

@@ -42,6 +42,8 @@ export interface ServeOptions {
   maxLineBytes?: number;
   /** Follow: poll period, ms. */
   pollMs?: number;
+  /** Heavy requests (history with a `limit` above 1000) a key may have in flight at once (default 2). */
+  heavyConcurrency?: number;
 }
 
 /** A running service. */
@@ -98,7 +100,7 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
     if (keys.activeCount() === 0) {
       devKey = keys.create({ name: 'dev' }).key;
     }
-    const app = await createService({ provider, keys });
+    const app = await createService({ provider, keys, heavyConcurrency: opts.heavyConcurrency });
     const host = opts.host ?? '127.0.0.1';
     try {
       await app.listen({ host, port: opts.port ?? 3000 });

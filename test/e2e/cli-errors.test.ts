@@ -59,6 +59,11 @@ describe('exit codes and messages', () => {
       /--format must be ndjson, csv or sqlite/,
     ],
     ['periods: positional', ['periods', 'extra'], /extra/],
+    [
+      'serve: bad --heavy-concurrency',
+      ['serve', '--db', '@D', '--heavy-concurrency', '0'],
+      /--heavy-concurrency must be an integer in 1\.\.10000, got "0"/,
+    ],
   ])('bad usage: %s → exit 2, the problem named on stderr', async (_name, argv, msg) => {
     const args = argv.map((a) => (a === '@L' ? L() : a === '@D' ? p('usage.sqlite') : a));
     const r = await cli(...args);

@@ -13,7 +13,7 @@ import addFormatsModule from 'ajv-formats';
 import { decode as unpack } from '@msgpack/msgpack';
 import { replay } from '../../src/replay/replay.js';
 import { KeyStore, type CreateKeyOptions } from '../../src/service/keys.js';
-import { DatabaseRateProvider, type RateProvider } from '../../src/service/provider.js';
+import { DatabaseRateProvider, type HistoryQuery, type RateProvider, type TimeseriesItem } from '../../src/service/provider.js';
 import { createService } from '../../src/service/server.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -97,10 +97,17 @@ export async function startServer(opts: {
   now?: () => number;
   keys?: KeyStore;
   flushEveryMs?: number;
+  heavyConcurrency?: number;
 }): Promise<TestServer> {
   const provider = opts.provider ?? (await DatabaseRateProvider.open(opts.db!));
   const keys = opts.keys ?? KeyStore.open(opts.keysPath);
-  const app = await createService({ provider, keys, now: opts.now, flushEveryMs: opts.flushEveryMs });
+  const app = await createService({
+    provider,
+    keys,
+    now: opts.now,
+    flushEveryMs: opts.flushEveryMs,
+    heavyConcurrency: opts.heavyConcurrency,
+  });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const addr = app.server.address();
   const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
@@ -220,3 +227,63 @@ export const PATHS = {
   periods: '/v1/exchangerate/history/periods',
   history: '/v1/exchangerate/{asset_id_base}/{asset_id_quote}/history',
 } as const;
+
+/** A gate that holds history answers until opened. */
+export class Gate {
+  waiting = 0;
+  private release: (() => void) | undefined;
+  private readonly opened = new Promise<void>((r) => {
+    this.release = r;
+  });
+  private watchers: { n: number; resolve: () => void }[] = [];
+
+  async pass(): Promise<void> {
+    this.waiting++;
+    for (const w of this.watchers.filter((x) => x.n <= this.waiting)) w.resolve();
+    await this.opened;
+  }
+
+  waitFor(count: number): Promise<void> {
+    if (this.waiting >= count) return Promise.resolve();
+    return new Promise((resolve) => this.watchers.push({ n: count, resolve }));
+  }
+
+  open(): void {
+    this.release!();
+  }
+}
+
+/** A provider that answers as `inner` does: tests extend it to change one operation. */
+export class WrappedProvider implements RateProvider {
+  constructor(protected readonly inner: DatabaseRateProvider) {}
+  info() {
+    return this.inner.info();
+  }
+  rate(b: string, q: string, at?: number) {
+    return this.inner.rate(b, q, at);
+  }
+  rates(b: string, q: Parameters<DatabaseRateProvider['rates']>[1]) {
+    return this.inner.rates(b, q);
+  }
+  history(b: string, q: string, h: HistoryQuery): TimeseriesItem[] | Promise<TimeseriesItem[]> {
+    return this.inner.history(b, q, h);
+  }
+  explain(b: string, q: string, at?: number) {
+    return this.inner.explain(b, q, at);
+  }
+  close(): void {}
+}
+
+/** A provider whose history waits at a gate (holding the requests in flight); the rest as `inner`. */
+export class GatedHistory extends WrappedProvider {
+  constructor(
+    inner: DatabaseRateProvider,
+    private readonly gate: Gate,
+  ) {
+    super(inner);
+  }
+  override async history(b: string, q: string, h: HistoryQuery): Promise<TimeseriesItem[]> {
+    await this.gate.pass();
+    return this.inner.history(b, q, h);
+  }
+}

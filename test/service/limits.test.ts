@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatTime } from '../../src/core/time.js';
 import { KeyStore } from '../../src/service/keys.js';
-import { DatabaseRateProvider, type HistoryQuery, type RateProvider, type TimeseriesItem } from '../../src/service/provider.js';
-import { demoDb, expectError, startServer, tempDir, type Res, type TestServer } from './helpers.js';
+import { DatabaseRateProvider, type RateProvider } from '../../src/service/provider.js';
+import { demoDb, expectError, Gate, GatedHistory, startServer, tempDir, type Res, type TestServer } from './helpers.js';
 
 let tmp: ReturnType<typeof tempDir>;
 let db: string;
@@ -159,7 +159,7 @@ describe('24 h request limit', () => {
 
   it('exact under concurrent requests: exactly `limit` of many parallel requests succeed', async () => {
     const gate = new Gate();
-    const srv = await server({ provider: new SlowHistory(provider, gate) });
+    const srv = await server({ provider: new GatedHistory(provider, gate) });
     try {
       const key = srv.key({ limit: 20, concurrency: 1000 });
       const pending = Array.from({ length: 60 }, () => srv.get(HIST, { 'X-CoinAPI-Key': key }));
@@ -183,7 +183,7 @@ describe('24 h request limit', () => {
 describe('concurrency limit', () => {
   it('429 past the concurrency limit; X-ConcurrencyLimit-Remaining counts requests in flight', async () => {
     const gate = new Gate();
-    const srv = await server({ provider: new SlowHistory(provider, gate) });
+    const srv = await server({ provider: new GatedHistory(provider, gate) });
     try {
       const key = srv.key({ concurrency: 2 });
       const H = { 'X-CoinAPI-Key': key };
@@ -210,7 +210,7 @@ describe('concurrency limit', () => {
 
   it('a request aborted by the client frees its slot', async () => {
     const gate = new Gate();
-    const srv = await server({ provider: new SlowHistory(provider, gate) });
+    const srv = await server({ provider: new GatedHistory(provider, gate) });
     try {
       const key = srv.key({ concurrency: 1 });
       const { request } = await import('node:http');
@@ -264,51 +264,3 @@ describe('persistence', () => {
     await srv.close();
   });
 });
-
-/** Holds history requests until opened. */
-class Gate {
-  private waiting = 0;
-  private release: (() => void) | undefined;
-  private readonly opened = new Promise<void>((r) => (this.release = r));
-  private watchers: { n: number; resolve: () => void }[] = [];
-
-  async pass(): Promise<void> {
-    this.waiting++;
-    for (const w of this.watchers) if (this.waiting >= w.n) w.resolve();
-    await this.opened;
-  }
-
-  waitFor(n: number): Promise<void> {
-    if (this.waiting >= n) return Promise.resolve();
-    return new Promise((resolve) => this.watchers.push({ n, resolve }));
-  }
-
-  open(): void {
-    this.release!();
-  }
-}
-
-/** A provider whose history waits at a gate (to hold requests in flight). */
-class SlowHistory implements RateProvider {
-  constructor(
-    private readonly inner: DatabaseRateProvider,
-    private readonly gate: Gate,
-  ) {}
-  info() {
-    return this.inner.info();
-  }
-  rate(b: string, q: string, at?: number) {
-    return this.inner.rate(b, q, at);
-  }
-  rates(b: string, q: Parameters<DatabaseRateProvider['rates']>[1]) {
-    return this.inner.rates(b, q);
-  }
-  async history(b: string, q: string, h: HistoryQuery): Promise<TimeseriesItem[]> {
-    await this.gate.pass();
-    return this.inner.history(b, q, h);
-  }
-  explain(b: string, q: string, at?: number) {
-    return this.inner.explain(b, q, at);
-  }
-  close(): void {}
-}

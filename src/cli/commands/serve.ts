@@ -15,6 +15,7 @@ const OPTIONS = {
   port: { type: 'string' },
   replay: { type: 'string' },
   follow: { type: 'boolean' },
+  'heavy-concurrency': { type: 'string' },
 } as const;
 
 /** Runs `xrate serve` with `args` (after the command name); returns the exit code. */

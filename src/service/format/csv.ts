@@ -137,12 +137,33 @@ function cell(v: unknown, type: ColType, o: CsvOptions, quoteStrings: boolean): 
   return s;
 }
 
+function headerLine(cols: Column[], o: CsvOptions): string {
+  return o.includeHeader ? cols.map((col) => cell(col.name, 'string', o, o.includeQuotes)).join(o.delimiter) + o.newline : '';
+}
+
+function rowLines(cols: Column[], rows: readonly Row[], o: CsvOptions): string {
+  let out = '';
+  for (const r of rows) out += cols.map((col) => cell(r[col.name], col.type, o, o.includeQuotes)).join(o.delimiter) + o.newline;
+  return out;
+}
+
+function selected(all: Column[], o: CsvOptions): Column[] {
+  return all.filter((col) => !o.excludeCols.has(col.name.toLowerCase()));
+}
+
 /** CSV text of a payload. */
 export function toCsv(kind: PayloadKind, value: unknown, o: CsvOptions): string {
   const { cols: all, rows } = csvRows(kind, value);
-  const cols = all.filter((col) => !o.excludeCols.has(col.name.toLowerCase()));
-  let out = '';
-  if (o.includeHeader) out += cols.map((col) => cell(col.name, 'string', o, o.includeQuotes)).join(o.delimiter) + o.newline;
-  for (const r of rows) out += cols.map((col) => cell(r[col.name], col.type, o, o.includeQuotes)).join(o.delimiter) + o.newline;
-  return out;
+  const cols = selected(all, o);
+  return headerLine(cols, o) + rowLines(cols, rows, o);
+}
+
+/**
+ * The CSV of a history (ExchangeRatesTimeseriesItem[]) in pieces, for a long answer written a
+ * slice at a time: the header row (empty without one), then the rows of each run of items. The
+ * pieces joined are {@link toCsv} of the whole array.
+ */
+export function csvHistoryPieces(o: CsvOptions): { header: string; rows: (items: readonly unknown[]) => string } {
+  const cols = selected(HISTORY_COLS, o);
+  return { header: headerLine(cols, o), rows: (items) => rowLines(cols, items as readonly Row[], o) };
 }

@@ -5,6 +5,7 @@
  * - {@link negotiate}: which format a request asks for, and its CSV options.
  * - {@link render}: a payload's body and Content-Type in that format ({@link toCsv},
  *   {@link toXml}, {@link toMsgpack}).
+ * - {@link historyPieces}: a long history answer in pieces, the same bytes as {@link render}.
  * - {@link formatTimeCustom}: the custom time formats of CSV.
  *
  * @module
@@ -14,3 +15,4 @@ export { formatTimeCustom, DEFAULT_TIME_FORMAT } from './time.js';
 export { toCsv } from './csv.js';
 export { toXml } from './xml.js';
 export { render, toMsgpack } from './render.js';
+export { historyPieces, type HistoryPieces } from './pieces.js';

@@ -56,3 +56,19 @@ export function toXml(kind: PayloadKind, value: unknown): string {
   const body = item ? { [item]: (value as unknown[]).map((x) => xmlTree(x, item)) } : (xmlTree(value, root) as Record<string, unknown>);
   return builder.build({ '?xml': { '@_version': '1.0', '@_encoding': 'utf-8' }, [root]: { '@_xmlns:xsi': XSI, ...body } }) as string;
 }
+
+/**
+ * The XML of a non-empty history (ExchangeRatesTimeseriesItem[]) in pieces, for a long answer
+ * written a slice at a time: the document up to its first item (`head`), the elements of each
+ * run of items, and the end of the document (`tail`). The pieces joined are {@link toXml} of the
+ * whole array.
+ *
+ * @param first - the first item of the array (the head is cut from the document of it alone)
+ */
+export function xmlHistoryPieces(first: unknown): { head: string; items: (items: readonly unknown[]) => string; tail: string } {
+  const item = TOP_ITEMS.history!;
+  const items = (xs: readonly unknown[]): string => builder.build({ [item]: xs.map((x) => xmlTree(x, item)) }) as string;
+  const tail = `</${ROOTS.history}>`;
+  const one = toXml('history', [first]);
+  return { head: one.slice(0, one.length - tail.length - items([first]).length), items, tail };
+}
