@@ -8,8 +8,10 @@
  * markets x buckets, never by trades. The only unaligned refresh is the first tick T0, where
  * every trade seen so far lies within the last second, so summing the buckets that touch the
  * window is exact there too. Each bucket keeps its sum twice: as a float64 (the hot path) and
- * exactly, as a BigInt mantissa with a base-10 exponent, for the exact boundary decisions of
- * docs/methodology.md section 7 (0.1 + 0.2 is 0.3 there).
+ * exactly, as an integer mantissa with a base-10 exponent, for the exact boundary decisions of
+ * docs/methodology.md section 7 (0.1 + 0.2 is 0.3 there). The mantissa is a float64 holding an
+ * integer while it stays a safe integer (below 2^53, exact), and a BigInt only beyond: trade
+ * sizes of ordinary precision never touch BigInt arithmetic.
  *
  * @module
  */
@@ -58,6 +60,51 @@ export function decimalToScaled(text: string): [bigint, number] {
 
 const TEN = 10n;
 
+/** Powers of ten exact in a float64 (10^0 .. 10^22). */
+const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
+
+/**
+ * {@link decimalToScaled} with the mantissa as a float64, when it is a safe integer (exact);
+ * undefined otherwise (then use the BigInt form). Plain decimal texts only: `[+|-]digits[.digits]`.
+ */
+function decimalToSafe(text: string): [number, number] | undefined {
+  const n = text.length;
+  let i = 0;
+  let neg = false;
+  const c0 = text.charCodeAt(0);
+  if (c0 === 43 || c0 === 45) {
+    neg = c0 === 45;
+    i = 1;
+  }
+  let mant = 0;
+  let exp = 0;
+  let dot = false;
+  let digits = 0;
+  for (; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 46 && !dot) {
+      dot = true;
+      continue;
+    }
+    const d = c - 48;
+    if (d < 0 || d > 9) return undefined;
+    mant = mant * 10 + d;
+    digits++;
+    if (dot) exp--;
+  }
+  if (digits === 0 || digits > 15) return undefined; // 15 digits are always below 2^53
+  return [neg ? -mant : mant, exp];
+}
+
+/** `a * 10^k + b` when it is a safe integer (computed exactly), else NaN. */
+function scaledAdd(a: number, k: number, b: number): number {
+  if (k > 22) return Number.NaN;
+  const p = a * POW10[k];
+  if (!Number.isSafeInteger(p)) return Number.NaN;
+  const r = p + b;
+  return Number.isSafeInteger(r) ? r : Number.NaN;
+}
+
 /**
  * Per-market ring of volume buckets, held in two Float64Array columns.
  *
@@ -78,10 +125,14 @@ export class VolumeWindow {
   /** Bucket number held by each slot; NaN when empty. */
   private index = new Float64Array(0);
 
-  /** Exact sum of each slot: mantissa (BigInt) and base-10 exponent. */
   /** Newest bucket any trade went into (-Infinity before the first; recomputed by fromJSON). */
   private newestBucket = -Infinity;
-  private exactMant: bigint[] = [];
+  /**
+   * Exact sum of each slot: an integer mantissa and a base-10 exponent. The mantissa is
+   * `fastMant[slot]` (a safe integer) unless `bigMant[slot]` is set, once it would not be.
+   */
+  private fastMant = new Float64Array(0);
+  private bigMant: (bigint | undefined)[] = [];
   private exactExp = new Int32Array(0);
 
   constructor(
@@ -105,10 +156,13 @@ export class VolumeWindow {
     index.set(this.index);
     const exp = new Int32Array(cap * this.ring);
     exp.set(this.exactExp);
-    while (this.exactMant.length < cap * this.ring) this.exactMant.push(0n);
+    const fast = new Float64Array(cap * this.ring);
+    fast.set(this.fastMant);
+    while (this.bigMant.length < cap * this.ring) this.bigMant.push(undefined);
     this.sums = sums;
     this.index = index;
     this.exactExp = exp;
+    this.fastMant = fast;
     this.capacity = cap;
   }
 
@@ -128,18 +182,39 @@ export class VolumeWindow {
     if (this.index[slot] !== b) {
       this.index[slot] = b;
       this.sums[slot] = 0;
-      this.exactMant[slot] = 0n;
+      this.fastMant[slot] = 0;
+      this.bigMant[slot] = undefined;
       this.exactExp[slot] = 0;
     }
     this.sums[slot] += size;
-    const [mant, exp] = decimalToScaled(sizeText ?? String(size));
-    if (mant === 0n) return;
+    const text = sizeText ?? String(size);
     const cur = this.exactExp[slot];
-    if (exp >= cur) this.exactMant[slot] += mant * TEN ** BigInt(exp - cur);
+    const fast = this.bigMant[slot] === undefined ? decimalToSafe(text) : undefined;
+    if (fast !== undefined) {
+      const [mant, exp] = fast;
+      if (mant === 0) return;
+      const held = this.fastMant[slot];
+      const r = exp >= cur ? scaledAdd(mant, exp - cur, held) : scaledAdd(held, cur - exp, mant);
+      if (!Number.isNaN(r)) {
+        this.fastMant[slot] = r;
+        if (exp < cur) this.exactExp[slot] = exp;
+        return;
+      }
+    }
+    // Beyond a safe integer, or an unusual text (exponent): BigInt from here on for this slot.
+    const [mant, exp] = decimalToScaled(text);
+    if (mant === 0n) return;
+    const held = this.bigMant[slot] ?? BigInt(this.fastMant[slot]);
+    if (exp >= cur) this.bigMant[slot] = held + mant * TEN ** BigInt(exp - cur);
     else {
-      this.exactMant[slot] = this.exactMant[slot] * TEN ** BigInt(cur - exp) + mant;
+      this.bigMant[slot] = held * TEN ** BigInt(cur - exp) + mant;
       this.exactExp[slot] = exp;
     }
+  }
+
+  /** The exact mantissa of a slot (0n for an empty one). */
+  private mantissa(slot: number): bigint {
+    return this.bigMant[slot] ?? BigInt(this.fastMant[slot]);
   }
 
   /**
@@ -155,8 +230,9 @@ export class VolumeWindow {
     const base = m * this.ring;
     for (let b = first; b <= last; b++) {
       const slot = base + (((b % this.ring) + this.ring) % this.ring);
-      if (this.index[slot] !== b || this.exactMant[slot] === 0n) continue;
-      const sm = this.exactMant[slot];
+      if (this.index[slot] !== b) continue;
+      const sm = this.mantissa(slot);
+      if (sm === 0n) continue;
       const se = this.exactExp[slot];
       if (mant === 0n) {
         mant = sm;
@@ -200,7 +276,7 @@ export class VolumeWindow {
       capacity: this.capacity,
       sums: Array.from(this.sums),
       index: Array.from(this.index),
-      exactMant: this.exactMant.map((v) => v.toString()),
+      exactMant: Array.from(this.fastMant, (v, slot) => (this.bigMant[slot] ?? v).toString()),
       exactExp: Array.from(this.exactExp),
     };
   }
@@ -211,7 +287,15 @@ export class VolumeWindow {
     w.capacity = j.capacity;
     w.sums = Float64Array.from(j.sums);
     w.index = Float64Array.from(j.index, (v) => (v === null ? NaN : v));
-    w.exactMant = j.exactMant.map((v) => BigInt(v));
+    w.fastMant = new Float64Array(j.exactMant.length);
+    w.bigMant = j.exactMant.map((v, slot) => {
+      const n = Number(v);
+      if (Number.isSafeInteger(n)) {
+        w.fastMant[slot] = n;
+        return undefined;
+      }
+      return BigInt(v);
+    });
     w.exactExp = Int32Array.from(j.exactExp);
     for (const b of w.index) if (b > w.newestBucket) w.newestBucket = b;
     return w;
