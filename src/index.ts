@@ -89,3 +89,11 @@ export {
   type OhlcAggregatorSnapshot,
   type ExchangeRatesTimeseriesItem,
 } from './core/ohlc.js';
+export {
+  bucketsFromSeries,
+  resolveSeries,
+  type RateChangePoint,
+  type SeriesBucketQuery,
+  type SeriesPoint,
+  type StoredSeriesPoint,
+} from './core/ohlcSeries.js';
