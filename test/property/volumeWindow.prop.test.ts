@@ -88,7 +88,9 @@ describe('VolumeWindow exact sums', () => {
         const w = new VolumeWindow(24 * H, 4 * H);
         w.ensure(1);
         const R = 24 * H;
-        texts.forEach((text, i) => w.add(0, R - i * S, Number(text), text));
+        texts.forEach((text, i) => {
+          w.add(0, R - i * S, Number(text), text);
+        });
         const [mant, exp] = referenceSum(texts);
         expect(normal(w.exactSum(0, R))).toBe(normal(`${mant}e${exp}`));
         expect(normal(VolumeWindow.fromJSON(JSON.parse(JSON.stringify(w.toJSON()))).exactSum(0, R))).toBe(normal(`${mant}e${exp}`));
