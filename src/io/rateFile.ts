@@ -52,6 +52,8 @@ export class RateFileWriter {
   private readonly stream: WriteStream;
   private buf: string[] = [];
   private bytes = 0;
+  /** The stream's buffer is full: wait for {@link drained} before writing much more. */
+  private full = false;
   readonly format: 'ndjson' | 'csv';
 
   constructor(readonly path: string) {
@@ -68,9 +70,29 @@ export class RateFileWriter {
   }
 
   private flushBuffer(): void {
-    if (this.buf.length) this.stream.write(this.buf.join(''));
+    if (this.buf.length && !this.stream.write(this.buf.join(''))) this.full = true;
     this.buf = [];
     this.bytes = 0;
+  }
+
+  /**
+   * Resolves once the file has taken what was written (at once when it keeps up): a replay waits
+   * for it between batches, so memory stays bounded when rate changes come faster than the disk
+   * takes them.
+   */
+  drained(): Promise<void> {
+    if (!this.full) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const done = (e?: Error): void => {
+        this.stream.off('drain', done);
+        this.stream.off('error', done);
+        this.full = false;
+        if (e) reject(e);
+        else resolve();
+      };
+      this.stream.once('drain', done);
+      this.stream.once('error', done);
+    });
   }
 
   /** Flushes and closes the file. */

@@ -241,6 +241,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
                 }
               }
             });
+            if (rateFile) await rateFile.drained();
             if (opts.onProgress) {
               const t = now();
               if (t - lastProgress >= progressEvery) {
