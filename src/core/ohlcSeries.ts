@@ -123,7 +123,9 @@ export interface SeriesBucketQuery {
  * ```
  */
 export function bucketsFromSeries(points: Iterable<SeriesPoint>, q: SeriesBucketQuery): OhlcBucket[] {
-  const { period, first, end, lastTick, limit } = q;
+  const { period, end, lastTick, limit } = q;
+  // Buckets start at or after `first`: from the first bucket boundary at or after it.
+  const first = bucketStart(q.first, period) === q.first ? q.first : bucketEnd(q.first, period);
   const out: OhlcBucket[] = [];
   let cur: OhlcBucket | undefined;
   let done = limit <= 0 || first >= end;

@@ -45,3 +45,16 @@ describe('resolveSeries', () => {
     expect(closed.sort()).toEqual(['points', 'rates']);
   });
 });
+
+describe('bucketsFromSeries', () => {
+  it('answers only buckets that start at or after first, also when first is inside a bucket', () => {
+    const pts = [{ tick: 1 * S, rate: 5 }];
+    const q = { period: getPeriod('10SEC')!, end: 1e12, lastTick: 25 * S, limit: 10 };
+    const aligned = bucketsFromSeries(pts, { ...q, first: 10 * S });
+    expect(bucketsFromSeries(pts, { ...q, first: 3 * S })).toEqual(aligned);
+    expect(aligned.map((b) => [b.start, b.count])).toEqual([
+      [10 * S, 10],
+      [20 * S, 6],
+    ]);
+  });
+});
