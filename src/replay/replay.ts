@@ -28,7 +28,7 @@ import { ReplayStore } from '../io/store.js';
 import { Ingest, type IngestState, type RunTotals } from './ingest.js';
 import { ReorderWindow } from './reorder.js';
 
-/** OHLC periods stored by default for each tracked pair; any other period rolls up from these. */
+/** OHLC periods stored by default for each tracked pair; any other period rolls up from these or, finer than all of them, is made from the pair's change series. */
 export const DEFAULT_STORED_PERIODS: readonly string[] = Object.freeze(['1MIN', '1HRS', '1DAY']);
 
 /** Progress of a running replay (see {@link ReplayOptions.onProgress}). */
