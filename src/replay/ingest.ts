@@ -3,10 +3,12 @@
  * record once a driver has read it, and to the outputs the engine computes from it.
  *
  * - Records: a record that cannot be read or parsed becomes a reject `{input, source, line,
- *   reason, message, raw}` (raw cut to its first 1024 characters) and is never fatal; an event is applied to the engine, and a reject
- *   the engine answers with is stored the same way (docs/methodology.md section 1.4).
- * - Sinks: rate changes, OHLC buckets and the tracked pairs' OHLC change series go to the replay database's writers and/or a rate file,
- *   then to an extra listener; every row carries the number of the batch it was written in.
+ *   reason, message, raw}` (raw cut to its first 1024 characters) and is never fatal; an event
+ *   is applied to the engine, and a reject the engine answers with is stored the same way
+ *   (docs/methodology.md section 1.4).
+ * - Sinks: rate changes, OHLC buckets and the tracked pairs' OHLC change series go to the replay
+ *   database's writers and/or a rate file (rate changes only), then to an extra listener; every
+ *   row carries the number of the batch it was written in.
  * - Batches: each batch is one database transaction; the first one of a new run may also clear
  *   the outputs of the previous run, so an unreadable input leaves them in place.
  * - Runs: the `runs` row (begun, then finished with the counters) and the engine snapshots.
