@@ -77,6 +77,7 @@ export {
   periodLengthUs,
   bucketStart,
   bucketEnd,
+  bucketStartAtOrAfter,
   isRollupOf,
   type PeriodRecord,
 } from './core/periods.js';

@@ -20,7 +20,7 @@
  */
 
 import type { OhlcBucket } from './ohlc.js';
-import { bucketEnd, bucketStart, type PeriodRecord } from './periods.js';
+import { bucketEnd, bucketStart, bucketStartAtOrAfter, type PeriodRecord } from './periods.js';
 import { US_PER_SECOND } from './time.js';
 
 /** One change of a tracked pair's fed rate: from `tick` on, `rate` (NaN: no fresh rate). */
@@ -125,7 +125,7 @@ export interface SeriesBucketQuery {
 export function bucketsFromSeries(points: Iterable<SeriesPoint>, q: SeriesBucketQuery): OhlcBucket[] {
   const { period, end, lastTick, limit } = q;
   // Buckets start at or after `first`: from the first bucket boundary at or after it.
-  const first = bucketStart(q.first, period) === q.first ? q.first : bucketEnd(q.first, period);
+  const first = bucketStartAtOrAfter(q.first, period);
   const out: OhlcBucket[] = [];
   let cur: OhlcBucket | undefined;
   let done = limit <= 0 || first >= end;

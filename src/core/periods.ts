@@ -280,6 +280,21 @@ export function bucketEnd(timeUs: number, period: PeriodRecord): number {
 }
 
 /**
+ * Start (µs) of the first bucket of `period` that starts at or after `timeUs`: `timeUs` itself on a
+ * boundary, else the end of the bucket holding it.
+ *
+ * Why: docs/methodology.md section 5 — a history from T answers the buckets whose start lies at or
+ * after T.
+ *
+ * @example
+ * bucketStartAtOrAfter(60_000_000, getPeriod('1MIN')!); // 60_000_000
+ * bucketStartAtOrAfter(61_000_000, getPeriod('1MIN')!); // 120_000_000
+ */
+export function bucketStartAtOrAfter(timeUs: number, period: PeriodRecord): number {
+  return bucketStart(timeUs, period) === timeUs ? timeUs : bucketEnd(timeUs, period);
+}
+
+/**
  * Whether every bucket of `fine` nests exactly in one bucket of `coarse`, so that `coarse` can
  * be computed by rolling `fine` up.
  *

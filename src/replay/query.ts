@@ -22,7 +22,7 @@
 import { resolveConfig, type EngineConfig } from '../core/config.js';
 import type { Engine } from '../core/engine.js';
 import { toTimeseriesItem, type ExchangeRatesTimeseriesItem, type OhlcBucket } from '../core/ohlc.js';
-import { bucketEnd, bucketStart, EXCHANGE_RATE_PERIODS, exchangeRatePeriod, type PeriodRecord } from '../core/periods.js';
+import { bucketEnd, bucketStartAtOrAfter, EXCHANGE_RATE_PERIODS, exchangeRatePeriod, type PeriodRecord } from '../core/periods.js';
 import type { RateExplanation } from '../core/provenance.js';
 import { formatTime, US_PER_SECOND } from '../core/time.js';
 import type { SourceFormat } from '../io/source.js';
@@ -198,7 +198,7 @@ export async function queryHistory(
   if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_MAX_LIMIT)
     throw new Error(`xrate: limit must be an integer in 1..${HISTORY_MAX_LIMIT}, got ${limit}`);
   if (!(to > from)) throw new Error(`xrate: time_end (${formatTime(to)}) must be after time_start (${formatTime(from)})`);
-  const first = bucketStart(from, period) === from ? from : bucketEnd(from, period);
+  const first = bucketStartAtOrAfter(from, period);
   if (first >= to) return [];
   const lastEnd = bucketEnd(to - 1, period);
   let buckets: OhlcBucket[];

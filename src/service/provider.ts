@@ -22,7 +22,7 @@
  */
 import type { Engine } from '../core/engine.js';
 import type { OhlcBucket } from '../core/ohlc.js';
-import { bucketEnd, bucketStart, EXCHANGE_RATE_PERIODS, type PeriodRecord } from '../core/periods.js';
+import { bucketEnd, bucketStartAtOrAfter, EXCHANGE_RATE_PERIODS, type PeriodRecord } from '../core/periods.js';
 import type { RateExplanation } from '../core/provenance.js';
 import { formatTime, US_PER_SECOND } from '../core/time.js';
 import { ReplayStore } from '../io/store.js';
@@ -406,7 +406,7 @@ export class DatabaseRateProvider implements RateProvider {
   private historyRead(base: string, quote: string, q: HistoryQuery): HistoryRead | undefined {
     const db = this.db;
     const period = q.period;
-    const first = bucketStart(q.from, period) === q.from ? q.from : bucketEnd(q.from, period);
+    const first = bucketStartAtOrAfter(q.from, period);
     const end = q.to ?? Number.MAX_SAFE_INTEGER;
     const from = db.coverage.from;
     if (from !== undefined && first < from) {

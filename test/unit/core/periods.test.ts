@@ -6,6 +6,7 @@ import {
   MONTH_PERIODS,
   bucketEnd,
   bucketStart,
+  bucketStartAtOrAfter,
   getPeriod,
   isMonthPeriod,
   isRollupOf,
@@ -217,5 +218,17 @@ describe('isRollupOf', () => {
     expect(isRollupOf(P('1MTH'), P('2DAY'))).toBe(false);
     expect(isRollupOf(P('3MTH'), P('7DAY'))).toBe(false);
     expect(isRollupOf(P('1DAY'), P('1MTH'))).toBe(false);
+  });
+});
+
+describe('bucketStartAtOrAfter', () => {
+  it('is the time itself on a boundary, else the next boundary (seconds and months)', () => {
+    const min = getPeriod('1MIN')!;
+    expect(bucketStartAtOrAfter(60 * US, min)).toBe(60 * US);
+    expect(bucketStartAtOrAfter(60 * US + 1, min)).toBe(120 * US);
+    expect(bucketStartAtOrAfter(-1, min)).toBe(0);
+    const mth = getPeriod('1MTH', { months: true })!;
+    expect(bucketStartAtOrAfter(Date.UTC(2024, 1, 1) * 1000, mth)).toBe(Date.UTC(2024, 1, 1) * 1000);
+    expect(bucketStartAtOrAfter(Date.UTC(2024, 1, 10) * 1000, mth)).toBe(Date.UTC(2024, 2, 1) * 1000);
   });
 });
