@@ -79,6 +79,11 @@ function migrate(db: Database.Database): void {
   if (!has('series', 'follow')) db.exec('ALTER TABLE series ADD COLUMN follow INTEGER NOT NULL DEFAULT 0');
 }
 
+/** A pair's last row before a tick, and its rows in a tick range (see `ReplayStore.fromLastBefore`). */
+interface RangeStatements {
+  before: Database.Statement;
+  from: Database.Statement;
+}
 /**
  * Whether a run marked `running` is known to have died: it was started on this machine by a
  * process that no longer exists (killed, or crashed without closing its run). Unknown (another
@@ -437,8 +442,26 @@ export class ReplayStore {
     return this.hasSeriesStmt.get(base, quote) !== undefined;
   }
 
-  private seriesStmts: { before: Database.Statement; from: Database.Statement } | undefined;
-  private rateRowStmts: { before: Database.Statement; from: Database.Statement } | undefined;
+  private seriesStmts: RangeStatements | undefined;
+  private rateRowStmts: RangeStatements | undefined;
+
+  /** The statements of {@link fromLastBefore} over `select` (which ends with `WHERE base = ? AND quote = ?`). */
+  private rangeStatements(select: string): RangeStatements {
+    return {
+      before: this.db.prepare(`${select} AND tick < ? ORDER BY tick DESC LIMIT 1`),
+      from: this.db.prepare(`${select} AND tick >= ? AND tick < ? ORDER BY tick`),
+    };
+  }
+
+  /**
+   * A pair's rows, in tick order: the last one before `from` (if any), then those with tick in
+   * [from, to), streamed (stop early by breaking out of the loop).
+   */
+  private *fromLastBefore<R>(stmts: RangeStatements, base: string, quote: string, from: number, to: number): IterableIterator<R> {
+    const before = stmts.before.get(base, quote, from) as R | undefined;
+    if (before) yield before;
+    yield* stmts.from.iterate(base, quote, from, to) as IterableIterator<R>;
+  }
 
   /**
    * The pair's OHLC change series as the engine reported it, from the last point before `from`
@@ -446,15 +469,11 @@ export class ReplayStore {
    * of the loop); NaN for no rate. Resolve it with the pair's rate changes ({@link iterateRateChanges}).
    */
   *iterateSeries(base: string, quote: string, from: number, to: number): IterableIterator<StoredSeriesPoint> {
-    this.seriesStmts ??= {
-      before: this.db.prepare('SELECT tick, rate, follow FROM series WHERE base = ? AND quote = ? AND tick < ? ORDER BY tick DESC LIMIT 1'),
-      from: this.db.prepare('SELECT tick, rate, follow FROM series WHERE base = ? AND quote = ? AND tick >= ? AND tick < ? ORDER BY tick'),
-    };
+    this.seriesStmts ??= this.rangeStatements('SELECT tick, rate, follow FROM series WHERE base = ? AND quote = ?');
     type Row = { tick: number; rate: number | null; follow: number };
-    const point = (r: Row): StoredSeriesPoint => ({ tick: r.tick, rate: r.rate ?? Number.NaN, follow: r.follow === 1 });
-    const before = this.seriesStmts.before.get(base, quote, from) as Row | undefined;
-    if (before) yield point(before);
-    for (const r of this.seriesStmts.from.iterate(base, quote, from, to) as IterableIterator<Row>) yield point(r);
+    for (const r of this.fromLastBefore<Row>(this.seriesStmts, base, quote, from, to)) {
+      yield { tick: r.tick, rate: r.rate ?? Number.NaN, follow: r.follow === 1 };
+    }
   }
 
   /**
@@ -462,15 +481,11 @@ export class ReplayStore {
    * those before `to`, in tick order, streamed; NaN for no rate.
    */
   *iterateRateChanges(base: string, quote: string, from: number, to: number): IterableIterator<RateChangePoint> {
-    this.rateRowStmts ??= {
-      before: this.db.prepare('SELECT tick, rate, fresh FROM rates WHERE base = ? AND quote = ? AND tick < ? ORDER BY tick DESC LIMIT 1'),
-      from: this.db.prepare('SELECT tick, rate, fresh FROM rates WHERE base = ? AND quote = ? AND tick >= ? AND tick < ? ORDER BY tick'),
-    };
+    this.rateRowStmts ??= this.rangeStatements('SELECT tick, rate, fresh FROM rates WHERE base = ? AND quote = ?');
     type Row = { tick: number; rate: number | null; fresh: number };
-    const point = (r: Row): RateChangePoint => ({ tick: r.tick, rate: r.rate ?? Number.NaN, fresh: r.fresh === 1 });
-    const before = this.rateRowStmts.before.get(base, quote, from) as Row | undefined;
-    if (before) yield point(before);
-    for (const r of this.rateRowStmts.from.iterate(base, quote, from, to) as IterableIterator<Row>) yield point(r);
+    for (const r of this.fromLastBefore<Row>(this.rateRowStmts, base, quote, from, to)) {
+      yield { tick: r.tick, rate: r.rate ?? Number.NaN, fresh: r.fresh === 1 };
+    }
   }
 
   private bucketStmt: Database.Statement | undefined;
