@@ -3,33 +3,16 @@
  * SQLite row) becomes a `line_too_long` reject while it is read, without being held whole, and
  * every later line keeps its number. Also the bound on `rejects.raw` for every reject.
  */
-import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { appendFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
-import { afterAll, describe, expect, it } from 'vitest';
-import { openSource, type OpenSourceOptions, type SourceRecord } from '../../../src/io/source.js';
+import { describe, expect, it } from 'vitest';
+import type { SourceRecord } from '../../../src/io/source.js';
 import { replay } from '../../../src/replay/replay.js';
 import { startFollow } from '../../../src/service/live.js';
+import { readAll, tempFiles } from './helpers.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'xrate-linelimit-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-let seq = 0;
-function file(name: string, content: string | Buffer): string {
-  const p = join(dir, `${seq++}-${name}`);
-  writeFileSync(p, content);
-  return p;
-}
-
-async function readAll(path: string, opts?: OpenSourceOptions): Promise<SourceRecord[]> {
-  const src = openSource(path, opts);
-  const out: SourceRecord[] = [];
-  for await (const b of src.batches()) out.push(...b);
-  src.close();
-  return out;
-}
+const { path, file } = tempFiles('xrate-linelimit-');
 
 const MiB = 1 << 20;
 const msg = (bytes: number, max: number): string => `line of ${bytes} bytes exceeds the limit of ${max} bytes (--max-line-bytes)`;
@@ -230,7 +213,7 @@ describe('CSV: maximum line length', () => {
 
 describe('SQLite: maximum row length', () => {
   it('rejects a row whose values add up to more than the limit, without reading the huge value', async () => {
-    const p = join(dir, `${seq++}-a.sqlite`);
+    const p = path('a.sqlite');
     const db = new Database(p);
     db.exec('CREATE TABLE events (type TEXT, symbol_id TEXT, price REAL)');
     const ins = db.prepare('INSERT INTO events VALUES (?, ?, ?)');
@@ -267,7 +250,7 @@ describe('replay: line_too_long rejects and bounded rejects.raw', () => {
     const badLong = `{"type":"trade", "p":"${'é'.repeat(3000)}", broken`; // invalid JSON of 3025 characters
     const badShort = `{"type":"trade", broken ${'y'.repeat(990)}`; // 1014 characters: kept whole
     const log = file('r.ndjson', `${[obj(40), long, badLong, badShort, obj(40)].join('\n')}\n`);
-    const db = join(dir, `${seq++}-r.sqlite`);
+    const db = path('r.sqlite');
     const s = await replay({ inputs: [log], db });
     expect(s.eventsRead).toBe(5);
     expect(s.rejectsByReason).toEqual({ unknown_type: 2, line_too_long: 1, bad_json: 2 });
@@ -295,7 +278,7 @@ describe('replay: line_too_long rejects and bounded rejects.raw', () => {
 
   it('passes maxLineBytes through', async () => {
     const log = file('s.ndjson', `${obj(40)}\n${obj(41)}\n`);
-    const s = await replay({ inputs: [log], out: join(dir, `${seq++}-s.ndjson`), maxLineBytes: 40 });
+    const s = await replay({ inputs: [log], out: path('s.ndjson'), maxLineBytes: 40 });
     expect(s.rejectsByReason).toEqual({ unknown_type: 1, line_too_long: 1 });
   });
 });
@@ -303,7 +286,7 @@ describe('replay: line_too_long rejects and bounded rejects.raw', () => {
 describe('serve --follow: maximum line length', () => {
   it('rejects a line over the limit as it is appended, without holding it', async () => {
     const log = file('live.ndjson', `${obj(40)}\n`);
-    const db = join(dir, `${seq++}-live.sqlite`);
+    const db = path('live.sqlite');
     const f = startFollow({ log, db, pollMs: 3_600_000, maxLineBytes: MiB, warn: () => {} });
     try {
       const long = `{"type":"trade","p":"${'€'.repeat(MiB)}"}`; // 3 MiB + 23 bytes

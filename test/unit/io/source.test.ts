@@ -1,28 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
-import { afterAll, describe, expect, it } from 'vitest';
-import { detectFormat, openSource, type OpenSourceOptions, type SourceRecord } from '../../../src/io/source.js';
+import { describe, expect, it } from 'vitest';
+import { detectFormat, openSource, type SourceRecord } from '../../../src/io/source.js';
+import { readAll, tempFiles } from './helpers.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'xrate-io-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-let seq = 0;
-function file(name: string, content: string | Buffer): string {
-  const p = join(dir, `${seq++}-${name}`);
-  writeFileSync(p, content);
-  return p;
-}
-
-async function readAll(path: string, opts?: OpenSourceOptions): Promise<SourceRecord[]> {
-  const src = openSource(path, opts);
-  const out: SourceRecord[] = [];
-  for await (const b of src.batches()) out.push(...b);
-  src.close();
-  return out;
-}
+const { path, file } = tempFiles('xrate-io-');
 
 describe('detectFormat', () => {
   it.each([
@@ -46,7 +28,7 @@ describe('detectFormat', () => {
 
 describe('openSource', () => {
   it('throws an xrate: error for a missing file', () => {
-    expect(() => openSource(join(dir, 'nope.ndjson'))).toThrow(/^xrate: cannot open event log/);
+    expect(() => openSource(path('nope.ndjson'))).toThrow(/^xrate: cannot open event log/);
   });
 
   it('sniffs the format of an unknown extension', async () => {
@@ -277,7 +259,7 @@ describe('CsvSplitter', () => {
 
 describe('SQLite reader', () => {
   function makeDb(name: string, rows: (string | number | null)[][], table = 'events'): string {
-    const p = join(dir, `${seq++}-${name}`);
+    const p = path(name);
     const db = new Database(p);
     db.exec(`CREATE TABLE ${table} (type TEXT, time TEXT, price TEXT, size REAL)`);
     const ins = db.prepare(`INSERT INTO ${table} VALUES (?, ?, ?, ?)`);
