@@ -24,7 +24,7 @@ function checkLayout(e: Engine): number {
   if (!M.layoutValid) return 0;
   const lists = s.pairs.markets;
   let slots = 0;
-  for (let pr = 0; pr < M.layoutPairs; pr++) {
+  for (let pr = 0; pr + 1 < M.pStart.length; pr++) {
     const from = M.pStart[pr];
     expect(M.pStart[pr + 1] - from).toBe(lists[pr].length);
     lists[pr].forEach((m, i) => {

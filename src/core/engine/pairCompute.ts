@@ -57,7 +57,7 @@ export class PairComputer {
     const M = state.markets;
     const X = state.exchanges;
     // The pair's markets in consecutive slots of the pair-major layout (same order as its list).
-    if (!M.layoutValid || pr >= M.layoutPairs) M.buildLayout(state.pairs.markets);
+    if (!M.layoutValid || pr + 1 >= M.pStart.length) M.buildLayout(state.pairs.markets);
     const from = M.pStart[pr];
     const count = M.pStart[pr + 1] - from;
     const { pMarket, pExchange, pEligible, pq } = M;

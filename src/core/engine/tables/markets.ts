@@ -114,8 +114,7 @@ export class MarketTable {
    * to the columns by the commit of staged quotes and by eligibility refreshes.
    */
   layoutValid = false;
-  /** Pairs the layout covers. */
-  layoutPairs = 0;
+  /** Slot ranges of the pairs the layout covers (one more entry than pairs). */
   pStart = new Int32Array(1);
   pMarket = new Int32Array(0);
   slotOf = new Int32Array(0);
@@ -300,7 +299,6 @@ export class MarketTable {
     }
     this.pq = pq;
     this.pVolume = gather(new Float64Array(total), this.volume);
-    this.layoutPairs = P;
     this.layoutValid = true;
   }
 
