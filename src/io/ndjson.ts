@@ -38,6 +38,31 @@ export function readJsonLine(raw: string, line: number): SourceRecord | undefine
 }
 
 /**
+ * The record of the line `text[start, end)` (its line ending left out), numbered `line`: a
+ * `line_too_long` reject past `limit`; for a quote or trade of the common shape, the fast path's
+ * event; else {@link readJsonLine}'s record; undefined for a blank line. A byte order mark
+ * opening line 1 is ignored. `times` is the reader's time cache, shared across its lines.
+ */
+export function lineRecord(
+  text: string,
+  start: number,
+  end: number,
+  line: number,
+  limit: LineLimit,
+  times: TimeCache,
+): SourceRecord | undefined {
+  if (end <= start) return undefined;
+  if (end - start > limit.safe) {
+    const tooLong = limit.check(line, text, start, end);
+    if (tooLong !== undefined) return tooLong;
+  }
+  let raw = start === 0 && end === text.length ? text : text.slice(start, end);
+  if (line === 1 && raw.charCodeAt(0) === 0xfeff) raw = raw.slice(1);
+  const event = fastParseLine(raw, times);
+  return event !== undefined ? { line, raw, event } : readJsonLine(raw, line);
+}
+
+/**
  * Opens an NDJSON file (see the module description). Called by `openSource`.
  *
  * @example
@@ -61,16 +86,10 @@ export async function* readNdjson(
 ): AsyncGenerator<SourceRecord[]> {
   const { batchSize, startLine } = ro;
   const limit = new LineLimit(ro.maxLineBytes);
-  const safe = limit.safe;
   const lines = new LineBuffer(limit);
   let line = 0;
   let batch: SourceRecord[] = [];
   const times = new TimeCache();
-  // Quotes and trades of the common shape become events directly; the rest is JSON.parse'd.
-  const read = (raw: string, n: number): SourceRecord | undefined => {
-    const event = fastParseLine(raw, times);
-    return event !== undefined ? { line: n, raw, event } : readJsonLine(raw, n);
-  };
   for await (const chunk of chunks) {
     const text = lines.join(chunk);
     const long = lines.takeLong();
@@ -91,23 +110,14 @@ export async function* readNdjson(
     while ((nl = text.indexOf('\n', start)) !== -1) {
       line++;
       if (line >= startLine) {
-        let end = nl;
-        if (end > start && text.charCodeAt(end - 1) === 13) end--;
-        if (end > start) {
-          let r: SourceRecord | undefined;
-          if (end - start > safe) r = limit.check(line, text, start, end);
-          if (r === undefined) {
-            let raw = text.slice(start, end);
-            if (line === 1 && raw.charCodeAt(0) === 0xfeff) raw = raw.slice(1);
-            r = read(raw, line);
-          }
-          if (r !== undefined) {
-            batch.push(r);
-            if (batch.length >= batchSize) {
-              yield batch;
-              batch = [];
-              if (isClosed()) return;
-            }
+        const end = nl > start && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
+        const r = lineRecord(text, start, end, line, limit, times);
+        if (r !== undefined) {
+          batch.push(r);
+          if (batch.length >= batchSize) {
+            yield batch;
+            batch = [];
+            if (isClosed()) return;
           }
         }
       }
@@ -123,13 +133,8 @@ export async function* readNdjson(
   } else if (rest.length > 0) {
     line++;
     const end = rest.charCodeAt(rest.length - 1) === 13 ? rest.length - 1 : rest.length;
-    if (line >= startLine && end > 0) {
-      let r = end > safe ? limit.check(line, rest, 0, end) : undefined;
-      if (r === undefined) {
-        let raw = end < rest.length ? rest.slice(0, end) : rest;
-        if (line === 1 && raw.charCodeAt(0) === 0xfeff) raw = raw.slice(1);
-        r = read(raw, line);
-      }
+    if (line >= startLine) {
+      const r = lineRecord(rest, 0, end, line, limit, times);
       if (r !== undefined) batch.push(r);
     }
   }

@@ -22,7 +22,8 @@ import type { EngineConfig } from '../core/config.js';
 import { createEngine, type Engine } from '../core/engine.js';
 import { US_PER_SECOND } from '../core/time.js';
 import { DEFAULT_MAX_LINE_BYTES, LineBuffer, LineLimit } from '../io/lineLimit.js';
-import { readJsonLine } from '../io/ndjson.js';
+import { TimeCache } from '../io/fastNdjson.js';
+import { lineRecord } from '../io/ndjson.js';
 import { detectFormat } from '../io/source.js';
 import { ReplayStore } from '../io/store.js';
 import { Ingest } from '../replay/ingest.js';
@@ -145,14 +146,11 @@ export function startFollow(opts: FollowOptions): Follower {
   let warnedClock = false;
   let warnedShrink = false;
 
+  const times = new TimeCache();
   const applyLine = (text: string, start: number, nl: number): void => {
     line++;
     const end = nl > start && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
-    let rec = end - start > limit.safe ? limit.check(line, text, start, end) : undefined;
-    if (rec === undefined) {
-      const raw = text.slice(start, end);
-      rec = readJsonLine(line === 1 && raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw, line);
-    }
+    const rec = lineRecord(text, start, end, line, limit, times);
     if (rec !== undefined) ingest.ingestRecord(rec, 0);
   };
 
