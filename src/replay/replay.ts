@@ -18,6 +18,7 @@
  *
  * @module
  */
+import { HeapBudget } from './heapBudget.js';
 import { createEngine, restoreEngine, type Engine, type EngineListener } from '../core/engine.js';
 import type { EngineConfig } from '../core/config.js';
 import { US_PER_SECOND } from '../core/time.js';
@@ -209,6 +210,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
       };
 
       const startInput = cp ? cp.input : 0;
+      const heap = new HeapBudget();
       let lastProgress = 0;
       const progressEvery = opts.progressEveryMs ?? 200;
       for (let i = startInput; i < opts.inputs.length && !st.stopped; i++) {
@@ -242,6 +244,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
               }
             });
             if (rateFile) await rateFile.drained();
+            heap.check();
             if (opts.onProgress) {
               const t = now();
               if (t - lastProgress >= progressEvery) {
