@@ -34,6 +34,9 @@ import type { PairExplanation, RateExplanation } from './provenance.js';
 import { formatTime, US_PER_SECOND } from './time.js';
 import type { Reject, XrateEvent } from './types.js';
 
+/** The event types the engine applies (any other is an `unknown_type` reject). */
+const KNOWN_TYPES: ReadonlySet<string> = new Set(['quote', 'trade', 'exchange', 'symbol', 'metric', 'metric_definition']);
+
 export type { EngineListener, EngineSnapshot, EngineStats, PairRateChange, RateResult, RatesOptions, TrackedPair } from './engine/types.js';
 
 /**
@@ -113,7 +116,7 @@ export class Engine {
     // A rejected event changes nothing, the clock included (docs/methodology.md section 2): it
     // neither starts the clock (T0) nor computes the ticks before its time.
     const type = event.type;
-    if (type !== 'quote' && type !== 'trade' && type !== 'exchange' && type !== 'symbol') {
+    if (!KNOWN_TYPES.has(type)) {
       return s.countReject(reject('unknown_type', `unknown event type ${JSON.stringify((event as { type?: unknown }).type)}`, 'type'));
     }
     // The market of a quote or trade: known (one look-up, passed on), or defined from its id's
@@ -128,6 +131,15 @@ export class Engine {
       s.nextTick = s.t0;
     } else {
       this.ticks.runTicks(t - 1);
+    }
+    // A metric changes no rate (docs/methodology.md section 10): no tick need look at it.
+    if (type === 'metric') {
+      s.listener.onMetric?.(event);
+      return undefined;
+    }
+    if (type === 'metric_definition') {
+      s.listener.onMetricDefinition?.(event);
+      return undefined;
     }
     s.eventSinceTick = true;
     s.eventSinceRefresh = true;
@@ -155,7 +167,7 @@ export class Engine {
     if (!Number.isSafeInteger(t) || (s.lastTick !== undefined && t <= s.lastTick)) return false;
     const type = event.type;
     if (type === 'quote' || type === 'trade') return s.canKnowMarket(event.symbolId);
-    return type === 'exchange' || type === 'symbol';
+    return KNOWN_TYPES.has(type);
   }
 
   /** Records a reject produced outside the engine (e.g. by the parser) in the engine's counters. */

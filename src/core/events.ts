@@ -1,5 +1,6 @@
 /**
- * Event records to typed events: validation of the four event types of the event log.
+ * Event records to typed events: validation of the event types of the event log (the metric
+ * types are read by metrics/events.ts).
  *
  * docs/methodology.md section 1 defines the log: one event per NDJSON line, CSV row or SQLite row,
  * with the fields of its table; a bad event is never fatal and never silently dropped but
@@ -9,9 +10,9 @@
  * @module
  */
 
-import { parseDec } from './decimal.js';
+import { getDec, getId, getOptionalId, getTime, isAbsent, missing, parseBoolean, parseInteger, reject, show, trimmed } from './fields.js';
+import { parseMetricDefinitionEvent, parseMetricEvent } from './metrics/events.js';
 import { symbolTypeFromText } from './symbols.js';
-import { formatTime, isTimeOutOfRange, parseTime, TIME_RANGE } from './time.js';
 import { isReject } from './types.js';
 import type {
   Dec,
@@ -51,103 +52,7 @@ export const REJECT_REASONS: readonly RejectReason[] = Object.freeze([
   'late',
 ] as const);
 
-const EXPECTED_TYPES = '(expected exchange, symbol, quote or trade)';
-
-function reject(reason: RejectReason, message: string, field?: string): Reject {
-  return field === undefined ? { kind: 'reject', reason, message } : { kind: 'reject', reason, message, field };
-}
-
-/** Render a value for a message: never throws, at most ~80 characters. */
-function show(v: unknown): string {
-  let s: string;
-  try {
-    if (typeof v === 'string') s = JSON.stringify(v);
-    else if (typeof v === 'number' || typeof v === 'boolean' || v === null) s = String(v);
-    else if (v === undefined) s = 'undefined';
-    else if (typeof v === 'bigint') s = `${v.toString()}n`;
-    else if (typeof v === 'symbol' || typeof v === 'function') s = typeof v;
-    else s = JSON.stringify(v) ?? typeof v;
-  } catch {
-    s = Array.isArray(v) ? 'an array' : 'an object';
-  }
-  return s.length > 80 ? `${s.slice(0, 77)}...` : s;
-}
-
-function isWs(c: number): boolean {
-  return c === 32 || (c >= 9 && c <= 13) || c > 127;
-}
-
-/** Absent = undefined, null, or a string that is empty or only whitespace. */
-function isAbsent(v: unknown): boolean {
-  if (v === undefined || v === null) return true;
-  if (typeof v !== 'string') return false;
-  const len = v.length;
-  if (len === 0) return true;
-  return isWs(v.charCodeAt(0)) && v.trim().length === 0;
-}
-
-/** Trim only when needed (no allocation for clean values). */
-function trimmed(s: string): string {
-  const len = s.length;
-  return isWs(s.charCodeAt(0)) || isWs(s.charCodeAt(len - 1)) ? s.trim() : s;
-}
-
-// The validators below return the parsed value, or a Reject. Rejects are objects with
-// kind 'reject'; parsed values are strings, numbers, booleans or Dec objects (no `kind`).
-
-function missing(type: string, field: string): Reject {
-  return reject('missing_field', `${type}: missing required field "${field}"`, field);
-}
-
-function getTime(type: string, record: Record<string, unknown>): number | Reject {
-  const v = record.time;
-  if (isAbsent(v)) return missing(type, 'time');
-  const t = typeof v === 'string' ? parseTime(trimmed(v)) : undefined;
-  if (t === undefined && typeof v === 'string' && isTimeOutOfRange(trimmed(v))) {
-    return reject(
-      'bad_time',
-      `${type}: field "time" ${show(v)} is outside the times xrate can hold (${formatTime(TIME_RANGE.first)} to ` +
-        `${formatTime(TIME_RANGE.last)}: microseconds since 1970 kept exactly in a double)`,
-      'time',
-    );
-  }
-  if (t === undefined) {
-    return reject(
-      'bad_time',
-      `${type}: field "time" must be an ISO 8601 UTC time such as "2024-01-01T00:00:00.1234567Z", got ${show(v)}`,
-      'time',
-    );
-  }
-  return t;
-}
-
-function getId(type: string, record: Record<string, unknown>, field: string): string | Reject {
-  const v = record[field];
-  if (isAbsent(v)) return missing(type, field);
-  if (typeof v !== 'string') {
-    return reject('bad_field', `${type}: field "${field}" must be a string, got ${show(v)}`, field);
-  }
-  return trimmed(v);
-}
-
-function getOptionalId(type: string, record: Record<string, unknown>, field: string): string | undefined | Reject {
-  const v = record[field];
-  if (isAbsent(v)) return undefined;
-  if (typeof v !== 'string') {
-    return reject('bad_field', `${type}: field "${field}" must be a string, got ${show(v)}`, field);
-  }
-  return trimmed(v);
-}
-
-function getDec(type: string, record: Record<string, unknown>, field: string): Dec | Reject {
-  const v = record[field];
-  if (isAbsent(v)) return missing(type, field);
-  const d = parseDec(v);
-  if (d === undefined) {
-    return reject('bad_number', `${type}: field "${field}" must be a finite decimal number, got ${show(v)}`, field);
-  }
-  return d;
-}
+const EXPECTED_TYPES = '(expected exchange, symbol, quote, trade, metric or metric_definition)';
 
 /** A price: > 0, also as a float (an exactly positive text that underflows to 0 is rejected). */
 function getPrice(type: string, record: Record<string, unknown>, field: string): Dec | Reject {
@@ -185,40 +90,11 @@ function hasNonZeroDigit(text: string): boolean {
   return false;
 }
 
-/** An integer: a safe-integer number, or a string of [+-]digits. Absent = undefined. */
-function parseInteger(v: unknown): number | undefined {
-  if (typeof v === 'number') return Number.isSafeInteger(v) ? v + 0 : undefined;
-  if (typeof v !== 'string') return undefined;
-  const s = trimmed(v);
-  const len = s.length;
-  let i = 0;
-  const c0 = s.charCodeAt(0);
-  if (c0 === 43 || c0 === 45) i++;
-  if (i === len) return undefined;
-  for (; i < len; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 48 || c > 57) return undefined;
-  }
-  const n = Number(s);
-  return Number.isSafeInteger(n) ? n + 0 : undefined; // + 0 turns -0 into 0
-}
-
 function getLegitimate(record: Record<string, unknown>): boolean | Reject {
   const v = record.legitimate;
   if (isAbsent(v)) return missing('exchange', 'legitimate');
-  if (v === true || v === false) return v;
-  if (v === 1) return true;
-  if (v === 0) return false;
-  if (typeof v === 'string') {
-    switch (trimmed(v).toLowerCase()) {
-      case 'true':
-      case '1':
-        return true;
-      case 'false':
-      case '0':
-        return false;
-    }
-  }
+  const b = parseBoolean(v);
+  if (b !== undefined) return b;
   return reject('bad_field', `exchange: field "legitimate" must be a boolean (true, false, 1 or 0), got ${show(v)}`, 'legitimate');
 }
 
@@ -403,6 +279,10 @@ export function parseEvent(record: Record<string, unknown>): XrateEvent | Reject
         return parseSymbol(record);
       case 'exchange':
         return parseExchange(record);
+      case 'metric':
+        return parseMetricEvent(record);
+      case 'metric_definition':
+        return parseMetricDefinitionEvent(record);
     }
     if (isAbsent(type)) {
       return reject('unknown_type', `missing event type ${EXPECTED_TYPES}`, 'type');
@@ -417,6 +297,10 @@ export function parseEvent(record: Record<string, unknown>): XrateEvent | Reject
           return parseSymbol(record);
         case 'exchange':
           return parseExchange(record);
+        case 'metric':
+          return parseMetricEvent(record);
+        case 'metric_definition':
+          return parseMetricDefinitionEvent(record);
       }
     }
     return reject('unknown_type', `unknown event type ${show(type)} ${EXPECTED_TYPES}`, 'type');

@@ -7,6 +7,7 @@
 import type { EngineConfig } from '../config.js';
 import type { OhlcAggregatorSnapshot, OhlcBucket } from '../ohlc.js';
 import type { PeriodRecord } from '../periods.js';
+import type { MetricDefinitionEvent, MetricEvent } from '../metrics/events.js';
 import type { RejectReason } from '../types.js';
 import type { VolumeWindowJSON } from '../volumeWindow.js';
 import type { ExchangeTableJSON } from './tables/exchanges.js';
@@ -56,6 +57,13 @@ export interface EngineListener {
    * and the pair's rate changes (docs/methodology.md section 5; `resolveSeries`, `bucketsFromSeries`).
    */
   onSeries?(track: TrackedPair, tickUs: number, rate: number, follow: boolean): void;
+  /**
+   * A `metric` event was accepted (its time is after the last computed tick; the ticks before it
+   * are computed). The engine keeps nothing of it: its series are the listener's to store.
+   */
+  onMetric?(event: MetricEvent): void;
+  /** A `metric_definition` event was accepted. */
+  onMetricDefinition?(event: MetricDefinitionEvent): void;
 }
 
 /** Result of `Engine.rate`. */

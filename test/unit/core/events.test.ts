@@ -236,16 +236,34 @@ describe('boundaries', () => {
 
 describe('rejects', () => {
   const cases: [string, Record<string, unknown>, Reject['reason'], string | undefined, string][] = [
-    ['no type', { ...trade, type: undefined }, 'unknown_type', 'type', 'missing event type (expected exchange, symbol, quote or trade)'],
-    ['empty type', { ...trade, type: '' }, 'unknown_type', 'type', 'missing event type (expected exchange, symbol, quote or trade)'],
+    [
+      'no type',
+      { ...trade, type: undefined },
+      'unknown_type',
+      'type',
+      'missing event type (expected exchange, symbol, quote, trade, metric or metric_definition)',
+    ],
+    [
+      'empty type',
+      { ...trade, type: '' },
+      'unknown_type',
+      'type',
+      'missing event type (expected exchange, symbol, quote, trade, metric or metric_definition)',
+    ],
     [
       'unknown type',
       { ...trade, type: 'foo' },
       'unknown_type',
       'type',
-      'unknown event type "foo" (expected exchange, symbol, quote or trade)',
+      'unknown event type "foo" (expected exchange, symbol, quote, trade, metric or metric_definition)',
     ],
-    ['numeric type', { ...trade, type: 3 }, 'unknown_type', 'type', 'unknown event type 3 (expected exchange, symbol, quote or trade)'],
+    [
+      'numeric type',
+      { ...trade, type: 3 },
+      'unknown_type',
+      'type',
+      'unknown event type 3 (expected exchange, symbol, quote, trade, metric or metric_definition)',
+    ],
     ['missing size', { ...trade, size: undefined }, 'missing_field', 'size', 'trade: missing required field "size"'],
     ['empty size', { ...trade, size: '' }, 'missing_field', 'size', 'trade: missing required field "size"'],
     ['blank size', { ...trade, size: '  ' }, 'missing_field', 'size', 'trade: missing required field "size"'],

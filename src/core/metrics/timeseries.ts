@@ -1,0 +1,325 @@
+/**
+ * Metric timeseries: the data points of a series (or of a group of series) in period buckets.
+ *
+ * METHODOLOGY section 10: buckets as in section 6 (epoch-aligned; month ids aligned to calendar
+ * months from 1970-01); a bucket [start, end) receives every data point with start <= time < end;
+ * first/last by time (ties: log order), min, max, count and sum over value_decimal (text and time
+ * values count only in `count`); time_open/time_close are the first and last data point times;
+ * empty buckets are not returned. Grouped results are one series per distinct value of `groupby`.
+ *
+ * **Reading.** `first`, `last`, `min`, `max` and `sum` are all taken over the bucket's
+ * value_decimal points only, and are all absent (null on the wire) when the bucket has none;
+ * `count`, `time_open` and `time_close` are over every data point of the bucket, whatever its
+ * value. (The wire fields `first`/`last` are numbers in the interface's example, so a text value
+ * cannot be one; and a bucket of text values only has no sum rather than a sum of 0.)
+ *
+ * The wire shape is the example response of `GET /v1/metrics/{exchange,symbol,asset}/history`
+ * in specs/market-data-rest.openapi.json (its schema is named `v1.MetricData`, but the example
+ * items are `time_period_start, time_period_end, time_open, time_close, first, last, min, max,
+ * count, sum`): see {@link MetricTimeseriesItem}.
+ *
+ * @module
+ */
+
+import type { Decimal } from 'decimal.js';
+import { compareDecText, ExactDecimal } from '../decimal.js';
+import { bucketEnd, bucketStart, bucketStartAtOrAfter, type PeriodRecord } from '../periods.js';
+import type { Dec, TimeUs } from '../types.js';
+import type { MetricValue, SeriesKey } from './events.js';
+
+/**
+ * One data point of a metric series. A `MetricEvent` is one.
+ *
+ * `seq` is the point's position in the log (its line, or any increasing counter). It breaks
+ * time ties between points of different series of a group; without it the array order is the
+ * log order. Give it to every point or to none.
+ *
+ * @example
+ * ```ts
+ * const p: MetricPoint = { time: 1704067200000000, value: { kind: 'text', text: 'open' } };
+ * ```
+ */
+export interface MetricPoint {
+  readonly time: TimeUs;
+  readonly value: MetricValue;
+  readonly seq?: number;
+}
+
+/**
+ * The aggregates of the value_decimal points of a bucket (exact decimals). `sum` is exact (its
+ * text is the exact sum of the texts, to 1000 significant digits; its value that text's float).
+ *
+ * @example
+ * ```ts
+ * const d: DecimalAggregates = { first: dec, last: dec, min: dec, max: dec, sum: dec };
+ * ```
+ */
+export interface DecimalAggregates {
+  /** The value of the earliest decimal point (ties: the earlier line). */
+  readonly first: Dec;
+  /** The value of the latest decimal point (ties: the later line). */
+  readonly last: Dec;
+  /** The smallest value, compared exactly (equal values: the first one in time). */
+  readonly min: Dec;
+  /** The largest value, compared exactly (equal values: the first one in time). */
+  readonly max: Dec;
+  readonly sum: Dec;
+}
+
+/**
+ * One non-empty bucket of a metric timeseries, times in µs.
+ *
+ * @example
+ * ```ts
+ * const b: MetricBucket = { start: 0, end: 1_000_000, timeOpen: 5, timeClose: 900_000, count: 2 };
+ * ```
+ */
+export interface MetricBucket {
+  /** Bucket start (inclusive). */
+  readonly start: TimeUs;
+  /** Bucket end (exclusive). */
+  readonly end: TimeUs;
+  /** Time of the bucket's first data point (any value kind). */
+  readonly timeOpen: TimeUs;
+  /** Time of the bucket's last data point (any value kind). */
+  readonly timeClose: TimeUs;
+  /** Number of data points (every value kind), >= 1. */
+  readonly count: number;
+  /** Aggregates of the value_decimal points; absent when the bucket has none. */
+  readonly decimals?: DecimalAggregates;
+}
+
+/**
+ * Which buckets a timeseries answers.
+ *
+ * @example
+ * ```ts
+ * const q: MetricTimeseriesQuery = { period: getPeriod('1MTH', { months: true })!, timeStart: 0, limit: 100 };
+ * ```
+ */
+export interface MetricTimeseriesQuery {
+  readonly period: PeriodRecord;
+  /** Only buckets whose start is >= timeStart (µs); no bound when absent. */
+  readonly timeStart?: TimeUs;
+  /** Only buckets whose start is < timeEnd (µs); no bound when absent. */
+  readonly timeEnd?: TimeUs;
+  /** At most this many buckets, the oldest; no bound when absent. */
+  readonly limit?: number;
+}
+
+/** Exact order of two decimals: the floats when they differ (rounding is monotonic), else the texts. */
+function compareDec(a: Dec, b: Dec): number {
+  return a.value !== b.value ? a.value - b.value : compareDecText(a.text, b.text);
+}
+
+/** The points by time, equal times in log order (`seq`, then array order: the sort is stable). */
+function byTimeInLogOrder(points: readonly MetricPoint[]): MetricPoint[] {
+  return [...points].sort((a, b) => a.time - b.time || (a.seq ?? 0) - (b.seq ?? 0));
+}
+
+/** A bucket being filled. */
+interface Acc {
+  start: TimeUs;
+  end: TimeUs;
+  timeOpen: TimeUs;
+  timeClose: TimeUs;
+  count: number;
+  first?: Dec;
+  last?: Dec;
+  min?: Dec;
+  max?: Dec;
+  sum?: Decimal;
+}
+
+function add(acc: Acc, p: MetricPoint): void {
+  acc.timeClose = p.time;
+  acc.count += 1;
+  if (p.value.kind !== 'decimal') return;
+  const d = p.value.dec;
+  acc.first ??= d;
+  acc.last = d;
+  if (acc.min === undefined || compareDec(d, acc.min) < 0) acc.min = d;
+  if (acc.max === undefined || compareDec(d, acc.max) > 0) acc.max = d;
+  acc.sum = acc.sum === undefined ? new ExactDecimal(d.text) : acc.sum.plus(d.text);
+}
+
+function close(acc: Acc): MetricBucket {
+  const { start, end, timeOpen, timeClose, count, first, last, min, max, sum } = acc;
+  const bucket = { start, end, timeOpen, timeClose, count };
+  if (first === undefined || last === undefined || min === undefined || max === undefined || sum === undefined) return bucket;
+  const text = sum.isZero() ? '0' : sum.toString();
+  return { ...bucket, decimals: { first, last, min, max, sum: { value: Number(text), text } } };
+}
+
+/**
+ * The non-empty buckets of `q.period` of some data points, oldest first: those whose start lies
+ * in [timeStart, timeEnd) (half-open, as the exchange-rate history: a bucket is answered whole or
+ * not at all, so a timeStart inside a bucket skips that bucket), at most `limit`.
+ *
+ * Each bucket [start, end) holds every point with start <= time < end: `timeOpen`/`timeClose`
+ * are its first and last point times, `count` its number of points; `decimals` aggregates its
+ * value_decimal points (first/last by time, ties in log order; exact min, max and sum), absent
+ * when it has none. Points may come in any time order (log order, as accepted events are);
+ * equal times keep their log order: `seq` when the points carry it, else the array order.
+ *
+ * Why: METHODOLOGY section 10 (metric timeseries) and section 6 (bucket alignment, empty buckets
+ * left out).
+ *
+ * @param points - the data points of one series, or of several series for a group
+ * @param q - the period, time window and limit
+ * @returns the buckets, oldest first
+ *
+ * @example
+ * ```ts
+ * const d = (text: string) => ({ kind: 'decimal', dec: parseDec(text)! }) as const;
+ * metricTimeseries([{ time: 1_500_000, value: d('0.1') }, { time: 1_200_000, value: d('0.2') }],
+ *                  { period: getPeriod('1SEC')! });
+ * // [{ start: 1e6, end: 2e6, timeOpen: 1_200_000, timeClose: 1_500_000, count: 2,
+ * //    decimals: { first: 0.2, last: 0.1, min: 0.1, max: 0.2, sum: { value: 0.3, text: '0.3' } } }]
+ * //    (first..max shown by value; they are the points' Dec objects)
+ * ```
+ */
+export function metricTimeseries(points: readonly MetricPoint[], q: MetricTimeseriesQuery): MetricBucket[] {
+  const limit = q.limit ?? Number.POSITIVE_INFINITY;
+  const out: MetricBucket[] = [];
+  if (limit <= 0) return out;
+  // A point's bucket starts in [timeStart, timeEnd) exactly when the point lies in [from, to).
+  const from = q.timeStart === undefined ? Number.NEGATIVE_INFINITY : bucketStartAtOrAfter(q.timeStart, q.period);
+  const to = q.timeEnd === undefined ? Number.POSITIVE_INFINITY : bucketStartAtOrAfter(q.timeEnd, q.period);
+  let acc: Acc | undefined;
+  for (const p of byTimeInLogOrder(points)) {
+    if (p.time < from) continue;
+    if (p.time >= to) break;
+    if (acc === undefined || p.time >= acc.end) {
+      if (acc !== undefined) out.push(close(acc));
+      if (out.length >= limit) return out;
+      acc = { start: bucketStart(p.time, q.period), end: bucketEnd(p.time, q.period), timeOpen: p.time, timeClose: p.time, count: 0 };
+    }
+    add(acc, p);
+  }
+  if (acc !== undefined) out.push(close(acc));
+  return out;
+}
+
+/**
+ * The series-key fields a grouped timeseries (`/v1/metrics/group`) can group by.
+ *
+ * @example
+ * ```ts
+ * const g: MetricGroupBy = 'exchange_id';
+ * ```
+ */
+export type MetricGroupBy = 'symbol_id' | 'asset_id' | 'exchange_id' | 'metric_id';
+
+/**
+ * A metric series: its key and its data points (in log order).
+ *
+ * @example
+ * ```ts
+ * const s: KeyedMetricSeries = { key: seriesKey(event), points: [event] };
+ * ```
+ */
+export interface KeyedMetricSeries {
+  readonly key: SeriesKey;
+  readonly points: readonly MetricPoint[];
+}
+
+/**
+ * One series of a grouped answer: the group's label (a value of the `groupby` field) and its buckets.
+ *
+ * @example
+ * ```ts
+ * const g: MetricGroup = { label: 'BINANCE', buckets: [] };
+ * ```
+ */
+export interface MetricGroup {
+  readonly label: string;
+  readonly buckets: MetricBucket[];
+}
+
+/**
+ * Grouped timeseries: one series per distinct value of `groupby` among `series`, labels sorted
+ * by UTF-16 code unit (plain string sort), each the {@link metricTimeseries} of the points of all
+ * its series together (same window and limit per group). A series without a symbol_id (or
+ * asset_id) has the label `""` for that field, and forms a group of its own. A group whose points
+ * all lie outside the window is kept with no bucket (the caller chose the matching series).
+ * Points of different series at the same time are in log order by `seq`; without `seq`, in the
+ * order of `series`.
+ *
+ * Why: METHODOLOGY section 10 — "Grouped results (`/v1/metrics/group`) are one series per
+ * distinct value of `groupby` among the matching series, labels sorted, each aggregated as above."
+ *
+ * @param series - the matching series
+ * @param groupby - the key field to group by
+ * @param q - period, window and limit of every group
+ * @returns the groups, by label
+ *
+ * @example
+ * ```ts
+ * groupMetricSeries([{ key: k1, points: p1 }, { key: k2, points: p2 }], 'exchange_id', { period: getPeriod('1DAY')! });
+ * // [{ label: 'BINANCE', buckets: [...] }, { label: 'KRAKEN', buckets: [...] }]
+ * ```
+ */
+export function groupMetricSeries(series: Iterable<KeyedMetricSeries>, groupby: MetricGroupBy, q: MetricTimeseriesQuery): MetricGroup[] {
+  const byLabel = new Map<string, MetricPoint[]>();
+  for (const s of series) {
+    const label = s.key[groupby];
+    const points = byLabel.get(label);
+    if (points === undefined) byLabel.set(label, [...s.points]);
+    else points.push(...s.points);
+  }
+  const labels = [...byLabel.keys()].sort();
+  return labels.map((label) => ({ label, buckets: metricTimeseries(byLabel.get(label) ?? [], q) }));
+}
+
+/**
+ * One item of a metric history, field for field the interface's example response of
+ * `/v1/metrics/{exchange,symbol,asset}/history`. Times are whatever the caller's formatter gives
+ * (ISO text, or a number / digit string with `time_format`); the decimal aggregates are the
+ * float values of the exact decimals, null when the bucket has no value_decimal point.
+ *
+ * @example
+ * ```ts
+ * const item: MetricTimeseriesItem<string> = toMetricTimeseriesItem(bucket, formatTime);
+ * ```
+ */
+export interface MetricTimeseriesItem<T> {
+  time_period_start: T;
+  time_period_end: T;
+  time_open: T;
+  time_close: T;
+  first: number | null;
+  last: number | null;
+  min: number | null;
+  max: number | null;
+  count: number;
+  sum: number | null;
+}
+
+/**
+ * Maps a bucket to its wire item, times formatted with `fmt`, fields in the interface's order.
+ *
+ * Why: METHODOLOGY section 10 — the timeseries items of the metric history endpoints.
+ *
+ * @example
+ * ```ts
+ * toMetricTimeseriesItem({ start: 0, end: 1e6, timeOpen: 5, timeClose: 5, count: 1 }, (us) => us);
+ * // { time_period_start: 0, time_period_end: 1000000, time_open: 5, time_close: 5,
+ * //   first: null, last: null, min: null, max: null, count: 1, sum: null }
+ * ```
+ */
+export function toMetricTimeseriesItem<T>(b: MetricBucket, fmt: (us: TimeUs) => T): MetricTimeseriesItem<T> {
+  const d = b.decimals;
+  return {
+    time_period_start: fmt(b.start),
+    time_period_end: fmt(b.end),
+    time_open: fmt(b.timeOpen),
+    time_close: fmt(b.timeClose),
+    first: d === undefined ? null : d.first.value,
+    last: d === undefined ? null : d.last.value,
+    min: d === undefined ? null : d.min.value,
+    max: d === undefined ? null : d.max.value,
+    count: b.count,
+    sum: d === undefined ? null : d.sum.value,
+  };
+}
