@@ -18,6 +18,11 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import type { EngineSnapshot, PairRateChange } from '../core/engine.js';
 import type { OhlcBucket } from '../core/ohlc.js';
 import type { RateChangePoint, StoredSeriesPoint } from '../core/ohlcSeries.js';
+import { DatabaseMetrics, METRIC_SCHEMA, METRIC_TABLES, metricWriters } from './metricStore.js';
+import type { MetricDefinition } from '../core/metrics/source.js';
+
+/** The tables a replay writes, each row with its batch (cleared by a new replay, cut back by a resume). */
+const OUTPUT_TABLES = ['rates', 'ohlc', 'series', 'rejects', ...METRIC_TABLES];
 
 /** Version of the schema below, kept in `meta`. */
 export const SCHEMA_VERSION = 1;
@@ -189,6 +194,7 @@ export class ReplayStore {
         db.pragma('journal_mode = WAL');
         db.pragma('synchronous = NORMAL');
         db.exec(SCHEMA);
+        db.exec(METRIC_SCHEMA);
         migrate(db);
         db.prepare(`INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)`).run(String(SCHEMA_VERSION));
         // Runs whose process died while running are marked so (their tables stay refused until a
@@ -271,7 +277,7 @@ export class ReplayStore {
 
   /** Deletes the outputs of earlier runs (a new replay replaces them). */
   clearOutputs(runId?: number): void {
-    this.db.exec('DELETE FROM rates; DELETE FROM ohlc; DELETE FROM series; DELETE FROM rejects; DELETE FROM snapshots;');
+    for (const t of [...OUTPUT_TABLES, 'snapshots']) this.db.exec(`DELETE FROM ${t}`);
     if (runId !== undefined) this.setOutputsRun(runId);
   }
 
@@ -294,7 +300,7 @@ export class ReplayStore {
 
   /** Deletes rows written by batches after `batch` (resume after a crash). */
   truncateAfter(batch: number): void {
-    for (const t of ['rates', 'ohlc', 'series', 'rejects']) this.db.prepare(`DELETE FROM ${t} WHERE batch > ?`).run(batch);
+    for (const t of OUTPUT_TABLES) this.db.prepare(`DELETE FROM ${t} WHERE batch > ?`).run(batch);
   }
 
   beginRun(inputs: string[], config: unknown, options: unknown, startedAt: string, resumed: boolean): number {
@@ -327,7 +333,7 @@ export class ReplayStore {
     /** A change of a tracked pair's OHLC series: `rate` from `tick` on (NaN: none), or its own fresh rate (`follow`). */
     series(base: string, quote: string, tick: number, rate: number, follow: boolean, batch: number): void;
     reject(input: number, source: string, line: number, reason: string, message: string, raw: string, batch: number): void;
-  } {
+  } & ReturnType<typeof metricWriters> {
     const rate = this.db.prepare(
       `INSERT INTO rates(tick, base, quote, rate, time, rank, used, fresh, volume, batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
@@ -344,7 +350,13 @@ export class ReplayStore {
       series: (base, quote, tick, r, follow, batch) =>
         void series.run(base, quote, tick, Number.isNaN(r) ? null : r, follow ? 1 : 0, batch),
       reject: (input, source, line, reason, message, raw, batch) => void rej.run(input, source, line, reason, message, raw, batch),
+      ...metricWriters(this.db),
     };
+  }
+
+  /** The stored metrics (`own`: the definitions of xrate's own metrics, always listed). */
+  metrics(own: readonly MetricDefinition[] = []): DatabaseMetrics {
+    return new DatabaseMetrics(this.db, own);
   }
 
   /** Runs `fn` in one transaction. */

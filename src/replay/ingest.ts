@@ -22,6 +22,7 @@
 import type { Engine, EngineListener, PairRateChange, TrackedPair } from '../core/engine.js';
 import { parseEvent } from '../core/events.js';
 import type { OhlcBucket } from '../core/ohlc.js';
+import type { MetricDefinitionEvent, MetricEvent } from '../core/metrics/events.js';
 import type { PeriodRecord } from '../core/periods.js';
 import { isReject, type Reject, type RejectReason, type XrateEvent } from '../core/types.js';
 import { clipText } from '../io/lineLimit.js';
@@ -48,6 +49,11 @@ export interface IngestState {
   rateChanges: number;
   /** OHLC buckets written. */
   buckets: number;
+  /**
+   * Metric points and definitions written: the last one's `seq` (log order). Absent in the state
+   * of a replay snapshotted before metrics were stored.
+   */
+  metricEvents?: number;
 }
 
 /** Options of {@link Ingest}. */
@@ -140,6 +146,18 @@ export class Ingest {
         if (!st.outputOn) return;
         writers?.series(track.base, track.quote, tick, rate, follow, this.batchNo);
         user.onSeries?.(track, tick, rate, follow);
+      },
+      onMetric: (e: MetricEvent) => {
+        if (!st.outputOn) return;
+        st.metricEvents = (st.metricEvents ?? 0) + 1;
+        writers?.point(e, st.metricEvents, this.batchNo);
+        user.onMetric?.(e);
+      },
+      onMetricDefinition: (e: MetricDefinitionEvent) => {
+        if (!st.outputOn) return;
+        st.metricEvents = (st.metricEvents ?? 0) + 1;
+        writers?.definition(e, st.metricEvents, this.batchNo);
+        user.onMetricDefinition?.(e);
       },
     };
     this.engine = opts.engine(this.listener);

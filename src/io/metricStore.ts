@@ -1,0 +1,199 @@
+/**
+ * The stored metrics of the replay database: one row per data point and per definition, written
+ * by the replay in the transaction of the batch that read them, and the {@link MetricsSource}
+ * that reads them back as of a tick.
+ *
+ * `metric_points` keeps each point with its series key (symbol_id and asset_id `''` when absent),
+ * its time and recv_time (µs), its value (`kind` decimal: `value` its float and `text` its exact
+ * decimal; text: `text`; time: `value` in µs) and `seq`, its position among the replay's metric
+ * events (log order). `metric_definitions` keeps every definition with its time and `seq`. Both
+ * carry `batch`, like every output row, so a resume drops what later batches wrote.
+ *
+ * @module
+ */
+import type Database from 'better-sqlite3';
+import type { MetricDefinitionEvent, MetricEvent, MetricValue, SeriesKey } from '../core/metrics/events.js';
+import {
+  type MetricDefinition,
+  type MetricFilter,
+  type MetricsSource,
+  metricListing,
+  type StoredMetricPoint,
+} from '../core/metrics/source.js';
+import { US_PER_SECOND } from '../core/time.js';
+import type { TimeUs } from '../core/types.js';
+
+/** The tables, created with the rest of the schema (store.ts). */
+export const METRIC_SCHEMA = `
+CREATE TABLE IF NOT EXISTS metric_points (
+  metric_id TEXT NOT NULL, exchange_id TEXT NOT NULL, symbol_id TEXT NOT NULL, asset_id TEXT NOT NULL,
+  chain_id TEXT, network_id TEXT, time INTEGER NOT NULL, recv_time INTEGER NOT NULL,
+  kind TEXT NOT NULL, value REAL, text TEXT, seq INTEGER NOT NULL, batch INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS metric_points_series ON metric_points(metric_id, exchange_id, symbol_id, asset_id, time, seq);
+CREATE TABLE IF NOT EXISTS metric_definitions (
+  metric_id TEXT NOT NULL, description TEXT NOT NULL, time INTEGER NOT NULL, seq INTEGER NOT NULL, batch INTEGER NOT NULL
+);
+`;
+
+/** The output tables of this module (cleared and truncated with the others). */
+export const METRIC_TABLES = ['metric_points', 'metric_definitions'] as const;
+
+/**
+ * Writers of metric rows (call inside the batch's transaction).
+ *
+ * @example
+ * ```ts
+ * const w = metricWriters(db);
+ * w.point(event, 1, batch);
+ * ```
+ */
+export function metricWriters(db: Database.Database): {
+  point(e: MetricEvent, seq: number, batch: number): void;
+  definition(e: MetricDefinitionEvent, seq: number, batch: number): void;
+} {
+  const point = db.prepare(
+    `INSERT INTO metric_points(metric_id, exchange_id, symbol_id, asset_id, chain_id, network_id, time, recv_time, kind, value, text, seq, batch)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const definition = db.prepare('INSERT INTO metric_definitions(metric_id, description, time, seq, batch) VALUES (?, ?, ?, ?, ?)');
+  return {
+    point: (e, seq, batch) => {
+      const v = e.value;
+      const value = v.kind === 'decimal' ? v.dec.value : v.kind === 'time' ? v.us : null;
+      const text = v.kind === 'decimal' ? v.dec.text : v.kind === 'text' ? v.text : null;
+      point.run(
+        e.metricId,
+        e.exchangeId,
+        e.symbolId ?? '',
+        e.assetId ?? '',
+        e.chainId ?? null,
+        e.networkId ?? null,
+        e.time,
+        e.recvTime ?? e.time,
+        v.kind,
+        value,
+        text,
+        seq,
+        batch,
+      );
+    },
+    definition: (e, seq, batch) => void definition.run(e.metricId, e.description, e.time, seq, batch),
+  };
+}
+
+/** A row of `metric_points`. */
+interface PointRow extends SeriesKey {
+  chain_id: string | null;
+  network_id: string | null;
+  time: number;
+  recv_time: number;
+  kind: string;
+  value: number | null;
+  text: string | null;
+  seq: number;
+}
+
+function metricValueOf(r: PointRow): MetricValue {
+  if (r.kind === 'decimal') return { kind: 'decimal', dec: { value: r.value ?? Number.NaN, text: r.text ?? '' } };
+  if (r.kind === 'time') return { kind: 'time', us: r.value ?? 0 };
+  return { kind: 'text', text: r.text ?? '' };
+}
+
+function pointOf(r: PointRow): StoredMetricPoint {
+  const p: StoredMetricPoint = {
+    metric_id: r.metric_id,
+    exchange_id: r.exchange_id,
+    symbol_id: r.symbol_id,
+    asset_id: r.asset_id,
+    time: r.time,
+    recvTime: r.recv_time,
+    seq: r.seq,
+    value: metricValueOf(r),
+  };
+  if (r.chain_id === null && r.network_id === null) return p;
+  return { ...p, ...(r.chain_id !== null && { chain_id: r.chain_id }), ...(r.network_id !== null && { network_id: r.network_id }) };
+}
+
+/**
+ * The last tick at or before `at` (ticks are whole seconds): what a query "as of `at`" sees.
+ * Undefined: no bound.
+ *
+ * @example
+ * ```ts
+ * asOfTick(1_700_000_000_500_000); // 1_700_000_000_000_000
+ * ```
+ */
+export function asOfTick(at: TimeUs | undefined): TimeUs {
+  return at === undefined ? Number.MAX_SAFE_INTEGER : Math.floor(at / US_PER_SECOND) * US_PER_SECOND;
+}
+
+/** The WHERE clause of a filter (named parameters of the same names) and its parameters. */
+function where(filter: MetricFilter): { sql: string; params: Record<string, string> } {
+  const parts: string[] = [];
+  const params: Record<string, string> = {};
+  for (const k of ['metric_id', 'exchange_id', 'symbol_id', 'asset_id'] as const) {
+    const v = filter[k];
+    if (v === undefined) continue;
+    parts.push(`${k} = @${k}`);
+    params[k] = v;
+  }
+  if (filter.scope === 'symbol') parts.push(`symbol_id <> ''`);
+  else if (filter.scope === 'asset') parts.push(`symbol_id = '' AND asset_id <> ''`);
+  else if (filter.scope === 'exchange') parts.push(`symbol_id = '' AND asset_id = ''`);
+  return { sql: parts.length ? parts.join(' AND ') : '1', params };
+}
+
+/**
+ * The {@link MetricsSource} of a replay database (a database written before metrics were stored
+ * answers with no metric but xrate's own listing).
+ *
+ * @example
+ * ```ts
+ * const metrics = new DatabaseMetrics(db, OWN_METRICS);
+ * metrics.current({ scope: 'asset', asset_id: 'BTC' });
+ * ```
+ */
+export class DatabaseMetrics implements MetricsSource {
+  private readonly stored: boolean;
+
+  /** `own`: the definitions of xrate's own metrics, always listed. */
+  constructor(
+    private readonly db: Database.Database,
+    private readonly own: readonly MetricDefinition[] = [],
+  ) {
+    this.stored = !!db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'metric_points'`).get();
+  }
+
+  listing(at?: TimeUs): MetricDefinition[] {
+    if (!this.stored) return metricListing(this.own, [], []);
+    const t = asOfTick(at);
+    const seen = this.db.prepare('SELECT DISTINCT metric_id FROM metric_points WHERE time <= ?').pluck().all(t) as string[];
+    const defs = this.db.prepare('SELECT metric_id, description FROM metric_definitions WHERE time <= ? ORDER BY time, seq');
+    return metricListing(this.own, seen, defs.all(t) as MetricDefinition[]);
+  }
+
+  series(filter: MetricFilter, at?: TimeUs): SeriesKey[] {
+    if (!this.stored) return [];
+    const w = where(filter);
+    const sql = `SELECT DISTINCT metric_id, exchange_id, symbol_id, asset_id FROM metric_points
+                 WHERE ${w.sql} AND time <= @at ORDER BY metric_id, exchange_id, symbol_id, asset_id`;
+    return this.db.prepare(sql).all({ ...w.params, at: asOfTick(at) }) as SeriesKey[];
+  }
+
+  current(filter: MetricFilter, at?: TimeUs): StoredMetricPoint[] {
+    const latest = this.db.prepare(
+      `SELECT * FROM metric_points WHERE metric_id = @metric_id AND exchange_id = @exchange_id AND symbol_id = @symbol_id
+       AND asset_id = @asset_id AND time <= @at ORDER BY time DESC, seq DESC LIMIT 1`,
+    );
+    const t = asOfTick(at);
+    return this.series(filter, at).map((k) => pointOf(latest.get({ ...k, at: t }) as PointRow));
+  }
+
+  points(filter: MetricFilter, from: TimeUs, to: TimeUs): StoredMetricPoint[] {
+    if (!this.stored) return [];
+    const w = where(filter);
+    const sql = `SELECT * FROM metric_points WHERE ${w.sql} AND time >= @from AND time < @to ORDER BY time, seq`;
+    return (this.db.prepare(sql).all({ ...w.params, from, to }) as PointRow[]).map(pointOf);
+  }
+}
