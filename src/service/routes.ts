@@ -35,16 +35,34 @@ type PairParams = { asset_id_base: string; asset_id_quote: string };
 
 const PERIODS_JSON = JSON.stringify(EXCHANGE_RATE_PERIODS);
 
-/** Registers the routes on `app` (the onRequest hook of server.ts has authenticated the key). */
-export function registerRoutes(app: FastifyInstance, provider: RateProvider, limiter: Limiter): void {
-  /** Charges the request and sets the limit headers (429 when past the limit). */
-  const charge = (req: FastifyRequest, reply: FastifyReply, cost: number): void => {
+/** Charges a request `cost` and sets its limit headers (429 when past the limit). */
+export type Charge = (req: FastifyRequest, reply: FastifyReply, cost: number) => void;
+
+/** The {@link Charge} of the routes of `limiter`'s keys. */
+export function charger(limiter: Limiter): Charge {
+  return (req, reply, cost) => {
     const key = req.apiKey;
     if (!key) return;
     limiter.charge(key, cost);
     req.charged = true;
     reply.headers(limiter.headers(key, cost));
   };
+}
+
+/**
+ * Counts a request asking for `limit` items as heavy while it is in flight when `limit` is
+ * above {@link HEAVY_LIMIT} (429 past the key's cap of heavy requests).
+ */
+export function holdHeavy(limiter: Limiter, req: FastifyRequest, reply: FastifyReply, limit: number): void {
+  const key = req.apiKey;
+  if (!key || limit <= HEAVY_LIMIT) return;
+  limiter.acquireHeavy(key);
+  reply.raw.once('close', () => limiter.releaseHeavy(key));
+}
+
+/** Registers the routes on `app` (the onRequest hook of server.ts has authenticated the key). */
+export function registerRoutes(app: FastifyInstance, provider: RateProvider, limiter: Limiter): void {
+  const charge = charger(limiter);
 
   const send = (reply: FastifyReply, kind: PayloadKind, value: unknown, fmt: OutputFormat, json?: string): FastifyReply => {
     if (fmt.kind === 'json') return reply.header('content-type', CONTENT_TYPES.json).send(json ?? JSON.stringify(value));
@@ -98,11 +116,7 @@ export function registerRoutes(app: FastifyInstance, provider: RateProvider, lim
       if (to !== undefined && !(to > from)) throw badParam('time_end', 'must be after time_start');
       const limitGiven = q.text('limit') !== undefined;
       const limit = q.int('limit', 1, HISTORY_MAX_LIMIT, 100);
-      const key = req.apiKey;
-      if (key && limit > HEAVY_LIMIT) {
-        limiter.acquireHeavy(key);
-        reply.raw.once('close', () => limiter.releaseHeavy(key));
-      }
+      holdHeavy(limiter, req, reply, limit);
       let gone = false;
       reply.raw.once('close', () => {
         gone = true;

@@ -19,8 +19,10 @@ import type { Socket } from 'node:net';
 import { Authenticator, stripPathKey, type RawRequest } from './auth.js';
 import { errorBody, forbidden, NO_DATA, notFound, ServiceError } from './errors.js';
 import { CONTENT_TYPES } from './format/index.js';
+import type { MetricsSource } from '../core/metrics/source.js';
 import type { ApiKey, KeyStore } from './keys.js';
 import { Limiter } from './limits.js';
+import { registerMetricRoutes } from './metrics.js';
 import type { RateProvider } from './provider.js';
 import { registerRoutes, type RouteConfig } from './routes.js';
 
@@ -37,6 +39,8 @@ declare module 'fastify' {
 export interface ServiceOptions {
   provider: RateProvider;
   keys: KeyStore;
+  /** The stored metrics answered by the `/v1/metrics/...` routes (none: those routes are 404). */
+  metrics?: MetricsSource;
   /** Wall clock, ms (injectable for tests of the 24 h window and JWT times). */
   now?: () => number;
   /** Write-behind period of the usage table, ms (default 250). */
@@ -58,6 +62,7 @@ const RIGHT_NAMES: Record<RouteConfig['right'], string> = {
   periods: 'timeseries periods (/v1/exchangerate/history/periods)',
   history: 'timeseries data (/v1/exchangerate/{base}/{quote}/history)',
   explain: 'provenance (/v1/exchangerate/{base}/{quote}/explain)',
+  metrics: 'metrics (/v1/metrics/...)',
 };
 
 function clientError(err: Error & { code?: string }, socket: Socket): void {
@@ -165,6 +170,7 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
   });
 
   registerRoutes(app, opts.provider, limiter);
+  if (opts.metrics) registerMetricRoutes(app, opts.metrics, { limiter });
 
   // A charged response leaves only once its charge is committed (one transaction per turn of the
   // event loop), so a crash cannot lose usage that a client was answered for.

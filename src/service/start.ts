@@ -94,13 +94,17 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
     provider = await DatabaseRateProvider.open(db);
   }
   let keys: KeyStore | undefined;
+  let metricStore: ReplayStore | undefined;
   try {
+    // The stored metrics, read from the same database (written by the replay or the follower).
+    metricStore = ReplayStore.open(db, { readonly: true });
+    const metrics = metricStore.metrics();
     keys = KeyStore.open(opts.keys ?? db);
     let devKey: string | undefined;
     if (keys.activeCount() === 0) {
       devKey = keys.create({ name: 'dev' }).key;
     }
-    const app = await createService({ provider, keys, heavyConcurrency: opts.heavyConcurrency });
+    const app = await createService({ provider, keys, metrics, heavyConcurrency: opts.heavyConcurrency });
     const host = opts.host ?? '127.0.0.1';
     try {
       await app.listen({ host, port: opts.port ?? 3000 });
@@ -132,6 +136,7 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
       io.out(`keys: ${keys.activeCount()} active in ${keys.path} (xrate keys list / create)\n`);
     }
     const k = keys;
+    const m = metricStore;
     let closed = false;
     return {
       app,
@@ -145,10 +150,12 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
         await app.close();
         await provider.close();
         k.close();
+        m.close();
       },
     };
   } catch (e) {
     keys?.close();
+    metricStore?.close();
     await provider.close();
     throw e;
   }

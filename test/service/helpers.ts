@@ -11,6 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { decode as unpack } from '@msgpack/msgpack';
+import type { MetricsSource } from '../../src/core/metrics/source.js';
 import { replay } from '../../src/replay/replay.js';
 import { KeyStore, type CreateKeyOptions } from '../../src/service/keys.js';
 import { DatabaseRateProvider, type HistoryQuery, type RateProvider, type TimeseriesItem } from '../../src/service/provider.js';
@@ -98,6 +99,7 @@ export async function startServer(opts: {
   keys?: KeyStore;
   flushEveryMs?: number;
   heavyConcurrency?: number;
+  metrics?: MetricsSource;
 }): Promise<TestServer> {
   const provider = opts.provider ?? (await DatabaseRateProvider.open(opts.db!));
   const keys = opts.keys ?? KeyStore.open(opts.keysPath);
@@ -107,6 +109,7 @@ export async function startServer(opts: {
     now: opts.now,
     flushEveryMs: opts.flushEveryMs,
     heavyConcurrency: opts.heavyConcurrency,
+    metrics: opts.metrics,
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const addr = app.server.address();

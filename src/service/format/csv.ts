@@ -65,7 +65,48 @@ const EXPLAIN_COLS = [
   c('quote_age_seconds', 'number'),
 ];
 
+const METRIC_COLS = [c('metric_id', 'string'), c('description', 'string')];
+const METRIC_LISTING_COLS = [
+  c('metric_id', 'string'),
+  c('symbol_id', 'string'),
+  c('exchange_id', 'string'),
+  c('asset_id', 'string'),
+  c('chain_id', 'string'),
+  c('network_id', 'string'),
+];
+const METRIC_CURRENT_COLS = [
+  c('entry_time', 'time'),
+  c('recv_time', 'time'),
+  c('exchange_id', 'string'),
+  c('asset_id', 'string'),
+  c('symbol_id', 'string'),
+  c('metric_id', 'string'),
+  c('value_decimal', 'number'),
+  c('value_text', 'string'),
+  c('value_time', 'time'),
+];
+const METRIC_HISTORY_COLS = [
+  c('time_period_start', 'time'),
+  c('time_period_end', 'time'),
+  c('time_open', 'time'),
+  c('time_close', 'time'),
+  c('first', 'number'),
+  c('last', 'number'),
+  c('min', 'number'),
+  c('max', 'number'),
+  c('count', 'int'),
+  c('sum', 'number'),
+];
+const METRIC_GROUP_COLS = [c('groupby', 'string'), c('label', 'string'), ...METRIC_HISTORY_COLS];
+
 type Row = Record<string, unknown>;
+
+/** One row per item of each group, the group's fields repeated; a group with no item is one row of them. */
+function metricGroupRows(groups: readonly { groupby: string; label: string; data: Row[] }[]): Row[] {
+  return groups.flatMap(({ groupby, label, data }) =>
+    data.length === 0 ? [{ groupby, label }] : data.map((item) => ({ groupby, label, ...item })),
+  );
+}
 
 function csvRows(kind: PayloadKind, value: unknown): { cols: Column[]; rows: Row[] } {
   switch (kind) {
@@ -107,6 +148,16 @@ function csvRows(kind: PayloadKind, value: unknown): { cols: Column[]; rows: Row
       if (rows.length === 0) rows.push(head);
       return { cols: EXPLAIN_COLS, rows };
     }
+    case 'metrics':
+      return { cols: METRIC_COLS, rows: value as Row[] };
+    case 'metric_listing':
+      return { cols: METRIC_LISTING_COLS, rows: value as Row[] };
+    case 'metric_current':
+      return { cols: METRIC_CURRENT_COLS, rows: value as Row[] };
+    case 'metric_history':
+      return { cols: METRIC_HISTORY_COLS, rows: value as Row[] };
+    case 'metric_groups':
+      return { cols: METRIC_GROUP_COLS, rows: metricGroupRows(value as Parameters<typeof metricGroupRows>[0]) };
   }
 }
 

@@ -18,7 +18,13 @@ import { type Query, shown } from '../params.js';
 import { checkTimeFormat, DEFAULT_TIME_FORMAT } from './time.js';
 
 /** The kinds of payload the service answers with. */
-export type PayloadKind = 'rate' | 'rates' | 'periods' | 'history' | 'explain';
+export type PayloadKind = 'rate' | 'rates' | 'periods' | 'history' | 'explain' | MetricPayloadKind;
+
+/**
+ * The payloads of the metrics routes (src/service/metrics.ts), arrays of: `v1.Metric`,
+ * `v1.ListingItem`, `v1.GeneralData`, the metric history item, and the groups of `/v1/metrics/group`.
+ */
+export type MetricPayloadKind = 'metrics' | 'metric_listing' | 'metric_current' | 'metric_history' | 'metric_groups';
 
 /** CSV options (see the module description). */
 export interface CsvOptions {

@@ -1,7 +1,9 @@
 /**
  * XML output of the rate service. No shape is published, so elements are named after the schema
  * (`ExchangeRate`, `ExchangeRates`, `ArrayOfTimeseriesPeriod`,
- * `ArrayOfExchangeRatesTimeseriesItem`, `RateExplanation`); arrays are wrapper elements holding
+ * `ArrayOfExchangeRatesTimeseriesItem`, `RateExplanation`; the metrics arrays `ArrayOfMetric`,
+ * `ArrayOfListingItem`, `ArrayOfGeneralData`, `ArrayOfMetricData`, `ArrayOfMetricGroup` whose
+ * `data` holds `MetricData` items); arrays are wrapper elements holding
  * one element per item; a null is `<x xsi:nil="true"/>` (docs/service.md).
  *
  * @module
@@ -16,9 +18,23 @@ const ROOTS: Record<PayloadKind, string> = {
   periods: 'ArrayOfTimeseriesPeriod',
   history: 'ArrayOfExchangeRatesTimeseriesItem',
   explain: 'RateExplanation',
+  metrics: 'ArrayOfMetric',
+  metric_listing: 'ArrayOfListingItem',
+  metric_current: 'ArrayOfGeneralData',
+  metric_history: 'ArrayOfMetricData',
+  metric_groups: 'ArrayOfMetricGroup',
 };
-const TOP_ITEMS: Partial<Record<PayloadKind, string>> = { periods: 'TimeseriesPeriod', history: 'ExchangeRatesTimeseriesItem' };
+const TOP_ITEMS: Partial<Record<PayloadKind, string>> = {
+  periods: 'TimeseriesPeriod',
+  history: 'ExchangeRatesTimeseriesItem',
+  metrics: 'Metric',
+  metric_listing: 'ListingItem',
+  metric_current: 'GeneralData',
+  metric_history: 'MetricData',
+  metric_groups: 'MetricGroup',
+};
 const ITEM_NAMES: Record<string, string> = {
+  data: 'MetricData',
   rates: 'ExchangeRatesRate',
   path: 'asset_id',
   legs: 'LegExplanation',
