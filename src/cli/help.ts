@@ -18,6 +18,7 @@ Commands:
   rate LOG|DB        rates of pairs at a time, as a JSON array
   history LOG|DB     OHLC timeseries of a pair, as a JSON array
   explain LOG|DB     provenance of a rate: markets used and left out, path, legs
+  metrics LOG|DB     stored metrics: what GET /v1/metrics/... answers, as JSON
   periods            the 33 period records (TimeseriesPeriod)
   demo               replay the bundled example into out/xrate.sqlite (npm start)
   serve              the rate service: /v1/exchangerate HTTP endpoints (docs/service.md)
@@ -73,6 +74,18 @@ the path and, per leg, the markets used (price, q, V, weight, quote age) and lef
 From a database: the engine state at the end of the replay.
 
 Options: --pair, --at, --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N
+`,
+  metrics: `Usage: xrate metrics LOG|DB ROUTE [NAME=VALUE ...] [options]
+
+Prints what the service answers for GET /v1/metrics/ROUTE?NAME=VALUE&... over the same data (the
+metric and metric_definition events of the log; docs/service.md). ROUTE is one of: listing,
+{exchange,symbol,asset}/listing, {exchange,symbol,asset}/current, exchange/EXCHANGE_ID/current,
+symbol/SYMBOL_ID/current, asset/ASSET_ID/current, by-exchange/EXCHANGE_ID,
+{exchange,symbol,asset}/history, history, group. Parameters: metric_id, exchange_id, symbol_id,
+asset_id, chain_id, network_id, time, time_format, period_id, time_start, time_end, limit, groupby.
+Example: xrate metrics out/xrate.sqlite exchange/history metric_id=M exchange_id=BINANCE period_id=1HRS
+
+Options: --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N
 `,
   periods: `Usage: xrate periods [--months]
 

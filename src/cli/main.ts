@@ -13,6 +13,7 @@ import { cmdDemo } from './commands/demo.js';
 import { cmdExplain } from './commands/explain.js';
 import { cmdHistory } from './commands/history.js';
 import { cmdKeys } from './commands/keys.js';
+import { cmdMetrics } from './commands/metrics.js';
 import { cmdPeriods } from './commands/periods.js';
 import { cmdRate } from './commands/rate.js';
 import { cmdReplay } from './commands/replay.js';
@@ -52,6 +53,8 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
         return await cmdExplain(rest, io);
       case 'periods':
         return await cmdPeriods(rest, io);
+      case 'metrics':
+        return await cmdMetrics(rest, io);
       case 'demo':
         return await cmdDemo(rest, io);
       case 'serve':
@@ -67,7 +70,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
         io.out(`${VERSION}\n`);
         return 0;
       default:
-        throw new UsageError(`unknown command "${cmd}" (expected replay, rate, history, explain, periods, demo, serve or keys)`);
+        throw new UsageError(`unknown command "${cmd}" (expected replay, rate, history, explain, metrics, periods, demo, serve or keys)`);
     }
   } catch (e) {
     const msg = (e as Error).message.replace(/^xrate: /, '');

@@ -21,6 +21,7 @@
  */
 import { resolveConfig, type EngineConfig } from '../core/config.js';
 import type { Engine } from '../core/engine.js';
+import type { MetricsSource } from '../core/metrics/source.js';
 import { toTimeseriesItem, type ExchangeRatesTimeseriesItem, type OhlcBucket } from '../core/ohlc.js';
 import { bucketEnd, bucketStartAtOrAfter, EXCHANGE_RATE_PERIODS, exchangeRatePeriod, type PeriodRecord } from '../core/periods.js';
 import type { RateExplanation } from '../core/provenance.js';
@@ -28,6 +29,7 @@ import { formatTime, US_PER_SECOND } from '../core/time.js';
 import type { SourceFormat } from '../io/source.js';
 import { ReplayStore } from '../io/store.js';
 import { partialOutputs, ReplayDatabase, ReplayDatabaseError, type NotCovered } from './database.js';
+import { MemoryMetrics } from './memoryMetrics.js';
 import { replay } from './replay.js';
 
 /** One answer of {@link queryRates}: the interface's ExchangeRate shape. */
@@ -279,4 +281,34 @@ export async function queryExplain(src: QuerySource, pair: [string, string], at?
   }
   const summary = await replayTo(src, at);
   return summary.engine.explain(pair[0], pair[1]);
+}
+
+/**
+ * The stored metrics of a query's source: a replay database's tables, or a log replayed in
+ * memory (its metric events, keeping no OHLC). Close it when done.
+ *
+ * @example
+ * ```ts
+ * const m = await openMetrics({ inputs: ['log.ndjson'] });
+ * m.source.listing();
+ * m.close();
+ * ```
+ */
+export async function openMetrics(src: QuerySource): Promise<{ source: MetricsSource; close(): void }> {
+  if (isDatabaseSource(src)) {
+    const store = ReplayStore.open(src.inputs[0], { readonly: true });
+    return { source: store.metrics(), close: () => store.close() };
+  }
+  const mem = new MemoryMetrics();
+  resolveConfig(src.config ?? {}); // fail fast on a bad config
+  await replay({
+    inputs: src.inputs,
+    format: src.format,
+    config: src.config,
+    track: [],
+    reorderWindowUs: src.reorderWindowUs,
+    maxLineBytes: src.maxLineBytes,
+    listener: { onMetric: (e) => mem.addPoint(e), onMetricDefinition: (e) => mem.addDefinition(e) },
+  });
+  return { source: mem, close: () => undefined };
 }

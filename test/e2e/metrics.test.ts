@@ -1,0 +1,122 @@
+/**
+ * `xrate metrics LOG|DB ROUTE [NAME=VALUE ...]`: metric events of a log, replayed into a database,
+ * answered from either exactly alike; bad events are rejects with their reason; a bad parameter
+ * exits 2 naming it.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cli, cliJson } from './helpers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'xrate-e2e-metrics-'));
+const LOG = join(dir, 'metrics.ndjson');
+const DB = join(dir, 'metrics.sqlite');
+const P = 'BINANCE_PERP_BTC_USDT';
+const lines = [
+  { type: 'exchange', time: '2024-01-01T00:00:00Z', exchange_id: 'BINANCE', legitimate: true, rank: 1 },
+  { type: 'metric_definition', time: '2024-01-01T00:00:00Z', metric_id: 'FUNDING_RATE', description: 'Funding rate' },
+  {
+    type: 'metric',
+    time: '2024-01-01T00:00:00.5Z',
+    metric_id: 'FUNDING_RATE',
+    exchange_id: 'BINANCE',
+    symbol_id: P,
+    value_decimal: '0.0001',
+  },
+  {
+    type: 'quote',
+    time: '2024-01-01T00:00:01Z',
+    symbol_id: 'BINANCE_SPOT_BTC_USDT',
+    bid_price: 42000,
+    bid_size: 1,
+    ask_price: 42001,
+    ask_size: 1,
+  },
+  {
+    type: 'metric',
+    time: '2024-01-01T00:00:02Z',
+    metric_id: 'FUNDING_RATE',
+    exchange_id: 'BINANCE',
+    symbol_id: P,
+    value_decimal: '0.0003',
+  },
+  { type: 'metric', time: '2024-01-01T00:00:03Z', metric_id: 'FUNDING_RATE', exchange_id: 'BINANCE', symbol_id: P },
+  { type: 'metric', time: '2024-01-01T00:00:03Z', metric_id: 'X', exchange_id: 'BINANCE', value_text: 'a', value_decimal: 1 },
+  { type: 'metric', time: '2024-01-01T00:00:04Z', metric_id: 'STATUS', exchange_id: 'BINANCE', value_text: 'open' },
+  { type: 'metric', time: '2024-01-01T00:00:04Z', metric_id: 'TVL', exchange_id: 'UNISWAP', asset_id: 'ETH', value_decimal: '0.1' },
+  { type: 'metric', time: '2024-01-01T00:00:05Z', metric_id: 'TVL', exchange_id: 'UNISWAP', asset_id: 'ETH', value_decimal: '0.2' },
+];
+
+beforeAll(async () => {
+  writeFileSync(LOG, `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
+  const r = await cli('replay', LOG, '--db', DB, '--quiet');
+  expect(r.code, r.err).toBe(0);
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('xrate metrics', () => {
+  const routes: string[][] = [
+    ['listing'],
+    ['symbol/current'],
+    ['symbol/current', 'time=2024-01-01T00:00:01.9Z'],
+    [`symbol/${P}/current`, 'time_format=unix_millisec'],
+    ['exchange/current', 'exchange_id=BINANCE'],
+    ['asset/listing'],
+    ['by-exchange/UNISWAP'],
+    ['symbol/history', 'metric_id=FUNDING_RATE', `symbol_id=${P}`, 'period_id=1MIN'],
+    ['asset/history', 'metric_id=TVL', 'exchange_id=UNISWAP', 'asset_id=ETH', 'period_id=1DAY'],
+    ['group', 'groupby=exchange_id', 'period_id=1HRS'],
+  ];
+
+  it('answers every route alike from the log and from its database', async () => {
+    for (const r of routes) {
+      const fromDb = await cliJson('metrics', DB, ...r);
+      expect(await cliJson('metrics', LOG, ...r), r.join(' ')).toEqual(fromDb);
+    }
+  });
+
+  it('answers what the methodology says', async () => {
+    expect(await cliJson('metrics', DB, 'listing')).toEqual([
+      { metric_id: 'FUNDING_RATE', description: 'Funding rate' },
+      { metric_id: 'STATUS', description: '' },
+      { metric_id: 'TVL', description: '' },
+    ]);
+    // As of tick 00:00:01 only the first funding rate is known.
+    const early = await cliJson<{ value_decimal: number }[]>('metrics', DB, 'symbol/current', 'time=2024-01-01T00:00:01.9Z');
+    expect(early.map((x) => x.value_decimal)).toEqual([0.0001]);
+    const [bucket] = await cliJson<{ sum: number; count: number }[]>(
+      'metrics',
+      DB,
+      'asset/history',
+      'metric_id=TVL',
+      'exchange_id=UNISWAP',
+      'asset_id=ETH',
+      'period_id=1DAY',
+    );
+    expect(bucket).toMatchObject({ count: 2, sum: 0.3 }); // exact: 0.1 + 0.2
+  });
+
+  it('keeps bad metric events as rejects with their reason', () => {
+    const db = new Database(DB, { readonly: true });
+    const rejects = db.prepare('SELECT line, reason, message FROM rejects ORDER BY line').all();
+    db.close();
+    expect(rejects).toEqual([
+      { line: 6, reason: 'missing_field', message: expect.stringContaining('"value_decimal", "value_text" or "value_time"') },
+      { line: 7, reason: 'bad_field', message: expect.stringContaining('exactly one of') },
+    ]);
+  });
+
+  it('exits 2 naming a bad parameter, and names an unknown route', async () => {
+    const bad = await cli('metrics', DB, 'group', 'groupby=nope');
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain("'groupby'");
+    const missing = await cli('metrics', DB, 'exchange/history', 'metric_id=STATUS');
+    expect(missing.code).toBe(2);
+    expect(missing.err).toContain('exchange_id');
+    const route = await cli('metrics', DB, 'nowhere');
+    expect(route.code).toBe(2);
+    expect(route.err).toContain('unknown metrics route');
+  });
+});
