@@ -9,6 +9,9 @@
  * last full collection), it runs one itself. A full collection of a replay's heap takes a few
  * milliseconds and comes every second or so, well under 1 % of the run.
  *
+ * `xrate replay` turns it on (ReplayOptions.heapBudget); an application that embeds `replay()`
+ * in a process holding more leaves it off, since each collection costs what the whole heap holds.
+ *
  * Node offers no collection on demand without `--expose-gc`, so the budget turns that flag on and
  * takes `gc` from a fresh context (the usual way; the main context's globals are untouched). Where
  * that is refused, the budget does nothing and V8 sizes the heap as usual.

@@ -71,6 +71,7 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
     resume: !!values.resume,
     batchSize: batch,
     maxLineBytes: maxLineBytes(values['max-line-bytes']),
+    heapBudget: true,
     onProgress: showProgress ? (p) => io.err(`\r${progressLine(p, Math.max(40, io.columns - 1))}`) : undefined,
   };
   const summary = await replay(opts);
