@@ -132,7 +132,7 @@ export class Engine {
     } else {
       this.ticks.runTicks(t - 1);
     }
-    // A metric changes no rate (docs/methodology.md section 10): no tick need look at it.
+    // A metric changes no rate (docs/methodology.md section 9): no tick need look at it.
     if (type === 'metric') {
       s.listener.onMetric?.(event);
       return undefined;
