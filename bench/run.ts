@@ -47,9 +47,12 @@ const QUOTE_FRACTION = 0.2;
 const TRACKED = 1_000;
 const STORED_PERIODS = ['1SEC', '1MIN', '1HRS', '1DAY'];
 
-function warmEngine(size: SizeName): { engine: Engine; u: Universe; tick: number } {
+/** Own-metric data points received by the `tick/L+own-metrics` engine (kept, so none is optimised away). */
+let ownPoints = 0;
+
+function warmEngine(size: SizeName, ownMetrics = false): { engine: Engine; u: Universe; tick: number } {
   const u = new Universe(size, 42);
-  const engine = createEngine();
+  const engine = createEngine({}, ownMetrics ? { onOwnMetric: () => void ownPoints++ } : {});
   for (const ev of u.warmup(START)) engine.apply(ev);
   engine.advanceTo(START + S);
   const pairs = engine.pairs().slice(0, TRACKED);
@@ -79,6 +82,42 @@ function refreshLimit(dir: string): { exe: string; universe: string } | { reason
   return { exe: b.exe, universe };
 }
 
+/** The tick/L median of this run, for tick/L+own-metrics' overhead. */
+let tickLMedian: number | undefined;
+
+/**
+ * tick/L+own-metrics: tick/L with a listener taking xrate's own metrics (the engine computes them
+ * only then); the entry records its overhead over tick/L measured in the same run (issue 11: under 15 %).
+ */
+async function tickOwnMetricsBench(): Promise<BenchResult> {
+  const { engine, u } = warmEngine('L', true);
+  let T = START + S;
+  const bench = new Bench({ time: 3000, warmupTime: 300 });
+  bench.add(
+    'tick/L+own-metrics',
+    () => {
+      engine.advanceTo(T);
+      engine.ratesFrom('USD');
+    },
+    {
+      beforeEach() {
+        T += S;
+        for (const q of u.secondOfQuotes(T, QUOTE_FRACTION)) engine.apply(q);
+        (globalThis as { gc?: (o?: { type: string }) => void }).gc?.({ type: 'minor' });
+      },
+    },
+  );
+  await bench.run();
+  const st = stats(bench.tasks[0]);
+  const r: BenchResult = { name: 'tick/L+own-metrics', unit: 'ms', ...st, quote_fraction: QUOTE_FRACTION, own_points: ownPoints };
+  if (tickLMedian !== undefined) {
+    r.overhead_vs = 'tick/L';
+    r.overhead = st.median / tickLMedian - 1;
+    r.overhead_target = 0.15;
+  }
+  return r;
+}
+
 async function tickBench(size: SizeName, dir: string): Promise<BenchResult> {
   // For L, refresh.c runs just before and just after the timed ticks; its figures are the means.
   const limit = size === 'L' ? refreshLimit(dir) : undefined;
@@ -105,6 +144,7 @@ async function tickBench(size: SizeName, dir: string): Promise<BenchResult> {
   await bench.run();
   const st = stats(bench.tasks[0]);
   const r: BenchResult = { name: `tick/${size}`, unit: 'ms', ...st, quote_fraction: QUOTE_FRACTION, tracked_pairs: TRACKED };
+  if (size === 'L') tickLMedian = st.median;
   if (!limit) return r;
   r.ratio_to = 'C pair_kernel + C bfs1 (USD)';
   r.ratio_target = TICK_L_RATIO_TARGET;
@@ -237,6 +277,7 @@ async function main(): Promise<void> {
     ['tick/S', () => tickBench('S', dir)],
     ['tick/M', () => tickBench('M', dir)],
     ['tick/L', () => tickBench('L', dir)],
+    ['tick/L+own-metrics', tickOwnMetricsBench],
     ['cross-all/L', crossAllBench],
     ['apply/quote', () => applyBench('quote')],
     ['apply/trade', () => applyBench('trade')],
@@ -300,6 +341,8 @@ function extras(x: BenchResult): string {
         : `  ratio n/a: ${x.ratio_reason}`;
   }
   if (typeof x.peak_rss_mb === 'number') s += `  peak RSS ${x.peak_rss_mb.toFixed(0)} MB (target <= ${x.rss_target_mb} MB)`;
+  if (typeof x.overhead === 'number')
+    s += `  ${(100 * x.overhead).toFixed(1)} % over ${x.overhead_vs} (target < ${100 * (x.overhead_target as number)} %)`;
   return s;
 }
 

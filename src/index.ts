@@ -54,6 +54,8 @@ export {
   type EngineStats,
   type RatesOptions,
   type EngineSnapshot,
+  type SymbolFilter,
+  type SymbolRecord,
 } from './core/engine.js';
 export type { CrossLeg, CrossResult } from './core/graph.js';
 export type { MarketProvenance, OutlierProvenance, PairExplanation, LegExplanation, RateExplanation } from './core/provenance.js';

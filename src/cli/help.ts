@@ -19,6 +19,7 @@ Commands:
   history LOG|DB     OHLC timeseries of a pair, as a JSON array
   explain LOG|DB     provenance of a rate: markets used and left out, path, legs
   metrics LOG|DB     stored metrics: what GET /v1/metrics/... answers, as JSON
+  symbols LOG|DB     symbol records: what GET /v1/symbols/... answers, as JSON
   periods            the 33 period records (TimeseriesPeriod)
   demo               replay the bundled example into out/xrate.sqlite (npm start)
   serve              the rate service: /v1/exchangerate HTTP endpoints (docs/service.md)
@@ -44,6 +45,7 @@ Options:
   --max-line-bytes N      a longer line is a line_too_long reject, never held whole (default 1048576)
   --snapshot-every DUR    snapshot the engine every DUR of event time (e.g. 1h, 30m)
   --resume                continue from the newest snapshot in --db
+  --own-metrics           also compute and store xrate's own metrics (XRATE_*; about one row per quote)
   --batch-size N          records per transaction (default 4096)
   --quiet                 no progress bar or summary
   --json                  print the summary as JSON
@@ -84,6 +86,17 @@ symbol/SYMBOL_ID/current, asset/ASSET_ID/current, by-exchange/EXCHANGE_ID,
 {exchange,symbol,asset}/history, history, group. Parameters: metric_id, exchange_id, symbol_id,
 asset_id, chain_id, network_id, time, time_format, period_id, time_start, time_end, limit, groupby.
 Example: xrate metrics out/xrate.sqlite exchange/history metric_id=M exchange_id=BINANCE period_id=1HRS
+
+Options: --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N
+`,
+  symbols: `Usage: xrate symbols LOG|DB ROUTE [NAME=VALUE ...] [options]
+
+Prints what the service answers for GET /v1/symbols/ROUTE?NAME=VALUE&... over the same data: the
+symbol records (docs/methodology.md section 10). ROUTE is "" (every symbol), EXCHANGE_ID,
+EXCHANGE_ID/active or map/EXCHANGE_ID. Parameters: filter_symbol_id (prefixes), filter_exchange_id,
+filter_asset_id (comma or semicolon lists), time. From a LOG, any time (the log is replayed to
+it); from a replay database, its last tick or later only (an earlier time exits 1: ask the log).
+Example: xrate symbols out/xrate.sqlite BINANCE/active filter_asset_id=BTC
 
 Options: --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N
 `,

@@ -14,6 +14,7 @@ import { cmdExplain } from './commands/explain.js';
 import { cmdHistory } from './commands/history.js';
 import { cmdKeys } from './commands/keys.js';
 import { cmdMetrics } from './commands/metrics.js';
+import { cmdSymbols } from './commands/symbols.js';
 import { cmdPeriods } from './commands/periods.js';
 import { cmdRate } from './commands/rate.js';
 import { cmdReplay } from './commands/replay.js';
@@ -55,6 +56,8 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
         return await cmdPeriods(rest, io);
       case 'metrics':
         return await cmdMetrics(rest, io);
+      case 'symbols':
+        return await cmdSymbols(rest, io);
       case 'demo':
         return await cmdDemo(rest, io);
       case 'serve':
@@ -70,7 +73,9 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
         io.out(`${VERSION}\n`);
         return 0;
       default:
-        throw new UsageError(`unknown command "${cmd}" (expected replay, rate, history, explain, metrics, periods, demo, serve or keys)`);
+        throw new UsageError(
+          `unknown command "${cmd}" (expected replay, rate, history, explain, metrics, symbols, periods, demo, serve or keys)`,
+        );
     }
   } catch (e) {
     const msg = (e as Error).message.replace(/^xrate: /, '');

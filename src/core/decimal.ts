@@ -148,3 +148,262 @@ export function compareDecText(a: string, b: string): -1 | 0 | 1 {
   const c = new ExactDecimal(a).cmp(new ExactDecimal(b));
   return c < 0 ? -1 : c > 0 ? 1 : 0;
 }
+
+/**
+ * Splits a non-negative decimal text into an integer mantissa and a base-10 exponent.
+ *
+ * @example
+ * ```ts
+ * decimalToScaled('12.50'); // [1250n, -2]
+ * decimalToScaled('1e-8');  // [1n, -8]
+ * ```
+ */
+export function decimalToScaled(text: string): [bigint, number] {
+  let s = text.trim();
+  let exp = 0;
+  const e = s.search(/[eE]/);
+  if (e >= 0) {
+    exp = Number(s.slice(e + 1));
+    s = s.slice(0, e);
+  }
+  const dot = s.indexOf('.');
+  if (dot >= 0) {
+    exp -= s.length - dot - 1;
+    s = s.slice(0, dot) + s.slice(dot + 1);
+  }
+  if (s.startsWith('+')) s = s.slice(1);
+  return [BigInt(s === '' || s === '-' ? '0' : s), exp];
+}
+
+const TEN = 10n;
+
+/** Powers of ten exact in a float64 (10^0 .. 10^22). */
+const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
+
+/** The result of the last successful {@link decimalToSafe} (no tuple allocated per call), and its text. */
+let safeMant = 0;
+let safeExp = 0;
+let safeText: string | undefined;
+
+/**
+ * {@link decimalToScaled} with the mantissa as a float64 into `safeMant` and `safeExp`, when it is
+ * a safe integer (exact): true; false otherwise (then use the BigInt form). Plain decimal texts
+ * only: `[+|-]digits[.digits]`.
+ */
+function decimalToSafe(text: string): boolean {
+  if (text === safeText) return true; // the same size is often summed twice in a row (rule 8, section 10)
+  const n = text.length;
+  let i = 0;
+  let neg = false;
+  const c0 = text.charCodeAt(0);
+  if (c0 === 43 || c0 === 45) {
+    neg = c0 === 45;
+    i = 1;
+  }
+  let mant = 0;
+  let exp = 0;
+  let dot = false;
+  let digits = 0;
+  for (; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 46 && !dot) {
+      dot = true;
+      continue;
+    }
+    const d = c - 48;
+    if (d < 0 || d > 9) return false;
+    mant = mant * 10 + d;
+    digits++;
+    if (dot) exp--;
+  }
+  if (digits === 0 || digits > 15) return false; // 15 digits are always below 2^53
+  safeMant = neg ? -mant : mant;
+  safeExp = exp;
+  safeText = text;
+  return true;
+}
+
+/** `a * 10^k + b` when it is a safe integer (computed exactly), else NaN. */
+function scaledAdd(a: number, k: number, b: number): number {
+  if (k > 22) return Number.NaN;
+  const p = a * POW10[k];
+  if (!Number.isSafeInteger(p)) return Number.NaN;
+  const r = p + b;
+  return Number.isSafeInteger(r) ? r : Number.NaN;
+}
+
+/** An exact sum being built: an integer mantissa and a base-10 exponent (`mant * 10^exp`). */
+export interface ScaledSum {
+  mant: bigint;
+  exp: number;
+}
+
+/**
+ * Adds `mant * 10^exp` to `total` exactly (the exponent of the total is the smaller of the two).
+ *
+ * @example
+ * ```ts
+ * const t = { mant: 1n, exp: -1 };   // 0.1
+ * addScaled(t, 2n, -1);              // t = { mant: 3n, exp: -1 }: 0.3
+ * ```
+ */
+export function addScaled(total: ScaledSum, mant: bigint, exp: number): void {
+  if (mant === 0n) return;
+  if (total.mant === 0n) {
+    total.mant = mant;
+    total.exp = exp;
+  } else if (exp >= total.exp) total.mant += mant * TEN ** BigInt(exp - total.exp);
+  else {
+    total.mant = total.mant * TEN ** BigInt(total.exp - exp) + mant;
+    total.exp = exp;
+  }
+}
+
+/**
+ * The plain decimal text of `mant * 10^exp` (`"0.3"`, `"12"`, `"0"`): no exponent, no trailing
+ * zeros after the point.
+ *
+ * @example
+ * ```ts
+ * scaledText({ mant: 30n, exp: -2 }); // '0.3'
+ * ```
+ */
+export function scaledText(s: ScaledSum): string {
+  return new ExactDecimal(`${s.mant}e${s.exp}`).toString();
+}
+
+/** Serialisable state of {@link ExactSums}: each slot's mantissa as a decimal string, and its exponent. */
+export interface ExactSumsJSON {
+  mant: string[];
+  exp: number[];
+}
+
+/**
+ * Exact sums of decimal texts, one per slot, in columns: an integer mantissa and a base-10
+ * exponent. The mantissa is a float64 holding an integer while it stays a safe integer (below
+ * 2^53, exact), and a BigInt only beyond, so sums of ordinary sizes never touch BigInt arithmetic
+ * (docs/methodology.md section 7: 0.1 + 0.2 is exactly 0.3).
+ *
+ * @example
+ * ```ts
+ * const s = new ExactSums(4);
+ * s.add(0, '0.1');
+ * s.add(0, '0.2');
+ * s.mantissa(0); // 3n
+ * s.exponent(0); // -1
+ * ```
+ */
+export class ExactSums {
+  private fastMant: Float64Array;
+  /** The mantissas that are not safe integers, by slot (rare: most sums never need one). */
+  private big = new Map<number, bigint>();
+  private exp: Int32Array;
+
+  /** @param capacity - number of slots */
+  constructor(capacity = 0) {
+    this.fastMant = new Float64Array(capacity);
+    this.exp = new Int32Array(capacity);
+  }
+
+  /** Makes room for `n` slots (the new ones empty). */
+  grow(n: number): void {
+    if (n <= this.exp.length) return;
+    const fast = new Float64Array(n);
+    fast.set(this.fastMant);
+    const exp = new Int32Array(n);
+    exp.set(this.exp);
+    this.fastMant = fast;
+    this.exp = exp;
+  }
+
+  /** The BigInt mantissa of a slot, if it has one. */
+  private bigOf(slot: number): bigint | undefined {
+    return this.big.size === 0 ? undefined : this.big.get(slot);
+  }
+
+  /** Sets (or, with undefined, removes) the BigInt mantissa of a slot. */
+  private setBig(slot: number, v: bigint | undefined): void {
+    if (v !== undefined) this.big.set(slot, v);
+    else if (this.big.size !== 0) this.big.delete(slot);
+  }
+
+  /** Empties a slot (sum 0). */
+  clear(slot: number): void {
+    this.fastMant[slot] = 0;
+    this.setBig(slot, undefined);
+    this.exp[slot] = 0;
+  }
+
+  /** Copies slot `from` into slot `to` of `target`. */
+  copyTo(target: ExactSums, from: number, to: number): void {
+    target.fastMant[to] = this.fastMant[from];
+    target.setBig(to, this.bigOf(from));
+    target.exp[to] = this.exp[from];
+  }
+
+  /** Sets a slot to the sum `mant * 10^exp` (the mantissa as decimal digits, as {@link toJSON} writes it). */
+  set(slot: number, mant: string, exp: number): void {
+    const n = Number(mant);
+    const safe = Number.isSafeInteger(n);
+    this.fastMant[slot] = safe ? n : 0;
+    this.setBig(slot, safe ? undefined : BigInt(mant));
+    this.exp[slot] = exp;
+  }
+
+  /** Adds the decimal text `text` (as {@link parseDec} keeps it) to a slot, exactly. */
+  add(slot: number, text: string): void {
+    const cur = this.exp[slot];
+    const big = this.bigOf(slot);
+    if (big === undefined && decimalToSafe(text)) {
+      const mant = safeMant;
+      const exp = safeExp;
+      if (mant === 0) return;
+      const held = this.fastMant[slot];
+      const r = exp >= cur ? scaledAdd(mant, exp - cur, held) : scaledAdd(held, cur - exp, mant);
+      if (!Number.isNaN(r)) {
+        this.fastMant[slot] = r;
+        if (exp < cur) this.exp[slot] = exp;
+        return;
+      }
+    }
+    // Beyond a safe integer, or an unusual text (exponent): BigInt from here on for this slot.
+    const [mant, exp] = decimalToScaled(text);
+    if (mant === 0n) return;
+    const held = big ?? BigInt(this.fastMant[slot]);
+    if (exp >= cur) this.big.set(slot, held + mant * TEN ** BigInt(exp - cur));
+    else {
+      this.big.set(slot, held * TEN ** BigInt(cur - exp) + mant);
+      this.exp[slot] = exp;
+    }
+  }
+
+  /** The exact mantissa of a slot (0n for an empty one). */
+  mantissa(slot: number): bigint {
+    return this.bigOf(slot) ?? BigInt(this.fastMant[slot]);
+  }
+
+  /** The base-10 exponent of a slot. */
+  exponent(slot: number): number {
+    return this.exp[slot];
+  }
+
+  /** Adds a slot's sum to `total` ({@link addScaled}). */
+  addTo(total: ScaledSum, slot: number): void {
+    if (this.fastMant[slot] === 0 && this.bigOf(slot) === undefined) return;
+    addScaled(total, this.mantissa(slot), this.exp[slot]);
+  }
+
+  /** Plain-JSON state of the first `n` slots (default all). */
+  toJSON(n = this.exp.length): ExactSumsJSON {
+    const mant: string[] = new Array<string>(n);
+    for (let i = 0; i < n; i++) mant[i] = (this.bigOf(i) ?? this.fastMant[i]).toString();
+    return { mant, exp: Array.from(this.exp.subarray(0, n)) };
+  }
+
+  /** Restores {@link toJSON} output. */
+  static fromJSON(j: ExactSumsJSON): ExactSums {
+    const s = new ExactSums(j.mant.length);
+    for (let i = 0; i < j.mant.length; i++) s.set(i, j.mant[i], j.exp[i]);
+    return s;
+  }
+}

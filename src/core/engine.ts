@@ -27,6 +27,7 @@ import { checkSnapshotVersion, restoreSnapshot, takeSnapshot } from './engine/sn
 import { EngineState } from './engine/state.js';
 import { TickPipeline } from './engine/tick.js';
 import { Tracking } from './engine/tracking.js';
+import type { SymbolFilter, SymbolRecord } from './engine/symbolRecords.js';
 import type { EngineListener, EngineSnapshot, EngineStats, RateResult, RatesOptions, TrackedPair } from './engine/types.js';
 import type { OhlcBucket } from './ohlc.js';
 import type { PeriodRecord } from './periods.js';
@@ -37,6 +38,7 @@ import type { Reject, XrateEvent } from './types.js';
 /** The event types the engine applies (any other is an `unknown_type` reject). */
 const KNOWN_TYPES: ReadonlySet<string> = new Set(['quote', 'trade', 'exchange', 'symbol', 'metric', 'metric_definition']);
 
+export type { SymbolFilter, SymbolRecord } from './engine/symbolRecords.js';
 export type { EngineListener, EngineSnapshot, EngineStats, PairRateChange, RateResult, RatesOptions, TrackedPair } from './engine/types.js';
 
 /**
@@ -233,6 +235,21 @@ export class Engine {
    */
   rates(base: string, opts: RatesOptions = {}): RateResult[] {
     return this.queries.rates(base, opts);
+  }
+
+  /**
+   * The symbol records at the last tick T that pass `filter`, sorted by symbol id: every market
+   * with an accepted event at or before T, its `symbol` events' fields and the values derived at T
+   * (docs/methodology.md section 10). Empty before the first tick.
+   *
+   * @example
+   * ```ts
+   * engine.symbols({ exchangeIds: ['KRAKEN'], activeOnly: true })[0].volume1day; // '12.5'
+   * ```
+   */
+  symbols(filter: SymbolFilter = {}): SymbolRecord[] {
+    const s = this.state;
+    return s.symbolRecords.records(s, s.lastTick, filter, (asset) => this.queries.rate(asset, 'USD')?.rate);
   }
 
   /** Known asset ids, sorted. */

@@ -10,7 +10,22 @@
  * @module
  */
 
-import { getDec, getId, getOptionalId, getTime, isAbsent, missing, parseBoolean, parseInteger, reject, show, trimmed } from './fields.js';
+import {
+  booleanOf,
+  decOf,
+  getDec,
+  getId,
+  getOptionalBoolean,
+  getOptionalId,
+  getOptionalTime,
+  getTime,
+  isAbsent,
+  missing,
+  parseInteger,
+  reject,
+  show,
+  trimmed,
+} from './fields.js';
 import { parseMetricDefinitionEvent, parseMetricEvent } from './metrics/events.js';
 import { symbolTypeFromText } from './symbols.js';
 import { isReject } from './types.js';
@@ -93,9 +108,7 @@ function hasNonZeroDigit(text: string): boolean {
 function getLegitimate(record: Record<string, unknown>): boolean | Reject {
   const v = record.legitimate;
   if (isAbsent(v)) return missing('exchange', 'legitimate');
-  const b = parseBoolean(v);
-  if (b !== undefined) return b;
-  return reject('bad_field', `exchange: field "legitimate" must be a boolean (true, false, 1 or 0), got ${show(v)}`, 'legitimate');
+  return booleanOf('exchange', 'legitimate', v);
 }
 
 function getRank(record: Record<string, unknown>): number | Reject {
@@ -194,12 +207,48 @@ function parseSymbol(r: Record<string, unknown>): SymbolEvent | Reject {
   if (isReject(sizePrecision)) return sizePrecision;
   const symbolIdExchange = getOptionalId('symbol', r, 'symbol_id_exchange');
   if (isReject(symbolIdExchange)) return symbolIdExchange;
-  const ev: {
-    -readonly [K in keyof SymbolEvent]: SymbolEvent[K];
-  } = { type: 'symbol', time, symbolId, exchangeId, symbolType, assetIdBase, assetIdQuote };
+  const ev: MutableSymbolEvent = { type: 'symbol', time, symbolId, exchangeId, symbolType, assetIdBase, assetIdQuote };
   if (pricePrecision !== undefined) ev.pricePrecision = pricePrecision;
   if (sizePrecision !== undefined) ev.sizePrecision = sizePrecision;
   if (symbolIdExchange !== undefined) ev.symbolIdExchange = symbolIdExchange;
+  return addVersion2Fields(r, ev);
+}
+
+type MutableSymbolEvent = { -readonly [K in keyof SymbolEvent]: SymbolEvent[K] };
+
+/** A strike price: a finite decimal (`bad_number` otherwise), undefined when absent. */
+function getOptionalDec(r: Record<string, unknown>, field: string): Dec | undefined | Reject {
+  const v = r[field];
+  return isAbsent(v) ? undefined : decOf('symbol', field, v);
+}
+
+/**
+ * The optional fields of a version-2 `symbol` event (docs/methodology.md section 10), added to
+ * `ev` only when present (an event without them keeps exactly the version-1 keys); the first bad
+ * one is the reject: `bad_field` (a non-string id, a bad boolean), `bad_time`, `bad_number`.
+ */
+function addVersion2Fields(r: Record<string, unknown>, ev: MutableSymbolEvent): SymbolEvent | Reject {
+  const baseExchange = getOptionalId('symbol', r, 'asset_id_base_exchange');
+  if (isReject(baseExchange)) return baseExchange;
+  const quoteExchange = getOptionalId('symbol', r, 'asset_id_quote_exchange');
+  if (isReject(quoteExchange)) return quoteExchange;
+  const delivery = getOptionalTime('symbol', r, 'future_delivery_time');
+  if (isReject(delivery)) return delivery;
+  const isCall = getOptionalBoolean('symbol', r, 'option_type_is_call');
+  if (isReject(isCall)) return isCall;
+  const strike = getOptionalDec(r, 'option_strike_price');
+  if (isReject(strike)) return strike;
+  const expiration = getOptionalTime('symbol', r, 'option_expiration_time');
+  if (isReject(expiration)) return expiration;
+  const active = getOptionalBoolean('symbol', r, 'active');
+  if (isReject(active)) return active;
+  if (baseExchange !== undefined) ev.assetIdBaseExchange = baseExchange;
+  if (quoteExchange !== undefined) ev.assetIdQuoteExchange = quoteExchange;
+  if (delivery !== undefined) ev.futureDeliveryTime = delivery;
+  if (isCall !== undefined) ev.optionTypeIsCall = isCall;
+  if (strike !== undefined) ev.optionStrikePrice = strike;
+  if (expiration !== undefined) ev.optionExpirationTime = expiration;
+  if (active !== undefined) ev.active = active;
   return ev;
 }
 

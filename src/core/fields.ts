@@ -265,3 +265,30 @@ export function parseBoolean(v: unknown): boolean | undefined {
   }
   return undefined;
 }
+
+/**
+ * A present boolean field ({@link parseBoolean}), or a `bad_field` reject naming the field.
+ *
+ * @example
+ * ```ts
+ * booleanOf('symbol', 'active', '0'); // false
+ * ```
+ */
+export function booleanOf(type: string, field: string, v: unknown): boolean | Reject {
+  const b = parseBoolean(v);
+  if (b !== undefined) return b;
+  return reject('bad_field', `${type}: field "${field}" must be a boolean (true, false, 1 or 0), got ${show(v)}`, field);
+}
+
+/**
+ * An optional boolean field: {@link booleanOf}, or undefined when absent.
+ *
+ * @example
+ * ```ts
+ * getOptionalBoolean('symbol', { active: 'false' }, 'active'); // false
+ * ```
+ */
+export function getOptionalBoolean(type: string, record: Record<string, unknown>, field: string): boolean | undefined | Reject {
+  const v = record[field];
+  return isAbsent(v) ? undefined : booleanOf(type, field, v);
+}

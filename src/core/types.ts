@@ -70,6 +70,19 @@ export interface SymbolEvent {
   readonly pricePrecision?: number;
   readonly sizePrecision?: number;
   readonly symbolIdExchange?: string;
+  /** Version 2 (docs/methodology.md section 10): the exchange's own asset ids. */
+  readonly assetIdBaseExchange?: string;
+  readonly assetIdQuoteExchange?: string;
+  /** Version 2: delivery time of a futures contract, µs. */
+  readonly futureDeliveryTime?: TimeUs;
+  /** Version 2: true for a call option, false for a put. */
+  readonly optionTypeIsCall?: boolean;
+  /** Version 2: strike price of an option (exact decimal). */
+  readonly optionStrikePrice?: Dec;
+  /** Version 2: expiration time of an option, µs. */
+  readonly optionExpirationTime?: TimeUs;
+  /** Version 2: false = delisted (absent = listed); only hides the symbol's record. */
+  readonly active?: boolean;
 }
 
 /** `quote` event: top of book of one market. Prices > 0, sizes >= 0 (0 = unknown). */

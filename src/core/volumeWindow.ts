@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { ExactSums, type ScaledSum } from './decimal.js';
 
 function gcd(a: number, b: number): number {
   while (b !== 0) {
@@ -37,73 +38,7 @@ export interface VolumeWindowJSON {
   exactExp: number[];
 }
 
-/**
- * Splits a non-negative decimal text into an integer mantissa and a base-10 exponent:
- * "12.50" -> [1250n, -2], "1e-8" -> [1n, -8].
- */
-export function decimalToScaled(text: string): [bigint, number] {
-  let s = text.trim();
-  let exp = 0;
-  const e = s.search(/[eE]/);
-  if (e >= 0) {
-    exp = Number(s.slice(e + 1));
-    s = s.slice(0, e);
-  }
-  const dot = s.indexOf('.');
-  if (dot >= 0) {
-    exp -= s.length - dot - 1;
-    s = s.slice(0, dot) + s.slice(dot + 1);
-  }
-  if (s.startsWith('+')) s = s.slice(1);
-  return [BigInt(s === '' || s === '-' ? '0' : s), exp];
-}
-
-const TEN = 10n;
-
-/** Powers of ten exact in a float64 (10^0 .. 10^22). */
-const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
-
-/**
- * {@link decimalToScaled} with the mantissa as a float64, when it is a safe integer (exact);
- * undefined otherwise (then use the BigInt form). Plain decimal texts only: `[+|-]digits[.digits]`.
- */
-function decimalToSafe(text: string): [number, number] | undefined {
-  const n = text.length;
-  let i = 0;
-  let neg = false;
-  const c0 = text.charCodeAt(0);
-  if (c0 === 43 || c0 === 45) {
-    neg = c0 === 45;
-    i = 1;
-  }
-  let mant = 0;
-  let exp = 0;
-  let dot = false;
-  let digits = 0;
-  for (; i < n; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 46 && !dot) {
-      dot = true;
-      continue;
-    }
-    const d = c - 48;
-    if (d < 0 || d > 9) return undefined;
-    mant = mant * 10 + d;
-    digits++;
-    if (dot) exp--;
-  }
-  if (digits === 0 || digits > 15) return undefined; // 15 digits are always below 2^53
-  return [neg ? -mant : mant, exp];
-}
-
-/** `a * 10^k + b` when it is a safe integer (computed exactly), else NaN. */
-function scaledAdd(a: number, k: number, b: number): number {
-  if (k > 22) return Number.NaN;
-  const p = a * POW10[k];
-  if (!Number.isSafeInteger(p)) return Number.NaN;
-  const r = p + b;
-  return Number.isSafeInteger(r) ? r : Number.NaN;
-}
+export { decimalToScaled } from './decimal.js';
 
 /**
  * Per-market ring of volume buckets, held in two Float64Array columns.
@@ -127,13 +62,8 @@ export class VolumeWindow {
 
   /** Newest bucket any trade went into (-Infinity before the first; recomputed by fromJSON). */
   private newestBucket = -Infinity;
-  /**
-   * Exact sum of each slot: an integer mantissa and a base-10 exponent. The mantissa is
-   * `fastMant[slot]` (a safe integer) unless `bigMant[slot]` is set, once it would not be.
-   */
-  private fastMant = new Float64Array(0);
-  private bigMant: (bigint | undefined)[] = [];
-  private exactExp = new Int32Array(0);
+  /** Exact sum of each slot: an integer mantissa and a base-10 exponent. */
+  private exact = new ExactSums(0);
 
   constructor(
     readonly windowUs: number,
@@ -154,15 +84,9 @@ export class VolumeWindow {
     const index = new Float64Array(cap * this.ring).fill(NaN);
     sums.set(this.sums);
     index.set(this.index);
-    const exp = new Int32Array(cap * this.ring);
-    exp.set(this.exactExp);
-    const fast = new Float64Array(cap * this.ring);
-    fast.set(this.fastMant);
-    while (this.bigMant.length < cap * this.ring) this.bigMant.push(undefined);
+    this.exact.grow(cap * this.ring);
     this.sums = sums;
     this.index = index;
-    this.exactExp = exp;
-    this.fastMant = fast;
     this.capacity = cap;
   }
 
@@ -182,39 +106,10 @@ export class VolumeWindow {
     if (this.index[slot] !== b) {
       this.index[slot] = b;
       this.sums[slot] = 0;
-      this.fastMant[slot] = 0;
-      this.bigMant[slot] = undefined;
-      this.exactExp[slot] = 0;
+      this.exact.clear(slot);
     }
     this.sums[slot] += size;
-    const text = sizeText ?? String(size);
-    const cur = this.exactExp[slot];
-    const fast = this.bigMant[slot] === undefined ? decimalToSafe(text) : undefined;
-    if (fast !== undefined) {
-      const [mant, exp] = fast;
-      if (mant === 0) return;
-      const held = this.fastMant[slot];
-      const r = exp >= cur ? scaledAdd(mant, exp - cur, held) : scaledAdd(held, cur - exp, mant);
-      if (!Number.isNaN(r)) {
-        this.fastMant[slot] = r;
-        if (exp < cur) this.exactExp[slot] = exp;
-        return;
-      }
-    }
-    // Beyond a safe integer, or an unusual text (exponent): BigInt from here on for this slot.
-    const [mant, exp] = decimalToScaled(text);
-    if (mant === 0n) return;
-    const held = this.bigMant[slot] ?? BigInt(this.fastMant[slot]);
-    if (exp >= cur) this.bigMant[slot] = held + mant * TEN ** BigInt(exp - cur);
-    else {
-      this.bigMant[slot] = held * TEN ** BigInt(cur - exp) + mant;
-      this.exactExp[slot] = exp;
-    }
-  }
-
-  /** The exact mantissa of a slot (0n for an empty one). */
-  private mantissa(slot: number): bigint {
-    return this.bigMant[slot] ?? BigInt(this.fastMant[slot]);
+    this.exact.add(slot, sizeText ?? String(size));
   }
 
   /**
@@ -225,25 +120,13 @@ export class VolumeWindow {
     if (m >= this.capacity) return '0';
     const first = Math.floor((refreshUs - this.windowUs) / this.bucketUs);
     const last = this.bucketOf(refreshUs);
-    let mant = 0n;
-    let exp = 0;
+    const total: ScaledSum = { mant: 0n, exp: 0 };
     const base = m * this.ring;
     for (let b = first; b <= last; b++) {
       const slot = base + (((b % this.ring) + this.ring) % this.ring);
-      if (this.index[slot] !== b) continue;
-      const sm = this.mantissa(slot);
-      if (sm === 0n) continue;
-      const se = this.exactExp[slot];
-      if (mant === 0n) {
-        mant = sm;
-        exp = se;
-      } else if (se >= exp) mant += sm * TEN ** BigInt(se - exp);
-      else {
-        mant = mant * TEN ** BigInt(exp - se) + sm;
-        exp = se;
-      }
+      if (this.index[slot] === b) this.exact.addTo(total, slot);
     }
-    return `${mant}e${exp}`;
+    return `${total.mant}e${total.exp}`;
   }
 
   /**
@@ -276,8 +159,7 @@ export class VolumeWindow {
       capacity: this.capacity,
       sums: Array.from(this.sums),
       index: Array.from(this.index),
-      exactMant: Array.from(this.fastMant, (v, slot) => (this.bigMant[slot] ?? v).toString()),
-      exactExp: Array.from(this.exactExp),
+      ...exactColumns(this.exact),
     };
   }
 
@@ -287,17 +169,14 @@ export class VolumeWindow {
     w.capacity = j.capacity;
     w.sums = Float64Array.from(j.sums);
     w.index = Float64Array.from(j.index, (v) => (v === null ? NaN : v));
-    w.fastMant = new Float64Array(j.exactMant.length);
-    w.bigMant = j.exactMant.map((v, slot) => {
-      const n = Number(v);
-      if (Number.isSafeInteger(n)) {
-        w.fastMant[slot] = n;
-        return undefined;
-      }
-      return BigInt(v);
-    });
-    w.exactExp = Int32Array.from(j.exactExp);
+    w.exact = ExactSums.fromJSON({ mant: j.exactMant, exp: j.exactExp });
     for (const b of w.index) if (b > w.newestBucket) w.newestBucket = b;
     return w;
   }
+}
+
+/** The `exactMant` and `exactExp` columns of a {@link VolumeWindowJSON}. */
+function exactColumns(exact: ExactSums): { exactMant: string[]; exactExp: number[] } {
+  const j = exact.toJSON();
+  return { exactMant: j.mant, exactExp: j.exp };
 }

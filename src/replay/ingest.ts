@@ -74,6 +74,8 @@ export interface IngestOptions {
   batch?: number;
   /** Delete the previous run's outputs in the transaction of the first batch. */
   clearWithFirstBatch?: boolean;
+  /** Compute and store xrate's own metrics (ownMetrics.ts). */
+  ownMetrics?: boolean;
 }
 
 /** What a run did, from the engine's statistics and the ingest's counters (the `runs` columns). */
@@ -127,6 +129,13 @@ export class Ingest {
     const rateFile = opts.rateFile;
     const user = opts.listener ?? {};
     const writers = this.writers;
+    /** Stores a metric point (log order: `seq`); false during a warm-up, which writes nothing. */
+    const storePoint = (e: MetricEvent): boolean => {
+      if (!st.outputOn) return false;
+      st.metricEvents = (st.metricEvents ?? 0) + 1;
+      writers?.point(e, st.metricEvents, this.batchNo);
+      return true;
+    };
     this.listener = {
       onTick: user.onTick,
       onPairRate: (c: PairRateChange) => {
@@ -148,11 +157,14 @@ export class Ingest {
         user.onSeries?.(track, tick, rate, follow);
       },
       onMetric: (e: MetricEvent) => {
-        if (!st.outputOn) return;
-        st.metricEvents = (st.metricEvents ?? 0) + 1;
-        writers?.point(e, st.metricEvents, this.batchNo);
-        user.onMetric?.(e);
+        if (storePoint(e)) user.onMetric?.(e);
       },
+      // The engine computes its own metrics only for a listener that has this method.
+      onOwnMetric: opts.ownMetrics
+        ? (e: MetricEvent) => {
+            if (storePoint(e)) user.onOwnMetric?.(e);
+          }
+        : undefined,
       onMetricDefinition: (e: MetricDefinitionEvent) => {
         if (!st.outputOn) return;
         st.metricEvents = (st.metricEvents ?? 0) + 1;

@@ -21,6 +21,7 @@
  */
 import { resolveConfig, type EngineConfig } from '../core/config.js';
 import type { Engine } from '../core/engine.js';
+import { OWN_METRICS } from '../core/engine/ownMetrics.js';
 import type { MetricsSource } from '../core/metrics/source.js';
 import { toTimeseriesItem, type ExchangeRatesTimeseriesItem, type OhlcBucket } from '../core/ohlc.js';
 import { bucketEnd, bucketStartAtOrAfter, EXCHANGE_RATE_PERIODS, exchangeRatePeriod, type PeriodRecord } from '../core/periods.js';
@@ -297,9 +298,9 @@ export async function queryExplain(src: QuerySource, pair: [string, string], at?
 export async function openMetrics(src: QuerySource): Promise<{ source: MetricsSource; close(): void }> {
   if (isDatabaseSource(src)) {
     const store = ReplayStore.open(src.inputs[0], { readonly: true });
-    return { source: store.metrics(), close: () => store.close() };
+    return { source: store.metrics(OWN_METRICS), close: () => store.close() };
   }
-  const mem = new MemoryMetrics();
+  const mem = new MemoryMetrics(OWN_METRICS);
   resolveConfig(src.config ?? {}); // fail fast on a bad config
   await replay({
     inputs: src.inputs,
@@ -311,4 +312,20 @@ export async function openMetrics(src: QuerySource): Promise<{ source: MetricsSo
     listener: { onMetric: (e) => mem.addPoint(e), onMetricDefinition: (e) => mem.addDefinition(e) },
   });
   return { source: mem, close: () => undefined };
+}
+
+/**
+ * The engine after replaying a query's log through `at` (events with time <= `at`, ticks through
+ * the last whole second <= `at`), or through its end; what `xrate symbols LOG` answers from (the
+ * symbol records at any time: docs/methodology.md section 10). A log only: a replay database keeps
+ * its final engine, which the service's provider serves.
+ *
+ * @example
+ * ```ts
+ * (await engineAt({ inputs: ['log.ndjson'] }, parseTime('2024-03-01T04:00:00Z'))).symbols();
+ * ```
+ */
+export async function engineAt(src: QuerySource, at: number | undefined): Promise<Engine> {
+  resolveConfig(src.config ?? {}); // fail fast on a bad config
+  return (await replayTo(src, at)).engine;
 }

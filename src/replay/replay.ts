@@ -79,6 +79,8 @@ export interface ReplayOptions {
    * default: in a process that holds more than the replay, each collection would cost that much.
    */
   heapBudget?: boolean;
+  /** Compute xrate's own metrics and store them with the log's (docs/methodology.md section 9). */
+  ownMetrics?: boolean;
   /** Maximum line length, bytes of UTF-8 (default 1 MiB): a longer line is a `line_too_long` reject. */
   maxLineBytes?: number;
   /** With `to` past the end of the log, tick at most this far past the last event (default: all the way). */
@@ -172,12 +174,17 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
       // A new replay replaces the previous outputs, but only in the transaction of its first batch:
       // if the input turns out unreadable, the database keeps the last complete run's outputs.
       clearWithFirstBatch: !cp,
+      ownMetrics: opts.ownMetrics,
       engine: (listener) => (cp ? restoreEngine(cp.engine, listener) : createEngine(opts.config ?? {}, listener)),
     });
     const engine = ingest.engine;
     if (cp?.final) return summarize(ingest, st, opts.inputs, started, now(), true, true);
 
-    const runId = ingest.beginRun({ ...opts, listener: undefined, onProgress: undefined, now: undefined }, started, !!cp);
+    const runId = ingest.beginRun(
+      { ...opts, listener: undefined, onProgress: undefined, now: undefined, heapBudget: undefined },
+      started,
+      !!cp,
+    );
     if (store && cp) store.truncateAfter(cp.batch);
     try {
       const window =

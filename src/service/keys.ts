@@ -20,7 +20,7 @@ import { createHash, createPublicKey, createSecretKey, randomBytes, type KeyObje
 import { KeyDatabase, type KeyRow } from '../io/keyDb.js';
 
 /** Resources a key may be granted. */
-export const RIGHTS = ['rate', 'rates', 'periods', 'history', 'explain', 'metrics'] as const;
+export const RIGHTS = ['rate', 'rates', 'periods', 'history', 'explain', 'metrics', 'symbols'] as const;
 /** One right. */
 export type Right = (typeof RIGHTS)[number];
 

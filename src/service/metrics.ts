@@ -39,7 +39,7 @@ import { HISTORY_MAX_LIMIT } from '../replay/query.js';
 import { badParam, missingParam, noData } from './errors.js';
 import { negotiate, render, type PayloadKind } from './format/index.js';
 import type { Limiter } from './limits.js';
-import { Query, shown } from './params.js';
+import { matchPath, Query, shown } from './params.js';
 import { charger, holdHeavy, type RouteConfig } from './routes.js';
 
 /** Options of {@link registerMetricRoutes}. */
@@ -279,17 +279,9 @@ const ROUTES: readonly MetricRoute[] = [
  * ```
  */
 export function answerMetrics(source: MetricsSource, path: string, query: Record<string, string>): Answer | undefined {
-  const parts = path.split('/');
   for (const r of ROUTES) {
-    const pattern = r.path.split('/');
-    if (pattern.length !== parts.length) continue;
-    const params: Ids = {};
-    const ok = pattern.every((seg, i) => {
-      if (!seg.startsWith(':')) return seg === parts[i];
-      params[seg.slice(1) as IdParam] = decodeURIComponent(parts[i]);
-      return parts[i] !== '';
-    });
-    if (ok) return r.answer(source, new Query(query), params);
+    const params = matchPath(r.path, path);
+    if (params) return r.answer(source, new Query(query), params as Ids);
   }
   return undefined;
 }

@@ -79,6 +79,29 @@ export class Query {
   }
 }
 
+/**
+ * The parameters of `path` when it matches the route `pattern` (fastify syntax, `:name` segments;
+ * static segments compared ignoring case, as the service routes), else undefined.
+ *
+ * @example
+ * ```ts
+ * matchPath('/v1/symbols/:exchange_id/active', '/v1/symbols/BINANCE/active'); // { exchange_id: 'BINANCE' }
+ * ```
+ */
+export function matchPath(pattern: string, path: string): Record<string, string> | undefined {
+  const want = pattern.split('/');
+  const parts = path.split('/');
+  if (want.length !== parts.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < want.length; i++) {
+    if (want[i].startsWith(':')) {
+      if (parts[i] === '') return undefined;
+      params[want[i].slice(1)] = decodeURIComponent(parts[i]);
+    } else if (want[i].toLowerCase() !== parts[i].toLowerCase()) return undefined;
+  }
+  return params;
+}
+
 /** Splits a `,`- or `;`-separated list, trimming items and dropping empty ones. */
 export function splitList(v: string | undefined): string[] {
   if (v === undefined) return [];

@@ -20,7 +20,7 @@
  *
  * @module
  */
-import type { Engine } from '../core/engine.js';
+import type { Engine, SymbolFilter, SymbolRecord } from '../core/engine.js';
 import type { OhlcBucket } from '../core/ohlc.js';
 import { bucketEnd, bucketStartAtOrAfter, EXCHANGE_RATE_PERIODS, type PeriodRecord } from '../core/periods.js';
 import type { RateExplanation } from '../core/provenance.js';
@@ -109,6 +109,12 @@ export interface RateProvider {
   historyBuckets?(base: string, quote: string, q: HistoryQuery): Iterator<OhlcBucket>;
   /** Provenance of rate(base, quote) (current, or at `at` when the provider keeps that state). */
   explain(base: string, quote: string, at?: number): RateExplanation | Promise<RateExplanation>;
+  /**
+   * The symbol records passing `filter` as of the last tick at or before `at` (or the last tick):
+   * the engine's (docs/methodology.md section 10); a 550 for a time whose records the provider
+   * cannot know exactly.
+   */
+  symbols(at: number | undefined, filter: SymbolFilter): SymbolRecord[];
   /** Releases the database (and stops a live feed). */
   close(): void | Promise<void>;
 }
@@ -486,6 +492,29 @@ export class DatabaseRateProvider implements RateProvider {
     );
   }
 
+  /**
+   * The symbol records at the replay's last tick (from its final engine) or, after it, from that
+   * engine advanced to `at`. An earlier time is a 550: the records' derived values need every
+   * event up to it, which the database does not keep (the log does: `xrate symbols LOG`).
+   */
+  symbols(at: number | undefined, filter: SymbolFilter): SymbolRecord[] {
+    const { last } = this.ticks();
+    if (last === undefined) throw noData('no symbol records: the database holds no computed tick');
+    const T = at === undefined ? last : floorSecond(at);
+    if (T < last) {
+      throw noData(
+        `no symbol records at ${formatTime(T)}: the database keeps them as of its last tick ${formatTime(last)} (and later) only, ` +
+          `since their volumes, times and prices need every event up to the time asked for: ask the log ("xrate symbols LOG ROUTE time=${formatTime(T)}")`,
+      );
+    }
+    if (T === last) {
+      if (!this.finalEngine) this.finalEngine = this.engineOr550(() => this.db.restoreFinalEngine());
+      return this.finalEngine.symbols(filter);
+    }
+    this.sourceFor(at, 'no symbol records'); // coverage checks (a replay stopped at --to)
+    return this.engineOr550(() => this.db.engineAfterEnd(T)).symbols(filter);
+  }
+
   close(): void | Promise<void> {
     this.served.close();
   }
@@ -601,6 +630,15 @@ export class LiveRateProvider implements RateProvider {
     const last = this.engine.lastTickTime;
     if (this.mode === 'replay' && at !== undefined && last !== undefined && floorSecond(at) > last) return this.db.explain(base, quote, at);
     return explainWith(this.engine, base, quote, at === undefined || last === undefined ? at : Math.min(at, last));
+  }
+
+  /** The engine's records at its last tick; earlier times and (after a replay) later ones as from the database. */
+  symbols(at: number | undefined, filter: SymbolFilter): SymbolRecord[] {
+    const last = this.engine.lastTickTime;
+    if (last === undefined) throw noData('no symbol records: no tick has been computed yet');
+    const T = at === undefined ? last : floorSecond(at);
+    if (T < last || (T > last && this.mode === 'replay')) return this.db.symbols(at, filter);
+    return this.engine.symbols(filter);
   }
 
   async close(): Promise<void> {

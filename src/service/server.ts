@@ -25,6 +25,7 @@ import { Limiter } from './limits.js';
 import { registerMetricRoutes } from './metrics.js';
 import type { RateProvider } from './provider.js';
 import { registerRoutes, type RouteConfig } from './routes.js';
+import { registerSymbolRoutes } from './symbols.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -63,6 +64,7 @@ const RIGHT_NAMES: Record<RouteConfig['right'], string> = {
   history: 'timeseries data (/v1/exchangerate/{base}/{quote}/history)',
   explain: 'provenance (/v1/exchangerate/{base}/{quote}/explain)',
   metrics: 'metrics (/v1/metrics/...)',
+  symbols: 'symbols (/v1/symbols/...)',
 };
 
 function clientError(err: Error & { code?: string }, socket: Socket): void {
@@ -171,6 +173,7 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
 
   registerRoutes(app, opts.provider, limiter);
   if (opts.metrics) registerMetricRoutes(app, opts.metrics, { limiter });
+  registerSymbolRoutes(app, opts.provider, { limiter });
 
   // A charged response leaves only once its charge is committed (one transaction per turn of the
   // event loop), so a crash cannot lose usage that a client was answered for.

@@ -15,6 +15,7 @@ import { KeyStore, DEFAULT_CONCURRENCY, DEFAULT_LIMIT } from './keys.js';
 import { startFollow, startReplay } from './live.js';
 import { DatabaseRateProvider, type RateProvider } from './provider.js';
 import { createService } from './server.js';
+import { OWN_METRICS } from '../core/engine/ownMetrics.js';
 
 /** Output of the commands. */
 export interface ServiceIo {
@@ -98,7 +99,7 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
   try {
     // The stored metrics, read from the same database (written by the replay or the follower).
     metricStore = ReplayStore.open(db, { readonly: true });
-    const metrics = metricStore.metrics();
+    const metrics = metricStore.metrics(OWN_METRICS);
     keys = KeyStore.open(opts.keys ?? db);
     let devKey: string | undefined;
     if (keys.activeCount() === 0) {

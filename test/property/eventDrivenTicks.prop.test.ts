@@ -4,7 +4,8 @@
  * days, across refreshes and past the volume window), an engine that computes every second in
  * full and the default one give the same rate changes, the same OHLC buckets, the same rejects,
  * the same counters and the same snapshot, also when the replay is stopped and resumed from a
- * snapshot, when every direct pair is auto-tracked and when the listener wants every tick.
+ * snapshot, when every direct pair is auto-tracked, when the listener wants every tick and when it
+ * takes xrate's own metrics (the same data points at the same ticks).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -54,11 +55,14 @@ interface Mode {
   everySecond: boolean;
   autoTrack: boolean;
   wantTicks: boolean;
+  /** Whether the listener takes xrate's own metrics (the engine computes them only then). */
+  own: boolean;
 }
 
 interface Outcome {
   rec: Recording;
   ticks: number[];
+  own: unknown[];
   results: unknown[];
   stats: unknown;
   snapshot: string;
@@ -78,6 +82,8 @@ function run(log: Log, events: XrateEvent[], end: number, mode: Mode, stopAt: nu
   const { rec, listener } = recorder();
   const ticks: number[] = [];
   if (mode.wantTicks) listener.onTick = (T) => void ticks.push(T);
+  const own: unknown[] = [];
+  if (mode.own) listener.onOwnMetric = (e) => void own.push(e);
   let engine = engineFor(log, listener, mode);
   const results: unknown[] = [];
   events.forEach((e, i) => {
@@ -91,11 +97,12 @@ function run(log: Log, events: XrateEvent[], end: number, mode: Mode, stopAt: nu
   const snapshot = JSON.stringify(engine.snapshot());
   const explain = TRACKED.map(([b, q]) => engine.explain(b, q));
   engine.flush();
-  return { rec, ticks, results, stats: engine.getStats(), snapshot, explain };
+  return { rec, ticks, own, results, stats: engine.getStats(), snapshot, explain };
 }
 
 describe('event-driven ticks', () => {
   it('skipping the ticks at which nothing can change gives every output of computing each second', () => {
+    let ownPoints = 0;
     fc.assert(
       fc.property(
         logArb().chain((log) =>
@@ -109,17 +116,20 @@ describe('event-driven ticks', () => {
               ),
             ),
         ),
-        fc.record({ autoTrack: fc.boolean(), wantTicks: fc.boolean(), stop: fc.option(fc.nat(), { nil: undefined }) }),
+        fc.record({ autoTrack: fc.boolean(), wantTicks: fc.boolean(), own: fc.boolean(), stop: fc.option(fc.nat(), { nil: undefined }) }),
         ([log, gaps, tail], o) => {
           const { events, end } = stretch(log, gaps);
           const stopAt = o.stop === undefined ? undefined : o.stop % events.length;
           const last = end + tail * S; // sometimes hours past the last event
-          const full = run(log, events, last, { everySecond: true, autoTrack: o.autoTrack, wantTicks: o.wantTicks }, stopAt);
-          const fast = run(log, events, last, { everySecond: false, autoTrack: o.autoTrack, wantTicks: o.wantTicks }, stopAt);
+          const mode = { autoTrack: o.autoTrack, wantTicks: o.wantTicks, own: o.own };
+          const full = run(log, events, last, { ...mode, everySecond: true }, stopAt);
+          const fast = run(log, events, last, { ...mode, everySecond: false }, stopAt);
           expect(fast.results).toEqual(full.results);
           expect(fast.rec.changes).toEqual(full.rec.changes);
           expect(fast.rec.buckets).toEqual(full.rec.buckets);
           expect(fast.ticks).toEqual(full.ticks);
+          expect(fast.own).toEqual(full.own);
+          ownPoints += full.own.length;
           expect(fast.stats).toEqual(full.stats);
           expect(fast.explain).toEqual(full.explain);
           expect(fast.snapshot).toBe(full.snapshot);
@@ -127,6 +137,7 @@ describe('event-driven ticks', () => {
       ),
       { seed: 20261123, numRuns: 120 },
     );
+    expect(ownPoints).toBeGreaterThan(100);
   });
 
   it('a long gap costs its deadlines, not its seconds', () => {

@@ -274,6 +274,9 @@ export class WrappedProvider implements RateProvider {
   explain(b: string, q: string, at?: number) {
     return this.inner.explain(b, q, at);
   }
+  symbols(at: number | undefined, f: Parameters<DatabaseRateProvider['symbols']>[1]) {
+    return this.inner.symbols(at, f);
+  }
   close(): void {}
 }
 

@@ -15,8 +15,15 @@ import { answerMetrics } from '../../service/metrics.js';
 import { COMMON, InputError, parse, querySource, UsageError, type Io } from '../args.js';
 import { help } from '../help.js';
 
-/** The query parameters of `NAME=VALUE` arguments. */
-function queryOf(args: string[]): Record<string, string> {
+/**
+ * The query parameters of `NAME=VALUE` arguments (a usage error for any other argument).
+ *
+ * @example
+ * ```ts
+ * queryOf(['exchange_id=BINANCE', 'time=2024-03-01']); // { exchange_id: 'BINANCE', time: '2024-03-01' }
+ * ```
+ */
+export function queryOf(args: string[]): Record<string, string> {
   const q: Record<string, string> = {};
   for (const a of args) {
     const eq = a.indexOf('=');

@@ -21,6 +21,7 @@ const OPTIONS = {
   periods: { type: 'string' },
   'snapshot-every': { type: 'string' },
   resume: { type: 'boolean' },
+  'own-metrics': { type: 'boolean' },
   'batch-size': { type: 'string' },
   quiet: { type: 'boolean' },
   json: { type: 'boolean' },
@@ -72,6 +73,7 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
     batchSize: batch,
     maxLineBytes: maxLineBytes(values['max-line-bytes']),
     heapBudget: true,
+    ownMetrics: values['own-metrics'] ? true : undefined,
     onProgress: showProgress ? (p) => io.err(`\r${progressLine(p, Math.max(40, io.columns - 1))}`) : undefined,
   };
   const summary = await replay(opts);

@@ -17,7 +17,8 @@ export function reject(reason: RejectReason, message: string, field?: string): R
 /** A symbol event: defines or redefines its market. */
 export function applySymbol(s: EngineState, e: SymbolEvent): undefined {
   s.stats.events.symbol++;
-  s.defineMarket(e.symbolId, e.exchangeId, e.symbolType, e.assetIdBase, e.assetIdQuote);
+  const m = s.defineMarket(e.symbolId, e.exchangeId, e.symbolType, e.assetIdBase, e.assetIdQuote);
+  s.symbolRecords.onSymbol(m, e, s.lastTick);
   return undefined;
 }
 
@@ -45,6 +46,8 @@ export function applyQuote(s: EngineState, e: QuoteEvent, known?: number): Rejec
   const m = known ?? s.marketFor(e.symbolId);
   if (m === undefined) return unknownSymbol(s, 'quote', e.symbolId);
   s.stats.events.quote++;
+  s.symbolRecords.onQuote(m, e.time);
+  if (s.listener.onOwnMetric !== undefined) s.ownMetrics.noteQuote(m, e.bidPrice.value, e.askPrice.value);
   if (!spreadAccepted(e.bidPrice, e.askPrice, s.config.maxSpreadText, s.config.maxSpreadValue)) {
     s.stats.quotesDiscarded++;
     s.markets.discardedAt[m] = e.time;
@@ -59,6 +62,7 @@ export function applyTrade(s: EngineState, e: TradeEvent, known?: number): Rejec
   const m = known ?? s.marketFor(e.symbolId);
   if (m === undefined) return unknownSymbol(s, 'trade', e.symbolId);
   s.stats.events.trade++;
+  s.symbolRecords.onTrade(m, e.time, e.price, e.size.text, s.lastTick ?? s.t0!);
   // A trade at or before T0 - window (possible only before the first tick, in a log out of order
   // by more than the window) lies outside every refresh window (R >= T0): leaving it out keeps
   // V exact at the unaligned T0 (whose first bucket straddles T0 - window) and stops an old

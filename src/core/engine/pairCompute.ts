@@ -40,6 +40,8 @@ export class PairComputer {
   rank = -Infinity;
   /** Set by {@link compute}: earliest staleness deadline of the candidates at the rank used. */
   candidateDeadline = Infinity;
+  /** Set by {@link compute}: the candidates at the rank used, `scratch.market[0 .. candidates)`. */
+  candidates = 0;
   /** Layout slot of each candidate of the pair being computed. */
   private slots = new Int32Array(8);
   /** Exact inputs of the j-th scratch slot, for rule 11's boundary fall-back (bound once). */
@@ -121,6 +123,7 @@ export class PairComputer {
       k++;
     }
     this.rank = maxRank;
+    this.candidates = k;
     if (k === 0) return false;
     if (!computePairRateInto(s, k, cfg, this.exactFor)) return false;
     if (collect) this.collectUsed(k, T, collect);

@@ -45,6 +45,8 @@ export function takeSnapshot(state: EngineState, tracking: Tracking): EngineSnap
     tracked: tracking.toJSON(),
     autoTrack: tracking.autoTrackPeriods ? [...tracking.autoTrackPeriods] : null,
     forceEmit: state.forceEmit,
+    symbols: state.symbolRecords.toJSON(state.markets.index.size, state.lastTick ?? state.t0),
+    own: state.ownMetrics.toJSON(),
   };
 }
 
@@ -93,4 +95,6 @@ export function restoreSnapshot(state: EngineState, tracking: Tracking, snap: En
   state.graph.sync(state.pairs.view(), state.assets.size, state.topologyVersion);
   tracking.restore(snap.tracked, snap.autoTrack);
   state.forceEmit = snap.forceEmit === true;
+  state.symbolRecords.restore(snap.symbols, M.names.length);
+  state.ownMetrics.restore(snap.own);
 }

@@ -14,6 +14,8 @@ import { Interner } from './interner.js';
 import { ExchangeTable } from './tables/exchanges.js';
 import { MarketTable } from './tables/markets.js';
 import { PairTable } from './tables/pairs.js';
+import { SymbolRecords } from './symbolRecords.js';
+import { OwnMetrics } from './ownMetrics.js';
 import type { EngineListener, EngineStats } from './types.js';
 
 /**
@@ -66,6 +68,10 @@ export class EngineState {
   readonly pairs = new PairTable();
   /** Graph of the pairs with a rate (rule 12). */
   readonly graph: RateGraph;
+  /** Symbol records: declarations and the values derived from quotes and trades (docs/methodology.md section 10). */
+  readonly symbolRecords = new SymbolRecords();
+  /** xrate's own metrics: what was last written, and the values of the tick being computed. */
+  readonly ownMetrics = new OwnMetrics();
   /** Counters (see {@link EngineStats}). */
   readonly stats: EngineStats = {
     events: { exchange: 0, symbol: 0, quote: 0, trade: 0 },

@@ -12,12 +12,16 @@ import { US_PER_SECOND } from '../time.js';
 import { firstTickAfter, type PairComputer } from './pairCompute.js';
 import type { EngineState } from './state.js';
 import type { Tracking } from './tracking.js';
+import type { MetricEvent } from '../metrics/events.js';
+import type { OwnMetrics } from './ownMetrics.js';
 import type { EngineListener } from './types.js';
 
 /** Computes ticks on the state, reporting to the state's listener. */
 export class TickPipeline {
   /** Set by {@link recompute}: a pair gained or lost its rate (the graph topology changed). */
   private topologyChanged = false;
+  /** Whether the own metrics were computed at the last computed tick. */
+  private ownActive = false;
 
   constructor(
     private readonly state: EngineState,
@@ -103,6 +107,11 @@ export class TickPipeline {
 
   private tick(T: number): void {
     const s = this.state;
+    const onMetric = s.listener.onOwnMetric;
+    const own = onMetric === undefined ? undefined : s.ownMetrics;
+    // Own metrics switched on: every pair is computed once, so every market's share is known.
+    if (own !== undefined && !this.ownActive) s.allDirty = true;
+    this.ownActive = own !== undefined;
     s.exchanges.commitStaged(s.markets.pair, s.pairs.dirty);
     s.markets.commitStaged(s.pairs.dirty);
     if (isRefreshTick(T, s.t0!, s.config.refreshEveryUs)) {
@@ -111,10 +120,11 @@ export class TickPipeline {
       s.eventSinceRefresh = false;
       s.allDirty = true;
       s.markets.refreshEligibility(T, s.exchanges.legit);
+      if (own !== undefined) this.volumesRefreshed(T, own);
     }
     const onPairRate = s.listener.onPairRate;
     const report = onPairRate !== undefined || this.tracking.autoTrackPeriods !== undefined;
-    const changed = this.recompute(T, report);
+    const changed = this.recompute(T, report, own);
     if (changed > 0) this.report(T, changed, onPairRate);
     s.forceEmit = false;
     s.eventSinceTick = false;
@@ -126,14 +136,33 @@ export class TickPipeline {
     const view = s.pairs.view();
     s.graph.sync(view, s.assets.size, s.topologyVersion);
     this.tracking.update(T, view);
+    if (own !== undefined && onMetric !== undefined) this.emitOwn(T, own, onMetric);
     s.listener.onTick?.(T);
+  }
+
+  /** Own metrics: every market's V at the refresh of tick T, exactly. */
+  private volumesRefreshed(T: number, own: OwnMetrics): void {
+    const M = this.state.markets;
+    for (let m = 0, n = M.index.size; m < n; m++) own.refreshed(m, M.window.exactSum(m, T));
+  }
+
+  /** Own metrics: writes the series that changed at tick T. */
+  private emitOwn(T: number, own: OwnMetrics, onMetric: (e: MetricEvent) => void): void {
+    const s = this.state;
+    const names = {
+      marketNames: s.markets.index.names,
+      marketExchange: s.markets.exchange,
+      exchangeNames: s.exchanges.index.names,
+      assetNames: s.assets.names,
+    };
+    own.emit(T, names, s.exchanges.rank, s.exchanges.index.size, undefined, onMetric);
   }
 
   /**
    * Pass 1, in pair-id order (markets first seen together sit together in memory): recomputes the
    * pairs that can have changed and, when `report`, flags the ones to report. Returns their count.
    */
-  private recompute(T: number, report: boolean): number {
+  private recompute(T: number, report: boolean, own: OwnMetrics | undefined): number {
     const s = this.state;
     const P = s.pairs;
     const graph = s.graph;
@@ -164,6 +193,7 @@ export class TickPipeline {
       const oldFresh = fresh[pr];
       const oldVolume = volume[pr];
       const res = computer.compute(pr, T, undefined);
+      if (own !== undefined) own.pairComputed(s.pairs.markets[pr], s.markets.exchange, res, sc, computer.candidates);
       if (res) {
         rate[pr] = sc.rate;
         time[pr] = sc.time;

@@ -13,6 +13,8 @@ import type { VolumeWindowJSON } from '../volumeWindow.js';
 import type { ExchangeTableJSON } from './tables/exchanges.js';
 import type { MarketTableJSON } from './tables/markets.js';
 import type { PairTableJSON } from './tables/pairs.js';
+import type { SymbolRecordsJSON } from './symbolRecords.js';
+import type { OwnMetricsJSON } from './ownMetrics.js';
 
 /** A pair rate that changed at a tick (emitted to {@link EngineListener.onPairRate}). */
 export interface PairRateChange {
@@ -64,6 +66,12 @@ export interface EngineListener {
   onMetric?(event: MetricEvent): void;
   /** A `metric_definition` event was accepted. */
   onMetricDefinition?(event: MetricDefinitionEvent): void;
+  /**
+   * A data point of xrate's own metrics (ownMetrics.ts): written at the tick whose value it is,
+   * after the tick's OHLC and before `onTick`. The engine computes them only for a listener
+   * that has this method.
+   */
+  onOwnMetric?(event: MetricEvent): void;
 }
 
 /** Result of `Engine.rate`. */
@@ -116,4 +124,8 @@ export interface EngineSnapshot {
   tracked: { base: string; quote: string; periods: string[]; ohlc: OhlcAggregatorSnapshot; last?: number | null; follow?: boolean }[];
   autoTrack: string[] | null;
   forceEmit: boolean;
+  /** Symbol records (absent in snapshots written before they were kept: restored empty). */
+  symbols?: SymbolRecordsJSON;
+  /** What xrate's own metrics last wrote (absent in older snapshots: nothing). */
+  own?: OwnMetricsJSON;
 }

@@ -99,6 +99,44 @@ const METRIC_HISTORY_COLS = [
 ];
 const METRIC_GROUP_COLS = [c('groupby', 'string'), c('label', 'string'), ...METRIC_HISTORY_COLS];
 
+const SYMBOL_COLS = [
+  c('symbol_id', 'string'),
+  c('exchange_id', 'string'),
+  c('symbol_type', 'string'),
+  c('asset_id_base', 'string'),
+  c('asset_id_quote', 'string'),
+  c('future_delivery_time', 'time'),
+  c('option_type_is_call', 'bool'),
+  c('option_strike_price', 'number'),
+  c('option_expiration_time', 'time'),
+  c('data_start', 'time'),
+  c('data_end', 'time'),
+  c('data_quote_start', 'time'),
+  c('data_quote_end', 'time'),
+  c('data_trade_start', 'time'),
+  c('data_trade_end', 'time'),
+  c('volume_1hrs', 'number'),
+  c('volume_1hrs_usd', 'number'),
+  c('volume_1day', 'number'),
+  c('volume_1day_usd', 'number'),
+  c('price', 'number'),
+  c('symbol_id_exchange', 'string'),
+  c('asset_id_base_exchange', 'string'),
+  c('asset_id_quote_exchange', 'string'),
+  c('price_precision', 'number'),
+  c('size_precision', 'number'),
+];
+const SYMBOL_MAP_COLS = [
+  c('symbol_id', 'string'),
+  c('symbol_id_exchange', 'string'),
+  c('asset_id_base_exchange', 'string'),
+  c('asset_id_quote_exchange', 'string'),
+  c('asset_id_base', 'string'),
+  c('asset_id_quote', 'string'),
+  c('price_precision', 'number'),
+  c('size_precision', 'number'),
+];
+
 type Row = Record<string, unknown>;
 
 /** One row per item of each group, the group's fields repeated; a group with no item is one row of them. */
@@ -158,6 +196,10 @@ function csvRows(kind: PayloadKind, value: unknown): { cols: Column[]; rows: Row
       return { cols: METRIC_HISTORY_COLS, rows: value as Row[] };
     case 'metric_groups':
       return { cols: METRIC_GROUP_COLS, rows: metricGroupRows(value as Parameters<typeof metricGroupRows>[0]) };
+    case 'symbols':
+      return { cols: SYMBOL_COLS, rows: value as Row[] };
+    case 'symbol_map':
+      return { cols: SYMBOL_MAP_COLS, rows: value as Row[] };
   }
 }
 

@@ -18,7 +18,10 @@ import { type Query, shown } from '../params.js';
 import { checkTimeFormat, DEFAULT_TIME_FORMAT } from './time.js';
 
 /** The kinds of payload the service answers with. */
-export type PayloadKind = 'rate' | 'rates' | 'periods' | 'history' | 'explain' | MetricPayloadKind;
+export type PayloadKind = 'rate' | 'rates' | 'periods' | 'history' | 'explain' | MetricPayloadKind | SymbolPayloadKind;
+
+/** The payloads of the symbols routes (src/service/symbols.ts), arrays of `v1.Symbol` and `v1.SymbolMapping`. */
+export type SymbolPayloadKind = 'symbols' | 'symbol_map';
 
 /**
  * The payloads of the metrics routes (src/service/metrics.ts), arrays of: `v1.Metric`,

@@ -3,7 +3,7 @@
  * (`ExchangeRate`, `ExchangeRates`, `ArrayOfTimeseriesPeriod`,
  * `ArrayOfExchangeRatesTimeseriesItem`, `RateExplanation`; the metrics arrays `ArrayOfMetric`,
  * `ArrayOfListingItem`, `ArrayOfGeneralData`, `ArrayOfMetricData`, `ArrayOfMetricGroup` whose
- * `data` holds `MetricData` items); arrays are wrapper elements holding
+ * `data` holds `MetricData` items; the symbols arrays `ArrayOfSymbol`, `ArrayOfSymbolMapping`); arrays are wrapper elements holding
  * one element per item; a null is `<x xsi:nil="true"/>` (docs/service.md).
  *
  * @module
@@ -23,6 +23,8 @@ const ROOTS: Record<PayloadKind, string> = {
   metric_current: 'ArrayOfGeneralData',
   metric_history: 'ArrayOfMetricData',
   metric_groups: 'ArrayOfMetricGroup',
+  symbols: 'ArrayOfSymbol',
+  symbol_map: 'ArrayOfSymbolMapping',
 };
 const TOP_ITEMS: Partial<Record<PayloadKind, string>> = {
   periods: 'TimeseriesPeriod',
@@ -32,6 +34,8 @@ const TOP_ITEMS: Partial<Record<PayloadKind, string>> = {
   metric_current: 'GeneralData',
   metric_history: 'MetricData',
   metric_groups: 'MetricGroup',
+  symbols: 'Symbol',
+  symbol_map: 'SymbolMapping',
 };
 const ITEM_NAMES: Record<string, string> = {
   data: 'MetricData',
