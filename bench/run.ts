@@ -90,25 +90,7 @@ let tickLMedian: number | undefined;
  * only then); the entry records its overhead over tick/L measured in the same run (issue 11: under 15 %).
  */
 async function tickOwnMetricsBench(): Promise<BenchResult> {
-  const { engine, u } = warmEngine('L', true);
-  let T = START + S;
-  const bench = new Bench({ time: 3000, warmupTime: 300 });
-  bench.add(
-    'tick/L+own-metrics',
-    () => {
-      engine.advanceTo(T);
-      engine.ratesFrom('USD');
-    },
-    {
-      beforeEach() {
-        T += S;
-        for (const q of u.secondOfQuotes(T, QUOTE_FRACTION)) engine.apply(q);
-        (globalThis as { gc?: (o?: { type: string }) => void }).gc?.({ type: 'minor' });
-      },
-    },
-  );
-  await bench.run();
-  const st = stats(bench.tasks[0]);
+  const st = await timeTicks('tick/L+own-metrics', 'L', true);
   const r: BenchResult = { name: 'tick/L+own-metrics', unit: 'ms', ...st, quote_fraction: QUOTE_FRACTION, own_points: ownPoints };
   if (tickLMedian !== undefined) {
     r.overhead_vs = 'tick/L';
@@ -118,16 +100,13 @@ async function tickOwnMetricsBench(): Promise<BenchResult> {
   return r;
 }
 
-async function tickBench(size: SizeName, dir: string): Promise<BenchResult> {
-  // For L, refresh.c runs just before and just after the timed ticks; its figures are the means.
-  const limit = size === 'L' ? refreshLimit(dir) : undefined;
-  const cRuns: RefreshFigures[] = [];
-  if (limit && 'exe' in limit) cRuns.push(runRefresh(limit.exe, limit.universe));
-  const { engine, u } = warmEngine(size);
+/** Times one tick of a warm engine of `size` (new quotes each second, cross rates from USD). */
+async function timeTicks(name: string, size: SizeName, ownMetrics: boolean): Promise<ReturnType<typeof stats>> {
+  const { engine, u } = warmEngine(size, ownMetrics);
   let T = START + S;
   const bench = new Bench({ time: size === 'L' ? 3000 : 1500, warmupTime: 300 });
   bench.add(
-    `tick/${size}`,
+    name,
     () => {
       engine.advanceTo(T);
       engine.ratesFrom('USD');
@@ -142,7 +121,15 @@ async function tickBench(size: SizeName, dir: string): Promise<BenchResult> {
     },
   );
   await bench.run();
-  const st = stats(bench.tasks[0]);
+  return stats(bench.tasks[0]);
+}
+
+async function tickBench(size: SizeName, dir: string): Promise<BenchResult> {
+  // For L, refresh.c runs just before and just after the timed ticks; its figures are the means.
+  const limit = size === 'L' ? refreshLimit(dir) : undefined;
+  const cRuns: RefreshFigures[] = [];
+  if (limit && 'exe' in limit) cRuns.push(runRefresh(limit.exe, limit.universe));
+  const st = await timeTicks(`tick/${size}`, size, false);
   const r: BenchResult = { name: `tick/${size}`, unit: 'ms', ...st, quote_fraction: QUOTE_FRACTION, tracked_pairs: TRACKED };
   if (size === 'L') tickLMedian = st.median;
   if (!limit) return r;

@@ -2,16 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseEvent, parseJsonLine, REJECT_REASONS } from '../../../src/core/events.js';
 import { isReject, type Reject, type XrateEvent } from '../../../src/core/types.js';
-
-const T = '2024-01-01T00:00:00.1234567Z';
-const TUS = 1_704_067_200_123_456;
-
-/** The same record with every value as a CSV reader would give it. */
-function asStrings(r: Record<string, unknown>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(r)) out[k] = v === null || v === undefined ? '' : String(v);
-  return out;
-}
+import { asStrings, T, TUS } from './eventRecords.js';
 
 function rej(r: XrateEvent | Reject): Reject {
   if (!isReject(r)) throw new Error(`expected a reject, got ${JSON.stringify(r)}`);
