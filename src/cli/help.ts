@@ -98,7 +98,8 @@ filter_asset_id (comma or semicolon lists), time. From a LOG, any time (the log 
 it); from a replay database, its last tick or later only (an earlier time exits 1: ask the log).
 Example: xrate symbols out/xrate.sqlite BINANCE/active filter_asset_id=BTC
 
-Options: --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N
+Options: --own-metrics (from a LOG: also xrate's own metrics, as replay --own-metrics stores them),
+         --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N
 `,
   periods: `Usage: xrate periods [--months]
 

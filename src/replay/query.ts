@@ -286,7 +286,8 @@ export async function queryExplain(src: QuerySource, pair: [string, string], at?
 
 /**
  * The stored metrics of a query's source: a replay database's tables, or a log replayed in
- * memory (its metric events, keeping no OHLC). Close it when done.
+ * memory (its metric events, and xrate's own metrics with `ownMetrics`, as `replay --own-metrics`
+ * stores them; keeping no OHLC). Close it when done.
  *
  * @example
  * ```ts
@@ -295,7 +296,7 @@ export async function queryExplain(src: QuerySource, pair: [string, string], at?
  * m.close();
  * ```
  */
-export async function openMetrics(src: QuerySource): Promise<{ source: MetricsSource; close(): void }> {
+export async function openMetrics(src: QuerySource, ownMetrics = false): Promise<{ source: MetricsSource; close(): void }> {
   if (isDatabaseSource(src)) {
     const store = ReplayStore.open(src.inputs[0], { readonly: true });
     return { source: store.metrics(OWN_METRICS), close: () => store.close() };
@@ -309,7 +310,12 @@ export async function openMetrics(src: QuerySource): Promise<{ source: MetricsSo
     track: [],
     reorderWindowUs: src.reorderWindowUs,
     maxLineBytes: src.maxLineBytes,
-    listener: { onMetric: (e) => mem.addPoint(e), onMetricDefinition: (e) => mem.addDefinition(e) },
+    ownMetrics,
+    listener: {
+      onMetric: (e) => mem.addPoint(e),
+      onMetricDefinition: (e) => mem.addDefinition(e),
+      onOwnMetric: (e) => mem.addPoint(e),
+    },
   });
   return { source: mem, close: () => undefined };
 }

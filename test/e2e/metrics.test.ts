@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OWN_METRICS } from '../../src/core/engine/ownMetrics.js';
-import { cli, cliJson } from './helpers.js';
+import { cli, cliJson, DEMO } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-e2e-metrics-'));
 const LOG = join(dir, 'metrics.ndjson');
@@ -119,4 +119,21 @@ describe('xrate metrics', () => {
     expect(route.code).toBe(2);
     expect(route.err).toContain('unknown metrics route');
   });
+
+  it("xrate's own metrics: replay --own-metrics stores them, and the log answers alike with --own-metrics", async () => {
+    const own = join(dir, 'own.sqlite');
+    const r = await cli('replay', DEMO, '--db', own, '--quiet', '--own-metrics');
+    expect(r.code, r.err).toBe(0);
+    for (const route of [
+      ['exchange/current', 'exchange_id=KRAKEN'],
+      ['symbol/current', 'metric_id=XRATE_MARKET_SPREAD'],
+    ]) {
+      const fromDb = await cliJson<{ metric_id: string }[]>('metrics', own, ...route);
+      expect(fromDb.length, route.join(' ')).toBeGreaterThan(0);
+      expect(fromDb.every((x) => x.metric_id.startsWith('XRATE_'))).toBe(true);
+      expect(await cliJson('metrics', DEMO, ...route, '--own-metrics'), route.join(' ')).toEqual(fromDb);
+    }
+    // Without the flag the log has none of them, as a database replayed without it.
+    expect(await cliJson('metrics', DEMO, 'exchange/current', 'exchange_id=KRAKEN')).toEqual([]);
+  }, 120_000);
 });

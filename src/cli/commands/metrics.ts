@@ -15,6 +15,8 @@ import { answerMetrics } from '../../service/metrics.js';
 import { COMMON, InputError, parse, querySource, UsageError, type Io } from '../args.js';
 import { help } from '../help.js';
 
+const OPTIONS = { ...COMMON, 'own-metrics': { type: 'boolean' } } as const;
+
 /**
  * The query parameters of `NAME=VALUE` arguments (a usage error for any other argument).
  *
@@ -35,14 +37,14 @@ export function queryOf(args: string[]): Record<string, string> {
 
 /** Runs `xrate metrics` with `args` (after the command name); returns the exit code. */
 export async function cmdMetrics(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(args, COMMON);
+  const { values, positionals } = parse(args, OPTIONS);
   if (values.help) return help('metrics', io);
   if (positionals.length < 2)
     throw new UsageError('expected LOG|DB ROUTE [NAME=VALUE ...] (e.g. xrate metrics out.sqlite exchange/current exchange_id=BINANCE)');
   const [input, route, ...params] = positionals;
   const query = queryOf(params);
   const path = `/v1/metrics/${route.replace(/^\/+/, '')}`;
-  const m = await openMetrics(querySource(values, [input], 'metrics'));
+  const m = await openMetrics(querySource(values, [input], 'metrics'), !!values['own-metrics']);
   try {
     const a = answerMetrics(m.source, path, query);
     if (a === undefined) throw new UsageError(`unknown metrics route "${route}" (see xrate metrics --help)`);
