@@ -26,6 +26,7 @@ import type { XrateEvent } from '../src/core/types.js';
 import { replay } from '../src/replay/replay.js';
 import { writeLog } from '../scripts/gen-log.js';
 import { buildC, runRefresh, writeUniverseBin, type RefreshFigures } from './c-limits.js';
+import { metricsHistoryBench } from './metrics.js';
 import { replayDbBench } from './replay-db.js';
 import { Universe, type SizeName } from './universe.js';
 
@@ -49,10 +50,16 @@ const STORED_PERIODS = ['1SEC', '1MIN', '1HRS', '1DAY'];
 
 /** Own-metric data points received by the `tick/L+own-metrics` engine (kept, so none is optimised away). */
 let ownPoints = 0;
+/** Metric data points received by the `apply/metric` engine. */
+let metricPoints = 0;
 
-function warmEngine(size: SizeName, ownMetrics = false): { engine: Engine; u: Universe; tick: number } {
+function warmEngine(size: SizeName, ownMetrics = false, keepMetrics = false): { engine: Engine; u: Universe; tick: number } {
   const u = new Universe(size, 42);
-  const engine = createEngine({}, ownMetrics ? { onOwnMetric: () => void ownPoints++ } : {});
+  // keepMetrics: a listener takes the log's metric points (counts them).
+  const engine = createEngine(
+    {},
+    { ...(ownMetrics && { onOwnMetric: () => void ownPoints++ }), ...(keepMetrics && { onMetric: () => void metricPoints++ }) },
+  );
   for (const ev of u.warmup(START)) engine.apply(ev);
   engine.advanceTo(START + S);
   const pairs = engine.pairs().slice(0, TRACKED);
@@ -166,8 +173,11 @@ async function crossAllBench(): Promise<BenchResult> {
   return { name: 'cross-all/L', unit: 'ms', ...stats(bench.tasks[0]), assets: assets.length, rates: reached };
 }
 
-async function applyBench(kind: 'quote' | 'trade'): Promise<BenchResult> {
-  const { engine, u } = warmEngine('L');
+/** apply/quote's median of this run, for apply/metric's ratio (issue 11: a metric point costs at most 1.5x a quote). */
+let applyQuoteRate: number | undefined;
+
+async function applyBench(kind: 'quote' | 'trade' | 'metric'): Promise<BenchResult> {
+  const { engine, u } = warmEngine('L', false, kind === 'metric');
   // Each iteration applies fresh events of a new second (half the markets quoting, or 100,000
   // trades); the tick of the previous second, the generation and its garbage stay outside the
   // timed part.
@@ -184,21 +194,31 @@ async function applyBench(kind: 'quote' | 'trade'): Promise<BenchResult> {
       beforeEach() {
         T += S;
         engine.advanceTo(T - S);
-        events = kind === 'quote' ? u.secondOfQuotes(T, 0.5) : u.secondOfTrades(T, 100_000);
+        events =
+          kind === 'quote' ? u.secondOfQuotes(T, 0.5) : kind === 'trade' ? u.secondOfTrades(T, 100_000) : u.secondOfMetrics(T, 100_000);
         gc?.({ type: 'minor' });
       },
     },
   );
   await bench.run();
   const st = stats(bench.tasks[0]);
-  return {
+  const r: BenchResult = {
     name: `apply/${kind}`,
     unit: 'events/s',
     median: (events.length / st.median) * 1000,
     p99: (events.length / st.p99) * 1000,
     samples: st.samples,
     batch: events.length,
+    ...(kind === 'metric' && { points_received: metricPoints }),
   };
+  if (kind === 'quote') applyQuoteRate = r.median;
+  if (kind === 'metric' && applyQuoteRate !== undefined) {
+    // Cost per event relative to a quote's: quote rate / metric rate (target <= 1.5).
+    r.cost_vs = 'apply/quote';
+    r.cost_ratio = applyQuoteRate / r.median;
+    r.cost_target = 1.5;
+  }
+  return r;
 }
 
 const LOG_EVENTS = 2_000_000;
@@ -268,11 +288,13 @@ async function main(): Promise<void> {
     ['cross-all/L', crossAllBench],
     ['apply/quote', () => applyBench('quote')],
     ['apply/trade', () => applyBench('trade')],
+    ['apply/metric', () => applyBench('metric')],
     ['replay/ndjson', () => replayBench('ndjson', dir)],
     ['replay/csv', () => replayBench('csv', dir)],
     ['replay/sqlite', () => replayBench('sqlite', dir)],
     ['replay/db-sparse', () => replayDbBench('sparse', dir)],
     ['replay/db-dense', () => replayDbBench('dense', dir)],
+    ['metrics/history-100k', () => metricsHistoryBench(dir)],
     ['memory/L', memoryBench],
     ['http/rate', httpBench],
     ['http/history-contention', () => historyContentionBench(dir)],
@@ -328,6 +350,7 @@ function extras(x: BenchResult): string {
         : `  ratio n/a: ${x.ratio_reason}`;
   }
   if (typeof x.peak_rss_mb === 'number') s += `  peak RSS ${x.peak_rss_mb.toFixed(0)} MB (target <= ${x.rss_target_mb} MB)`;
+  if (typeof x.cost_ratio === 'number') s += `  ${x.cost_ratio.toFixed(2)}x the cost of ${x.cost_vs} (target <= ${x.cost_target}x)`;
   if (typeof x.overhead === 'number')
     s += `  ${(100 * x.overhead).toFixed(1)} % over ${x.overhead_vs} (target < ${100 * (x.overhead_target as number)} %)`;
   return s;

@@ -9,6 +9,7 @@
  * rates are meaningful. Events are built as typed objects (no parsing) so the tick and apply
  * benchmarks measure the engine alone.
  */
+import type { MetricEvent } from '../src/core/metrics/events.js';
 import type { QuoteEvent, TradeEvent, XrateEvent } from '../src/core/types.js';
 
 /** Sizes of the issue. */
@@ -210,6 +211,24 @@ export class Universe {
       const m = this.rng.int(n);
       if (!this.markets[m].live) continue;
       out.push(this.quote(m, tick - 1_000_000 + 1 + Math.floor((i / k) * 999_998)));
+    }
+    return out;
+  }
+
+  /** `count` metric data points (a decimal per market, funding-rate like) for the second before `tick`. */
+  secondOfMetrics(tick: number, count: number): MetricEvent[] {
+    const out: MetricEvent[] = [];
+    for (let i = 0; i < count; i++) {
+      const m = this.markets[this.rng.int(this.markets.length)];
+      const text = (this.rng.int(2000) / 1e6).toFixed(6);
+      out.push({
+        type: 'metric',
+        time: tick - 1_000_000 + 1 + Math.floor((i / count) * 999_998),
+        metricId: 'FUNDING_RATE',
+        exchangeId: this.exchanges[m.exchange],
+        symbolId: m.symbol,
+        value: { kind: 'decimal', dec: { value: Number(text), text } },
+      });
     }
     return out;
   }

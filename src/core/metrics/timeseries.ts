@@ -113,8 +113,25 @@ function compareDec(a: Dec, b: Dec): number {
 }
 
 /** The points by time, equal times in log order (`seq`, then array order: the sort is stable). */
-function byTimeInLogOrder(points: readonly MetricPoint[]): MetricPoint[] {
-  return [...points].sort((a, b) => a.time - b.time || (a.seq ?? 0) - (b.seq ?? 0));
+function byTimeInLogOrder(points: readonly MetricPoint[]): readonly MetricPoint[] {
+  const before = (a: MetricPoint, b: MetricPoint) => a.time - b.time || (a.seq ?? 0) - (b.seq ?? 0);
+  // Points read from a store come in this order already: checking is cheaper than sorting.
+  for (let i = 1; i < points.length; i++) if (before(points[i - 1], points[i]) > 0) return [...points].sort(before);
+  return points;
+}
+
+/** A decimal text that is already in the form the exact sum writes (no exponent, sign or padding). */
+const CANONICAL = /^-?(0|[1-9]\d*)(\.\d*[1-9])?$/;
+
+/** The exact sum of one decimal: its text in the form the exact sum writes, without the arithmetic. */
+function sumOfOne(d: Dec): Dec {
+  if (!CANONICAL.test(d.text)) {
+    const sum = new ExactDecimal(d.text);
+    const text = sum.isZero() ? '0' : sum.toString();
+    return { value: Number(text), text };
+  }
+  const text = d.text === '-0' ? '0' : d.text;
+  return { value: Number(text), text };
 }
 
 /** A bucket being filled. */
@@ -128,7 +145,9 @@ interface Acc {
   last?: Dec;
   min?: Dec;
   max?: Dec;
+  /** The exact sum once the bucket has two decimal points (one: {@link Acc.last} is the sum). */
   sum?: Decimal;
+  decimals: number;
 }
 
 function add(acc: Acc, p: MetricPoint): void {
@@ -140,13 +159,16 @@ function add(acc: Acc, p: MetricPoint): void {
   acc.last = d;
   if (acc.min === undefined || compareDec(d, acc.min) < 0) acc.min = d;
   if (acc.max === undefined || compareDec(d, acc.max) > 0) acc.max = d;
-  acc.sum = acc.sum === undefined ? new ExactDecimal(d.text) : acc.sum.plus(d.text);
+  acc.decimals += 1;
+  if (acc.decimals === 2) acc.sum = new ExactDecimal(acc.first.text).plus(d.text);
+  else if (acc.decimals > 2) acc.sum = acc.sum?.plus(d.text);
 }
 
 function close(acc: Acc): MetricBucket {
   const { start, end, timeOpen, timeClose, count, first, last, min, max, sum } = acc;
   const bucket = { start, end, timeOpen, timeClose, count };
-  if (first === undefined || last === undefined || min === undefined || max === undefined || sum === undefined) return bucket;
+  if (first === undefined || last === undefined || min === undefined || max === undefined) return bucket;
+  if (sum === undefined) return { ...bucket, decimals: { first, last, min, max, sum: sumOfOne(first) } };
   const text = sum.isZero() ? '0' : sum.toString();
   return { ...bucket, decimals: { first, last, min, max, sum: { value: Number(text), text } } };
 }
@@ -193,7 +215,14 @@ export function metricTimeseries(points: readonly MetricPoint[], q: MetricTimese
     if (acc === undefined || p.time >= acc.end) {
       if (acc !== undefined) out.push(close(acc));
       if (out.length >= limit) return out;
-      acc = { start: bucketStart(p.time, q.period), end: bucketEnd(p.time, q.period), timeOpen: p.time, timeClose: p.time, count: 0 };
+      acc = {
+        start: bucketStart(p.time, q.period),
+        end: bucketEnd(p.time, q.period),
+        timeOpen: p.time,
+        timeClose: p.time,
+        count: 0,
+        decimals: 0,
+      };
     }
     add(acc, p);
   }
