@@ -9,7 +9,6 @@
  * | XRATE_MARKET_SPREAD | symbol | spreadPrc of its latest accepted quote (a quote rule 5 discards included) |
  * | XRATE_EXCHANGE_MARKETS_USED | exchange | number of its markets used in some pair rate at the tick |
  * | XRATE_EXCHANGE_RANK | exchange | its rank at the tick |
- * | XRATE_ASSET_USD_RATE | asset | rate(asset, USD) at the tick, when fresh (exchange_id `XRATE`) |
  *
  * The tick pipeline feeds the values as it computes them ({@link pairComputed}, {@link refreshed},
  * {@link noteQuote}); {@link emit} then writes the changed series of the tick, by metric_id and,
@@ -27,19 +26,15 @@ import type { PairScratch } from '../pairRate.js';
 import type { Dec } from '../types.js';
 import { spreadOf } from '../quoteFilter.js';
 
-/** The exchange id of the asset-level own metrics (their series key needs one). */
-export const OWN_EXCHANGE_ID = 'XRATE';
-
 /**
  * The listing entries of xrate's own metrics.
  *
  * @example
  * ```ts
- * OWN_METRICS.map((d) => d.metric_id); // ['XRATE_ASSET_USD_RATE', ...]
+ * OWN_METRICS.map((d) => d.metric_id); // ['XRATE_EXCHANGE_MARKETS_USED', ...]
  * ```
  */
 export const OWN_METRICS: readonly MetricDefinition[] = Object.freeze([
-  { metric_id: 'XRATE_ASSET_USD_RATE', description: 'rate(asset, USD) at the tick, when fresh (xrate)' },
   { metric_id: 'XRATE_EXCHANGE_MARKETS_USED', description: 'number of the exchange’s markets used in some pair rate at the tick (xrate)' },
   { metric_id: 'XRATE_EXCHANGE_RANK', description: 'rank of the exchange at the tick (xrate)' },
   { metric_id: 'XRATE_MARKET_SPREAD', description: 'spread (ask - bid) / mid of the market’s latest accepted quote (xrate)' },
@@ -60,7 +55,6 @@ export interface OwnMetricsJSON {
   volume: (string | null)[];
   used: (number | null)[];
   rank: (number | null)[];
-  usd: (number | null)[];
 }
 
 const orNull = (v: number): number | null => (Number.isNaN(v) ? null : v);
@@ -76,7 +70,6 @@ export interface OwnMetricNames {
   marketNames: readonly string[];
   marketExchange: ArrayLike<number>;
   exchangeNames: readonly string[];
-  assetNames: readonly string[];
 }
 
 function grow<T extends Float64Array | Int32Array | Uint8Array>(a: T, n: number, fill: number): T {
@@ -124,8 +117,6 @@ export class OwnMetrics {
   private usedCount = new Int32Array(0);
   private usedOut = new Int32Array(0);
   private rankOut = new Float64Array(0);
-  /** Per asset: last written USD rate (NaN: none). */
-  private usdOut = new Float64Array(0);
   /** Markets whose share, spread or volume may have changed since the last emit. */
   private touched = new Uint8Array(0);
   private touchedList: number[] = [];
@@ -178,7 +169,6 @@ export class OwnMetrics {
       volume: this.volumeOut.map((v) => v ?? null),
       used: Array.from(this.usedOut, (v) => (v < 0 ? null : v)),
       rank: Array.from(this.rankOut, orNull),
-      usd: Array.from(this.usdOut, orNull),
     };
   }
 
@@ -192,7 +182,6 @@ export class OwnMetrics {
     this.ensureExchanges(j.used.length);
     this.usedOut.set(Int32Array.from(j.used, (v) => v ?? -1));
     this.rankOut.set(fromJSON(j.rank, Number.NaN));
-    this.usdOut = fromJSON(j.usd, Number.NaN);
     for (const [m, spread] of j.pending ?? []) {
       this.ensureMarkets(m + 1);
       this.spread[m] = spread;
@@ -257,17 +246,9 @@ export class OwnMetrics {
 
   /**
    * Writes, to `onMetric`, every series whose value changed at tick T: markets touched since the
-   * last emit, every exchange (`rank`: their ranks now; `exchangeCount` of them), every asset of
-   * `usd` (rate(asset, USD) when fresh, NaN otherwise; `undefined`: not computed at this tick).
+   * last emit, and every exchange (`rank`: their ranks now; `exchangeCount` of them).
    */
-  emit(
-    T: number,
-    names: OwnMetricNames,
-    rank: ArrayLike<number>,
-    exchangeCount: number,
-    usd: ArrayLike<number> | undefined,
-    onMetric: (e: MetricEvent) => void,
-  ): void {
+  emit(T: number, names: OwnMetricNames, rank: ArrayLike<number>, exchangeCount: number, onMetric: (e: MetricEvent) => void): void {
     const out: MetricEvent[] = [];
     this.ensureExchanges(exchangeCount);
     this.updateOrders(names, exchangeCount);
@@ -285,20 +266,7 @@ export class OwnMetrics {
     const exchangeOrder = this.exchangeOrder;
     const exchangeOf = (m: number) => names.exchangeNames[names.marketExchange[m]];
 
-    // By metric_id: XRATE_ASSET_USD_RATE < XRATE_EXCHANGE_* < XRATE_MARKET_*.
-    if (usd !== undefined) {
-      this.usdOut = grow(this.usdOut, usd.length, Number.NaN);
-      const assetOrder = [...Array(usd.length).keys()].sort((a, b) => byCodeUnit(names.assetNames[a], names.assetNames[b]));
-      for (const a of assetOrder) {
-        const v = usd[a];
-        if (Number.isNaN(v) || Object.is(v, this.usdOut[a])) {
-          if (Number.isNaN(v)) this.usdOut[a] = Number.NaN;
-          continue;
-        }
-        this.usdOut[a] = v;
-        out.push(decimal('XRATE_ASSET_USD_RATE', T, OWN_EXCHANGE_ID, v, { assetId: names.assetNames[a] }));
-      }
-    }
+    // By metric_id: XRATE_EXCHANGE_* < XRATE_MARKET_*.
     for (const x of exchangeOrder) {
       const c = this.usedCount[x];
       if (c === this.usedOut[x]) continue;

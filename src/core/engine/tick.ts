@@ -153,9 +153,8 @@ export class TickPipeline {
       marketNames: s.markets.index.names,
       marketExchange: s.markets.exchange,
       exchangeNames: s.exchanges.index.names,
-      assetNames: s.assets.names,
     };
-    own.emit(T, names, s.exchanges.rank, s.exchanges.index.size, undefined, onMetric);
+    own.emit(T, names, s.exchanges.rank, s.exchanges.index.size, onMetric);
   }
 
   /**
