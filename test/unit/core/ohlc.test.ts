@@ -1,14 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { OhlcAggregator, rollUp, rollUpTicks, toTimeseriesItem, type OhlcBucket } from '../../../src/core/ohlc.js';
-import { EXCHANGE_RATE_PERIODS, getPeriod, type PeriodRecord } from '../../../src/core/periods.js';
-
-const US = 1_000_000;
-const utc = (y: number, m: number, d = 1, h = 0, mi = 0, s = 0): number => Date.UTC(y, m - 1, d, h, mi, s) * 1000;
-const P = (id: string): PeriodRecord => {
-  const p = getPeriod(id, { months: true });
-  if (!p) throw new Error(`no period ${id}`);
-  return p;
-};
+import { EXCHANGE_RATE_PERIODS, type PeriodRecord } from '../../../src/core/periods.js';
+import { P, US, utc } from './periodHelpers.js';
 
 type Closed = { i: number; b: OhlcBucket };
 function collect(periods: readonly PeriodRecord[]): { agg: OhlcAggregator; out: Closed[] } {

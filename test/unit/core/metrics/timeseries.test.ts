@@ -11,16 +11,10 @@ import {
   metricTimeseries,
   toMetricTimeseriesItem,
 } from '../../../../src/core/metrics/timeseries.js';
-import { bucketStart, getPeriod, type PeriodRecord } from '../../../../src/core/periods.js';
+import { bucketStart, type PeriodRecord } from '../../../../src/core/periods.js';
 import { formatTime } from '../../../../src/core/time.js';
+import { P, US, utc } from '../periodHelpers.js';
 
-const US = 1_000_000;
-const utc = (y: number, m: number, d = 1, h = 0, mi = 0, s = 0): number => Date.UTC(y, m - 1, d, h, mi, s) * 1000;
-const P = (id: string): PeriodRecord => {
-  const p = getPeriod(id, { months: true });
-  if (!p) throw new Error(`no period ${id}`);
-  return p;
-};
 const dec = (text: string): MetricValue => {
   const d = parseDec(text);
   if (!d) throw new Error(`bad decimal ${text}`);
