@@ -27,6 +27,7 @@ CREATE TABLE IF NOT EXISTS api_keys (
   created_at TEXT NOT NULL,
   revoked_at TEXT
 );
+CREATE TABLE IF NOT EXISTS api_key_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS api_key_usage (
   key_id INTEGER NOT NULL,
   second INTEGER NOT NULL,
@@ -61,6 +62,20 @@ export interface UsageRow {
   cost: number;
 }
 
+/**
+ * Keys stored before the metrics and symbols families existed listed their rights; one made with
+ * every right then listed these five. Such keys are given `all` (every right, the families added
+ * since included), once, recorded in `api_key_meta`; a key restricted to some of them stays so.
+ */
+function migrateRights(db: Database.Database): void {
+  const done = db.prepare(`SELECT value FROM api_key_meta WHERE key = 'rights_all'`).get();
+  if (done) return;
+  db.transaction(() => {
+    db.prepare(`UPDATE api_keys SET rights = 'all' WHERE rights = 'rate,rates,periods,history,explain'`).run();
+    db.prepare(`INSERT INTO api_key_meta(key, value) VALUES ('rights_all', '1')`).run();
+  })();
+}
+
 /** The keys database (see the module description). */
 export class KeyDatabase {
   private constructor(
@@ -81,6 +96,7 @@ export class KeyDatabase {
       db.pragma('synchronous = NORMAL');
       db.pragma('busy_timeout = 5000');
       db.exec(SCHEMA);
+      migrateRights(db);
     } catch (e) {
       throw new Error(`xrate: cannot open the keys database "${path}": ${(e as Error).message}`);
     }

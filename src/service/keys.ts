@@ -81,6 +81,12 @@ export function generateKey(): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
+/** The rights of a stored key: `all` is every right, those of families added later included. */
+function rightsOf(stored: string): Set<Right> {
+  if (stored === 'all') return new Set(RIGHTS);
+  return new Set(stored.split(',').filter(Boolean) as Right[]);
+}
+
 /** Parses a rights list (`all` or comma-separated {@link RIGHTS}); throws an `xrate:` error. */
 export function parseRights(text: string | undefined): Right[] {
   if (text === undefined || text.trim().toLowerCase() === 'all') return [...RIGHTS];
@@ -159,7 +165,7 @@ function toApiKey(r: KeyRow): ApiKey {
     id: r.id,
     name: r.name,
     prefix: r.key_prefix,
-    rights: new Set(r.rights.split(',').filter(Boolean) as Right[]),
+    rights: rightsOf(r.rights),
     limit: r.request_limit,
     overage: r.overage === 1,
     concurrency: r.concurrency,
@@ -257,11 +263,13 @@ export class KeyStore {
       throw new Error(`xrate: --concurrency must be a positive integer, got ${concurrency}`);
     const key = generateKey();
     const rights = opts.rights ?? RIGHTS;
+    const all = RIGHTS.every((x) => rights.includes(x));
     const id = this.db.insert({
       key_hash: hashKey(key),
       key_prefix: key.slice(0, 8),
       name: opts.name ?? 'key',
-      rights: rights.join(','),
+      // Every right is stored as `all`, so the key also reaches the families added later.
+      rights: all ? 'all' : rights.join(','),
       request_limit: limit,
       overage: opts.overage ? 1 : 0,
       concurrency,
