@@ -21,6 +21,7 @@
  * @module
  */
 import type { Engine, SymbolFilter, SymbolRecord } from '../core/engine.js';
+import type { MetricDefinition, MetricsSource } from '../core/metrics/source.js';
 import type { OhlcBucket } from '../core/ohlc.js';
 import { bucketEnd, bucketStartAtOrAfter, EXCHANGE_RATE_PERIODS, type PeriodRecord } from '../core/periods.js';
 import type { RateExplanation } from '../core/provenance.js';
@@ -299,6 +300,25 @@ export class DatabaseRateProvider implements RateProvider {
       this.extrapolatedSource = undefined;
     }
     return db;
+  }
+
+  /**
+   * The stored metrics of the run served now, read in the same snapshot as the rates; while a
+   * replay into the file has not completed, every call is the same 550 as a rate's.
+   */
+  metrics(own: readonly MetricDefinition[]): MetricsSource {
+    let of: { db: ReplayDatabase; source: MetricsSource } | undefined;
+    const now = (): MetricsSource => {
+      const db = this.current();
+      if (of?.db !== db) of = { db, source: db.store.metrics(own) };
+      return of.source;
+    };
+    return {
+      listing: (at) => now().listing(at),
+      series: (f, at) => now().series(f, at),
+      current: (f, at) => now().current(f, at),
+      points: (f, from, to) => now().points(f, from, to),
+    };
   }
 
   /** Opens `path` read-only and serves it. */

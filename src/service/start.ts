@@ -16,6 +16,7 @@ import { startFollow, startReplay } from './live.js';
 import { DatabaseRateProvider, type RateProvider } from './provider.js';
 import { createService } from './server.js';
 import { OWN_METRICS } from '../core/engine/ownMetrics.js';
+import type { MetricsSource } from '../core/metrics/source.js';
 
 /** Output of the commands. */
 export interface ServiceIo {
@@ -97,9 +98,14 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
   let keys: KeyStore | undefined;
   let metricStore: ReplayStore | undefined;
   try {
-    // The stored metrics, read from the same database (written by the replay or the follower).
-    metricStore = ReplayStore.open(db, { readonly: true });
-    const metrics = metricStore.metrics(OWN_METRICS);
+    // The stored metrics: the served run's (550 while a replay into the file runs), or, following
+    // a log, those the follower has written so far.
+    let metrics: MetricsSource;
+    if (provider instanceof DatabaseRateProvider) metrics = provider.metrics(OWN_METRICS);
+    else {
+      metricStore = ReplayStore.open(db, { readonly: true });
+      metrics = metricStore.metrics(OWN_METRICS);
+    }
     keys = KeyStore.open(opts.keys ?? db);
     let devKey: string | undefined;
     if (keys.activeCount() === 0) {
@@ -151,7 +157,7 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
         await app.close();
         await provider.close();
         k.close();
-        m.close();
+        m?.close();
       },
     };
   } catch (e) {

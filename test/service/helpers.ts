@@ -11,6 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { decode as unpack } from '@msgpack/msgpack';
+import { OWN_METRICS } from '../../src/core/engine/ownMetrics.js';
 import type { MetricsSource } from '../../src/core/metrics/source.js';
 import { replay } from '../../src/replay/replay.js';
 import { KeyStore, type CreateKeyOptions } from '../../src/service/keys.js';
@@ -109,7 +110,7 @@ export async function startServer(opts: {
     now: opts.now,
     flushEveryMs: opts.flushEveryMs,
     heavyConcurrency: opts.heavyConcurrency,
-    metrics: opts.metrics,
+    metrics: opts.metrics ?? (provider instanceof DatabaseRateProvider ? provider.metrics(OWN_METRICS) : undefined),
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const addr = app.server.address();

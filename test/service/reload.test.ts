@@ -1,7 +1,7 @@
 /**
  * `xrate serve --db FILE` while `xrate replay LOG --db FILE` writes into the same file: the
  * service answers the complete run it has; once the replay has replaced the outputs (its first
- * batch), data requests are 550 naming the replay's run and status ("running", or "killed" once
+ * batch), data requests (rates, metrics, symbols) are 550 naming the replay's run and status ("running", or "killed" once
  * its process is gone); once a replay completes, the service answers from the new run, without a
  * restart. The replay runs in a child process that stops itself (SIGSTOP) after its first batch,
  * so the test sees it mid-way for sure.
@@ -99,11 +99,15 @@ describe('a replay into the database being served', () => {
         '/v1/exchangerate/BTC?filter_asset_id=USD',
         '/v1/exchangerate/BTC/USD/history?period_id=1MIN&time_start=2024-03-01T04:00:00Z',
         '/v1/exchangerate/BTC/USD/explain',
+        '/v1/metrics/listing',
+        '/v1/metrics/exchange/current?exchange_id=KRAKEN',
+        '/v1/symbols/KRAKEN',
       ]) {
         m = expectError(await srv.get(path, H), 550);
         expect(m).toMatch(/replay run 2, which has not completed \(status "running"\)/);
       }
       expect((await srv.get('/v1/exchangerate/history/periods', H)).status).toBe(200);
+      expect((await srv.get('/v1/metrics/listing', H)).status).not.toBe(200);
 
       r.child.kill('SIGCONT');
       expect(await r.exited).toBe(0);
@@ -111,6 +115,8 @@ describe('a replay into the database being served', () => {
       expect(after.status, after.text).toBe(200);
       expect(after.json()).toEqual(await freshRate(db));
       expect(after.json()).not.toEqual(before);
+      expect((await srv.get('/v1/metrics/listing', H)).status).toBe(200);
+      expect((await srv.get('/v1/symbols/KRAKEN', H)).status).toBe(200);
       // The new run's coverage, config and final engine: its explain and its history.
       const ex = (await srv.get(`${RATE}/explain`, H)).json() as { tick: string };
       expect(ex.tick < '2024-03-01T04:20:00Z').toBe(true);
