@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatTime, parseTime } from '../../src/core/time.js';
 import { startFollow, startReplay } from '../../src/service/live.js';
 import { DatabaseRateProvider, type LiveRateProvider } from '../../src/service/provider.js';
+import { toV1Symbol } from '../../src/service/symbols.js';
 import { DEMO_LOG, demoDb, expectError, expectSchema, PATHS, startServer, tempDir, type TestServer } from './helpers.js';
 
 let tmp: ReturnType<typeof tempDir>;
@@ -58,6 +59,18 @@ describe('serve --replay LOG', () => {
     const e = await srv.get('/v1/exchangerate/SOL/BTC/explain', H);
     expect((e.json() as { kind: string }).kind).toBe('cross');
     expect(live.info().mode).toBe('replay');
+  });
+
+  it('answers symbols as the database of the same replay does, at its end and later', async () => {
+    const H = { 'X-CoinAPI-Key': key };
+    for (const q of ['', '?time=2024-03-01T06:30:00Z']) {
+      const at = q ? parseTime(q.slice(6)) : undefined;
+      const r = await srv.get(`/v1/symbols/KRAKEN${q}`, H);
+      expect(r.status, r.text).toBe(200);
+      const body = r.json() as { symbol_id: string }[];
+      expect(body.length).toBeGreaterThan(5);
+      expect(body, q).toEqual(fromDb.symbols(at, { exchangeIds: ['KRAKEN'] }).map(toV1Symbol));
+    }
   });
 });
 
