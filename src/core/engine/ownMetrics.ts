@@ -106,6 +106,8 @@ export class OwnMetrics {
   /** Per market: current weight share (NaN: no value yet), whether used, last written share. */
   private share = new Float64Array(0);
   private used = new Uint8Array(0);
+  /** Per used market: the exchange it is counted for (a symbol event may move a market to another). */
+  private usedAt = new Int32Array(0);
   private shareOut = new Float64Array(0);
   /** Per market: spread of the latest accepted quote (NaN: none) and last written. */
   private spread = new Float64Array(0);
@@ -140,6 +142,7 @@ export class OwnMetrics {
     if (this.share.length >= n) return;
     this.share = grow(this.share, n, Number.NaN);
     this.used = grow(this.used, n, 0);
+    this.usedAt = grow(this.usedAt, n, -1);
     this.shareOut = grow(this.shareOut, n, Number.NaN);
     this.spread = grow(this.spread, n, Number.NaN);
     this.spreadOut = grow(this.spreadOut, n, Number.NaN);
@@ -232,9 +235,14 @@ export class OwnMetrics {
   private setUsed(m: number, u: number, marketExchange: ArrayLike<number>): void {
     if (this.used[m] === u) return;
     this.used[m] = u;
+    if (u === 0) {
+      this.usedCount[this.usedAt[m]]--;
+      return;
+    }
     const x = marketExchange[m];
     this.ensureExchanges(x + 1);
-    this.usedCount[x] += u === 1 ? 1 : -1;
+    this.usedAt[m] = x;
+    this.usedCount[x]++;
   }
 
   /** An eligibility refresh set V of market `m` (exact text `text`). */
