@@ -125,11 +125,18 @@ export class OwnMetrics {
   /** Markets by (exchange id, symbol id) and exchanges by id: the order of the points of a tick. */
   private marketOrder: number[] = [];
   private exchangeOrder: number[] = [];
+  /** The exchange of each market when {@link marketOrder} was sorted. */
+  private orderedExchange = new Int32Array(0);
 
-  /** Sorts the markets and exchanges again when some were added since the last tick. */
+  /**
+   * Sorts the markets and exchanges again when some were added since the last tick, or when a
+   * touched market has moved to another exchange (a symbol event can do that).
+   */
   private updateOrders(names: OwnMetricNames, exchangeCount: number): void {
     const nm = names.marketNames.length;
-    if (this.marketOrder.length !== nm || this.exchangeOrder.length !== exchangeCount) {
+    const moved = this.touchedList.some((m) => this.orderedExchange[m] !== names.marketExchange[m]);
+    if (moved || this.marketOrder.length !== nm || this.exchangeOrder.length !== exchangeCount) {
+      this.orderedExchange = Int32Array.from({ length: nm }, (_, m) => names.marketExchange[m]);
       const ex = (m: number) => names.exchangeNames[names.marketExchange[m]];
       this.marketOrder = [...Array(nm).keys()].sort(
         (a, b) => byCodeUnit(ex(a), ex(b)) || byCodeUnit(names.marketNames[a], names.marketNames[b]),
