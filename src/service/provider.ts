@@ -237,6 +237,8 @@ export class DatabaseRateProvider implements RateProvider {
   private readonly opts: DatabaseProviderOptions;
   private finalEngine: Engine | undefined;
   private extrapolatedSource: EngineSource | undefined;
+  /** The final engine advanced past the end to its tick, kept for the next question about that tick. */
+  private extrapolated: Engine | undefined;
 
   /**
    * @param store - an open replay database (read-only, unless `opts.watch` is false)
@@ -298,6 +300,7 @@ export class DatabaseRateProvider implements RateProvider {
       this.served = db;
       this.finalEngine = undefined;
       this.extrapolatedSource = undefined;
+      this.extrapolated = undefined;
     }
     return db;
   }
@@ -348,6 +351,21 @@ export class DatabaseRateProvider implements RateProvider {
     return { mode: 'database', source: this.served.path, firstTick: first, lastTick: last, pairs: this.served.pairCount };
   }
 
+  /** The engine at the end of the served run, restored once. */
+  private final(): Engine {
+    this.finalEngine ??= this.engineOr550(() => this.db.restoreFinalEngine());
+    return this.finalEngine;
+  }
+
+  /**
+   * The final engine advanced, with no further events, to tick T past the end; the one made for the
+   * last such question is reused (a rate source, explain and symbols at one time share it).
+   */
+  private engineAfterEnd(T: number): Engine {
+    if (this.extrapolated?.lastTickTime !== T) this.extrapolated = this.engineOr550(() => this.db.engineAfterEnd(T));
+    return this.extrapolated;
+  }
+
   /** The engine at the end of the replay, or a 550 naming why it cannot be had. */
   private engineOr550<T>(get: () => T): T {
     if (this.opts.extrapolate === false) throw noData('times after the last tick of a followed log are not known yet');
@@ -380,7 +398,7 @@ export class DatabaseRateProvider implements RateProvider {
     if (this.db.allExpiredAt(T, last)) return this.db.emptyTableAt(T);
     // The extrapolated engine moves on to later times: only its state at T answers for T.
     if (!this.extrapolatedSource || this.extrapolatedSource.tick !== T) {
-      this.extrapolatedSource = new EngineSource(this.engineOr550(() => this.db.engineAfterEnd(T)));
+      this.extrapolatedSource = new EngineSource(this.engineAfterEnd(T));
     }
     return this.extrapolatedSource;
   }
@@ -494,8 +512,7 @@ export class DatabaseRateProvider implements RateProvider {
   explain(base: string, quote: string, at?: number): RateExplanation {
     const last = this.ticks().last;
     if (at === undefined || last === undefined || floorSecond(at) <= last) {
-      if (!this.finalEngine) this.finalEngine = this.engineOr550(() => this.db.restoreFinalEngine());
-      return explainWith(this.finalEngine, base, quote, at);
+      return explainWith(this.final(), base, quote, at);
     }
     const T = floorSecond(at);
     this.sourceFor(at, `no provenance of ${base}/${quote}`); // coverage checks
@@ -504,12 +521,7 @@ export class DatabaseRateProvider implements RateProvider {
         `no rate for ${base}/${quote} at ${formatTime(T)}: every rate expired (maxRateAge) after the data ended at ${formatTime(last)}`,
       );
     }
-    return explainWith(
-      this.engineOr550(() => this.db.engineAfterEnd(T)),
-      base,
-      quote,
-      at,
-    );
+    return explainWith(this.engineAfterEnd(T), base, quote, at);
   }
 
   /**
@@ -528,11 +540,10 @@ export class DatabaseRateProvider implements RateProvider {
       );
     }
     if (T === last) {
-      if (!this.finalEngine) this.finalEngine = this.engineOr550(() => this.db.restoreFinalEngine());
-      return this.finalEngine.symbols(filter);
+      return this.final().symbols(filter);
     }
     this.sourceFor(at, 'no symbol records'); // coverage checks (a replay stopped at --to)
-    return this.engineOr550(() => this.db.engineAfterEnd(T)).symbols(filter);
+    return this.engineAfterEnd(T).symbols(filter);
   }
 
   close(): void | Promise<void> {
