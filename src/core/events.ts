@@ -12,10 +12,10 @@
 
 import {
   booleanOf,
-  decOf,
   getDec,
   getId,
   getOptionalBoolean,
+  getOptionalDec,
   getOptionalId,
   getOptionalTime,
   getTime,
@@ -216,12 +216,6 @@ function parseSymbol(r: Record<string, unknown>): SymbolEvent | Reject {
 
 type MutableSymbolEvent = { -readonly [K in keyof SymbolEvent]: SymbolEvent[K] };
 
-/** A strike price: a finite decimal (`bad_number` otherwise), undefined when absent. */
-function getOptionalDec(r: Record<string, unknown>, field: string): Dec | undefined | Reject {
-  const v = r[field];
-  return isAbsent(v) ? undefined : decOf('symbol', field, v);
-}
-
 /**
  * The optional fields of a version-2 `symbol` event (docs/methodology.md section 10), added to
  * `ev` only when present (an event without them keeps exactly the version-1 keys); the first bad
@@ -236,7 +230,7 @@ function addVersion2Fields(r: Record<string, unknown>, ev: MutableSymbolEvent): 
   if (isReject(delivery)) return delivery;
   const isCall = getOptionalBoolean('symbol', r, 'option_type_is_call');
   if (isReject(isCall)) return isCall;
-  const strike = getOptionalDec(r, 'option_strike_price');
+  const strike = getOptionalDec('symbol', r, 'option_strike_price');
   if (isReject(strike)) return strike;
   const expiration = getOptionalTime('symbol', r, 'option_expiration_time');
   if (isReject(expiration)) return expiration;

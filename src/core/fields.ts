@@ -217,6 +217,19 @@ export function getDec(type: string, record: Record<string, unknown>, field: str
 }
 
 /**
+ * An optional decimal: undefined when absent, else as {@link decOf}.
+ *
+ * @example
+ * ```ts
+ * getOptionalDec('symbol', { option_strike_price: '42000' }, 'option_strike_price'); // { value: 42000, text: '42000' }
+ * ```
+ */
+export function getOptionalDec(type: string, record: Record<string, unknown>, field: string): Dec | undefined | Reject {
+  const v = record[field];
+  return isAbsent(v) ? undefined : decOf(type, field, v);
+}
+
+/**
  * An integer: a safe-integer number, or a string of [+-]digits; undefined otherwise.
  *
  * @example
