@@ -12,12 +12,28 @@ import { MAX_LINE_BYTES_CAP } from '../io/lineLimit.js';
 import type { SourceFormat } from '../io/source.js';
 import { ReplayStore } from '../io/store.js';
 import type { QuerySource } from '../replay/query.js';
+import { ServiceError } from '../service/errors.js';
 
 /** Bad usage: exit code 2. */
 export class UsageError extends Error {}
 
 /** Bad input that stops the run: exit code 1. */
 export class InputError extends Error {}
+
+/**
+ * The CLI's error for what a service route threw, for the commands that answer as the routes do
+ * (`xrate metrics`, `xrate symbols`): a 400 is bad usage (exit 2), any other status bad input
+ * (exit 1); other errors are returned as they are.
+ *
+ * @example
+ * ```ts
+ * try { answer(); } catch (e) { throw cliErrorOf(e); }
+ * ```
+ */
+export function cliErrorOf(e: unknown): unknown {
+  if (!(e instanceof ServiceError)) return e;
+  return e.status === 400 ? new UsageError(e.message) : new InputError(`xrate: ${e.message}`);
+}
 
 /** Output streams (injectable for tests). */
 export interface Io {

@@ -37,10 +37,9 @@ import { formatTime, TIME_RANGE } from '../core/time.js';
 import type { TimeUs } from '../core/types.js';
 import { HISTORY_MAX_LIMIT } from '../replay/query.js';
 import { badParam, missingParam, noData } from './errors.js';
-import { negotiate, render, type PayloadKind } from './format/index.js';
 import type { Limiter } from './limits.js';
-import { matchPath, Query, shown } from './params.js';
-import { charger, holdHeavy, type RouteConfig } from './routes.js';
+import { type Query, shown } from './params.js';
+import { answerFromTable, type Answer, registerRouteTable, type TableRoute } from './routeTable.js';
 
 /** Options of {@link registerMetricRoutes}. */
 export interface MetricRouteOptions {
@@ -53,16 +52,9 @@ type IdParam = keyof SeriesKey;
 type Ids = Partial<Record<IdParam, string>>;
 /** How a time is written: ISO text, or a Unix timestamp with `time_format`. */
 type TimeWriter = (us: TimeUs) => string | number;
-/** What a route answers: a payload and its cost. */
-export interface Answer {
-  kind: PayloadKind;
-  value: unknown[];
-  cost: number;
-}
 
 const ID_PARAMS: readonly IdParam[] = ['metric_id', 'exchange_id', 'symbol_id', 'asset_id'];
 const GROUP_BY: readonly MetricGroupBy[] = ['symbol_id', 'asset_id', 'exchange_id', 'metric_id'];
-const CONFIG: { config: RouteConfig } = { config: { right: 'metrics' } };
 
 /** The required ids of the routes of each scope (spec: the `required` query parameters). */
 const REQUIRED: Record<MetricScope, { listing: IdParam[]; history: IdParam[] }> = {
@@ -225,11 +217,7 @@ function currentAnswer(source: MetricsSource, q: Query, what: 'listing' | 'curre
 }
 
 /** A metrics route: its path (fastify syntax), whether it is a timeseries, and its answer. */
-interface MetricRoute {
-  path: string;
-  timeseries: boolean;
-  answer(source: MetricsSource, q: Query, params: Ids): Answer;
-}
+type MetricRoute = TableRoute<MetricsSource>;
 
 /** Every metrics route (see the module description). */
 const ROUTES: readonly MetricRoute[] = [
@@ -279,11 +267,7 @@ const ROUTES: readonly MetricRoute[] = [
  * ```
  */
 export function answerMetrics(source: MetricsSource, path: string, query: Record<string, string>): Answer | undefined {
-  for (const r of ROUTES) {
-    const params = matchPath(r.path, path);
-    if (params) return r.answer(source, new Query(query), params as Ids);
-  }
-  return undefined;
+  return answerFromTable(ROUTES, source, path, query);
 }
 
 /**
@@ -292,16 +276,5 @@ export function answerMetrics(source: MetricsSource, path: string, query: Record
  * HEAVY_LIMIT items is a heavy request, as the exchange-rate history.
  */
 export function registerMetricRoutes(app: FastifyInstance, source: MetricsSource, opts: MetricRouteOptions): void {
-  const charge = charger(opts.limiter);
-  for (const r of ROUTES) {
-    app.get<{ Params: Ids }>(r.path, CONFIG, (req, reply) => {
-      const q = new Query(req.query);
-      const fmt = negotiate(q, req.headers.accept);
-      if (r.timeseries) holdHeavy(opts.limiter, req, reply, q.int('limit', 1, HISTORY_MAX_LIMIT, 100));
-      const a = r.answer(source, q, req.params);
-      charge(req, reply, a.cost);
-      const { body, type } = render(a.kind, a.value, fmt);
-      return reply.header('content-type', type).send(body);
-    });
-  }
+  registerRouteTable(app, ROUTES, source, 'metrics', opts.limiter);
 }

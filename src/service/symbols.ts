@@ -20,26 +20,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { SymbolFilter, SymbolRecord } from '../core/engine.js';
 import { formatTime } from '../core/time.js';
-import { negotiate, render, type PayloadKind } from './format/index.js';
 import type { Limiter } from './limits.js';
-import { matchPath, Query, splitList } from './params.js';
-import { charger, type RouteConfig } from './routes.js';
+import { Query, splitList } from './params.js';
+import { answerFromTable, type Answer, registerRouteTable, type TableRoute } from './routeTable.js';
 
 /** Where the symbol records come from (the service's {@link RateProvider}). */
 export interface SymbolSource {
   symbols(at: number | undefined, filter: SymbolFilter): SymbolRecord[];
 }
 
-/** What a route answers: a payload and its cost. */
-interface Answer {
-  kind: PayloadKind;
-  value: Record<string, unknown>[];
-  cost: number;
-}
-
 type PathParams = { exchange_id?: string };
-
-const CONFIG: { config: RouteConfig } = { config: { right: 'symbols' } };
 
 /** The decimal text as a JSON number (a double), undefined stays undefined. */
 function num(text: string | undefined): number | undefined {
@@ -136,10 +126,7 @@ function filterOf(q: Query, p: PathParams, activeOnly: boolean): SymbolFilter {
 }
 
 /** A symbols route: its path (fastify syntax) and its answer. */
-interface SymbolRoute {
-  path: string;
-  answer(source: SymbolSource, q: Query, p: PathParams): Answer;
-}
+type SymbolRoute = TableRoute<SymbolSource>;
 
 /** The v1.Symbol answer of a route (active only or all). */
 function symbolsAnswer(activeOnly: boolean): SymbolRoute['answer'] {
@@ -172,11 +159,7 @@ const ROUTES: readonly SymbolRoute[] = [
  * ```
  */
 export function answerSymbols(source: SymbolSource, path: string, query: Record<string, string>): Answer | undefined {
-  for (const r of ROUTES) {
-    const params = matchPath(r.path, path);
-    if (params) return r.answer(source, new Query(query), params);
-  }
-  return undefined;
+  return answerFromTable(ROUTES, source, path, query);
 }
 
 /**
@@ -194,15 +177,5 @@ export function symbolsTime(query: Record<string, string>): number | undefined {
 
 /** Registers the symbols routes on `app` (the onRequest hook of server.ts checks the `symbols` right). */
 export function registerSymbolRoutes(app: FastifyInstance, source: SymbolSource, opts: { limiter: Limiter }): void {
-  const charge = charger(opts.limiter);
-  for (const r of ROUTES) {
-    app.get<{ Params: PathParams }>(r.path, CONFIG, (req, reply) => {
-      const q = new Query(req.query);
-      const fmt = negotiate(q, req.headers.accept);
-      const a = r.answer(source, q, req.params);
-      charge(req, reply, a.cost);
-      const { body, type } = render(a.kind, a.value, fmt);
-      return reply.header('content-type', type).send(body);
-    });
-  }
+  registerRouteTable(app, ROUTES, source, 'symbols', opts.limiter);
 }

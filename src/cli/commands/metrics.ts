@@ -10,9 +10,8 @@
  * @module
  */
 import { openMetrics } from '../../replay/query.js';
-import { ServiceError } from '../../service/errors.js';
 import { answerMetrics } from '../../service/metrics.js';
-import { COMMON, InputError, parse, querySource, UsageError, type Io } from '../args.js';
+import { cliErrorOf, COMMON, parse, querySource, UsageError, type Io } from '../args.js';
 import { help } from '../help.js';
 
 const OPTIONS = { ...COMMON, 'own-metrics': { type: 'boolean' } } as const;
@@ -51,9 +50,7 @@ export async function cmdMetrics(args: string[], io: Io): Promise<number> {
     io.out(`${JSON.stringify(a.value)}\n`);
     return 0;
   } catch (e) {
-    if (!(e instanceof ServiceError)) throw e;
-    if (e.status === 400) throw new UsageError(e.message);
-    throw new InputError(`xrate: ${e.message}`);
+    throw cliErrorOf(e);
   } finally {
     m.close();
   }

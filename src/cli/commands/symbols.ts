@@ -11,10 +11,9 @@
  * @module
  */
 import { engineAt, isDatabaseSource } from '../../replay/query.js';
-import { ServiceError } from '../../service/errors.js';
 import { DatabaseRateProvider } from '../../service/provider.js';
 import { answerSymbols, symbolsTime, type SymbolSource } from '../../service/symbols.js';
-import { COMMON, InputError, parse, querySource, UsageError, type Io } from '../args.js';
+import { cliErrorOf, COMMON, parse, querySource, UsageError, type Io } from '../args.js';
 import { help } from '../help.js';
 import { queryOf } from './metrics.js';
 
@@ -52,8 +51,6 @@ export async function cmdSymbols(args: string[], io: Io): Promise<number> {
       s.close();
     }
   } catch (e) {
-    if (!(e instanceof ServiceError)) throw e;
-    if (e.status === 400) throw new UsageError(e.message);
-    throw new InputError(`xrate: ${e.message}`);
+    throw cliErrorOf(e);
   }
 }
