@@ -14,43 +14,29 @@ import { formatTime, parseTime } from '../../src/core/time.js';
 import { queryHistory } from '../../src/replay/query.js';
 import { historyPieces, negotiate, render, type OutputFormat } from '../../src/service/format/index.js';
 import { Query } from '../../src/service/params.js';
-import { DatabaseRateProvider, type HistoryQuery, type RateProvider, type TimeseriesItem } from '../../src/service/provider.js';
+import type { DatabaseRateProvider, HistoryQuery, RateProvider, TimeseriesItem } from '../../src/service/provider.js';
 import { SlicedBody } from '../../src/service/slices.js';
 import {
-  demoDb,
+  demoProvider,
   expectError,
   Gate,
   GatedHistory,
   WrappedProvider,
   request,
   startServer,
-  tempDir,
   type Res,
   type TestServer,
 } from './helpers.js';
 
-let tmp: ReturnType<typeof tempDir>;
-let db: string;
-let provider: DatabaseRateProvider;
+const demo = demoProvider();
 
 /** Every one-second bucket of BTC/USD in the demo database (6,852 of them). */
 const BIG = '/v1/exchangerate/BTC/USD/history?period_id=1SEC&time_start=2024-03-01T00:00:00Z&limit=100000';
 const T0 = parseTime('2024-03-01T00:00:00Z')!;
 
-beforeAll(async () => {
-  tmp = tempDir();
-  db = await demoDb(tmp.dir);
-  provider = await DatabaseRateProvider.open(db);
-});
-
-afterAll(async () => {
-  await provider?.close();
-  tmp?.remove();
-});
-
 let n = 0;
-function server(p: RateProvider = provider, heavyConcurrency?: number): Promise<TestServer> {
-  return startServer({ provider: p, keysPath: join(tmp.dir, `keys-${n++}.sqlite`), heavyConcurrency });
+function server(p: RateProvider = demo.provider, heavyConcurrency?: number): Promise<TestServer> {
+  return startServer({ provider: p, keysPath: join(demo.tmp.dir, `keys-${n++}.sqlite`), heavyConcurrency });
 }
 
 /** The history query and output format of a request path, as the route reads them. */
@@ -74,7 +60,7 @@ function parse(path: string, accept?: string): { base: string; quote: string; q:
 /** The body the service gave before answers were sliced: the whole array read at once, rendered at once. */
 function renderedAtOnce(path: string, accept?: string): Buffer {
   const { base, quote, q, fmt } = parse(path, accept);
-  const { body } = render('history', provider.history(base, quote, q), fmt);
+  const { body } = render('history', demo.provider.history(base, quote, q), fmt);
   return Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8');
 }
 
@@ -131,8 +117,8 @@ describe('the bytes of a long answer are those of the whole answer rendered at o
   });
 
   it('JSON: the output of `xrate history DB`', async () => {
-    const last = provider.info().lastTick!;
-    const cli = await queryHistory({ inputs: [db] }, ['BTC', 'USD'], '1SEC', T0, last + 1_000_000, 100_000);
+    const last = demo.provider.info().lastTick!;
+    const cli = await queryHistory({ inputs: [demo.db] }, ['BTC', 'USD'], '1SEC', T0, last + 1_000_000, 100_000);
     expect(cli.length).toBe(6852);
     const r = await srv.get(BIG, { 'X-CoinAPI-Key': key });
     expect(r.text).toBe(JSON.stringify(cli));
@@ -250,7 +236,7 @@ function timeline(srv: TestServer): string[] {
 
 describe('short requests while long ones are in flight', () => {
   it('light requests are answered while four heavy answers are still being read and written', async () => {
-    const rec = new Recording(provider);
+    const rec = new Recording(demo.provider);
     const srv = await server(rec);
     const events = timeline(srv);
     try {
@@ -288,7 +274,7 @@ describe('short requests while long ones are in flight', () => {
 describe('the cap on heavy requests per key', () => {
   it('past 2 heavy requests in flight a key gets a 429 naming the cap, charged nothing; other keys and light requests go on', async () => {
     const gate = new Gate();
-    const srv = await server(new GatedHistory(provider, gate));
+    const srv = await server(new GatedHistory(demo.provider, gate));
     try {
       const key = srv.key();
       const other = srv.key();
@@ -319,7 +305,7 @@ describe('the cap on heavy requests per key', () => {
 
   it('the cap is configurable', async () => {
     const gate = new Gate();
-    const srv = await server(new GatedHistory(provider, gate), 1);
+    const srv = await server(new GatedHistory(demo.provider, gate), 1);
     try {
       const key = srv.key();
       const held = srv.get(BIG, { 'X-CoinAPI-Key': key });
@@ -338,7 +324,7 @@ describe('a client that goes away', () => {
     let client: ClientRequest | undefined;
     // The client goes away once the first 100 buckets have been read (of 6,852, each taking 0.02 ms).
     const rec = new Recording(
-      provider,
+      demo.provider,
       (pulled) => {
         if (pulled === 100) client?.destroy();
       },

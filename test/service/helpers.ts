@@ -7,6 +7,7 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
@@ -37,6 +38,24 @@ export async function demoDb(dir: string): Promise<string> {
 }
 
 /** A response read in full. */
+/**
+ * The demo database in a temporary folder and a provider over it, for the tests of one file:
+ * made before them and removed after them (call at the file's top level).
+ */
+export function demoProvider(): { readonly tmp: ReturnType<typeof tempDir>; readonly db: string; readonly provider: DatabaseRateProvider } {
+  const f = {} as { tmp: ReturnType<typeof tempDir>; db: string; provider: DatabaseRateProvider };
+  beforeAll(async () => {
+    f.tmp = tempDir();
+    f.db = await demoDb(f.tmp.dir);
+    f.provider = await DatabaseRateProvider.open(f.db);
+  });
+  afterAll(async () => {
+    await f.provider?.close();
+    f.tmp?.remove();
+  });
+  return f;
+}
+
 export interface Res {
   status: number;
   headers: IncomingHttpHeaders;

@@ -4,35 +4,22 @@
  * requests, and usage surviving a restart.
  */
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { formatTime } from '../../src/core/time.js';
 import { KeyStore } from '../../src/service/keys.js';
-import { DatabaseRateProvider, type RateProvider } from '../../src/service/provider.js';
-import { demoDb, expectError, Gate, GatedHistory, startServer, tempDir, type Res, type TestServer } from './helpers.js';
+import type { RateProvider } from '../../src/service/provider.js';
+import { demoProvider, expectError, Gate, GatedHistory, startServer, type Res, type TestServer } from './helpers.js';
 
-let tmp: ReturnType<typeof tempDir>;
-let db: string;
-let provider: DatabaseRateProvider;
+const demo = demoProvider();
 let clock = Date.UTC(2026, 0, 1, 12, 0, 0, 250);
 const RATE = '/v1/exchangerate/BTC/USD';
 const HIST = '/v1/exchangerate/BTC/USD/history?period_id=1SEC&time_start=2024-03-01T05:00:00Z&time_end=2024-03-01T05:10:00Z';
 
-beforeAll(async () => {
-  tmp = tempDir();
-  db = await demoDb(tmp.dir);
-  provider = await DatabaseRateProvider.open(db);
-});
-
-afterAll(async () => {
-  await provider?.close();
-  tmp?.remove();
-});
-
 let n = 0;
 async function server(extra: { provider?: RateProvider; flushEveryMs?: number; keysPath?: string } = {}): Promise<TestServer> {
   return startServer({
-    provider: extra.provider ?? provider,
-    keysPath: extra.keysPath ?? join(tmp.dir, `keys-${n++}.sqlite`),
+    provider: extra.provider ?? demo.provider,
+    keysPath: extra.keysPath ?? join(demo.tmp.dir, `keys-${n++}.sqlite`),
     now: () => clock,
     flushEveryMs: extra.flushEveryMs,
   });
@@ -159,7 +146,7 @@ describe('24 h request limit', () => {
 
   it('exact under concurrent requests: exactly `limit` of many parallel requests succeed', async () => {
     const gate = new Gate();
-    const srv = await server({ provider: new GatedHistory(provider, gate) });
+    const srv = await server({ provider: new GatedHistory(demo.provider, gate) });
     try {
       const key = srv.key({ limit: 20, concurrency: 1000 });
       const pending = Array.from({ length: 60 }, () => srv.get(HIST, { 'X-CoinAPI-Key': key }));
@@ -183,7 +170,7 @@ describe('24 h request limit', () => {
 describe('concurrency limit', () => {
   it('429 past the concurrency limit; X-ConcurrencyLimit-Remaining counts requests in flight', async () => {
     const gate = new Gate();
-    const srv = await server({ provider: new GatedHistory(provider, gate) });
+    const srv = await server({ provider: new GatedHistory(demo.provider, gate) });
     try {
       const key = srv.key({ concurrency: 2 });
       const H = { 'X-CoinAPI-Key': key };
@@ -210,7 +197,7 @@ describe('concurrency limit', () => {
 
   it('a request aborted by the client frees its slot', async () => {
     const gate = new Gate();
-    const srv = await server({ provider: new GatedHistory(provider, gate) });
+    const srv = await server({ provider: new GatedHistory(demo.provider, gate) });
     try {
       const key = srv.key({ concurrency: 1 });
       const { request } = await import('node:http');
@@ -233,7 +220,7 @@ describe('concurrency limit', () => {
 
 describe('persistence', () => {
   it('usage survives a restart (written on close, and behind every flush period)', async () => {
-    const keysPath = join(tmp.dir, 'persist.sqlite');
+    const keysPath = join(demo.tmp.dir, 'persist.sqlite');
     let srv = await server({ keysPath, flushEveryMs: 0 });
     const key = srv.key({ limit: 10 });
     for (let i = 0; i < 4; i++) await srv.get(RATE, { 'X-CoinAPI-Key': key });
