@@ -71,8 +71,8 @@ export class Engine {
     this.state = state;
     this.config = state.config;
     this.tracking = new Tracking(state);
-    this.ticks = new TickPipeline(state, computer, this.tracking);
     this.queries = new RateQueries(state);
+    this.ticks = new TickPipeline(state, computer, this.tracking, this.queries);
     this.explainer = new Explainer(state, computer, this.queries);
   }
 
@@ -224,7 +224,23 @@ export class Engine {
     return this.queries.ratesFrom(base);
   }
 
-  /** Asset id of an integer asset index (as used by {@link ratesFrom}). */
+  /**
+   * rate(asset, `quote`) of every asset at once, as columns indexed by asset id like
+   * {@link ratesFrom} (the answers of {@link rate}(asset, quote) for each: one search from `quote`
+   * and a walk per asset under the default `bfs` cross method). Reused by the next call; undefined
+   * when `quote` is unknown or before the first tick.
+   *
+   * @example
+   * ```ts
+   * const usd = engine.ratesTo('USD');
+   * usd?.rate[btcIndex]; // rate(BTC, USD)
+   * ```
+   */
+  ratesTo(quote: string): { rate: Float64Array; time: Float64Array; fresh: Uint8Array } | undefined {
+    return this.queries.ratesTo(quote);
+  }
+
+  /** Asset id of an integer asset index (as used by {@link ratesFrom}, {@link ratesTo}). */
   assetName(index: number): string {
     return this.state.assets.names[index];
   }
@@ -250,7 +266,13 @@ export class Engine {
    */
   symbols(filter: SymbolFilter = {}): SymbolRecord[] {
     const s = this.state;
-    return s.symbolRecords.records(s, s.lastTick, filter, (asset) => this.queries.rate(asset, 'USD')?.rate);
+    const toUsd = this.queries.ratesTo('USD');
+    const usdRate = (asset: string) => {
+      const a = s.assets.get(asset);
+      const r = a === undefined || toUsd === undefined ? Number.NaN : toUsd.rate[a];
+      return Number.isNaN(r) ? undefined : r;
+    };
+    return s.symbolRecords.records(s, s.lastTick, filter, usdRate);
   }
 
   /** Known asset ids, sorted. */

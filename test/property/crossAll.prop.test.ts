@@ -2,45 +2,51 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { RateGraph, type PairView } from '../../src/core/graph.js';
 
-/** A random pair table over `n` assets: pairs with rates, ranks 0-2, markets used, times, freshness. */
-const tableArb = fc
-  .integer({ min: 2, max: 14 })
-  .chain((n) =>
-    fc.record({
-      n: fc.constant(n),
-      pairs: fc.uniqueArray(
-        fc.record({
-          b: fc.integer({ min: 0, max: n - 1 }),
-          q: fc.integer({ min: 0, max: n - 1 }),
-          rate: fc.double({ min: 1e-4, max: 1e4, noNaN: true }),
-          rank: fc.integer({ min: 0, max: 2 }),
-          used: fc.integer({ min: 1, max: 4 }),
-          time: fc.integer({ min: 0, max: 1_000_000 }),
-          fresh: fc.boolean(),
-          volume: fc.double({ min: 0, max: 100, noNaN: true }),
-          hasRate: fc.boolean(),
-        }),
-        { selector: (p) => `${p.b}/${p.q}`, maxLength: 40 },
-      ),
-    }),
-  )
-  .map(({ n, pairs }) => {
-    const ps = pairs.filter((p) => p.b !== p.q);
-    const view: PairView = {
-      count: ps.length,
-      base: Int32Array.from(ps, (p) => p.b),
-      quote: Int32Array.from(ps, (p) => p.q),
-      rate: Float64Array.from(ps, (p) => (p.hasRate ? p.rate : NaN)),
-      time: Float64Array.from(ps, (p) => p.time),
-      rank: Float64Array.from(ps, (p) => p.rank),
-      used: Int32Array.from(ps, (p) => p.used),
-      volume: Float64Array.from(ps, (p) => p.volume),
-      fresh: Uint8Array.from(ps, (p) => (p.fresh ? 1 : 0)),
-    };
-    // Asset names deliberately not in id order, so the lexicographic tie-break is exercised.
-    const names = Array.from({ length: n }, (_, i) => `A${String((i * 7) % n).padStart(2, '0')}-${i}`);
-    return { n, view, names };
-  });
+/**
+ * A random pair table over `n` assets: pairs with rates, ranks 0-2, markets used, times,
+ * freshness; at most `maxPairs` pairs (few pairs make long paths, where the rank and
+ * lexicographic tie-breaks bite).
+ */
+const tableOf = (maxPairs: number) =>
+  fc
+    .integer({ min: 2, max: 14 })
+    .chain((n) =>
+      fc.record({
+        n: fc.constant(n),
+        pairs: fc.uniqueArray(
+          fc.record({
+            b: fc.integer({ min: 0, max: n - 1 }),
+            q: fc.integer({ min: 0, max: n - 1 }),
+            rate: fc.double({ min: 1e-4, max: 1e4, noNaN: true }),
+            rank: fc.integer({ min: 0, max: 2 }),
+            used: fc.integer({ min: 1, max: 4 }),
+            time: fc.integer({ min: 0, max: 1_000_000 }),
+            fresh: fc.boolean(),
+            volume: fc.double({ min: 0, max: 100, noNaN: true }),
+            hasRate: fc.boolean(),
+          }),
+          { selector: (p) => `${p.b}/${p.q}`, maxLength: maxPairs },
+        ),
+      }),
+    )
+    .map(({ n, pairs }) => {
+      const ps = pairs.filter((p) => p.b !== p.q);
+      const view: PairView = {
+        count: ps.length,
+        base: Int32Array.from(ps, (p) => p.b),
+        quote: Int32Array.from(ps, (p) => p.q),
+        rate: Float64Array.from(ps, (p) => (p.hasRate ? p.rate : NaN)),
+        time: Float64Array.from(ps, (p) => p.time),
+        rank: Float64Array.from(ps, (p) => p.rank),
+        used: Int32Array.from(ps, (p) => p.used),
+        volume: Float64Array.from(ps, (p) => p.volume),
+        fresh: Uint8Array.from(ps, (p) => (p.fresh ? 1 : 0)),
+      };
+      // Asset names deliberately not in id order, so the lexicographic tie-break is exercised.
+      const names = Array.from({ length: n }, (_, i) => `A${String((i * 7) % n).padStart(2, '0')}-${i}`);
+      return { n, view, names };
+    });
+const tableArb = tableOf(40);
 
 describe('rule 12: all-targets search', () => {
   for (const method of ['bfs', 'layered'] as const) {
@@ -72,6 +78,33 @@ describe('rule 12: all-targets search', () => {
           }
         }),
         { seed: 42, numRuns: 300 },
+      );
+    });
+  }
+
+  for (const method of ['bfs', 'layered'] as const) {
+    it(`crossAllTo equals cross from every source, exactly (${method})`, () => {
+      fc.assert(
+        fc.property(fc.oneof(tableArb, tableOf(16)), ({ n, view, names }) => {
+          const g = new RateGraph((i) => names[i]);
+          g.sync(view, n, 1);
+          const out = { rate: new Float64Array(n), time: new Float64Array(n), fresh: new Uint8Array(n) };
+          for (let to = 0; to < n; to++) {
+            g.crossAllTo(to, view, method, 1, out);
+            for (let from = 0; from < n; from++) {
+              const r = g.cross(from, to, view, method, 1);
+              if (!r) {
+                expect(out.rate[from], `${from}->${to}`).toBeNaN();
+                continue;
+              }
+              // The same path, multiplied in the same order: the same double.
+              expect(out.rate[from], `${from}->${to}`).toBe(r.rate);
+              expect(out.time[from]).toBe(r.time);
+              expect(out.fresh[from] === 1).toBe(r.fresh);
+            }
+          }
+        }),
+        { seed: 42, numRuns: method === 'bfs' ? 1000 : 300 },
       );
     });
   }

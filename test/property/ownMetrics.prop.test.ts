@@ -3,7 +3,8 @@
  * after a random log, the latest XRATE_MARKET_WEIGHT_SHARE of every market of a direct pair is the
  * weight share `explainPair` gives it (0 when it is left out; a market that is not SPOT has none), XRATE_EXCHANGE_MARKETS_USED counts
  * the markets `explainPair` lists as used, XRATE_EXCHANGE_RANK is the rank explain reads, a point
- * is written only when its series' value changes, and taking the metrics changes no rate.
+ * is written only when its series' value changes, XRATE_ASSET_USD_RATE is `rate(asset, 'USD')` when
+ * fresh, and taking the metrics changes no rate.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -36,6 +37,7 @@ function latest(points: MetricEvent[]): Map<string, number> {
 describe("xrate's own metrics", () => {
   it('agree with explain and the exchange table, change nothing else, and are written only on change', () => {
     let checked = 0;
+    let usdChecked = 0;
     fc.assert(
       fc.property(logArb(), (log) => {
         const plain = replayLog(log, false);
@@ -71,6 +73,15 @@ describe("xrate's own metrics", () => {
             ranks.set(e.exchange_id, e.rank);
           }
         }
+        // rate(asset, USD) as the engine answers it, whenever it is fresh; USD itself has no series.
+        for (const a of engine.assetIds()) {
+          const r = engine.rate(a, 'USD');
+          if (a === 'USD') expect(now.has(`XRATE_ASSET_USD_RATE|XRATE|${a}`)).toBe(false);
+          else if (r?.fresh) {
+            expect(now.get(`XRATE_ASSET_USD_RATE|XRATE|${a}`), a).toBe(r.rate);
+            usdChecked++;
+          }
+        }
         for (const [x, n] of usedBy) expect(now.get(`XRATE_EXCHANGE_MARKETS_USED|${x}|`), x).toBe(n);
         for (const [x, r] of ranks) expect(now.get(`XRATE_EXCHANGE_RANK|${x}|`), x).toBe(r);
         // The spread of each market's last quote, kept or discarded by rule 5.
@@ -90,6 +101,7 @@ describe("xrate's own metrics", () => {
       { seed: 42, numRuns: 100 },
     );
     expect(checked).toBeGreaterThan(100);
+    expect(usdChecked).toBeGreaterThan(50);
   });
 
   it('a replay stopped and resumed from a snapshot writes the points an uninterrupted one writes', () => {

@@ -9,6 +9,7 @@
  * | XRATE_MARKET_SPREAD | symbol | spreadPrc of its latest accepted quote (a quote rule 5 discards included) |
  * | XRATE_EXCHANGE_MARKETS_USED | exchange | number of its markets used in some pair rate at the tick |
  * | XRATE_EXCHANGE_RANK | exchange | its rank at the tick |
+ * | XRATE_ASSET_USD_RATE | asset | rate(asset, USD) at the tick, when fresh (exchange_id `XRATE`) |
  *
  * The tick pipeline feeds the values as it computes them ({@link pairComputed}, {@link refreshed},
  * {@link noteQuote}); {@link emit} then writes the changed series of the tick, by metric_id and,
@@ -35,6 +36,7 @@ import { spreadOf } from '../quoteFilter.js';
  * ```
  */
 export const OWN_METRICS: readonly MetricDefinition[] = Object.freeze([
+  { metric_id: 'XRATE_ASSET_USD_RATE', description: 'rate(asset, USD) at the tick, when fresh (xrate)' },
   { metric_id: 'XRATE_EXCHANGE_MARKETS_USED', description: 'number of the exchange’s markets used in some pair rate at the tick (xrate)' },
   { metric_id: 'XRATE_EXCHANGE_RANK', description: 'rank of the exchange at the tick (xrate)' },
   { metric_id: 'XRATE_MARKET_SPREAD', description: 'spread (ask - bid) / mid of the market’s latest accepted quote (xrate)' },
@@ -55,6 +57,8 @@ export interface OwnMetricsJSON {
   volume: (string | null)[];
   used: (number | null)[];
   rank: (number | null)[];
+  /** By asset id (absent in snapshots taken before XRATE_ASSET_USD_RATE). */
+  usd?: (number | null)[];
 }
 
 const orNull = (v: number): number | null => (Number.isNaN(v) ? null : v);
@@ -70,6 +74,17 @@ export interface OwnMetricNames {
   marketNames: readonly string[];
   marketExchange: ArrayLike<number>;
   exchangeNames: readonly string[];
+  assetNames: readonly string[];
+}
+
+/** The exchange_id of the asset-level own metrics (XRATE_ASSET_USD_RATE), which no exchange computes. */
+export const OWN_EXCHANGE_ID = 'XRATE';
+
+/** rate(asset, USD) of every asset at a tick (columns by asset id, see RateQueries.ratesTo) and USD's id. */
+export interface UsdRates {
+  rate: Float64Array;
+  fresh: Uint8Array;
+  usd: number;
 }
 
 function grow<T extends Float64Array | Int32Array | Uint8Array>(a: T, n: number, fill: number): T {
@@ -119,12 +134,16 @@ export class OwnMetrics {
   private usedCount = new Int32Array(0);
   private usedOut = new Int32Array(0);
   private rankOut = new Float64Array(0);
+  /** Per asset: the last written rate(asset, USD) (NaN: never). */
+  private usdOut = new Float64Array(0);
   /** Markets whose share, spread or volume may have changed since the last emit. */
   private touched = new Uint8Array(0);
   private touchedList: number[] = [];
   /** Markets by (exchange id, symbol id) and exchanges by id: the order of the points of a tick. */
   private marketOrder: number[] = [];
   private exchangeOrder: number[] = [];
+  /** Assets by id (sorted again when assets were added). */
+  private assetOrder: number[] = [];
   /** The exchange of each market when {@link marketOrder} was sorted. */
   private orderedExchange = new Int32Array(0);
 
@@ -142,6 +161,11 @@ export class OwnMetrics {
         (a, b) => byCodeUnit(ex(a), ex(b)) || byCodeUnit(names.marketNames[a], names.marketNames[b]),
       );
       this.exchangeOrder = [...Array(exchangeCount).keys()].sort((a, b) => byCodeUnit(names.exchangeNames[a], names.exchangeNames[b]));
+    }
+    const na = names.assetNames.length;
+    if (this.assetOrder.length !== na) {
+      this.assetOrder = [...Array(na).keys()].sort((a, b) => byCodeUnit(names.assetNames[a], names.assetNames[b]));
+      this.usdOut = grow(this.usdOut, na, Number.NaN);
     }
   }
 
@@ -179,6 +203,7 @@ export class OwnMetrics {
       volume: this.volumeOut.map((v) => v ?? null),
       used: Array.from(this.usedOut, (v) => (v < 0 ? null : v)),
       rank: Array.from(this.rankOut, orNull),
+      usd: Array.from(this.usdOut, orNull),
     };
   }
 
@@ -192,6 +217,7 @@ export class OwnMetrics {
     this.ensureExchanges(j.used.length);
     this.usedOut.set(Int32Array.from(j.used, (v) => v ?? -1));
     this.rankOut.set(fromJSON(j.rank, Number.NaN));
+    this.usdOut = fromJSON(j.usd ?? [], Number.NaN);
     for (const [m, spread] of j.pending ?? []) {
       this.ensureMarkets(m + 1);
       this.spread[m] = spread;
@@ -261,9 +287,17 @@ export class OwnMetrics {
 
   /**
    * Writes, to `onMetric`, every series whose value changed at tick T: markets touched since the
-   * last emit, and every exchange (`rank`: their ranks now; `exchangeCount` of them).
+   * last emit, every exchange (`rank`: their ranks now; `exchangeCount` of them) and every asset
+   * with a fresh rate to USD (`usd`, undefined when USD is no asset).
    */
-  emit(T: number, names: OwnMetricNames, rank: ArrayLike<number>, exchangeCount: number, onMetric: (e: MetricEvent) => void): void {
+  emit(
+    T: number,
+    names: OwnMetricNames,
+    rank: ArrayLike<number>,
+    exchangeCount: number,
+    usd: UsdRates | undefined,
+    onMetric: (e: MetricEvent) => void,
+  ): void {
     const out: MetricEvent[] = [];
     this.ensureExchanges(exchangeCount);
     this.updateOrders(names, exchangeCount);
@@ -281,7 +315,8 @@ export class OwnMetrics {
     const exchangeOrder = this.exchangeOrder;
     const exchangeOf = (m: number) => names.exchangeNames[names.marketExchange[m]];
 
-    // By metric_id: XRATE_EXCHANGE_* < XRATE_MARKET_*.
+    // By metric_id: XRATE_ASSET_* < XRATE_EXCHANGE_* < XRATE_MARKET_*.
+    if (usd !== undefined) this.emitUsd(T, names.assetNames, usd, out);
     for (const x of exchangeOrder) {
       const c = this.usedCount[x];
       if (c === this.usedOut[x]) continue;
@@ -313,5 +348,16 @@ export class OwnMetrics {
       out.push(decimal('XRATE_MARKET_WEIGHT_SHARE', T, exchangeOf(m), w, { symbolId: names.marketNames[m] }));
     }
     for (const e of out) onMetric(e);
+  }
+
+  /** XRATE_ASSET_USD_RATE: each asset's fresh rate to USD that differs from the last written. */
+  private emitUsd(T: number, assetNames: readonly string[], usd: UsdRates, out: MetricEvent[]): void {
+    const written = this.usdOut;
+    for (const a of this.assetOrder) {
+      const r = usd.rate[a];
+      if (a === usd.usd || usd.fresh[a] !== 1 || Number.isNaN(r) || Object.is(r, written[a])) continue;
+      written[a] = r;
+      out.push(decimal('XRATE_ASSET_USD_RATE', T, OWN_EXCHANGE_ID, r, { assetId: assetNames[a] }));
+    }
   }
 }

@@ -18,6 +18,7 @@ export interface AllRates {
 /** The engine's read-side: answers from the pair table and the graph, never changing results. */
 export class RateQueries {
   private allOut: AllRates = { rate: new Float64Array(0), time: new Float64Array(0), fresh: new Uint8Array(0) };
+  private toOut: AllRates = { rate: new Float64Array(0), time: new Float64Array(0), fresh: new Uint8Array(0) };
 
   constructor(private readonly state: EngineState) {}
 
@@ -54,6 +55,22 @@ export class RateQueries {
     s.graph.crossAll(b, s.pairs.view(), s.config.crossMethod, s.tickCounter, this.allOut);
     this.allOut.time[b] = s.lastTick;
     return this.allOut;
+  }
+
+  /**
+   * rate(asset, `quote`) of every asset at once (rule 12, the answers of {@link rate} for each),
+   * into reused columns indexed by asset id (NaN: none; the identity at `quote` itself);
+   * undefined when `quote` is unknown or before the first tick.
+   */
+  ratesTo(quote: string): AllRates | undefined {
+    const s = this.state;
+    const q = s.assets.get(quote);
+    if (q === undefined || s.lastTick === undefined) return undefined;
+    const n = s.assets.size;
+    if (this.toOut.rate.length !== n) this.toOut = { rate: new Float64Array(n), time: new Float64Array(n), fresh: new Uint8Array(n) };
+    s.graph.crossAllTo(q, s.pairs.view(), s.config.crossMethod, s.tickCounter, this.toOut);
+    this.toOut.time[q] = s.lastTick;
+    return this.toOut;
   }
 
   /** Rates of `base` against every asset it reaches (or `opts.filter`), sorted by asset id. */

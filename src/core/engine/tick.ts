@@ -11,10 +11,14 @@ import { isRefreshTick } from '../eligibility.js';
 import { US_PER_SECOND } from '../time.js';
 import { firstTickAfter, type PairComputer } from './pairCompute.js';
 import type { EngineState } from './state.js';
+import type { RateQueries } from './queries.js';
 import type { Tracking } from './tracking.js';
 import type { MetricEvent } from '../metrics/events.js';
 import type { OwnMetrics } from './ownMetrics.js';
 import type { EngineListener } from './types.js';
+
+/** The asset XRATE_ASSET_USD_RATE prices in. */
+const USD = 'USD';
 
 /** Computes ticks on the state, reporting to the state's listener. */
 export class TickPipeline {
@@ -27,6 +31,7 @@ export class TickPipeline {
     private readonly state: EngineState,
     private readonly computer: PairComputer,
     private readonly tracking: Tracking,
+    private readonly queries: RateQueries,
   ) {}
 
   /**
@@ -153,8 +158,11 @@ export class TickPipeline {
       marketNames: s.markets.index.names,
       marketExchange: s.markets.exchange,
       exchangeNames: s.exchanges.index.names,
+      assetNames: s.assets.names,
     };
-    own.emit(T, names, s.exchanges.rank, s.exchanges.index.size, onMetric);
+    const toUsd = this.queries.ratesTo(USD);
+    const usd = toUsd === undefined ? undefined : { rate: toUsd.rate, fresh: toUsd.fresh, usd: s.assets.get(USD)! };
+    own.emit(T, names, s.exchanges.rank, s.exchanges.index.size, usd, onMetric);
   }
 
   /**

@@ -31,6 +31,8 @@ export class SearchScratch {
   treeFresh = new Uint8Array(0);
   /** Assets already answered by a higher rank level (all-targets search). */
   resolved = new Uint8Array(0);
+  /** Highest lowest-rank over the shortest paths from each asset to the target (all-sources search). */
+  best = new Float64Array(0);
 
   /** Makes room for `assetCount` assets (never shrinks). */
   ensure(assetCount: number): void {
@@ -43,6 +45,7 @@ export class SearchScratch {
     this.treeTime = new Float64Array(assetCount);
     this.treeFresh = new Uint8Array(assetCount);
     this.resolved = new Uint8Array(assetCount);
+    this.best = new Float64Array(assetCount);
   }
 }
 
@@ -264,4 +267,74 @@ function lexTree(
     }
   }
   return taken;
+}
+
+/**
+ * {@link crossBfs} from every asset to `to` at once, into `out` (indexed by the source asset; NaN
+ * where there is no path), in O(V + E + the paths' lengths x degrees). Rule 12's tie-breaks depend
+ * on the source, so a search from `to` does not give them directly; instead it gives each asset's
+ * distance to `to` and, in order of distance, the highest lowest-rank `best` of its shortest paths
+ * (the max over its neighbours one hop closer of min(edge rank, their best)). The path of rule 12
+ * from an asset is then walked greedily: at each step, the first neighbour (in asset-id order) one
+ * hop closer whose edge and best both reach the source's best. Each choice can be completed at that
+ * rank, so the walk has the fewest hops, the highest lowest rank and, choosing the smallest
+ * neighbour each time, the lexicographically smallest sequence: the path {@link crossBfs} finds.
+ * Rates multiply from the source, as there.
+ */
+export function crossAllToBfs(topo: Topology, edges: EdgeData, scratch: SearchScratch, to: number, out: RateColumns): void {
+  const dist = scratch.dist0;
+  bfs(topo, edges, scratch, to, -Infinity, dist, -1, Infinity);
+  const q = scratch.queue;
+  const best = scratch.best;
+  const offsets = topo.offsets;
+  const nbr = topo.nbr;
+  const slotRank = edges.slotRank;
+  let reached = 0;
+  for (let a = 0, n = topo.assetCount; a < n; a++) if (dist[a] >= 0) reached++;
+  best[to] = Infinity;
+  // The BFS queue holds the reached assets in order of distance.
+  for (let i = 1; i < reached; i++) {
+    const v = q[i];
+    const closer = dist[v] - 1;
+    let b = -Infinity;
+    for (let k = offsets[v], end = offsets[v + 1]; k < end; k++) {
+      const u = nbr[k];
+      if (dist[u] !== closer) continue;
+      const r = slotRank[k] < best[u] ? slotRank[k] : best[u];
+      if (r > b) b = r;
+    }
+    best[v] = b;
+  }
+  for (let i = 1; i < reached; i++) walkTo(topo, edges, scratch, q[i], to, out);
+  out.rate[to] = 1;
+  out.time[to] = NaN;
+  out.fresh[to] = 1;
+}
+
+/** The greedy walk of {@link crossAllToBfs} from `from`, written to `out[from]`. */
+function walkTo(topo: Topology, edges: EdgeData, scratch: SearchScratch, from: number, to: number, out: RateColumns): void {
+  const dist = scratch.dist0;
+  const best = scratch.best;
+  const need = best[from];
+  const offsets = topo.offsets;
+  const nbr = topo.nbr;
+  let rate = 1;
+  let time = Infinity;
+  let fresh = 1;
+  let v = from;
+  while (v !== to) {
+    const closer = dist[v] - 1;
+    let k = offsets[v];
+    for (const end = offsets[v + 1]; k < end; k++) {
+      const u = nbr[k];
+      if (dist[u] === closer && edges.slotRank[k] >= need && best[u] >= need) break;
+    }
+    rate *= edges.slotRate[k];
+    if (edges.slotTime[k] < time) time = edges.slotTime[k];
+    fresh &= edges.slotFresh[k];
+    v = nbr[k];
+  }
+  out.rate[from] = rate;
+  out.time[from] = time;
+  out.fresh[from] = fresh;
 }

@@ -6,7 +6,7 @@
  */
 import { UndirectedGraph } from 'graphology';
 import type { CrossMethod } from '../config.js';
-import { crossAllBfs, crossBfs, legOf, SearchScratch } from './bfs.js';
+import { crossAllBfs, crossAllToBfs, crossBfs, legOf, SearchScratch } from './bfs.js';
 import { EdgeData } from './edges.js';
 import { layered, layeredAll } from './layered.js';
 import { AssetOrder, Topology } from './topology.js';
@@ -129,6 +129,30 @@ export class RateGraph {
     this.refreshEdges(view, tickStamp);
     if (method === 'layered') layeredAll(this.topo, this.edgeData, this.scratch, from, view, out);
     else crossAllBfs(this.topo, this.edgeData, this.scratch, from, out);
+  }
+
+  /**
+   * Rate (and time, freshness) of every asset against `to` at once, into `out` (indexed by the
+   * source asset id; NaN where there is no path): the answers of {@link cross}(a, to) for every a.
+   * With `bfs`, one search from `to` and a greedy walk per asset (see crossAllToBfs); `layered`
+   * prices depend on the source's own search, so each is asked for alone.
+   */
+  crossAllTo(to: number, view: PairView, method: CrossMethod, tickStamp: number, out: RateColumns): void {
+    const n = this.topo.assetCount;
+    out.rate.fill(NaN, 0, n);
+    if (to < 0 || to >= n) return;
+    this.refreshEdges(view, tickStamp);
+    if (method === 'bfs') {
+      crossAllToBfs(this.topo, this.edgeData, this.scratch, to, out);
+      return;
+    }
+    for (let a = 0; a < n; a++) {
+      const r = this.cross(a, to, view, method, tickStamp);
+      if (r === undefined) continue;
+      out.rate[a] = r.rate;
+      out.time[a] = r.time;
+      out.fresh[a] = r.fresh ? 1 : 0;
+    }
   }
 
   /**
