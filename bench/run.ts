@@ -21,7 +21,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } 
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Bench } from 'tinybench';
-import { createEngine, type Engine } from '../src/core/engine.js';
+import { createEngine, type Engine, type OwnMetricBatch } from '../src/core/engine.js';
 import type { XrateEvent } from '../src/core/types.js';
 import { replay } from '../src/replay/replay.js';
 import { writeLog } from '../scripts/gen-log.js';
@@ -58,7 +58,14 @@ function warmEngine(size: SizeName, ownMetrics = false, keepMetrics = false): { 
   // keepMetrics: a listener takes the log's metric points (counts them).
   const engine = createEngine(
     {},
-    { ...(ownMetrics && { onOwnMetric: () => void ownPoints++ }), ...(keepMetrics && { onMetric: () => void metricPoints++ }) },
+    {
+      ...(ownMetrics && {
+        onOwnMetrics: (b: OwnMetricBatch) => {
+          ownPoints += b.length;
+        },
+      }),
+      ...(keepMetrics && { onMetric: () => void metricPoints++ }),
+    },
   );
   for (const ev of u.warmup(START)) engine.apply(ev);
   engine.advanceTo(START + S);

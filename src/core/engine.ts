@@ -39,6 +39,7 @@ import type { Reject, XrateEvent } from './types.js';
 const KNOWN_TYPES: ReadonlySet<string> = new Set(['quote', 'trade', 'exchange', 'symbol', 'metric', 'metric_definition']);
 
 export type { SymbolFilter, SymbolRecord } from './engine/symbolRecords.js';
+export { OWN_METRIC_IDS, OWN_METRICS, OwnMetricBatch } from './engine/ownMetrics.js';
 export type { EngineListener, EngineSnapshot, EngineStats, PairRateChange, RateResult, RatesOptions, TrackedPair } from './engine/types.js';
 
 /**

@@ -19,7 +19,7 @@
  *
  * @module
  */
-import type { Engine, EngineListener, PairRateChange, TrackedPair } from '../core/engine.js';
+import type { Engine, EngineListener, OwnMetricBatch, PairRateChange, TrackedPair } from '../core/engine.js';
 import { parseEvent } from '../core/events.js';
 import type { OhlcBucket } from '../core/ohlc.js';
 import type { MetricDefinitionEvent, MetricEvent } from '../core/metrics/events.js';
@@ -160,9 +160,11 @@ export class Ingest {
         if (storePoint(e)) user.onMetric?.(e);
       },
       // The engine computes its own metrics only for a listener that has this method.
-      onOwnMetric: opts.ownMetrics
-        ? (e: MetricEvent) => {
-            if (storePoint(e)) user.onOwnMetric?.(e);
+      onOwnMetrics: opts.ownMetrics
+        ? (b: OwnMetricBatch) => {
+            if (!st.outputOn) return;
+            for (let i = 0; i < b.length; i++) storePoint(b.event(i));
+            user.onOwnMetrics?.(b);
           }
         : undefined,
       onMetricDefinition: (e: MetricDefinitionEvent) => {

@@ -314,7 +314,9 @@ export async function openMetrics(src: QuerySource, ownMetrics = false): Promise
     listener: {
       onMetric: (e) => mem.addPoint(e),
       onMetricDefinition: (e) => mem.addDefinition(e),
-      onOwnMetric: (e) => mem.addPoint(e),
+      onOwnMetrics: (b) => {
+        for (let i = 0; i < b.length; i++) mem.addPoint(b.event(i));
+      },
     },
   });
   return { source: mem, close: () => undefined };

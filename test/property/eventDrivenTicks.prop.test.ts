@@ -83,7 +83,7 @@ function run(log: Log, events: XrateEvent[], end: number, mode: Mode, stopAt: nu
   const ticks: number[] = [];
   if (mode.wantTicks) listener.onTick = (T) => void ticks.push(T);
   const own: unknown[] = [];
-  if (mode.own) listener.onOwnMetric = (e) => void own.push(e);
+  if (mode.own) listener.onOwnMetrics = (b) => void own.push(...b.events());
   let engine = engineFor(log, listener, mode);
   const results: unknown[] = [];
   events.forEach((e, i) => {

@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createEngine, type Engine, restoreEngine } from '../../src/core/engine.js';
+import { createEngine, type Engine, type OwnMetricBatch, restoreEngine } from '../../src/core/engine.js';
 import { spreadOf } from '../../src/core/quoteFilter.js';
 import type { MetricEvent } from '../../src/core/metrics/events.js';
 import { logArb, recorder, TRACKED, type Log } from './arbitraries.js';
@@ -16,7 +16,7 @@ import { logArb, recorder, TRACKED, type Log } from './arbitraries.js';
 function replayLog(log: Log, withOwn: boolean): { engine: Engine; own: MetricEvent[]; changes: unknown[] } {
   const { rec, listener } = recorder();
   const own: MetricEvent[] = [];
-  if (withOwn) listener.onOwnMetric = (e) => void own.push(e);
+  if (withOwn) listener.onOwnMetrics = (b) => void own.push(...b.events());
   const engine = createEngine(log.config, listener);
   for (const [b, q] of TRACKED) engine.track(b, q);
   for (const e of log.events) engine.apply(e);
@@ -109,7 +109,7 @@ describe("xrate's own metrics", () => {
       fc.property(logArb(), fc.nat(), (log, at) => {
         const whole = replayLog(log, true).own;
         const own: MetricEvent[] = [];
-        const listener = { onOwnMetric: (e: MetricEvent) => void own.push(e) };
+        const listener = { onOwnMetrics: (b: OwnMetricBatch) => void own.push(...b.events()) };
         let engine = createEngine(log.config, listener);
         const stop = at % log.events.length;
         log.events.forEach((e, i) => {

@@ -47,7 +47,7 @@ export function applyQuote(s: EngineState, e: QuoteEvent, known?: number): Rejec
   if (m === undefined) return unknownSymbol(s, 'quote', e.symbolId);
   s.stats.events.quote++;
   s.symbolRecords.onQuote(m, e.time);
-  if (s.listener.onOwnMetric !== undefined) s.ownMetrics.noteQuote(m, e.bidPrice.value, e.askPrice.value);
+  if (s.listener.onOwnMetrics !== undefined) s.ownMetrics.noteQuote(m, e.bidPrice.value, e.askPrice.value);
   if (!spreadAccepted(e.bidPrice, e.askPrice, s.config.maxSpreadText, s.config.maxSpreadValue)) {
     s.stats.quotesDiscarded++;
     s.markets.discardedAt[m] = e.time;

@@ -14,7 +14,8 @@
  * The tick pipeline feeds the values as it computes them ({@link pairComputed}, {@link refreshed},
  * {@link noteQuote}); {@link emit} then writes the changed series of the tick, by metric_id and,
  * within one, by exchange id then symbol or asset id, so the order does not depend on the order
- * in which markets were first seen. They are computed only while the listener has `onOwnMetric`.
+ * in which markets were first seen, as one {@link OwnMetricBatch} of columns. They are computed
+ * only while the listener has `onOwnMetrics`.
  * What was last written is part of the engine's snapshot, so a resumed replay writes what an
  * uninterrupted one writes.
  *
@@ -77,6 +78,16 @@ export interface OwnMetricNames {
   assetNames: readonly string[];
 }
 
+/** The engine's pair-major layout, as the own metrics read it (tables/markets.ts). */
+export interface PairLayout {
+  /** Slot ranges of the pairs (pair pr: `pStart[pr]` to `pStart[pr + 1] - 1`). */
+  readonly pStart: Int32Array;
+  /** Market and exchange of each slot; slot of each market (-1: in no pair). */
+  readonly pMarket: Int32Array;
+  readonly pExchange: Int32Array;
+  readonly slotOf: Int32Array;
+}
+
 /** The exchange_id of the asset-level own metrics (XRATE_ASSET_USD_RATE), which no exchange computes. */
 export const OWN_EXCHANGE_ID = 'XRATE';
 
@@ -103,30 +114,154 @@ class FloatDec implements Dec {
   }
 }
 
-/** A data point of an own metric at tick `time` (`text`: the exact text, when not the float's). */
-function decimal(
-  metricId: string,
-  time: number,
-  exchangeId: string,
-  value: number,
-  ids: { symbolId?: string; assetId?: string },
-  text?: string,
-): MetricEvent {
-  const dec: Dec = text === undefined ? new FloatDec(value) : { value, text };
-  return { type: 'metric', time, metricId, exchangeId, ...ids, value: { kind: 'decimal', dec } };
+/** The own metric ids in metric_id order; an {@link OwnMetricBatch}'s `metric` column indexes it. */
+export const OWN_METRIC_IDS = [
+  'XRATE_ASSET_USD_RATE',
+  'XRATE_EXCHANGE_MARKETS_USED',
+  'XRATE_EXCHANGE_RANK',
+  'XRATE_MARKET_SPREAD',
+  'XRATE_MARKET_VOLUME_24H',
+  'XRATE_MARKET_WEIGHT_SHARE',
+] as const;
+const ASSET_USD_RATE = 0;
+const EXCHANGE_MARKETS_USED = 1;
+const EXCHANGE_RANK = 2;
+const MARKET_SPREAD = 3;
+const MARKET_VOLUME_24H = 4;
+const MARKET_WEIGHT_SHARE = 5;
+/** The first metric index of each scope: below EXCHANGE_MARKETS_USED an asset, below MARKET_SPREAD an exchange. */
+const FIRST_EXCHANGE_METRIC = EXCHANGE_MARKETS_USED;
+const FIRST_MARKET_METRIC = MARKET_SPREAD;
+
+/**
+ * The own-metric data points of one tick, as columns (no object per point: at size L a tick
+ * writes thousands). Point i is metric `OWN_METRIC_IDS[metric[i]]` of `subject[i]` (an asset,
+ * exchange or market index, by the metric's scope) with value `value[i]`; the accessors give its
+ * ids and exact text, {@link event} the whole point. The batch and its columns are reused by the
+ * next tick: read them during the call.
+ *
+ * @example
+ * ```ts
+ * createEngine({}, { onOwnMetrics: (b) => { for (let i = 0; i < b.length; i++) store(b.metricId(i), b.exchangeId(i), b.value[i]); } });
+ * ```
+ */
+export class OwnMetricBatch {
+  /** The tick, µs: every point's time. */
+  time = 0;
+  /** Number of points. */
+  length = 0;
+  metric = new Uint8Array(0);
+  subject = new Int32Array(0);
+  value = new Float64Array(0);
+  /** Exact texts of XRATE_MARKET_VOLUME_24H points (by point index; other points' text is the float's). */
+  private texts: string[] = [];
+  private names: OwnMetricNames = { marketNames: [], marketExchange: [], exchangeNames: [], assetNames: [] };
+
+  /** Empties the batch for tick `time` over the engine's `names`. */
+  reset(time: number, names: OwnMetricNames): void {
+    this.time = time;
+    this.length = 0;
+    this.names = names;
+  }
+
+  /** Appends a point (`text`: its exact decimal text, when not the float's). */
+  push(metric: number, subject: number, value: number, text?: string): void {
+    const i = this.length;
+    if (i === this.value.length) {
+      const n = Math.max(64, 2 * i);
+      this.metric = grow(this.metric, n, 0);
+      this.subject = grow(this.subject, n, 0);
+      this.value = grow(this.value, n, 0);
+    }
+    this.metric[i] = metric;
+    this.subject[i] = subject;
+    this.value[i] = value;
+    if (text !== undefined) this.texts[i] = text;
+    this.length = i + 1;
+  }
+
+  metricId(i: number): string {
+    return OWN_METRIC_IDS[this.metric[i]];
+  }
+
+  exchangeId(i: number): string {
+    const k = this.metric[i];
+    if (k < FIRST_EXCHANGE_METRIC) return OWN_EXCHANGE_ID;
+    const n = this.names;
+    return n.exchangeNames[k < FIRST_MARKET_METRIC ? this.subject[i] : n.marketExchange[this.subject[i]]];
+  }
+
+  /** The symbol id of a market's point, undefined otherwise. */
+  symbolId(i: number): string | undefined {
+    return this.metric[i] >= FIRST_MARKET_METRIC ? this.names.marketNames[this.subject[i]] : undefined;
+  }
+
+  /** The asset id of an asset's point, undefined otherwise. */
+  assetId(i: number): string | undefined {
+    return this.metric[i] < FIRST_EXCHANGE_METRIC ? this.names.assetNames[this.subject[i]] : undefined;
+  }
+
+  /** The exact decimal text of the value. */
+  text(i: number): string {
+    return this.metric[i] === MARKET_VOLUME_24H ? this.texts[i] : String(this.value[i]);
+  }
+
+  /** Point i as a metric event (what a `metric` event of the log with these fields would be). */
+  event(i: number): MetricEvent {
+    const value = this.value[i];
+    const dec: Dec = this.metric[i] === MARKET_VOLUME_24H ? { value, text: this.texts[i] } : new FloatDec(value);
+    const symbolId = this.symbolId(i);
+    const assetId = this.assetId(i);
+    return {
+      type: 'metric',
+      time: this.time,
+      metricId: this.metricId(i),
+      exchangeId: this.exchangeId(i),
+      ...(symbolId !== undefined && { symbolId }),
+      ...(assetId !== undefined && { assetId }),
+      value: { kind: 'decimal', dec },
+    };
+  }
+
+  /** Every point as a metric event, in order. */
+  events(): MetricEvent[] {
+    return Array.from({ length: this.length }, (_, i) => this.event(i));
+  }
 }
+
+/** The layout of OwnMetrics' per-market values: four a market. */
+const STRIDE = 4;
+const SPREAD = 0;
+const SPREAD_OUT = 1;
+const SHARE = 2;
+const SHARE_OUT = 3;
 
 /** The own metrics of one engine (see the module description). */
 export class OwnMetrics {
-  /** Per market: current weight share (NaN: no value yet), whether used, last written share. */
-  private share = new Float64Array(0);
-  private used = new Uint8Array(0);
-  /** Per used market: the exchange it is counted for (a symbol event may move a market to another). */
-  private usedAt = new Int32Array(0);
-  private shareOut = new Float64Array(0);
-  /** Per market: spread of the latest accepted quote (NaN: none) and last written. */
-  private spread = new Float64Array(0);
-  private spreadOut = new Float64Array(0);
+  /**
+   * Per slot of the engine's pair-major layout (`layout`, the one they were last computed on):
+   * the market's share at its pair's last computation (NaN: none yet) and whether it was used.
+   * A pair's computation reads and writes them in sequence; the per-market values are touched
+   * only when a share changed.
+   */
+  private slotShare = new Float64Array(0);
+  private slotUsed = new Uint8Array(0);
+  private layoutMarkets: Int32Array | undefined;
+  /** Number of markets ever seen (the size of the per-market arrays in use). */
+  private marketCapacity = 0;
+  /**
+   * Per market at position p (see {@link pos}), at 4p + SPREAD, SPREAD_OUT, SHARE, SHARE_OUT: the
+   * spread of its latest accepted quote (NaN: none) and the last written, its weight share now
+   * (NaN: no value yet) and the last written. Kept in the order the points are written, so the
+   * emit reads them in sequence (in market-id order they would be thousands of cache misses).
+   */
+  private mv = new Float64Array(0);
+  /**
+   * Position of each market (by id) in {@link mv} and {@link touched}: its place in
+   * {@link marketOrder} once sorted; a market added since the last sort sits at its id, past
+   * the sorted ones, until the next emit sorts it in.
+   */
+  private pos = new Int32Array(0);
   /** Per market: V of the last refresh and its exact text, last written text. */
   private volumeText: (string | undefined)[] = [];
   private volumeOut: (string | undefined)[] = [];
@@ -136,31 +271,40 @@ export class OwnMetrics {
   private rankOut = new Float64Array(0);
   /** Per asset: the last written rate(asset, USD) (NaN: never). */
   private usdOut = new Float64Array(0);
-  /** Markets whose share, spread or volume may have changed since the last emit. */
+  /** The points of the tick being emitted (reused). */
+  private readonly batch = new OwnMetricBatch();
+  /** Markets (by position) whose share, spread or volume may have changed since the last emit, and how many. */
   private touched = new Uint8Array(0);
-  private touchedList: number[] = [];
-  /** Markets by (exchange id, symbol id) and exchanges by id: the order of the points of a tick. */
-  private marketOrder: number[] = [];
+  private touchedCount = 0;
+  /** Whether an eligibility refresh set volumes since the last emit. */
+  private volumesPending = false;
+  /** Scratch of {@link emit}: the positions of the touched markets, then of those whose share changed. */
+  private touchedOrder = new Int32Array(0);
+  private shareChanged = new Int32Array(0);
+  /** Market ids by (exchange id, symbol id) and exchanges by id: the order of the points of a tick. */
+  private marketOrder = new Int32Array(0);
   private exchangeOrder: number[] = [];
   /** Assets by id (sorted again when assets were added). */
   private assetOrder: number[] = [];
-  /** The exchange of each market when {@link marketOrder} was sorted. */
-  private orderedExchange = new Int32Array(0);
+  /** A market moved to another exchange since {@link marketOrder} was sorted (a symbol event can do that). */
+  private marketMoved = false;
 
-  /**
-   * Sorts the markets and exchanges again when some were added since the last tick, or when a
-   * touched market has moved to another exchange (a symbol event can do that).
-   */
+  /** Sorts the markets, exchanges and assets again when some were added or a market moved. */
   private updateOrders(names: OwnMetricNames, exchangeCount: number): void {
     const nm = names.marketNames.length;
-    const moved = this.touchedList.some((m) => this.orderedExchange[m] !== names.marketExchange[m]);
-    if (moved || this.marketOrder.length !== nm || this.exchangeOrder.length !== exchangeCount) {
-      this.orderedExchange = Int32Array.from({ length: nm }, (_, m) => names.marketExchange[m]);
+    if (this.marketMoved || this.marketOrder.length !== nm || this.exchangeOrder.length !== exchangeCount) {
+      this.marketMoved = false;
       const ex = (m: number) => names.exchangeNames[names.marketExchange[m]];
-      this.marketOrder = [...Array(nm).keys()].sort(
+      const order = [...Array(nm).keys()].sort(
         (a, b) => byCodeUnit(ex(a), ex(b)) || byCodeUnit(names.marketNames[a], names.marketNames[b]),
       );
+      this.marketOrder = Int32Array.from(order);
+      this.reposition(order);
       this.exchangeOrder = [...Array(exchangeCount).keys()].sort((a, b) => byCodeUnit(names.exchangeNames[a], names.exchangeNames[b]));
+      if (this.touchedOrder.length < nm) {
+        this.touchedOrder = new Int32Array(nm);
+        this.shareChanged = new Int32Array(nm);
+      }
     }
     const na = names.assetNames.length;
     if (this.assetOrder.length !== na) {
@@ -169,14 +313,33 @@ export class OwnMetrics {
     }
   }
 
+  /** Moves every market's values and flag to its place in the new `order` (ids by position). */
+  private reposition(order: readonly number[]): void {
+    const { mv: from, touched: flagFrom, pos } = this;
+    const mv = new Float64Array(from.length).fill(Number.NaN);
+    const touched = new Uint8Array(flagFrom.length);
+    for (let p = 0; p < order.length; p++) {
+      const m = order[p];
+      const q = pos[m];
+      for (let k = 0; k < STRIDE; k++) mv[STRIDE * p + k] = from[STRIDE * q + k];
+      touched[p] = flagFrom[q];
+      pos[m] = p;
+    }
+    this.mv = mv;
+    this.touched = touched;
+  }
+
   private ensureMarkets(n: number): void {
-    if (this.share.length >= n) return;
-    this.share = grow(this.share, n, Number.NaN);
-    this.used = grow(this.used, n, 0);
-    this.usedAt = grow(this.usedAt, n, -1);
-    this.shareOut = grow(this.shareOut, n, Number.NaN);
-    this.spread = grow(this.spread, n, Number.NaN);
-    this.spreadOut = grow(this.spreadOut, n, Number.NaN);
+    if (this.marketCapacity >= n) return;
+    const capacity = Math.max(n, 2 * this.marketCapacity);
+    this.marketCapacity = capacity;
+    const mv = new Float64Array(STRIDE * capacity).fill(Number.NaN);
+    mv.set(this.mv);
+    this.mv = mv;
+    const pos = new Int32Array(capacity);
+    pos.set(this.pos);
+    for (let m = this.pos.length; m < capacity; m++) pos[m] = m;
+    this.pos = pos;
     this.touched = grow(this.touched, n, 0);
   }
 
@@ -187,19 +350,34 @@ export class OwnMetrics {
     this.rankOut = grow(this.rankOut, n, Number.NaN);
   }
 
-  private touch(m: number): void {
-    if (this.touched[m] === 0) {
-      this.touched[m] = 1;
-      this.touchedList.push(m);
+  /** One of the four per-market values of {@link mv}, by market id, as a snapshot stores it. */
+  private column(at: number): (number | null)[] {
+    return Array.from(this.pos, (p) => orNull(this.mv[STRIDE * p + at]));
+  }
+
+  /** Flags the market at position p as touched. */
+  private touch(p: number): void {
+    if (this.touched[p] === 0) {
+      this.touched[p] = 1;
+      this.touchedCount++;
     }
+  }
+
+  /** The touched markets, by id. */
+  private touchedMarkets(): number[] {
+    const out: number[] = [];
+    for (let m = 0; m < this.pos.length; m++) if (this.touched[this.pos[m]] === 1) out.push(m);
+    return out;
   }
 
   /** What was last written (see {@link OwnMetricsJSON}). */
   toJSON(): OwnMetricsJSON {
     return {
-      pending: this.touchedList.filter((m) => !Number.isNaN(this.spread[m])).map((m) => [m, this.spread[m]]),
-      share: Array.from(this.shareOut, orNull),
-      spread: Array.from(this.spreadOut, orNull),
+      pending: this.touchedMarkets()
+        .filter((m) => !Number.isNaN(this.mv[STRIDE * this.pos[m] + SPREAD]))
+        .map((m) => [m, this.mv[STRIDE * this.pos[m] + SPREAD]]),
+      share: this.column(SHARE_OUT),
+      spread: this.column(SPREAD_OUT),
       volume: this.volumeOut.map((v) => v ?? null),
       used: Array.from(this.usedOut, (v) => (v < 0 ? null : v)),
       rank: Array.from(this.rankOut, orNull),
@@ -210,9 +388,11 @@ export class OwnMetrics {
   /** Restores what was last written (absent in a snapshot taken before own metrics: nothing). */
   restore(j: OwnMetricsJSON | undefined): void {
     if (j === undefined) return;
-    this.ensureMarkets(j.share.length);
-    this.shareOut.set(fromJSON(j.share, Number.NaN));
-    this.spreadOut.set(fromJSON(j.spread, Number.NaN));
+    this.ensureMarkets(Math.max(j.share.length, j.spread.length));
+    const share = fromJSON(j.share, Number.NaN);
+    const spread = fromJSON(j.spread, Number.NaN);
+    for (let m = 0; m < share.length; m++) this.mv[STRIDE * this.pos[m] + SHARE_OUT] = share[m];
+    for (let m = 0; m < spread.length; m++) this.mv[STRIDE * this.pos[m] + SPREAD_OUT] = spread[m];
     this.volumeOut = j.volume.map((v) => v ?? undefined);
     this.ensureExchanges(j.used.length);
     this.usedOut.set(Int32Array.from(j.used, (v) => v ?? -1));
@@ -220,75 +400,100 @@ export class OwnMetrics {
     this.usdOut = fromJSON(j.usd ?? [], Number.NaN);
     for (const [m, spread] of j.pending ?? []) {
       this.ensureMarkets(m + 1);
-      this.spread[m] = spread;
-      this.touch(m);
+      this.mv[STRIDE * this.pos[m] + SPREAD] = spread;
+      this.touch(this.pos[m]);
     }
   }
 
   /** The latest accepted quote of market `m` (rule 5 may have discarded it). */
   noteQuote(m: number, bid: number, ask: number): void {
     this.ensureMarkets(m + 1);
-    this.spread[m] = spreadOf(bid, ask);
-    this.touch(m);
+    const p = this.pos[m];
+    this.mv[STRIDE * p + SPREAD] = spreadOf(bid, ask);
+    this.touch(p);
+  }
+
+  /** Makes room for the engine's markets and exchanges before a tick's {@link pairComputed} calls. */
+  beginTick(marketCount: number, exchangeCount: number): void {
+    this.ensureMarkets(marketCount);
+    this.ensureExchanges(exchangeCount);
   }
 
   /**
-   * Pair computed at this tick: its markets `markets` (in the pair's order), and when `ok` the
-   * scratch of the computation (candidates `s.market[0..k)` with `s.keep` and `s.w`). A market that
-   * is not a kept candidate has share 0 and is not used.
+   * Pair `pr` computed at this tick on the pair-major layout `L` (its markets are the slots
+   * `L.pStart[pr] ..`), and when `ok` the scratch of the computation (candidates `s.market[0..k)`
+   * at layout slots `slots[0..k)`, with `s.keep` and `s.w`). A market that is not a kept candidate
+   * has share 0 and is not used.
    */
-  pairComputed(markets: readonly number[], marketExchange: ArrayLike<number>, ok: boolean, s: PairScratch, k: number): void {
-    const n = markets.length;
-    if (n === 0) return;
-    let maxM = 0;
-    for (let i = 0; i < n; i++) if (markets[i] > maxM) maxM = markets[i];
-    this.ensureMarkets(maxM + 1);
-    const share = this.share;
-    const used = this.used;
-    for (let i = 0; i < n; i++) {
-      const m = markets[i];
-      if (share[m] !== 0 || used[m] !== 0) {
-        share[m] = 0;
-        this.setUsed(m, 0, marketExchange);
-        this.touch(m);
-      }
-    }
-    if (!ok) return;
+  pairComputed(L: PairLayout, pr: number, ok: boolean, s: PairScratch, k: number, slots: Int32Array): void {
+    if (L.pMarket !== this.layoutMarkets) this.relayout(L);
     let W = 0;
-    for (let j = 0; j < k; j++) if (s.keep[j]) W += s.w[j];
-    for (let j = 0; j < k; j++) {
-      if (!s.keep[j]) continue;
-      const m = s.market[j];
-      share[m] = W > 0 ? s.w[j] / W : 0;
-      this.setUsed(m, 1, marketExchange);
-      this.touch(m);
+    if (ok) for (let j = 0; j < k; j++) if (s.keep[j]) W += s.w[j];
+    const { slotShare, slotUsed, usedCount, mv, pos } = this;
+    const keep = s.keep;
+    // One pass over the pair's slots, the candidates' (ascending) slots alongside.
+    let j = 0;
+    for (let sl = L.pStart[pr], end = L.pStart[pr + 1]; sl < end; sl++) {
+      let w = 0;
+      let u = 0;
+      if (j < k && slots[j] === sl) {
+        if (ok && keep[j]) {
+          w = W > 0 ? s.w[j] / W : 0;
+          u = 1;
+        }
+        j++;
+      }
+      if (slotUsed[sl] !== u) {
+        slotUsed[sl] = u;
+        usedCount[L.pExchange[sl]] += u === 1 ? 1 : -1;
+      }
+      // A share is never NaN or -0: a plain comparison is SameValue here (NaN: none yet).
+      if (w === slotShare[sl]) continue;
+      slotShare[sl] = w;
+      const p = pos[L.pMarket[sl]];
+      mv[STRIDE * p + SHARE] = w;
+      this.touch(p);
     }
   }
 
-  private setUsed(m: number, u: number, marketExchange: ArrayLike<number>): void {
-    if (this.used[m] === u) return;
-    this.used[m] = u;
-    if (u === 0) {
-      this.usedCount[this.usedAt[m]]--;
-      return;
+  /**
+   * The engine rebuilt its layout (a market was defined or moved, or a snapshot restored): the
+   * slots' values move to the markets' new slots, and the markets used are counted again, each for
+   * its exchange now (a symbol event may have moved it; one that left its pair is used no more).
+   */
+  private relayout(L: PairLayout): void {
+    const total = L.pMarket.length;
+    const slotShare = new Float64Array(total).fill(Number.NaN);
+    const slotUsed = new Uint8Array(total);
+    const old = this.layoutMarkets;
+    if (old !== undefined) {
+      for (let sl = 0; sl < old.length; sl++) {
+        const m = old[sl];
+        const to = m < L.slotOf.length ? L.slotOf[m] : -1;
+        if (to < 0) continue;
+        slotShare[to] = this.slotShare[sl];
+        slotUsed[to] = this.slotUsed[sl];
+      }
     }
-    const x = marketExchange[m];
-    this.ensureExchanges(x + 1);
-    this.usedAt[m] = x;
-    this.usedCount[x]++;
+    this.usedCount.fill(0);
+    for (let sl = 0; sl < total; sl++) if (slotUsed[sl] === 1) this.usedCount[L.pExchange[sl]]++;
+    this.slotShare = slotShare;
+    this.slotUsed = slotUsed;
+    this.layoutMarkets = L.pMarket;
   }
 
   /** An eligibility refresh set V of market `m` (exact text `text`). */
   refreshed(m: number, text: string): void {
     this.ensureMarkets(m + 1);
     this.volumeText[m] = text;
-    this.touch(m);
+    this.volumesPending = true;
+    this.touch(this.pos[m]);
   }
 
   /**
-   * Writes, to `onMetric`, every series whose value changed at tick T: markets touched since the
-   * last emit, every exchange (`rank`: their ranks now; `exchangeCount` of them) and every asset
-   * with a fresh rate to USD (`usd`, undefined when USD is no asset).
+   * Writes, to `onMetrics` (when there is any), every series whose value changed at tick T:
+   * markets touched since the last emit, every exchange (`rank`: their ranks now; `exchangeCount`
+   * of them) and every asset with a fresh rate to USD (`usd`, undefined when USD is no asset).
    */
   emit(
     T: number,
@@ -296,68 +501,95 @@ export class OwnMetrics {
     rank: ArrayLike<number>,
     exchangeCount: number,
     usd: UsdRates | undefined,
-    onMetric: (e: MetricEvent) => void,
+    onMetrics: (batch: OwnMetricBatch) => void,
   ): void {
-    const out: MetricEvent[] = [];
+    const out = this.batch;
+    out.reset(T, names);
     this.ensureExchanges(exchangeCount);
     this.updateOrders(names, exchangeCount);
-    // The touched markets in name order: a scan of the order (cheaper than sorting them each tick).
-    const touched: number[] = [];
-    if (this.touchedList.length > 0) {
-      const flag = this.touched;
-      for (const m of this.marketOrder) {
-        if (flag[m] === 0) continue;
-        flag[m] = 0;
-        touched.push(m);
-      }
-      this.touchedList.length = 0;
-    }
-    const exchangeOrder = this.exchangeOrder;
-    const exchangeOf = (m: number) => names.exchangeNames[names.marketExchange[m]];
+    const nt = this.touchedInOrder();
 
-    // By metric_id: XRATE_ASSET_* < XRATE_EXCHANGE_* < XRATE_MARKET_*.
-    if (usd !== undefined) this.emitUsd(T, names.assetNames, usd, out);
-    for (const x of exchangeOrder) {
+    // By metric_id (OWN_METRIC_IDS' order), then by exchange id, then by symbol or asset id.
+    if (usd !== undefined) this.emitUsd(usd, out);
+    const usedOut = this.usedOut;
+    for (const x of this.exchangeOrder) {
       const c = this.usedCount[x];
-      if (c === this.usedOut[x]) continue;
-      this.usedOut[x] = c;
-      out.push(decimal('XRATE_EXCHANGE_MARKETS_USED', T, names.exchangeNames[x], c, {}));
+      if (c === usedOut[x]) continue;
+      usedOut[x] = c;
+      out.push(EXCHANGE_MARKETS_USED, x, c);
     }
-    for (const x of exchangeOrder) {
+    const rankOut = this.rankOut;
+    for (const x of this.exchangeOrder) {
       const r = rank[x];
-      if (Object.is(r, this.rankOut[x])) continue;
-      this.rankOut[x] = r;
-      out.push(decimal('XRATE_EXCHANGE_RANK', T, names.exchangeNames[x], r, {}));
+      if (Object.is(r, rankOut[x])) continue;
+      rankOut[x] = r;
+      out.push(EXCHANGE_RANK, x, r);
     }
-    for (const m of touched) {
-      const s = this.spread[m];
-      if (Number.isNaN(s) || Object.is(s, this.spreadOut[m])) continue;
-      this.spreadOut[m] = s;
-      out.push(decimal('XRATE_MARKET_SPREAD', T, exchangeOf(m), s, { symbolId: names.marketNames[m] }));
+    // One pass over the touched markets: the spreads are written, the changed shares noted.
+    const touched = this.touchedOrder;
+    const { mv, shareChanged, marketOrder } = this;
+    let ns = 0;
+    for (let i = 0; i < nt; i++) {
+      const p = touched[i];
+      const o = STRIDE * p;
+      const v = mv[o + SPREAD];
+      if (!Number.isNaN(v) && !Object.is(v, mv[o + SPREAD_OUT])) {
+        mv[o + SPREAD_OUT] = v;
+        out.push(MARKET_SPREAD, marketOrder[p], v);
+      }
+      const w = mv[o + SHARE];
+      if (!Number.isNaN(w) && !Object.is(w, mv[o + SHARE_OUT])) {
+        mv[o + SHARE_OUT] = w;
+        shareChanged[ns++] = p;
+      }
     }
-    for (const m of touched) {
-      const text = this.volumeText[m];
-      if (text === undefined || text === this.volumeOut[m]) continue;
-      this.volumeOut[m] = text;
-      out.push(decimal('XRATE_MARKET_VOLUME_24H', T, exchangeOf(m), Number(text), { symbolId: names.marketNames[m] }, text));
+    if (this.volumesPending) {
+      this.volumesPending = false;
+      for (let i = 0; i < nt; i++) {
+        const m = marketOrder[touched[i]];
+        const text = this.volumeText[m];
+        if (text === undefined || text === this.volumeOut[m]) continue;
+        this.volumeOut[m] = text;
+        out.push(MARKET_VOLUME_24H, m, Number(text), text);
+      }
     }
-    for (const m of touched) {
-      const w = this.share[m];
-      if (Number.isNaN(w) || Object.is(w, this.shareOut[m])) continue;
-      this.shareOut[m] = w;
-      out.push(decimal('XRATE_MARKET_WEIGHT_SHARE', T, exchangeOf(m), w, { symbolId: names.marketNames[m] }));
+    for (let i = 0; i < ns; i++) {
+      const p = shareChanged[i];
+      out.push(MARKET_WEIGHT_SHARE, marketOrder[p], mv[STRIDE * p + SHARE]);
     }
-    for (const e of out) onMetric(e);
+    if (out.length > 0) onMetrics(out);
+  }
+
+  /**
+   * Puts the positions of the touched markets, in order, into {@link touchedOrder} (a scan of the
+   * flags, which are kept in that order), clears their flags and returns how many.
+   */
+  private touchedInOrder(): number {
+    if (this.touchedCount === 0) return 0;
+    const { touched: flag, touchedOrder: out } = this;
+    let n = 0;
+    for (let p = 0, end = this.marketOrder.length; p < end; p++) {
+      if (flag[p] === 0) continue;
+      flag[p] = 0;
+      out[n++] = p;
+    }
+    this.touchedCount = 0;
+    return n;
+  }
+
+  /** A symbol event moved a market to another exchange: the order of the points changes. */
+  noteMarketMoved(): void {
+    this.marketMoved = true;
   }
 
   /** XRATE_ASSET_USD_RATE: each asset's fresh rate to USD that differs from the last written. */
-  private emitUsd(T: number, assetNames: readonly string[], usd: UsdRates, out: MetricEvent[]): void {
+  private emitUsd(usd: UsdRates, out: OwnMetricBatch): void {
     const written = this.usdOut;
     for (const a of this.assetOrder) {
       const r = usd.rate[a];
       if (a === usd.usd || usd.fresh[a] !== 1 || Number.isNaN(r) || Object.is(r, written[a])) continue;
       written[a] = r;
-      out.push(decimal('XRATE_ASSET_USD_RATE', T, OWN_EXCHANGE_ID, r, { assetId: assetNames[a] }));
+      out.push(ASSET_USD_RATE, a, r);
     }
   }
 }

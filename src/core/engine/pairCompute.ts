@@ -42,8 +42,8 @@ export class PairComputer {
   candidateDeadline = Infinity;
   /** Set by {@link compute}: the candidates at the rank used, `scratch.market[0 .. candidates)`. */
   candidates = 0;
-  /** Layout slot of each candidate of the pair being computed. */
-  private slots = new Int32Array(8);
+  /** Layout slot of each candidate of the pair being computed; after {@link compute}, `slots[0 .. candidates)` of the candidates at the rank used. */
+  slots = new Int32Array(8);
   /** Exact inputs of the j-th scratch slot, for rule 11's boundary fall-back (bound once). */
   private readonly exactFor = (j: number): { p: Decimal; w: Decimal } =>
     this.exactPriceWeight(this.scratch.market[j], this.scratch.useVolume);
@@ -116,6 +116,7 @@ export class PairComputer {
       const deadline = firstTickAfter(tq + cfg.staleAfterUs);
       if (deadline < this.candidateDeadline) this.candidateDeadline = deadline;
       s.market[k] = m;
+      slots[k] = sl;
       s.p[k] = marketPrice(cfg.weighting, pq[o], pq[o + 1], pq[o + 2], pq[o + 3]);
       s.q[k] = passiveVolume(pq[o + 2], pq[o + 3]);
       s.v[k] = pVolume[sl];

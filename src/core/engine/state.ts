@@ -112,6 +112,7 @@ export class EngineState {
       if (oldEx >= 0) {
         const l = this.exchanges.markets[oldEx];
         l.splice(l.indexOf(m), 1);
+        this.ownMetrics.noteMarketMoved();
       }
       this.exchanges.markets[ex].push(m);
     }

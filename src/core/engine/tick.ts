@@ -13,8 +13,7 @@ import { firstTickAfter, type PairComputer } from './pairCompute.js';
 import type { EngineState } from './state.js';
 import type { RateQueries } from './queries.js';
 import type { Tracking } from './tracking.js';
-import type { MetricEvent } from '../metrics/events.js';
-import type { OwnMetrics } from './ownMetrics.js';
+import type { OwnMetricBatch, OwnMetrics } from './ownMetrics.js';
 import type { EngineListener } from './types.js';
 
 /** The asset XRATE_ASSET_USD_RATE prices in. */
@@ -112,8 +111,8 @@ export class TickPipeline {
 
   private tick(T: number): void {
     const s = this.state;
-    const onMetric = s.listener.onOwnMetric;
-    const own = onMetric === undefined ? undefined : s.ownMetrics;
+    const onMetrics = s.listener.onOwnMetrics;
+    const own = onMetrics === undefined ? undefined : s.ownMetrics;
     // Own metrics switched on: every pair is computed once, so every market's share is known.
     if (own !== undefined && !this.ownActive) s.allDirty = true;
     this.ownActive = own !== undefined;
@@ -127,6 +126,7 @@ export class TickPipeline {
       s.markets.refreshEligibility(T, s.exchanges.legit);
       if (own !== undefined) this.volumesRefreshed(T, own);
     }
+    own?.beginTick(s.markets.index.size, s.exchanges.index.size);
     const onPairRate = s.listener.onPairRate;
     const report = onPairRate !== undefined || this.tracking.autoTrackPeriods !== undefined;
     const changed = this.recompute(T, report, own);
@@ -141,7 +141,7 @@ export class TickPipeline {
     const view = s.pairs.view();
     s.graph.sync(view, s.assets.size, s.topologyVersion);
     this.tracking.update(T, view);
-    if (own !== undefined && onMetric !== undefined) this.emitOwn(T, own, onMetric);
+    if (own !== undefined && onMetrics !== undefined) this.emitOwn(T, own, onMetrics);
     s.listener.onTick?.(T);
   }
 
@@ -152,7 +152,7 @@ export class TickPipeline {
   }
 
   /** Own metrics: writes the series that changed at tick T. */
-  private emitOwn(T: number, own: OwnMetrics, onMetric: (e: MetricEvent) => void): void {
+  private emitOwn(T: number, own: OwnMetrics, onMetrics: (batch: OwnMetricBatch) => void): void {
     const s = this.state;
     const names = {
       marketNames: s.markets.index.names,
@@ -162,7 +162,7 @@ export class TickPipeline {
     };
     const toUsd = this.queries.ratesTo(USD);
     const usd = toUsd === undefined ? undefined : { rate: toUsd.rate, fresh: toUsd.fresh, usd: s.assets.get(USD)! };
-    own.emit(T, names, s.exchanges.rank, s.exchanges.index.size, usd, onMetric);
+    own.emit(T, names, s.exchanges.rank, s.exchanges.index.size, usd, onMetrics);
   }
 
   /**
@@ -200,7 +200,8 @@ export class TickPipeline {
       const oldFresh = fresh[pr];
       const oldVolume = volume[pr];
       const res = computer.compute(pr, T, undefined);
-      if (own !== undefined) own.pairComputed(s.pairs.markets[pr], s.markets.exchange, res, sc, computer.candidates);
+      // compute() made the pair-major layout valid.
+      if (own !== undefined) own.pairComputed(s.markets, pr, res, sc, computer.candidates, computer.slots);
       if (res) {
         rate[pr] = sc.rate;
         time[pr] = sc.time;

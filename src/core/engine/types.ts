@@ -14,7 +14,7 @@ import type { ExchangeTableJSON } from './tables/exchanges.js';
 import type { MarketTableJSON } from './tables/markets.js';
 import type { PairTableJSON } from './tables/pairs.js';
 import type { SymbolRecordsJSON } from './symbolRecords.js';
-import type { OwnMetricsJSON } from './ownMetrics.js';
+import type { OwnMetricBatch, OwnMetricsJSON } from './ownMetrics.js';
 
 /** A pair rate that changed at a tick (emitted to {@link EngineListener.onPairRate}). */
 export interface PairRateChange {
@@ -67,11 +67,12 @@ export interface EngineListener {
   /** A `metric_definition` event was accepted. */
   onMetricDefinition?(event: MetricDefinitionEvent): void;
   /**
-   * A data point of xrate's own metrics (ownMetrics.ts): written at the tick whose value it is,
-   * after the tick's OHLC and before `onTick`. The engine computes them only for a listener
-   * that has this method.
+   * The data points of xrate's own metrics (ownMetrics.ts) written at a tick, as one batch of
+   * columns (reused by the next tick: read it during the call; `batch.event(i)` gives a point as
+   * a metric event), after the tick's OHLC and before `onTick`, when any series changed. The
+   * engine computes them only for a listener that has this method.
    */
-  onOwnMetric?(event: MetricEvent): void;
+  onOwnMetrics?(batch: OwnMetricBatch): void;
 }
 
 /** Result of `Engine.rate`. */

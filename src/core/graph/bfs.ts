@@ -270,71 +270,141 @@ function lexTree(
 }
 
 /**
- * {@link crossBfs} from every asset to `to` at once, into `out` (indexed by the source asset; NaN
- * where there is no path), in O(V + E + the paths' lengths x degrees). Rule 12's tie-breaks depend
- * on the source, so a search from `to` does not give them directly; instead it gives each asset's
- * distance to `to` and, in order of distance, the highest lowest-rank `best` of its shortest paths
- * (the max over its neighbours one hop closer of min(edge rank, their best)). The path of rule 12
- * from an asset is then walked greedily: at each step, the first neighbour (in asset-id order) one
- * hop closer whose edge and best both reach the source's best. Each choice can be completed at that
- * rank, so the walk has the fewest hops, the highest lowest rank and, choosing the smallest
- * neighbour each time, the lexicographically smallest sequence: the path {@link crossBfs} finds.
- * Rates multiply from the source, as there.
+ * The paths of {@link crossAllToBfs} to one target, kept while the topology and the edge ranks
+ * stay the same (rates, times and freshness change every tick; the paths only with those).
  */
-export function crossAllToBfs(topo: Topology, edges: EdgeData, scratch: SearchScratch, to: number, out: RateColumns): void {
-  const dist = scratch.dist0;
-  bfs(topo, edges, scratch, to, -Infinity, dist, -1, Infinity);
-  const q = scratch.queue;
-  const best = scratch.best;
-  const offsets = topo.offsets;
-  const nbr = topo.nbr;
-  const slotRank = edges.slotRank;
-  let reached = 0;
-  for (let a = 0, n = topo.assetCount; a < n; a++) if (dist[a] >= 0) reached++;
-  best[to] = Infinity;
-  // The BFS queue holds the reached assets in order of distance.
-  for (let i = 1; i < reached; i++) {
-    const v = q[i];
-    const closer = dist[v] - 1;
-    let b = -Infinity;
-    for (let k = offsets[v], end = offsets[v + 1]; k < end; k++) {
-      const u = nbr[k];
-      if (dist[u] !== closer) continue;
-      const r = slotRank[k] < best[u] ? slotRank[k] : best[u];
-      if (r > b) b = r;
-    }
-    best[v] = b;
+export class PathsTo {
+  private topo: Topology | undefined;
+  private to = -1;
+  private epoch = -1;
+  /** Assets with a path (the target first), and each one's path as CSR slots in `slots[start[a] ..)`. */
+  private sources = new Int32Array(0);
+  private reached = 0;
+  private start = new Int32Array(0);
+  private slots = new Int32Array(0);
+  /** Length of each source's path. */
+  private dist = new Int32Array(0);
+
+  /** Whether the kept paths are those of `to` over `topo` at rank epoch `epoch`. */
+  valid(topo: Topology, to: number, epoch: number): boolean {
+    return this.topo === topo && this.to === to && this.epoch === epoch;
   }
-  for (let i = 1; i < reached; i++) walkTo(topo, edges, scratch, q[i], to, out);
-  out.rate[to] = 1;
-  out.time[to] = NaN;
-  out.fresh[to] = 1;
+
+  /** Rate, oldest time and freshness along each kept path, into `out` (by source). */
+  ratesInto(edges: EdgeData, out: RateColumns): void {
+    const { slotRate, slotTime, slotFresh } = edges;
+    const { sources, start, slots } = this;
+    const dist = this.dist;
+    for (let i = 1; i < this.reached; i++) {
+      const a = sources[i];
+      let rate = 1;
+      let time = Infinity;
+      let fresh = 1;
+      for (let k = start[a], end = k + dist[a]; k < end; k++) {
+        const sl = slots[k];
+        rate *= slotRate[sl];
+        if (slotTime[sl] < time) time = slotTime[sl];
+        fresh &= slotFresh[sl];
+      }
+      out.rate[a] = rate;
+      out.time[a] = time;
+      out.fresh[a] = fresh;
+    }
+    const to = this.to;
+    out.rate[to] = 1;
+    out.time[to] = Number.NaN;
+    out.fresh[to] = 1;
+  }
+
+  /**
+   * Finds every asset's path to `to` (see {@link crossAllToBfs}): a search from `to` gives each
+   * asset's distance and, in order of distance, `best`, the highest lowest-rank of its shortest
+   * paths; then each asset's path is walked greedily from the asset.
+   */
+  find(topo: Topology, edges: EdgeData, scratch: SearchScratch, to: number, epoch: number): void {
+    const n = topo.assetCount;
+    const dist = scratch.dist0;
+    bfs(topo, edges, scratch, to, -Infinity, dist, -1, Infinity);
+    const q = scratch.queue;
+    const best = scratch.best;
+    const { offsets, nbr } = topo;
+    const slotRank = edges.slotRank;
+    let reached = 0;
+    for (let a = 0; a < n; a++) if (dist[a] >= 0) reached++;
+    best[to] = Infinity;
+    // The BFS queue holds the reached assets in order of distance.
+    let total = 0;
+    for (let i = 1; i < reached; i++) {
+      const v = q[i];
+      total += dist[v];
+      const closer = dist[v] - 1;
+      let b = -Infinity;
+      for (let k = offsets[v], end = offsets[v + 1]; k < end; k++) {
+        const u = nbr[k];
+        if (dist[u] !== closer) continue;
+        const r = slotRank[k] < best[u] ? slotRank[k] : best[u];
+        if (r > b) b = r;
+      }
+      best[v] = b;
+    }
+    if (this.start.length < n) {
+      this.start = new Int32Array(n);
+      this.dist = new Int32Array(n);
+    }
+    if (this.sources.length < reached) this.sources = new Int32Array(reached);
+    if (this.slots.length < total) this.slots = new Int32Array(total);
+    this.sources.set(q.subarray(0, reached));
+    let at = 0;
+    for (let i = 1; i < reached; i++) {
+      const a = q[i];
+      this.start[a] = at;
+      this.dist[a] = dist[a];
+      at = this.walk(topo, edges, scratch, a, to, at);
+    }
+    this.reached = reached;
+    this.topo = topo;
+    this.to = to;
+    this.epoch = epoch;
+  }
+
+  /**
+   * The greedy walk from `from`: at each step the first neighbour (in asset-id order) one hop
+   * closer whose edge rank and best both reach `from`'s best; its slots written from `at`.
+   */
+  private walk(topo: Topology, edges: EdgeData, scratch: SearchScratch, from: number, to: number, at: number): number {
+    const dist = scratch.dist0;
+    const best = scratch.best;
+    const need = best[from];
+    const { offsets, nbr } = topo;
+    const slotRank = edges.slotRank;
+    let v = from;
+    while (v !== to) {
+      const closer = dist[v] - 1;
+      let k = offsets[v];
+      for (const end = offsets[v + 1]; k < end; k++) {
+        const u = nbr[k];
+        if (dist[u] === closer && slotRank[k] >= need && best[u] >= need) break;
+      }
+      this.slots[at++] = k;
+      v = nbr[k];
+    }
+    return at;
+  }
 }
 
-/** The greedy walk of {@link crossAllToBfs} from `from`, written to `out[from]`. */
-function walkTo(topo: Topology, edges: EdgeData, scratch: SearchScratch, from: number, to: number, out: RateColumns): void {
-  const dist = scratch.dist0;
-  const best = scratch.best;
-  const need = best[from];
-  const offsets = topo.offsets;
-  const nbr = topo.nbr;
-  let rate = 1;
-  let time = Infinity;
-  let fresh = 1;
-  let v = from;
-  while (v !== to) {
-    const closer = dist[v] - 1;
-    let k = offsets[v];
-    for (const end = offsets[v + 1]; k < end; k++) {
-      const u = nbr[k];
-      if (dist[u] === closer && edges.slotRank[k] >= need && best[u] >= need) break;
-    }
-    rate *= edges.slotRate[k];
-    if (edges.slotTime[k] < time) time = edges.slotTime[k];
-    fresh &= edges.slotFresh[k];
-    v = nbr[k];
-  }
-  out.rate[from] = rate;
-  out.time[from] = time;
-  out.fresh[from] = fresh;
+/**
+ * {@link crossBfs} from every asset to `to` at once, into `out` (indexed by the source asset; NaN
+ * where there is no path). Rule 12's tie-breaks depend on the source, so a search from `to` does
+ * not give them directly; instead it gives each asset's distance to `to` and, in order of
+ * distance, the highest lowest-rank `best` of its shortest paths (the max over its neighbours one
+ * hop closer of min(edge rank, their best)). The path of rule 12 from an asset is then walked
+ * greedily: at each step, the first neighbour (in asset-id order) one hop closer whose edge and
+ * best both reach the source's best. Each choice can be completed at that rank, so the walk has
+ * the fewest hops, the highest lowest rank and, choosing the smallest neighbour each time, the
+ * lexicographically smallest sequence: the path {@link crossBfs} finds. The paths are kept in
+ * `paths` while the topology and the ranks (`epoch`) stay; rates multiply from the source, as there.
+ */
+export function crossAllToBfs(topo: Topology, edges: EdgeData, scratch: SearchScratch, to: number, out: RateColumns, paths: PathsTo): void {
+  if (!paths.valid(topo, to, edges.rankEpoch)) paths.find(topo, edges, scratch, to, edges.rankEpoch);
+  paths.ratesInto(edges, out);
 }

@@ -33,6 +33,8 @@ export class EdgeData {
   slotFresh = new Uint8Array(0);
   /** The distinct edge ranks, highest first (the levels of the max-min rank search). */
   levels: number[] = [];
+  /** Changes whenever an edge's rank may have changed (what the searches' choices depend on). */
+  rankEpoch = 0;
   /** Tick stamp the data was derived for (-1: never). */
   private stamp = -1;
   private pending: number[] = [];
@@ -131,6 +133,7 @@ export class EdgeData {
   }
 
   private recomputeLevels(edgeCount: number): void {
+    this.rankEpoch++;
     const levels = new Set<number>();
     for (let e = 0; e < edgeCount; e++) if (this.choice[e] >= 0) levels.add(this.rank[e]);
     this.levels = [...levels].sort((x, y) => y - x);

@@ -6,7 +6,7 @@
  */
 import { UndirectedGraph } from 'graphology';
 import type { CrossMethod } from '../config.js';
-import { crossAllBfs, crossAllToBfs, crossBfs, legOf, SearchScratch } from './bfs.js';
+import { crossAllBfs, crossAllToBfs, crossBfs, legOf, PathsTo, SearchScratch } from './bfs.js';
 import { EdgeData } from './edges.js';
 import { layered, layeredAll } from './layered.js';
 import { AssetOrder, Topology } from './topology.js';
@@ -42,6 +42,7 @@ export class RateGraph {
   private topo = Topology.build(NO_PAIRS, 0, new Int32Array(0));
   private readonly edgeData = new EdgeData();
   private readonly scratch = new SearchScratch();
+  private readonly pathsTo = new PathsTo();
   private graphModel: UndirectedGraph | undefined;
 
   /** Freshness of the last {@link directRate} answer. */
@@ -134,7 +135,8 @@ export class RateGraph {
   /**
    * Rate (and time, freshness) of every asset against `to` at once, into `out` (indexed by the
    * source asset id; NaN where there is no path): the answers of {@link cross}(a, to) for every a.
-   * With `bfs`, one search from `to` and a greedy walk per asset (see crossAllToBfs); `layered`
+   * With `bfs`, one search from `to` and a greedy walk per asset (see crossAllToBfs), kept while
+   * the topology and edge ranks stay; `layered`
    * prices depend on the source's own search, so each is asked for alone.
    */
   crossAllTo(to: number, view: PairView, method: CrossMethod, tickStamp: number, out: RateColumns): void {
@@ -143,7 +145,7 @@ export class RateGraph {
     if (to < 0 || to >= n) return;
     this.refreshEdges(view, tickStamp);
     if (method === 'bfs') {
-      crossAllToBfs(this.topo, this.edgeData, this.scratch, to, out);
+      crossAllToBfs(this.topo, this.edgeData, this.scratch, to, out, this.pathsTo);
       return;
     }
     for (let a = 0; a < n; a++) {

@@ -25,7 +25,7 @@ const trade = (time: string, id: string) => event({ type: 'trade', time: t(time)
  */
 function run(events: XrateEvent[], until: string): Map<string, number> {
   const points: MetricEvent[] = [];
-  const e = createEngine({ weighting: 'passive' }, { onOwnMetric: (p) => void points.push(p) });
+  const e = createEngine({ weighting: 'passive' }, { onOwnMetrics: (b) => void points.push(...b.events()) });
   for (const x of events) e.apply(x);
   e.advanceTo(Date.parse(t(until)) * 1000);
   const out = new Map<string, number>();
