@@ -138,10 +138,12 @@ export class Engine {
     }
     // A metric changes no rate (docs/methodology.md section 9): no tick need look at it.
     if (type === 'metric') {
+      s.stats.events.metric++;
       s.listener.onMetric?.(event);
       return undefined;
     }
     if (type === 'metric_definition') {
+      s.stats.events.metricDefinition++;
       s.listener.onMetricDefinition?.(event);
       return undefined;
     }

@@ -288,7 +288,7 @@ export class Ingest {
     const s = engine.getStats();
     return {
       eventsRead: this.state.eventsRead,
-      eventsAccepted: s.events.exchange + s.events.symbol + s.events.quote + s.events.trade,
+      eventsAccepted: Object.values(s.events).reduce((a, b) => a + b, 0),
       eventsRejected: Object.values(s.rejects).reduce((a, b) => a + (b ?? 0), 0),
       rejectsByReason: s.rejects,
       quotesDiscarded: s.quotesDiscarded,

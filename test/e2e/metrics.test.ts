@@ -58,6 +58,20 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('xrate metrics', () => {
+  it('counts metric events as accepted: every line read is accepted or rejected', async () => {
+    const s = await cliJson<{ eventsRead: number; eventsAccepted: number; eventsRejected: number }>(
+      'replay',
+      LOG,
+      '--db',
+      join(dir, 'count.sqlite'),
+      '--json',
+      '--quiet',
+    );
+    expect(s.eventsRead).toBe(lines.length);
+    expect(s.eventsRejected).toBe(2); // the point with no value, the one with two
+    expect(s.eventsAccepted + s.eventsRejected).toBe(s.eventsRead);
+  });
+
   const routes: string[][] = [
     ['listing'],
     ['symbol/current'],

@@ -67,7 +67,9 @@ export function restoreSnapshot(state: EngineState, tracking: Tracking, snap: En
   state.lastRefresh = snap.lastRefresh;
   state.nextTick = snap.nextTick ?? undefined;
   state.lastTick = snap.lastTick ?? undefined;
-  Object.assign(state.stats, structuredClone(snap.stats));
+  // A snapshot from before the metric types has no counts for them: they start at 0.
+  const events = { ...state.stats.events, ...snap.stats.events };
+  Object.assign(state.stats, structuredClone(snap.stats), { events });
   for (const a of snap.assets) state.assets.intern(a);
   state.exchanges.restore(snap.exchanges);
   const P = snap.pairs;

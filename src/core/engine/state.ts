@@ -74,7 +74,7 @@ export class EngineState {
   readonly ownMetrics = new OwnMetrics();
   /** Counters (see {@link EngineStats}). */
   readonly stats: EngineStats = {
-    events: { exchange: 0, symbol: 0, quote: 0, trade: 0 },
+    events: { exchange: 0, symbol: 0, quote: 0, trade: 0, metric: 0, metricDefinition: 0 },
     rejects: {},
     quotesDiscarded: 0,
     ticks: 0,

@@ -91,7 +91,8 @@ export interface RateResult {
 
 /** Counters kept by the engine. */
 export interface EngineStats {
-  events: { exchange: number; symbol: number; quote: number; trade: number };
+  /** Accepted events by type (`metric_definition` counted as `metricDefinition`). */
+  events: { exchange: number; symbol: number; quote: number; trade: number; metric: number; metricDefinition: number };
   rejects: Partial<Record<RejectReason, number>>;
   /** Quotes discarded by rule 5 (the market keeps its previous accepted quote). */
   quotesDiscarded: number;

@@ -75,7 +75,7 @@ describe('section 1: rejects', () => {
       ['B_FUT', 'not_spot', 'symbol type FUTURES'],
     ]);
     expect(s.engine.listedPairs()).toEqual(['BTC/USD']);
-    expect(s.engine.getStats().events).toEqual({ exchange: 1, symbol: 1, quote: 3, trade: 3 });
+    expect(s.engine.getStats().events).toEqual({ exchange: 1, symbol: 1, quote: 3, trade: 3, metric: 0, metricDefinition: 0 });
   });
 
   it('rejects events with a non-integer time or an unknown type', () => {
