@@ -265,6 +265,23 @@ export function formatTime(us: TimeUs): string {
     days += 1;
     rem -= US_PER_DAY;
   }
+  const secOfDay = Math.floor(rem / US_PER_SECOND);
+  const micros = rem - secOfDay * US_PER_SECOND;
+  const hour = Math.floor(secOfDay / 3600);
+  const minute = Math.floor((secOfDay - hour * 3600) / 60);
+  const second = secOfDay - hour * 3600 - minute * 60;
+  // Few pieces: a text written many times (a long history's) is cheap to copy.
+  const clock = `${PAD2[hour]}:${PAD2[minute]}:${PAD2[second]}`;
+  return dateText(days) + clock + (micros === 0 ? '.0000000Z' : fractionText(micros));
+}
+
+/** The day last written by {@link dateText}, and its text: times written in a row mostly share their day. */
+let lastDay = Number.NaN;
+let lastDayText = '';
+
+/** `YYYY-MM-DDT` of a day (days since 1970-01-01). */
+function dateText(days: number): string {
+  if (days === lastDay) return lastDayText;
   // Civil date from days (H. Hinnant's algorithm).
   const z = days + 719_468;
   const era = Math.floor(z / 146_097);
@@ -275,35 +292,18 @@ export function formatTime(us: TimeUs): string {
   const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
   const month = mp < 10 ? mp + 3 : mp - 9;
   const year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+  // Safe-integer µs are years 1684..2255: always 4 digits.
+  lastDay = days;
+  lastDayText = `${PAD2[Math.floor(year / 100)]}${PAD2[year % 100]}-${PAD2[month]}-${PAD2[day]}T`;
+  return lastDayText;
+}
 
-  const secOfDay = Math.floor(rem / US_PER_SECOND);
-  const micros = rem - secOfDay * US_PER_SECOND;
-  const hour = Math.floor(secOfDay / 3600);
-  const minute = Math.floor((secOfDay - hour * 3600) / 60);
-  const second = secOfDay - hour * 3600 - minute * 60;
+/** `.fffffffZ` of the µs of a second (the 7th digit always 0). */
+function fractionText(micros: number): string {
   const f1 = Math.floor(micros / 10_000);
   const f2 = Math.floor((micros - f1 * 10_000) / 100);
   const f3 = micros - f1 * 10_000 - f2 * 100;
-  // Safe-integer µs are years 1684..2255: always 4 digits.
-  return (
-    PAD2[Math.floor(year / 100)] +
-    PAD2[year % 100] +
-    '-' +
-    PAD2[month] +
-    '-' +
-    PAD2[day] +
-    'T' +
-    PAD2[hour] +
-    ':' +
-    PAD2[minute] +
-    ':' +
-    PAD2[second] +
-    '.' +
-    PAD2[f1] +
-    PAD2[f2] +
-    PAD2[f3] +
-    '0Z'
-  );
+  return `.${PAD2[f1]}${PAD2[f2]}${PAD2[f3]}0Z`;
 }
 
 const DURATION_UNITS: Readonly<Record<string, bigint>> = {

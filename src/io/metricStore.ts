@@ -13,6 +13,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { MetricDefinitionEvent, MetricEvent, MetricValue, SeriesKey } from '../core/metrics/events.js';
+import type { MetricPointColumns } from '../core/metrics/timeseries.js';
 import {
   type MetricDefinition,
   type MetricFilter,
@@ -210,5 +211,28 @@ export class DatabaseMetrics implements MetricsSource {
         .raw()
         .all({ ...w.params, from, to }) as PointRow[]
     ).map(pointOf);
+  }
+
+  /**
+   * Each column is read by a query of its own, plucked (a value per row, no array per row: reading
+   * rows of three values costs half as much again as the three columns), in one read transaction
+   * so the three see the same rows.
+   */
+  pointColumns(filter: MetricFilter, from: TimeUs, to: TimeUs): MetricPointColumns {
+    if (!this.stored) return { times: [], values: [], texts: [] };
+    const w = where(filter);
+    const params = { ...w.params, from, to };
+    const column = (expr: string) =>
+      this.db
+        .prepare(`SELECT ${expr} FROM metric_points WHERE ${w.sql} AND time >= @from AND time < @to ORDER BY time, seq`)
+        .pluck()
+        .all(params);
+    // A decimal point's text as pointOf reads it; null for the other kinds.
+    const read = this.db.transaction(() => ({
+      times: column('time') as number[],
+      values: column(`CASE WHEN kind = 'decimal' THEN value END`) as (number | null)[],
+      texts: column(`CASE WHEN kind = 'decimal' THEN ifnull(text, '') END`) as (string | null)[],
+    }));
+    return read();
   }
 }

@@ -11,8 +11,10 @@ import {
   type MetricFilter,
   type MetricsSource,
   metricListing,
+  pointColumnsOf,
   type StoredMetricPoint,
 } from '../core/metrics/source.js';
+import type { MetricPointColumns } from '../core/metrics/timeseries.js';
 import type { TimeUs } from '../core/types.js';
 import { asOfTick } from '../io/metricStore.js';
 
@@ -108,5 +110,9 @@ export class MemoryMetrics implements MetricsSource {
   points(filter: MetricFilter, from: TimeUs, to: TimeUs): StoredMetricPoint[] {
     const out = this.all.filter((p) => p.time >= from && p.time < to && matches(p, filter));
     return out.sort((a, b) => a.time - b.time || a.seq - b.seq);
+  }
+
+  pointColumns(filter: MetricFilter, from: TimeUs, to: TimeUs): MetricPointColumns {
+    return pointColumnsOf(this.points(filter, from, to));
   }
 }

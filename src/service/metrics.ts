@@ -26,9 +26,10 @@ import { formatTimeAs, parseTimeFormat } from '../core/metrics/timeFormat.js';
 import {
   groupMetricSeries,
   type KeyedMetricSeries,
-  type MetricBucket,
+  type MetricBucketColumns,
   type MetricGroupBy,
-  metricTimeseries,
+  type MetricTimeseriesItem,
+  metricTimeseriesColumns,
   type MetricTimeseriesQuery,
   toMetricTimeseriesItem,
 } from '../core/metrics/timeseries.js';
@@ -38,6 +39,7 @@ import type { TimeUs } from '../core/types.js';
 import { HISTORY_MAX_LIMIT } from '../replay/query.js';
 import { badParam, missingParam, noData } from './errors.js';
 import type { Limiter } from './limits.js';
+import { metricHistoryJson, type TimeWriter } from './metricHistory.js';
 import { type Query, shown } from './params.js';
 import { answerFromTable, type Answer, registerRouteTable, type TableRoute } from './routeTable.js';
 
@@ -50,8 +52,6 @@ export interface MetricRouteOptions {
 /** The id parameters that filter series (the fields of {@link SeriesKey}). */
 type IdParam = keyof SeriesKey;
 type Ids = Partial<Record<IdParam, string>>;
-/** How a time is written: ISO text, or a Unix timestamp with `time_format`. */
-type TimeWriter = (us: TimeUs) => string | number;
 
 const ID_PARAMS: readonly IdParam[] = ['metric_id', 'exchange_id', 'symbol_id', 'asset_id'];
 const GROUP_BY: readonly MetricGroupBy[] = ['symbol_id', 'asset_id', 'exchange_id', 'metric_id'];
@@ -153,10 +153,16 @@ function timeseriesQuery(q: Query): MetricTimeseriesQuery & { limit: number } {
   return { period, timeStart, timeEnd, limit };
 }
 
-/** The points a history reads: those in the buckets that start in [time_start, time_end). */
-function pointsOf(source: MetricsSource, filter: MetricFilter, w: MetricTimeseriesQuery): StoredMetricPoint[] {
+/** The time range [from, to) of the points a history reads: those in the buckets that start in [time_start, time_end). */
+function pointRange(w: MetricTimeseriesQuery): { from: TimeUs; to: TimeUs } {
   const from = w.timeStart === undefined ? ALL_TIME.first : bucketStartAtOrAfter(w.timeStart, w.period);
   const to = w.timeEnd === undefined ? ALL_TIME.end : bucketStartAtOrAfter(w.timeEnd, w.period);
+  return { from, to };
+}
+
+/** The points a history reads (see {@link pointRange}). */
+function pointsOf(source: MetricsSource, filter: MetricFilter, w: MetricTimeseriesQuery): StoredMetricPoint[] {
+  const { from, to } = pointRange(w);
   return source.points(filter, from, to);
 }
 
@@ -165,15 +171,36 @@ function described(f: MetricFilter): string {
   return ID_PARAMS.flatMap((k) => (f[k] === undefined ? [] : [`${k} ${shown(f[k])}`])).join(', ');
 }
 
-/** The series of a history (550 when none matches); its items, one per non-empty bucket. */
+/**
+ * The series of a history (550 when none matches); its items, one per non-empty bucket. The
+ * points are read as columns and the buckets kept in columns: the items are made only if asked
+ * for, a JSON answer is written from the columns ({@link metricHistoryJson}).
+ */
 function historyAnswer(source: MetricsSource, q: Query, filter: MetricFilter): Answer {
   const time = timeWriter(q);
   const w = timeseriesQuery(q);
-  const points = pointsOf(source, filter, w);
-  if (points.length === 0 && source.series(filter).length === 0)
+  const { from, to } = pointRange(w);
+  const points = source.pointColumns(filter, from, to);
+  if (points.times.length === 0 && source.series(filter).length === 0)
     throw noData(`no ${filter.scope === undefined ? '' : `${filter.scope}-level `}metric series with ${described(filter)}`);
-  const items = metricTimeseries(points, w).map((b: MetricBucket) => toMetricTimeseriesItem(b, time));
-  return { kind: 'metric_history', value: items, cost: itemsCost(items.length) };
+  const cols = metricTimeseriesColumns(points, w);
+  let items: MetricTimeseriesItem<string | number>[] | undefined;
+  return {
+    kind: 'metric_history',
+    get value() {
+      items ??= itemsOf(cols, time);
+      return items;
+    },
+    cost: itemsCost(cols.length),
+    json: metricHistoryJson(cols, time),
+  };
+}
+
+/** The wire items of buckets in columns. */
+function itemsOf(cols: MetricBucketColumns, time: TimeWriter): MetricTimeseriesItem<string | number>[] {
+  const out: MetricTimeseriesItem<string | number>[] = [];
+  for (let i = 0; i < cols.length; i++) out.push(cols.item(i, time));
+  return out;
 }
 
 /** The matching series with their points in the window (a series with none is kept, empty). */

@@ -321,6 +321,7 @@ export class DatabaseRateProvider implements RateProvider {
       series: (f, at) => now().series(f, at),
       current: (f, at) => now().current(f, at),
       points: (f, from, to) => now().points(f, from, to),
+      pointColumns: (f, from, to) => now().pointColumns(f, from, to),
     };
   }
 

@@ -1,24 +1,77 @@
 /**
  * A family of GET routes as a table, served two ways: registered on the HTTP service, and answered
  * without HTTP for the CLI commands that mirror the routes (`xrate metrics`, `xrate symbols`), so
- * both give the same answer for the same path and query.
+ * both give the same answer for the same path and query. An answer may carry its JSON written
+ * straight from the route's data (a metric history, metricHistory.ts): JSON answers are then
+ * sent from it, a long one a slice at a time (slices.ts), the same bytes as `JSON.stringify`.
  *
  * @module
  */
 import type { FastifyInstance } from 'fastify';
-import type { PayloadKind } from './format/index.js';
-import { negotiate, render } from './format/index.js';
+import type { OutputFormat, PayloadKind } from './format/index.js';
+import { CONTENT_TYPES, negotiate, render } from './format/index.js';
+import { STREAM_MIN_ITEMS } from './history.js';
 import type { Right } from './keys.js';
 import { HISTORY_MAX_LIMIT } from '../replay/query.js';
 import type { Limiter } from './limits.js';
 import { matchPath, Query } from './params.js';
 import { charger, holdHeavy } from './routes.js';
+import { type SlicedBody, slicedArrayBody } from './slices.js';
 
-/** What a route answers: a payload and its cost. */
+/**
+ * An array answer's JSON written a run of items at a time (a long answer, without an object per
+ * item): `[`, the runs, `]` are the bytes of `JSON.stringify` of the array.
+ */
+export interface JsonItems {
+  /** Number of items. */
+  readonly length: number;
+  /** The JSON of items [from, to), each preceded by a comma but the array's first (ASCII bytes). */
+  json(from: number, to: number): Buffer;
+}
+
+/** What a route answers: a payload and its cost (and, for a long one, its JSON written without `value`). */
 export interface Answer {
   kind: PayloadKind;
   value: unknown[];
   cost: number;
+  /** The JSON of `value`, written straight from the route's data: what JSON answers send when present. */
+  json?: JsonItems;
+}
+
+const OPEN = Buffer.from('[');
+const CLOSE = Buffer.from(']');
+
+/**
+ * The body of an answer in `format`, and its Content-Type: as {@link render} renders it, but the
+ * JSON of an answer with {@link Answer.json} is written from it, a slice at a time when it has more
+ * than STREAM_MIN_ITEMS items (slices.ts), the same bytes.
+ *
+ * @example
+ * ```ts
+ * const { body, type } = answerBody(answer, { kind: 'json' });
+ * ```
+ */
+export function answerBody(a: Answer, format: OutputFormat): { body: string | Buffer | SlicedBody; type: string } {
+  const items = a.json;
+  if (format.kind !== 'json' || items === undefined) return render(a.kind, a.value, format);
+  if (items.length <= STREAM_MIN_ITEMS)
+    return { body: Buffer.concat([OPEN, items.json(0, items.length), CLOSE]), type: CONTENT_TYPES.json };
+  const body = slicedArrayBody({ head: OPEN, tail: CLOSE }, items.length, (from, to) => items.json(from, to));
+  return { body, type: CONTENT_TYPES.json };
+}
+
+/**
+ * The JSON text of an answer, `JSON.stringify(a.value)` (written from {@link Answer.json} when present).
+ *
+ * @example
+ * ```ts
+ * io.out(`${answerJson(answer)}\n`);
+ * ```
+ */
+export function answerJson(a: Answer): string {
+  const items = a.json;
+  if (items === undefined) return JSON.stringify(a.value);
+  return `[${items.json(0, items.length).toString('latin1')}]`;
 }
 
 /**
@@ -55,7 +108,7 @@ export function registerRouteTable<S>(
       if (r.timeseries) holdHeavy(limiter, req, reply, q.int('limit', 1, HISTORY_MAX_LIMIT, 100));
       const a = r.answer(source, q, req.params);
       charge(req, reply, a.cost);
-      const { body, type } = render(a.kind, a.value, fmt);
+      const { body, type } = answerBody(a, fmt);
       return reply.header('content-type', type).send(body);
     });
   }

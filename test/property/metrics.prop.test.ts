@@ -4,7 +4,8 @@
  *   making another event late), they change no rate, no bucket and no engine state, and reach
  *   the listener in log order;
  * - the replay database's metrics (io/metricStore.ts) answer every query exactly as the in-memory
- *   metrics of the same events (replay/memoryMetrics.ts), which is how a log is answered.
+ *   metrics of the same events (replay/memoryMetrics.ts), which is how a log is answered, the
+ *   columns a long history reads included.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +15,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine, type EngineListener } from '../../src/core/engine.js';
 import { parseDec } from '../../src/core/decimal.js';
 import type { MetricEvent, MetricValue } from '../../src/core/metrics/events.js';
-import type { MetricFilter } from '../../src/core/metrics/source.js';
+import { type MetricFilter, pointColumnsOf } from '../../src/core/metrics/source.js';
 import { ReplayStore } from '../../src/io/store.js';
 import { MemoryMetrics } from '../../src/replay/memoryMetrics.js';
 import { logArb, recorder, TRACKED, type Log } from './arbitraries.js';
@@ -170,6 +171,10 @@ describe('metric events', () => {
             expect(strip(db.current(q.filter, q.at))).toEqual(strip(mem.current(q.filter, q.at)));
             const from = q.at ?? 0;
             expect(strip(db.points(q.filter, from, from + q.span))).toEqual(strip(mem.points(q.filter, from, from + q.span)));
+            // The columns a long history reads: those of the same points.
+            const columns = db.pointColumns(q.filter, from, from + q.span);
+            expect(columns).toEqual(mem.pointColumns(q.filter, from, from + q.span));
+            expect(columns).toEqual(pointColumnsOf(db.points(q.filter, from, from + q.span)));
           }
           store.close();
         },

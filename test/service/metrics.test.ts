@@ -11,8 +11,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDec } from '../../src/core/decimal.js';
 import type { MetricValue, SeriesKey } from '../../src/core/metrics/events.js';
 import type { MetricsSource, StoredMetricPoint } from '../../src/core/metrics/source.js';
+import { formatTimeAs } from '../../src/core/metrics/timeFormat.js';
+import { metricTimeseries, type MetricTimeseriesQuery, toMetricTimeseriesItem } from '../../src/core/metrics/timeseries.js';
+import { getPeriod } from '../../src/core/periods.js';
 import { ReplayStore } from '../../src/io/store.js';
-import { parseTime } from '../../src/core/time.js';
+import { formatTime, parseTime } from '../../src/core/time.js';
+import { csvOptions, render } from '../../src/service/format/index.js';
+import { Query } from '../../src/service/params.js';
 import { parseRights, RIGHTS } from '../../src/service/keys.js';
 import type { RateProvider } from '../../src/service/provider.js';
 import { expectError, expectSchema, SPEC, startServer, tempDir, type Res, type TestServer } from './helpers.js';
@@ -46,6 +51,9 @@ const FR = 'FUNDING_RATE';
 const USD = 'XRATE_ASSET_USD_RATE';
 const D = '2024-01-01T00:00:';
 const BIN_PERP = { metric_id: FR, exchange_id: 'BINANCE', symbol_id: 'BINANCE_PERP_BTC_USDT', asset_id: 'BTC' };
+const LONG_SERIES = { metric_id: 'TICKS', exchange_id: 'COINBASE' };
+/** Decimal texts of the long history: floats written as their text, or not (zeros, exponents, many digits). */
+const LONG_TEXTS = ['0.0123', '0.0120', '-1.5', '1e-7', '42', '0.30000000000000001', '-0.000', '123456789.123456789', '7'];
 
 const POINTS: StoredMetricPoint[] = [
   pt({ metric_id: RANK, exchange_id: 'BINANCE' }, `${D}00Z`, dec('1')),
@@ -74,6 +82,18 @@ const POINTS: StoredMetricPoint[] = [
   ...Array.from({ length: 250 }, (_, i) =>
     pt({ metric_id: 'TICKS', exchange_id: 'BINANCE' }, new Date(Date.UTC(2024, 1, 1) + i * 1000).toISOString(), dec(String(i))),
   ),
+  // 700 more, mostly one a second, some seconds with two points, some text and time values: a
+  // history long enough to be written a slice at a time.
+  ...Array.from({ length: 700 }, (_, i) => {
+    const time = new Date(Date.UTC(2024, 1, 1) + (i - (i % 7 === 3 ? 0.5 : 0)) * 1000).toISOString();
+    const value: MetricValue =
+      i % 50 === 7
+        ? { kind: 'text', text: 'halted' }
+        : i % 50 === 9
+          ? { kind: 'time', us: T(time) }
+          : dec(LONG_TEXTS[i % LONG_TEXTS.length]);
+    return pt(LONG_SERIES, time, value);
+  }),
 ];
 const DEFINITIONS = [
   { metric_id: FR, description: 'old' },
@@ -452,6 +472,55 @@ describe('history', () => {
       expect(res.headers['x-ratelimit-request-cost'], q).toBe(cost);
       expect(res.headers['x-ratelimit-limit']).toBeDefined();
     }
+  });
+});
+
+describe('a long history (written a slice at a time)', () => {
+  const SERIES = '/v1/metrics/exchange/history?metric_id=TICKS&exchange_id=COINBASE';
+  const PATH = `${SERIES}&limit=100000`;
+  const points = () => POINTS.filter((p) => p.metric_id === LONG_SERIES.metric_id && p.exchange_id === LONG_SERIES.exchange_id);
+  /** The items as the history was answered before its buckets were kept in columns: bucket objects, then items. */
+  const reference = (q: MetricTimeseriesQuery, time: (us: number) => string | number = formatTime) =>
+    metricTimeseries(points(), q).map((b) => toMetricTimeseriesItem(b, time));
+  const SEC = { period: getPeriod('1SEC')! };
+
+  it('JSON: the bytes of the items, for every time format, period and window; gzip the same', async () => {
+    const cases: [string, MetricTimeseriesQuery, (us: number) => string | number][] = [
+      ['', SEC, formatTime],
+      ['&time_format=unix_nanosec', SEC, (us) => formatTimeAs(us, 'unix_nanosec')],
+      ['&time_format=unix_millisec', SEC, (us) => formatTimeAs(us, 'unix_millisec')],
+      ['&period_id=2SEC', { period: getPeriod('2SEC')! }, formatTime],
+      [
+        '&time_start=2024-02-01T00:01:00Z&time_end=2024-02-01T00:09:00Z',
+        { ...SEC, timeStart: T('2024-02-01T00:01:00Z'), timeEnd: T('2024-02-01T00:09:00Z') },
+        formatTime,
+      ],
+      ['&limit=300', { ...SEC, limit: 300 }, formatTime],
+    ];
+    for (const [query, q, time] of cases) {
+      const items = reference(q, time);
+      expect(items.length, query).toBeGreaterThan(256);
+      const res = await get(query.startsWith('&limit') ? SERIES + query : PATH + query);
+      expect(res.status, query).toBe(200);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.text, query).toBe(JSON.stringify(items));
+      expect(res.headers['x-ratelimit-request-cost'], query).toBe(String(Math.ceil(items.length / 100)));
+    }
+    const gz = await get(PATH, { 'Accept-Encoding': 'gzip' });
+    expect(gunzipSync(gz.body).toString('utf8')).toBe(JSON.stringify(reference(SEC)));
+    const all = await get('/v1/metrics/history?metric_id=TICKS&exchange_id=COINBASE&limit=100000');
+    expect(all.text).toBe(JSON.stringify(reference(SEC)));
+  });
+
+  it('CSV, XML and MessagePack: the items rendered as before', async () => {
+    const items = reference(SEC);
+    const csvQuery = '&output_format=csv&csv_set_delimiter=,';
+    const csv = await get(PATH + csvQuery);
+    expect(csv.text).toBe(render('metric_history', items, { kind: 'csv', csv: csvOptions(new Query({ csv_set_delimiter: ',' })) }).body);
+    const xml = await get(`${PATH}&output_format=xml`);
+    expect(xml.text).toBe(render('metric_history', items, { kind: 'xml' }).body);
+    const mp = await get(PATH, { Accept: 'application/x-msgpack' });
+    expect(mp.body.equals(render('metric_history', items, { kind: 'msgpack' }).body as Buffer)).toBe(true);
   });
 });
 

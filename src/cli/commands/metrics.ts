@@ -11,6 +11,7 @@
  */
 import { openMetrics } from '../../replay/query.js';
 import { answerMetrics } from '../../service/metrics.js';
+import { answerJson } from '../../service/routeTable.js';
 import { cliErrorOf, COMMON, parse, querySource, UsageError, type Io } from '../args.js';
 import { help } from '../help.js';
 
@@ -47,7 +48,7 @@ export async function cmdMetrics(args: string[], io: Io): Promise<number> {
   try {
     const a = answerMetrics(m.source, path, query);
     if (a === undefined) throw new UsageError(`unknown metrics route "${route}" (see xrate metrics --help)`);
-    io.out(`${JSON.stringify(a.value)}\n`);
+    io.out(`${answerJson(a)}\n`);
     return 0;
   } catch (e) {
     throw cliErrorOf(e);

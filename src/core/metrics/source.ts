@@ -13,6 +13,7 @@
 
 import type { TimeUs } from '../types.js';
 import type { MetricScope, MetricValue, SeriesKey } from './events.js';
+import type { MetricPointColumns } from './timeseries.js';
 
 /**
  * One stored data point with its series key, in the order of the log (`seq`).
@@ -84,6 +85,26 @@ export interface MetricsSource {
   current(filter: MetricFilter, at?: TimeUs): StoredMetricPoint[];
   /** Every point of the matching series with from <= time < to, by time then log order. */
   points(filter: MetricFilter, from: TimeUs, to: TimeUs): StoredMetricPoint[];
+  /** The points of {@link points} as columns (time, and the value_decimal's float and text), as a long history reads them. */
+  pointColumns(filter: MetricFilter, from: TimeUs, to: TimeUs): MetricPointColumns;
+}
+
+/**
+ * Points (in time order, ties in log order) as the columns of a timeseries: each point's time,
+ * and its value_decimal's float and text (null for a text or time value).
+ *
+ * @example
+ * ```ts
+ * pointColumnsOf(source.points(filter, from, to)); // { times: [...], values: [...], texts: [...] }
+ * ```
+ */
+export function pointColumnsOf(points: readonly StoredMetricPoint[]): MetricPointColumns {
+  const dec = (v: MetricValue) => (v.kind === 'decimal' ? v.dec : undefined);
+  return {
+    times: points.map((p) => p.time),
+    values: points.map((p) => dec(p.value)?.value ?? null),
+    texts: points.map((p) => dec(p.value)?.text ?? null),
+  };
 }
 
 /**

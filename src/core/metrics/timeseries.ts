@@ -123,14 +123,22 @@ function byTimeInLogOrder(points: readonly MetricPoint[]): readonly MetricPoint[
 /** A decimal text that is already in the form the exact sum writes (no exponent, sign or padding). */
 const CANONICAL = /^-?(0|[1-9]\d*)(\.\d*[1-9])?$/;
 
+/** A decimal text in that form but for zeros at the end of its fraction (`0.0120`, `1.0`). */
+const TRAILING_ZEROS = /^-?(0|[1-9]\d*)\.\d*0$/;
+
 /** The exact sum of one decimal: its text in the form the exact sum writes, without the arithmetic. */
 function sumOfOne(d: Dec): Dec {
-  if (!CANONICAL.test(d.text)) {
-    const sum = new ExactDecimal(d.text);
-    const text = sum.isZero() ? '0' : sum.toString();
-    return { value: Number(text), text };
+  let text = d.text;
+  if (CANONICAL.test(text)) {
+    if (text === '-0') text = '0';
+  } else if (TRAILING_ZEROS.test(text)) {
+    // The fraction's last zeros (and a point left alone) dropped: what the exact decimal writes.
+    text = text.replace(/\.?0+$/, '');
+    if (text === '-0') text = '0';
+  } else {
+    const sum = new ExactDecimal(text);
+    text = sum.isZero() ? '0' : sum.toString();
   }
-  const text = d.text === '-0' ? '0' : d.text;
   return { value: Number(text), text };
 }
 
@@ -150,11 +158,11 @@ interface Acc {
   decimals: number;
 }
 
-function add(acc: Acc, p: MetricPoint): void {
-  acc.timeClose = p.time;
+/** Adds a point (its time, and its decimal value if it has one) to the bucket that holds it. */
+function add(acc: Acc, time: TimeUs, d: Dec | undefined): void {
+  acc.timeClose = time;
   acc.count += 1;
-  if (p.value.kind !== 'decimal') return;
-  const d = p.value.dec;
+  if (d === undefined) return;
   acc.first ??= d;
   acc.last = d;
   if (acc.min === undefined || compareDec(d, acc.min) < 0) acc.min = d;
@@ -164,13 +172,74 @@ function add(acc: Acc, p: MetricPoint): void {
   else if (acc.decimals > 2) acc.sum = acc.sum?.plus(d.text);
 }
 
+/** The exact sum of a bucket's decimal points: `sum` of two or more, else that of the one, `first`. */
+function sumOf(first: Dec, sum: Decimal | undefined): Dec {
+  if (sum === undefined) return sumOfOne(first);
+  const text = sum.isZero() ? '0' : sum.toString();
+  return { value: Number(text), text };
+}
+
 function close(acc: Acc): MetricBucket {
   const { start, end, timeOpen, timeClose, count, first, last, min, max, sum } = acc;
   const bucket = { start, end, timeOpen, timeClose, count };
   if (first === undefined || last === undefined || min === undefined || max === undefined) return bucket;
-  if (sum === undefined) return { ...bucket, decimals: { first, last, min, max, sum: sumOfOne(first) } };
-  const text = sum.isZero() ? '0' : sum.toString();
-  return { ...bucket, decimals: { first, last, min, max, sum: { value: Number(text), text } } };
+  return { ...bucket, decimals: { first, last, min, max, sum: sumOf(first, sum) } };
+}
+
+/**
+ * Folds points, given in time order (equal times in log order), into the buckets of a query:
+ * each bucket, once it can take no more point, goes to `emit` (which reads it at once: the same
+ * object is filled again for the next bucket). The one place of the bucketing rules of
+ * {@link metricTimeseries}, whatever holds the points and the buckets.
+ */
+class Bucketing {
+  private readonly acc: Acc = { start: 0, end: 0, timeOpen: 0, timeClose: 0, count: 0, decimals: 0 };
+  private open = false;
+  private emitted = 0;
+  private readonly period: PeriodRecord;
+  private readonly limit: number;
+  private readonly from: TimeUs;
+  private readonly to: TimeUs;
+
+  constructor(
+    q: MetricTimeseriesQuery,
+    private readonly emit: (acc: Acc) => void,
+  ) {
+    const { period } = q;
+    this.period = period;
+    this.limit = q.limit ?? Number.POSITIVE_INFINITY;
+    // A point's bucket starts in [timeStart, timeEnd) exactly when the point lies in [from, to).
+    this.from = q.timeStart === undefined ? Number.NEGATIVE_INFINITY : bucketStartAtOrAfter(q.timeStart, period);
+    this.to = q.timeEnd === undefined ? Number.POSITIVE_INFINITY : bucketStartAtOrAfter(q.timeEnd, period);
+  }
+
+  /** Adds the next point; false once no later point can be answered (past the window or the limit): stop. */
+  add(time: TimeUs, d: Dec | undefined): boolean {
+    if (time < this.from) return true;
+    if (time >= this.to) return false;
+    const acc = this.acc;
+    if (!this.open || time >= acc.end) {
+      this.close();
+      if (this.emitted >= this.limit) return false;
+      acc.start = bucketStart(time, this.period);
+      acc.end = bucketEnd(time, this.period);
+      acc.timeOpen = time;
+      acc.count = 0;
+      acc.first = acc.last = acc.min = acc.max = acc.sum = undefined;
+      acc.decimals = 0;
+      this.open = true;
+    }
+    add(acc, time, d);
+    return true;
+  }
+
+  /** Hands over the bucket being filled, if any. */
+  close(): void {
+    if (!this.open) return;
+    this.emit(this.acc);
+    this.open = false;
+    this.emitted += 1;
+  }
 }
 
 /**
@@ -202,31 +271,10 @@ function close(acc: Acc): MetricBucket {
  * ```
  */
 export function metricTimeseries(points: readonly MetricPoint[], q: MetricTimeseriesQuery): MetricBucket[] {
-  const limit = q.limit ?? Number.POSITIVE_INFINITY;
   const out: MetricBucket[] = [];
-  if (limit <= 0) return out;
-  // A point's bucket starts in [timeStart, timeEnd) exactly when the point lies in [from, to).
-  const from = q.timeStart === undefined ? Number.NEGATIVE_INFINITY : bucketStartAtOrAfter(q.timeStart, q.period);
-  const to = q.timeEnd === undefined ? Number.POSITIVE_INFINITY : bucketStartAtOrAfter(q.timeEnd, q.period);
-  let acc: Acc | undefined;
-  for (const p of byTimeInLogOrder(points)) {
-    if (p.time < from) continue;
-    if (p.time >= to) break;
-    if (acc === undefined || p.time >= acc.end) {
-      if (acc !== undefined) out.push(close(acc));
-      if (out.length >= limit) return out;
-      acc = {
-        start: bucketStart(p.time, q.period),
-        end: bucketEnd(p.time, q.period),
-        timeOpen: p.time,
-        timeClose: p.time,
-        count: 0,
-        decimals: 0,
-      };
-    }
-    add(acc, p);
-  }
-  if (acc !== undefined) out.push(close(acc));
+  const b = new Bucketing(q, (acc) => out.push(close(acc)));
+  for (const p of byTimeInLogOrder(points)) if (!b.add(p.time, p.value.kind === 'decimal' ? p.value.dec : undefined)) break;
+  b.close();
   return out;
 }
 
@@ -339,16 +387,199 @@ export interface MetricTimeseriesItem<T> {
  */
 export function toMetricTimeseriesItem<T>(b: MetricBucket, fmt: (us: TimeUs) => T): MetricTimeseriesItem<T> {
   const d = b.decimals;
+  if (d === undefined) return itemOf(b.start, b.end, b.timeOpen, b.timeClose, null, null, null, null, b.count, null, fmt);
+  return itemOf(b.start, b.end, b.timeOpen, b.timeClose, d.first.value, d.last.value, d.min.value, d.max.value, b.count, d.sum.value, fmt);
+}
+
+/** The wire item of a bucket's numbers, in the item's order (aggregates null when it has no decimal point). */
+function itemOf<T>(
+  start: TimeUs,
+  end: TimeUs,
+  timeOpen: TimeUs,
+  timeClose: TimeUs,
+  first: number | null,
+  last: number | null,
+  min: number | null,
+  max: number | null,
+  count: number,
+  sum: number | null,
+  fmt: (us: TimeUs) => T,
+): MetricTimeseriesItem<T> {
   return {
-    time_period_start: fmt(b.start),
-    time_period_end: fmt(b.end),
-    time_open: fmt(b.timeOpen),
-    time_close: fmt(b.timeClose),
-    first: d === undefined ? null : d.first.value,
-    last: d === undefined ? null : d.last.value,
-    min: d === undefined ? null : d.min.value,
-    max: d === undefined ? null : d.max.value,
-    count: b.count,
-    sum: d === undefined ? null : d.sum.value,
+    time_period_start: fmt(start),
+    time_period_end: fmt(end),
+    time_open: fmt(timeOpen),
+    time_close: fmt(timeClose),
+    first,
+    last,
+    min,
+    max,
+    count,
+    sum,
   };
+}
+
+/**
+ * The fields of a {@link MetricTimeseriesItem}, in its order: what {@link MetricBucketColumns}
+ * keeps per bucket (field `f` of bucket `i` is `num(i, f)`).
+ */
+export const METRIC_ITEM_FIELDS = [
+  'time_period_start',
+  'time_period_end',
+  'time_open',
+  'time_close',
+  'first',
+  'last',
+  'min',
+  'max',
+  'count',
+  'sum',
+] as const satisfies readonly (keyof MetricTimeseriesItem<unknown>)[];
+
+/** Numbers kept per bucket. */
+const FIELDS = METRIC_ITEM_FIELDS.length;
+
+/**
+ * Data points as columns, in time order (equal times in log order), as a store reads them for a
+ * long history: no object per point.
+ *
+ * @example
+ * ```ts
+ * const c: MetricPointColumns = { times: [1e6, 2e6], values: [0.5, null], texts: ['0.50', null] };
+ * ```
+ */
+export interface MetricPointColumns {
+  /** The points' times, µs. */
+  readonly times: ArrayLike<TimeUs>;
+  /** The float of each value_decimal point (null: NaN); anything for the other points. */
+  readonly values: ArrayLike<number | null>;
+  /** The exact text of each value_decimal point; null for a text or time value. */
+  readonly texts: ArrayLike<string | null>;
+}
+
+/**
+ * The buckets of a metric timeseries in columns: per bucket the numbers of its wire item (one
+ * Float64Array; a few bytes per bucket, no object for the garbage collector), made by
+ * {@link metricTimeseriesColumns}.
+ *
+ * @example
+ * ```ts
+ * const cols = metricTimeseriesColumns(points, { period: getPeriod('1SEC')! });
+ * cols.item(0, formatTime); // the wire item of the first bucket
+ * ```
+ */
+export interface MetricBucketColumns {
+  /** Number of buckets. */
+  readonly length: number;
+  /**
+   * Field `f` (index in {@link METRIC_ITEM_FIELDS}) of bucket `i`: a time in µs, the count, or
+   * the float of an aggregate (NaN when the bucket has no decimal point).
+   */
+  num(i: number, f: number): number;
+  /** Whether bucket `i` has a value_decimal point (else its first, last, min, max and sum are null). */
+  hasDecimals(i: number): boolean;
+  /** The exact text of bucket `i`'s sum, whose float is its `sum` (undefined: no value_decimal point). */
+  sumText(i: number): string | undefined;
+  /** The wire item of bucket `i`, as {@link toMetricTimeseriesItem} makes it. */
+  item<T>(i: number, fmt: (us: TimeUs) => T): MetricTimeseriesItem<T>;
+}
+
+/** {@link MetricBucketColumns} filled bucket by bucket, growing by doubling. */
+class Columns implements MetricBucketColumns {
+  length = 0;
+  private nums: Float64Array;
+  private decimals: Uint8Array;
+  private readonly sums: (string | undefined)[] = [];
+
+  /** `capacity`: the buckets expected at most (more can be pushed). */
+  constructor(capacity: number) {
+    this.nums = new Float64Array(FIELDS * Math.max(1, capacity));
+    this.decimals = new Uint8Array(Math.max(1, capacity));
+  }
+
+  /** Appends a closed bucket. */
+  push(acc: Acc): void {
+    if (this.length === this.decimals.length) this.grow();
+    const a = this.nums;
+    const o = this.length * FIELDS;
+    a[o] = acc.start;
+    a[o + 1] = acc.end;
+    a[o + 2] = acc.timeOpen;
+    a[o + 3] = acc.timeClose;
+    a[o + 8] = acc.count;
+    const { first, last, min, max } = acc;
+    if (first === undefined || last === undefined || min === undefined || max === undefined) {
+      a.fill(Number.NaN, o + 4, o + 8);
+      a[o + 9] = Number.NaN;
+      this.sums.push(undefined);
+    } else {
+      a[o + 4] = first.value;
+      a[o + 5] = last.value;
+      a[o + 6] = min.value;
+      a[o + 7] = max.value;
+      const sum = sumOf(first, acc.sum);
+      a[o + 9] = sum.value;
+      this.sums.push(sum.text);
+      this.decimals[this.length] = 1;
+    }
+    this.length++;
+  }
+
+  private grow(): void {
+    const nums = new Float64Array(this.nums.length * 2);
+    nums.set(this.nums);
+    this.nums = nums;
+    const decimals = new Uint8Array(this.decimals.length * 2);
+    decimals.set(this.decimals);
+    this.decimals = decimals;
+  }
+
+  num(i: number, f: number): number {
+    return this.nums[i * FIELDS + f];
+  }
+
+  hasDecimals(i: number): boolean {
+    return this.decimals[i] === 1;
+  }
+
+  sumText(i: number): string | undefined {
+    return this.sums[i];
+  }
+
+  item<T>(i: number, fmt: (us: TimeUs) => T): MetricTimeseriesItem<T> {
+    const a = this.nums;
+    const o = i * FIELDS;
+    if (this.decimals[i] !== 1) return itemOf(a[o], a[o + 1], a[o + 2], a[o + 3], null, null, null, null, a[o + 8], null, fmt);
+    return itemOf(a[o], a[o + 1], a[o + 2], a[o + 3], a[o + 4], a[o + 5], a[o + 6], a[o + 7], a[o + 8], a[o + 9], fmt);
+  }
+}
+
+/**
+ * {@link metricTimeseries} of points held in columns (already in time order, equal times in log
+ * order), the buckets in columns: the same buckets, by the same rules, for a long history read
+ * from a store without an object per point or per bucket.
+ *
+ * Why: METHODOLOGY section 10 (metric timeseries), as {@link metricTimeseries}.
+ *
+ * @param points - the data points, in time order (ties in log order)
+ * @param q - the period, time window and limit
+ * @returns the buckets, oldest first
+ *
+ * @example
+ * ```ts
+ * const cols = metricTimeseriesColumns({ times: [1_200_000, 1_500_000], values: [0.2, 0.1], texts: ['0.2', '0.1'] },
+ *                                      { period: getPeriod('1SEC')! });
+ * cols.item(0, (us) => us); // { time_period_start: 1000000, ..., first: 0.2, last: 0.1, min: 0.1, max: 0.2, count: 2, sum: 0.3 }
+ * ```
+ */
+export function metricTimeseriesColumns(points: MetricPointColumns, q: MetricTimeseriesQuery): MetricBucketColumns {
+  const { times, values, texts } = points;
+  const out = new Columns(Math.min(times.length, q.limit ?? times.length));
+  const b = new Bucketing(q, (acc) => out.push(acc));
+  for (let i = 0; i < times.length; i++) {
+    const text = texts[i];
+    if (!b.add(times[i], text === null ? undefined : { value: values[i] ?? Number.NaN, text })) break;
+  }
+  b.close();
+  return out;
 }

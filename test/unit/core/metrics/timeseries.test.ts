@@ -6,9 +6,13 @@ import { formatTimeAs, parseTimeFormat } from '../../../../src/core/metrics/time
 import {
   groupMetricSeries,
   type KeyedMetricSeries,
+  METRIC_ITEM_FIELDS,
   type MetricBucket,
+  type MetricBucketColumns,
   type MetricPoint,
   metricTimeseries,
+  metricTimeseriesColumns,
+  type MetricTimeseriesQuery,
   toMetricTimeseriesItem,
 } from '../../../../src/core/metrics/timeseries.js';
 import { bucketStart, type PeriodRecord } from '../../../../src/core/periods.js';
@@ -442,5 +446,74 @@ describe('metricTimeseries: properties', () => {
       }),
       { seed: 42, numRuns: 200 },
     );
+  });
+});
+
+/** The points in time order (equal times in array order) as columns. */
+function columnsOf(points: readonly MetricPoint[]) {
+  const sorted = [...points].sort((a, b) => a.time - b.time);
+  const dec = (p: MetricPoint) => (p.value.kind === 'decimal' ? p.value.dec : undefined);
+  return {
+    sorted,
+    columns: {
+      times: sorted.map((p) => p.time),
+      values: sorted.map((p) => dec(p)?.value ?? null),
+      texts: sorted.map((p) => dec(p)?.text ?? null),
+    },
+  };
+}
+
+/** Every bucket of columns as {@link toMetricTimeseriesItem} makes it from a bucket, with its sum's text. */
+function columnItems(cols: MetricBucketColumns) {
+  return Array.from({ length: cols.length }, (_, i) => ({
+    item: cols.item(i, (us) => us),
+    nums: METRIC_ITEM_FIELDS.map((_, f) => cols.num(i, f)),
+    decimals: cols.hasDecimals(i),
+    sumText: cols.sumText(i),
+  }));
+}
+
+/** The same from buckets. */
+function bucketItems(buckets: readonly MetricBucket[]) {
+  return buckets.map((b) => {
+    const item = toMetricTimeseriesItem(b, (us) => us);
+    return {
+      item,
+      nums: METRIC_ITEM_FIELDS.map((f) => item[f] ?? Number.NaN),
+      decimals: b.decimals !== undefined,
+      sumText: b.decimals?.sum.text,
+    };
+  });
+}
+
+describe('metricTimeseriesColumns', () => {
+  it('the buckets of metricTimeseries, in columns (any period, window, limit; buckets of one point or more)', () => {
+    const window = fc.option(fineTime, { nil: undefined });
+    const limit = fc.option(fc.integer({ min: 0, max: 8 }), { nil: undefined });
+    // Points a second apart (one per 1SEC bucket) as well as the mixed ones.
+    const spaced = fc.array(valueArb, { maxLength: 40 }).map((vs) => vs.map((v, i) => pt(T0 + i * US, v)));
+    fc.assert(
+      fc.property(fc.oneof(pointsArb, spaced), periodArb, window, window, limit, (points, period, timeStart, timeEnd, lim) => {
+        const q: MetricTimeseriesQuery = { period, timeStart, timeEnd, ...(lim !== undefined && { limit: lim }) };
+        const { sorted, columns } = columnsOf(points);
+        expect(columnItems(metricTimeseriesColumns(columns, q))).toStrictEqual(bucketItems(metricTimeseries(sorted, q)));
+      }),
+      { seed: 42, numRuns: 500 },
+    );
+  });
+
+  it('a decimal without its float reads as NaN, as the store reads it', () => {
+    const cols = metricTimeseriesColumns({ times: [0], values: [null], texts: ['1.5'] }, { period: P('1SEC') });
+    expect(cols.item(0, (us) => us)).toMatchObject({ first: Number.NaN, count: 1, sum: 1.5 });
+  });
+
+  it('a sum of one point is written as the exact sum writes it (trailing zeros, exponents, signs, -0)', () => {
+    const texts = ['0.0120', '1.0', '10.50', '100', '-0', '-0.000', '0.000', '+1.50', '1e-8', '1.5E3', '007.10', '.5', '-0.0100'];
+    for (const text of texts) {
+      const [b] = metricTimeseries([pt(0, dec(text))], { period: P('1SEC') });
+      const exact = new ExactDecimal(text);
+      const want = exact.isZero() ? '0' : exact.toString();
+      expect(b.decimals?.sum, text).toStrictEqual({ value: Number(want), text: want });
+    }
   });
 });
