@@ -47,14 +47,7 @@ export class RateQueries {
 
   /** Cross rates of `base` against every asset (one search, rule 12), into reused columns; undefined when unknown or before the first tick. */
   ratesFrom(base: string): AllRates | undefined {
-    const s = this.state;
-    const b = s.assets.get(base);
-    if (b === undefined || s.lastTick === undefined) return undefined;
-    const n = s.assets.size;
-    if (this.allOut.rate.length !== n) this.allOut = { rate: new Float64Array(n), time: new Float64Array(n), fresh: new Uint8Array(n) };
-    s.graph.crossAll(b, s.pairs.view(), s.config.crossMethod, s.tickCounter, this.allOut);
-    this.allOut.time[b] = s.lastTick;
-    return this.allOut;
+    return this.allRates(base, 'from');
   }
 
   /**
@@ -63,14 +56,25 @@ export class RateQueries {
    * undefined when `quote` is unknown or before the first tick.
    */
   ratesTo(quote: string): AllRates | undefined {
+    return this.allRates(quote, 'to');
+  }
+
+  /** {@link ratesFrom} (`from` the asset) or {@link ratesTo} (`to` it), each into its own columns. */
+  private allRates(asset: string, way: 'from' | 'to'): AllRates | undefined {
     const s = this.state;
-    const q = s.assets.get(quote);
-    if (q === undefined || s.lastTick === undefined) return undefined;
+    const a = s.assets.get(asset);
+    if (a === undefined || s.lastTick === undefined) return undefined;
     const n = s.assets.size;
-    if (this.toOut.rate.length !== n) this.toOut = { rate: new Float64Array(n), time: new Float64Array(n), fresh: new Uint8Array(n) };
-    s.graph.crossAllTo(q, s.pairs.view(), s.config.crossMethod, s.tickCounter, this.toOut);
-    this.toOut.time[q] = s.lastTick;
-    return this.toOut;
+    let out = way === 'from' ? this.allOut : this.toOut;
+    if (out.rate.length !== n) {
+      out = { rate: new Float64Array(n), time: new Float64Array(n), fresh: new Uint8Array(n) };
+      if (way === 'from') this.allOut = out;
+      else this.toOut = out;
+    }
+    const search = way === 'from' ? s.graph.crossAll : s.graph.crossAllTo;
+    search.call(s.graph, a, s.pairs.view(), s.config.crossMethod, s.tickCounter, out);
+    out.time[a] = s.lastTick;
+    return out;
   }
 
   /** Rates of `base` against every asset it reaches (or `opts.filter`), sorted by asset id. */
