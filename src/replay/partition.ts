@@ -1,0 +1,123 @@
+/**
+ * Partitioned replays (docs/methodology.md section 12, docs/parallel.md): a replay cut in time,
+ * each partition warmed up over the window its first output tick depends on, and the partitions'
+ * outputs stitched into those of one serial replay.
+ *
+ * A partition's values at its ticks are a serial replay's (section 12), but what a serial replay
+ * *writes* at a tick also depends on what it wrote before (rate changes are written on change),
+ * which the partition cannot know. So at its first output tick a partition writes its whole state
+ * (every pair with a rate), and the merge keeps from it exactly the rows the serial replay writes
+ * there: those that differ from the last row before the cut, plus a row with no rate for a pair
+ * whose rate the serial replay held just before the cut and the partition does not hold at it.
+ *
+ * @module
+ */
+import type { ResolvedConfig } from '../core/config.js';
+import type { PairRateChange } from '../core/engine.js';
+import { US_PER_SECOND } from '../core/time.js';
+
+/**
+ * How far before a tick T the events that decide its values can lie (section 12): a carried rate
+ * is up to maxRateAge old, it was computed from quotes up to staleAfter old and from V of a
+ * refresh up to refreshEvery earlier, which summed the volume window; plus one second, so that
+ * the tick before T is decided too. 52 h 5 min 3 s with the default configuration.
+ *
+ * @example
+ * ```ts
+ * warmUpUs(resolveConfig({})) / 3_600_000_000; // 52.08...
+ * ```
+ */
+export function warmUpUs(c: ResolvedConfig): number {
+  return c.maxRateAgeUs + c.volumeWindowUs + c.refreshEveryUs + c.staleAfterUs + 2 * US_PER_SECOND;
+}
+
+/**
+ * `n` - 1 cut ticks splitting the whole seconds after `first` through `last` (µs) into `n` spans
+ * of about equal length (fewer when the span has fewer seconds). Partition k outputs the ticks
+ * from cut k - 1 (the first: from the start) to before cut k.
+ *
+ * @example
+ * ```ts
+ * planCuts(0, 10_000_000, 2); // [6_000_000]
+ * ```
+ */
+export function planCuts(first: number, last: number, n: number): number[] {
+  const t0 = Math.ceil(first / US_PER_SECOND);
+  const t1 = Math.ceil(last / US_PER_SECOND);
+  const cuts: number[] = [];
+  for (let k = 1; k < n; k++) {
+    const c = t0 + Math.round(((t1 - t0) * k) / n);
+    if (c > t0 && c <= t1 && (cuts.length === 0 || c * US_PER_SECOND > cuts[cuts.length - 1])) cuts.push(c * US_PER_SECOND);
+  }
+  return cuts;
+}
+
+/** The fields of a rate change that a serial replay compares to decide whether to write it. */
+type RateState = Pick<PairRateChange, 'rate' | 'time' | 'rank' | 'used' | 'volume' | 'fresh'>;
+
+/** What a pair is before it ever had a rate (the engine's initial columns). */
+const NO_RATE: RateState = { rate: null, time: null, rank: null, used: 0, volume: 0, fresh: false };
+
+function sameState(a: RateState, b: RateState): boolean {
+  return (
+    Object.is(a.rate, b.rate) &&
+    Object.is(a.time, b.time) &&
+    Object.is(a.rank, b.rank) &&
+    a.used === b.used &&
+    a.volume === b.volume &&
+    a.fresh === b.fresh
+  );
+}
+
+/** One partition's rate changes: those of its ticks from `from` (its cut) on, the first tick's being its whole state. */
+export interface PartitionChanges {
+  /** The partition's first output tick (its cut; the first partition: its first tick). */
+  from: number;
+  /** Whether the changes at `from` are the partition's whole state (every pair with a rate). */
+  dumpsState: boolean;
+  changes: readonly PairRateChange[];
+}
+
+const pairKey = (c: { base: string; quote: string }): string => `${c.base}/${c.quote}`;
+
+/** The engine's report order of a tick's changes: by base, then quote. */
+function byPair(a: PairRateChange, b: PairRateChange): number {
+  if (a.base !== b.base) return a.base < b.base ? -1 : 1;
+  return a.quote < b.quote ? -1 : a.quote > b.quote ? 1 : 0;
+}
+
+/**
+ * The rate changes of a serial replay from those of its partitions, in order (see the module
+ * description). A change's `pair` is the engine's id of the pair, which differs from partition to
+ * partition: the merged changes carry -1 (name pairs by base and quote).
+ */
+export function mergeRateChanges(parts: readonly PartitionChanges[]): PairRateChange[] {
+  const out: PairRateChange[] = [];
+  const last = new Map<string, PairRateChange>();
+  const push = (c: PairRateChange): void => {
+    const row = { ...c, pair: -1 };
+    out.push(row);
+    last.set(pairKey(c), row);
+  };
+  parts.forEach((p, k) => {
+    let i = 0;
+    if (p.dumpsState && k > 0) {
+      const dumped = new Set<string>();
+      const atCut: PairRateChange[] = [];
+      for (; i < p.changes.length && p.changes[i].tick === p.from; i++) {
+        const c = p.changes[i];
+        dumped.add(pairKey(c));
+        if (!sameState(c, last.get(pairKey(c)) ?? NO_RATE)) atCut.push(c);
+      }
+      // A pair whose rate the serial replay held before the cut and that has none at it.
+      for (const [key, prev] of last) {
+        if (dumped.has(key) || prev.rate === null) continue;
+        atCut.push({ ...prev, tick: p.from, ...NO_RATE });
+      }
+      atCut.sort(byPair);
+      for (const c of atCut) push(c);
+    }
+    for (; i < p.changes.length; i++) push(p.changes[i]);
+  });
+  return out;
+}
