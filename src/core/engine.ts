@@ -329,7 +329,8 @@ export class Engine {
 
   /**
    * Makes the next tick report every pair that has a rate to {@link EngineListener.onPairRate},
-   * changed or not: the full state at the start of an output window (after a warm-up).
+   * changed or not, and write every own-metric series that has a value (`onOwnMetrics`): the full
+   * state at the start of an output window (after a warm-up, or at a partition's cut).
    */
   emitAllAtNextTick(): void {
     this.state.forceEmit = true;

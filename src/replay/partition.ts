@@ -14,6 +14,9 @@
  */
 import type { ResolvedConfig } from '../core/config.js';
 import type { PairRateChange } from '../core/engine.js';
+import type { MetricEvent } from '../core/metrics/events.js';
+import { byCodeUnit } from '../core/metrics/source.js';
+import type { OhlcBucket } from '../core/ohlc.js';
 import { US_PER_SECOND } from '../core/time.js';
 
 /**
@@ -118,6 +121,89 @@ export function mergeRateChanges(parts: readonly PartitionChanges[]): PairRateCh
       for (const c of atCut) push(c);
     }
     for (; i < p.changes.length; i++) push(p.changes[i]);
+  });
+  return out;
+}
+
+/** A closed (or flushed) OHLC bucket of a tracked pair and period, as a partition reports it. */
+export interface PartitionBucket {
+  /** The tracked pair, `BASE/QUOTE`. */
+  track: string;
+  period: string;
+  bucket: OhlcBucket;
+}
+
+/**
+ * The OHLC buckets of a serial replay from its partitions' (each fed only its own ticks, its open
+ * buckets flushed at its end), in partition order: a bucket that straddles cuts is reported by
+ * each partition that has ticks in it, and is merged (open and time_open from the first, close and
+ * time_close from the last, high and low the extremes, counts added). Sorted by track, period and
+ * start, like the replay database's key.
+ */
+export function mergeBuckets(parts: readonly (readonly PartitionBucket[])[]): PartitionBucket[] {
+  const byKey = new Map<string, PartitionBucket>();
+  for (const part of parts) {
+    for (const b of part) {
+      const key = `${b.track}|${b.period}|${b.bucket.start}`;
+      const prev = byKey.get(key);
+      byKey.set(key, prev === undefined ? { ...b, bucket: { ...b.bucket } } : { ...prev, bucket: joinBuckets(prev.bucket, b.bucket) });
+    }
+  }
+  return [...byKey.values()].sort(
+    (a, b) => byCodeUnit(a.track, b.track) || byCodeUnit(a.period, b.period) || a.bucket.start - b.bucket.start,
+  );
+}
+
+/** Bucket `a` followed by bucket `b` of the same interval (a's ticks all before b's). */
+function joinBuckets(a: OhlcBucket, b: OhlcBucket): OhlcBucket {
+  return {
+    start: a.start,
+    end: a.end,
+    timeOpen: a.timeOpen,
+    timeClose: b.timeClose,
+    open: a.open,
+    high: Math.max(a.high, b.high),
+    low: Math.min(a.low, b.low),
+    close: b.close,
+    count: a.count + b.count,
+  };
+}
+
+/** One partition's own-metric points (docs/methodology.md section 9) from its first output tick on, the first tick's being its whole state. */
+export interface PartitionPoints {
+  points: readonly MetricEvent[];
+}
+
+const seriesKey = (p: MetricEvent): string => `${p.metricId}|${p.exchangeId}|${p.symbolId ?? ''}|${p.assetId ?? ''}`;
+
+/** A point's value as text (the exact decimal, or the text or time value). */
+function valueText(p: MetricEvent): string {
+  const v = p.value;
+  return v.kind === 'decimal' ? v.dec.text : v.kind === 'text' ? `t:${v.text}` : `us:${v.us}`;
+}
+
+/**
+ * xrate's own-metric points of a serial replay from its partitions'. A series is written when its
+ * value changes; a partition does not know what the serial replay last wrote for a series, so the
+ * first point it writes for each series (at its cut, where it writes its whole state, or later,
+ * for a series it did not know at the cut: a market quiet for longer than the warm-up) is kept
+ * only if it differs from the series' last merged point. Its later points follow its own, now
+ * exact, change detection. Own metrics never lose a value by a point, so nothing needs adding.
+ */
+export function mergeOwnMetricPoints(parts: readonly PartitionPoints[]): MetricEvent[] {
+  const out: MetricEvent[] = [];
+  const last = new Map<string, string>();
+  parts.forEach((p, k) => {
+    const seen = new Set<string>();
+    for (const point of p.points) {
+      const key = seriesKey(point);
+      const text = valueText(point);
+      const first = !seen.has(key);
+      seen.add(key);
+      if (k > 0 && first && last.get(key) === text) continue;
+      out.push(point);
+      last.set(key, text);
+    }
   });
   return out;
 }

@@ -8,31 +8,73 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/core/config.js';
-import { createEngine, type PairRateChange } from '../../src/core/engine.js';
+import { createEngine, type Engine, type EngineListener, type PairRateChange } from '../../src/core/engine.js';
 import { US_PER_SECOND } from '../../src/core/time.js';
-import { mergeRateChanges, type PartitionChanges, planCuts, warmUpUs } from '../../src/replay/partition.js';
-import { type Log, logArb } from './arbitraries.js';
+import type { MetricEvent } from '../../src/core/metrics/events.js';
+import {
+  mergeBuckets,
+  mergeOwnMetricPoints,
+  mergeRateChanges,
+  type PartitionBucket,
+  type PartitionChanges,
+  planCuts,
+  warmUpUs,
+} from '../../src/replay/partition.js';
+import { type Log, logArb, TRACKED } from './arbitraries.js';
 
 const SHORT = { maxRateAgeSeconds: 120, volumeWindowSeconds: 300, refreshEverySeconds: 60, staleAfterSeconds: 60 };
 
-function serial(log: Log): PairRateChange[] {
-  const changes: PairRateChange[] = [];
-  const engine = createEngine({ ...log.config, ...SHORT }, { onPairRate: (c) => void changes.push({ ...c }) });
+/** Periods of the tracked pairs: finer and coarser than the partitions. */
+const PERIODS = ['1SEC', '10SEC', '1MIN', '5MIN', '1HRS'];
+
+/** What an engine wrote: rate changes, OHLC buckets, own-metric points. */
+interface Outputs {
+  changes: PairRateChange[];
+  buckets: PartitionBucket[];
+  points: MetricEvent[];
+}
+
+/** A listener recording rate changes, OHLC buckets and own-metric points. */
+function recording(): Outputs & { listener: EngineListener } {
+  const out: Outputs = { changes: [], buckets: [], points: [] };
+  const listener: EngineListener = {
+    onPairRate: (c) => void out.changes.push({ ...c }),
+    onBucket: (t, p, b) => void out.buckets.push({ track: `${t.base}/${t.quote}`, period: p.period_id, bucket: { ...b } }),
+    onOwnMetrics: (b) => void out.points.push(...b.events()),
+  };
+  return { ...out, listener };
+}
+
+const track = (engine: Engine): void => {
+  for (const [b, q] of TRACKED) engine.track(b, q, PERIODS);
+};
+
+function serial(log: Log): Outputs {
+  const { changes, buckets, points, listener } = recording();
+  const engine = createEngine({ ...log.config, ...SHORT }, listener);
+  track(engine);
   for (const e of log.events) engine.apply(e);
   engine.advanceTo(log.end);
-  return changes;
+  engine.flush();
+  return { changes, buckets, points };
 }
 
 /**
  * Partition [from, to) of the log (from undefined: the first; to undefined: the last), replayed
  * as a worker would: the metadata before its window, the clock there, the window's events.
  */
-function partition(log: Log, from: number | undefined, to: number | undefined): PartitionChanges & { skipped: boolean } {
+function partition(
+  log: Log,
+  from: number | undefined,
+  to: number | undefined,
+): PartitionChanges & { skipped: boolean; buckets: PartitionBucket[]; points: MetricEvent[] } {
   const config = { ...log.config, ...SHORT };
   const H = warmUpUs(resolveConfig(config));
   const events = log.events;
-  const changes: PairRateChange[] = [];
-  const engine = createEngine(config, { onPairRate: (c) => void changes.push({ ...c }) });
+  const { changes, buckets, points, listener } = recording();
+  const engine = createEngine(config, listener);
+  // The OHLC of the partition's own ticks only: tracked from its first output tick.
+  if (from === undefined) track(engine);
   let start = 0;
   if (from !== undefined) {
     while (start < events.length && events[start].time < from - H) start++;
@@ -48,6 +90,7 @@ function partition(log: Log, from: number | undefined, to: number | undefined): 
     if (!dumped && e.time > from! - US_PER_SECOND) {
       engine.advanceTo(from! - US_PER_SECOND);
       engine.emitAllAtNextTick();
+      track(engine);
       dumped = true;
     }
     engine.apply(e);
@@ -55,8 +98,10 @@ function partition(log: Log, from: number | undefined, to: number | undefined): 
   if (!dumped) {
     engine.advanceTo(from! - US_PER_SECOND);
     engine.emitAllAtNextTick();
+    track(engine);
   }
   engine.advanceTo(to === undefined ? log.end : to - US_PER_SECOND);
+  engine.flush();
   const lo = from ?? -Infinity;
   const hi = to ?? Infinity;
   return {
@@ -64,6 +109,8 @@ function partition(log: Log, from: number | undefined, to: number | undefined): 
     dumpsState: from !== undefined,
     changes: changes.filter((c) => c.tick >= lo && c.tick < hi),
     skipped: start > 0,
+    buckets,
+    points: points.filter((p) => p.time >= lo && p.time < hi),
   };
 }
 
@@ -81,21 +128,26 @@ function cutsAfterEvents(log: Log, n: number, seed: number): number[] {
 const withoutIds = (cs: PairRateChange[]) => cs.map((c) => ({ ...c, pair: -1 }));
 
 describe('partitioned replays (section 12)', () => {
-  it('merged partitions write the rate changes of a serial replay, row for row', () => {
+  it('merged partitions write the rate changes, OHLC buckets and own metrics of a serial replay, row for row', () => {
     // What the logs exercised: partitions that skipped events, rows of the state written at a
     // cut, and of those the ones the merge kept.
     let skipped = 0;
     let dumped = 0;
     let kept = 0;
+    let withBuckets = 0;
     fc.assert(
       fc.property(logArb({ maxSteps: 300 }), fc.integer({ min: 2, max: 5 }), fc.boolean(), fc.nat(), (log, n, atEvents, seed) => {
-        const want = withoutIds(serial(log));
+        const whole = serial(log);
+        const want = withoutIds(whole.changes);
         // Evenly spaced cuts, or cuts at the tick right after some events (where rates change).
         const cuts = atEvents ? cutsAfterEvents(log, n, seed) : planCuts(log.first, log.end, n);
         const bounds = [undefined, ...cuts];
         const parts = bounds.map((from, k) => partition(log, from, cuts[k]));
         const merged = mergeRateChanges(parts);
         expect(merged).toEqual(want);
+        expect(mergeBuckets(parts.map((p) => p.buckets))).toEqual(mergeBuckets([whole.buckets]));
+        expect(mergeOwnMetricPoints(parts)).toEqual(whole.points);
+        if (whole.buckets.length > 0) withBuckets++;
         for (const p of parts.slice(1)) {
           if (p.skipped) skipped++;
           dumped += p.changes.filter((c) => c.tick === p.from).length;
@@ -107,5 +159,6 @@ describe('partitioned replays (section 12)', () => {
     expect(skipped).toBeGreaterThan(100);
     expect(kept).toBeGreaterThan(20);
     expect(dumped).toBeGreaterThan(kept + 20);
+    expect(withBuckets).toBeGreaterThan(50);
   });
 });

@@ -577,6 +577,29 @@ export class OwnMetrics {
     return n;
   }
 
+  /**
+   * Forgets what was written, so the next emit writes every series that has a value: the whole
+   * state, as the first output tick of a replay with a warm-up writes it (`emitAllAtNextTick`).
+   */
+  rewriteAll(): void {
+    const { mv, touched } = this;
+    // The markets sorted at the last emit; one added since sits past them and is touched by
+    // whatever gave it a value (a position past the markets must stay untouched).
+    for (let p = 0; p < this.marketOrder.length; p++) {
+      mv[STRIDE * p + SPREAD_OUT] = Number.NaN;
+      mv[STRIDE * p + SHARE_OUT] = Number.NaN;
+      if (touched[p] === 0) {
+        touched[p] = 1;
+        this.touchedCount++;
+      }
+    }
+    this.volumeOut = [];
+    this.volumesPending = true;
+    this.usedOut.fill(-1);
+    this.rankOut.fill(Number.NaN);
+    this.usdOut.fill(Number.NaN);
+  }
+
   /** A symbol event moved a market to another exchange: the order of the points changes. */
   noteMarketMoved(): void {
     this.marketMoved = true;

@@ -127,6 +127,7 @@ export class TickPipeline {
       if (own !== undefined) this.volumesRefreshed(T, own);
     }
     own?.beginTick(s.markets.index.size, s.exchanges.index.size);
+    if (s.forceEmit) own?.rewriteAll();
     const onPairRate = s.listener.onPairRate;
     const report = onPairRate !== undefined || this.tracking.autoTrackPeriods !== undefined;
     const changed = this.recompute(T, report, own);

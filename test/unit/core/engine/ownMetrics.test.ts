@@ -96,4 +96,26 @@ describe("xrate's own metrics", () => {
     expect(m.get('XRATE_EXCHANGE_MARKETS_USED OLDX')).toBe(0);
     expect(m.get('XRATE_EXCHANGE_MARKETS_USED NEWX')).toBe(1);
   });
+
+  it('emitAllAtNextTick writes every series that has a value at the next tick, changed or not', () => {
+    const points: MetricEvent[] = [];
+    const e = createEngine({ weighting: 'passive' }, { onOwnMetrics: (b) => void points.push(...b.events()) });
+    for (const x of [trade('00.1', A), trade('00.1', B), quote('00.5', A, '99', '101'), quote('00.5', B, '99', '101', '3')]) e.apply(x);
+    e.advanceTo(Date.parse(t('05')) * 1000);
+    const key = (p: MetricEvent) => `${p.metricId} ${p.exchangeId} ${p.symbolId ?? p.assetId ?? ''}`;
+    const series = new Map(points.map((p) => [key(p), p.value.kind === 'decimal' ? p.value.dec.text : '']));
+    // Nothing changes after 00:00:01: no point since.
+    expect(points.every((p) => p.time <= Date.parse(t('01')) * 1000)).toBe(true);
+    points.length = 0;
+    e.emitAllAtNextTick();
+    e.apply(quote('05.5', A, '99', '101')); // the same quote again: a computed tick, nothing changed
+    e.advanceTo(Date.parse(t('06')) * 1000);
+    expect(new Map(points.map((p) => [key(p), p.value.kind === 'decimal' ? p.value.dec.text : '']))).toEqual(series);
+    expect(points.every((p) => p.time === Date.parse(t('06')) * 1000)).toBe(true);
+    // And after it, only changes again.
+    points.length = 0;
+    e.apply(quote('06.5', A, '99', '101'));
+    e.advanceTo(Date.parse(t('07')) * 1000);
+    expect(points).toEqual([]);
+  });
 });
