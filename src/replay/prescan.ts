@@ -1,0 +1,256 @@
+/**
+ * The pre-scan of a partitioned replay (docs/parallel.md): one pass over the inputs that keeps, per
+ * minute of event time, how many events it holds, where in the inputs the first of them lies and
+ * the latest time read before it, plus every `exchange` and `symbol` event; from that, a plan of
+ * cuts balanced by events, and for each partition the first record of its warm-up window, the
+ * metadata events before it and the replay clock there.
+ *
+ * The clock and the metadata are what a serial replay would have if every record before the window
+ * were accepted; a record the engine rejects (late, or an unknown symbol) can make them differ,
+ * which the partition before checks (docs/parallel.md).
+ *
+ * @module
+ */
+import { parseEvent } from '../core/events.js';
+import { parseTime } from '../core/time.js';
+import { isReject, type XrateEvent } from '../core/types.js';
+import { TimeCache } from '../io/fastNdjson.js';
+import { DEFAULT_MAX_LINE_BYTES, utf8Bytes } from '../io/lineLimit.js';
+import { detectFormat, openSource, type OpenSourceOptions, type SourceRecord } from '../io/source.js';
+import { openTextStream } from '../io/textStream.js';
+
+/** Length of the pre-scan's time buckets, µs (cuts and windows start on them). */
+export const MINUTE_US = 60_000_000;
+
+/** A record's place in the inputs: input index, line (1-based, as the readers number them), and its rank in reading order. */
+export interface Position {
+  input: number;
+  line: number;
+  /** 0-based index among every record read, in reading order. */
+  order: number;
+}
+
+/** A metadata event of the inputs, with its place. */
+export interface PlacedEvent {
+  at: Position;
+  event: XrateEvent;
+}
+
+/** What one pass over the inputs keeps (see the module description). */
+export class PrescanStats {
+  /** Records with a readable time. */
+  events = 0;
+  first = Number.POSITIVE_INFINITY;
+  last = Number.NEGATIVE_INFINITY;
+  /** By minute index: events, first position in reading order, latest time read before that position. */
+  readonly count = new Map<number, number>();
+  readonly firstAt = new Map<number, Position>();
+  readonly clockBefore = new Map<number, number>();
+  readonly metadata: PlacedEvent[] = [];
+  private order = 0;
+  private latest = Number.NEGATIVE_INFINITY;
+
+  /** Takes one record: its time (µs; undefined when it has none readable), and the event when it is metadata. */
+  add(input: number, line: number, time: number | undefined, metadata?: XrateEvent): void {
+    const order = this.order++;
+    if (time === undefined) return;
+    const minute = Math.floor(time / MINUTE_US);
+    this.events++;
+    if (time < this.first) this.first = time;
+    if (time > this.last) this.last = time;
+    this.count.set(minute, (this.count.get(minute) ?? 0) + 1);
+    if (!this.firstAt.has(minute)) {
+      this.firstAt.set(minute, { input, line, order });
+      this.clockBefore.set(minute, this.latest);
+    }
+    if (metadata) this.metadata.push({ at: { input, line, order }, event: metadata });
+    if (time > this.latest) this.latest = time;
+  }
+}
+
+/** The time and, for an `exchange` or `symbol` event, the event of a record (undefined time: unreadable). */
+export function recordTime(rec: SourceRecord): { time: number | undefined; metadata?: XrateEvent } {
+  if (rec.event !== undefined) return { time: rec.event.time };
+  const r = rec.record;
+  if (r === undefined) return { time: undefined };
+  const type = r.type;
+  if (type === 'exchange' || type === 'symbol') {
+    const e = parseEvent(r);
+    return isReject(e) ? { time: undefined } : { time: e.time, metadata: e };
+  }
+  const t = r.time;
+  const time = typeof t === 'string' ? parseTime(t) : undefined;
+  return { time: time ?? undefined };
+}
+
+/**
+ * Reads every input once into {@link PrescanStats}.
+ *
+ * @example
+ * ```ts
+ * const stats = await prescan(['a.ndjson', 'b.ndjson.gz']);
+ * planPartitions(stats, 2, warmUpUs(resolveConfig({})));
+ * ```
+ */
+export async function prescan(inputs: readonly string[], opts: Omit<OpenSourceOptions, 'startLine'> = {}): Promise<PrescanStats> {
+  const stats = new PrescanStats();
+  for (let i = 0; i < inputs.length; i++) {
+    const format = opts.format ?? detectFormat(inputs[i]);
+    if (format === 'ndjson') {
+      await scanNdjson(inputs[i], i, stats, opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
+      continue;
+    }
+    const src = openSource(inputs[i], opts);
+    try {
+      for await (const batch of src.batches()) {
+        for (const rec of batch) {
+          const { time, metadata } = recordTime(rec);
+          stats.add(i, rec.line, time, metadata);
+        }
+      }
+    } finally {
+      src.close();
+    }
+  }
+  return stats;
+}
+
+/** `"type":"exchange"` or `"type":"symbol"`, the only lines the scan parses whole. */
+const METADATA_TYPE = /"type"\s*:\s*"(?:exchange|symbol)"/;
+
+/**
+ * The time of an NDJSON line without parsing it: the string after its first `"time":` key
+ * (undefined when there is none in that form, or it is not a valid time); the caller parses the
+ * line whole then.
+ */
+function lineTime(line: string, times: TimeCache): number | undefined {
+  const k = line.indexOf('"time"');
+  if (k < 0) return undefined;
+  let i = k + 6;
+  while (line.charCodeAt(i) === 32) i++;
+  if (line.charCodeAt(i) !== 58) return undefined; // :
+  i++;
+  while (line.charCodeAt(i) === 32) i++;
+  if (line.charCodeAt(i) !== 34) return undefined; // "
+  const end = line.indexOf('"', i + 1);
+  if (end < 0) return undefined;
+  return times.parseAt(line, i + 1, end);
+}
+
+/**
+ * The NDJSON pre-scan: lines as the reader splits them (on `\n`, a trailing `\r` dropped, blank
+ * ones skipped but counted), each one's time read in place; only metadata lines, and lines whose
+ * time is not in the plain form, are parsed whole. A line longer than `maxLineBytes` is a record
+ * with no time, as the reader makes it a reject.
+ */
+async function scanNdjson(path: string, input: number, stats: PrescanStats, maxLineBytes: number): Promise<void> {
+  const stream = openTextStream(path, path.toLowerCase().endsWith('.gz'));
+  const times = new TimeCache();
+  let line = 0;
+  let rest = '';
+  const take = (text: string): void => {
+    line++;
+    const raw = text.endsWith('\r') ? text.slice(0, -1) : text;
+    if (raw.trim().length === 0) return;
+    if (raw.length > maxLineBytes / 4 && utf8Bytes(raw, 0, raw.length) > maxLineBytes) return stats.add(input, line, undefined);
+    const time = METADATA_TYPE.test(raw) ? undefined : lineTime(raw, times);
+    if (time === undefined) {
+      let rec: unknown;
+      try {
+        rec = JSON.parse(raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw);
+      } catch {
+        return stats.add(input, line, undefined);
+      }
+      if (rec === null || typeof rec !== 'object' || Array.isArray(rec)) return stats.add(input, line, undefined);
+      const { time, metadata } = recordTime({ line, raw, record: rec as Record<string, unknown> });
+      return stats.add(input, line, time, metadata);
+    }
+    stats.add(input, line, time);
+  };
+  try {
+    for await (const chunk of stream.chunks()) {
+      let from = 0;
+      let nl = chunk.indexOf('\n');
+      if (nl >= 0 && rest.length > 0) {
+        take(rest + chunk.slice(0, nl));
+        rest = '';
+        from = nl + 1;
+        nl = chunk.indexOf('\n', from);
+      }
+      for (; nl >= 0; nl = chunk.indexOf('\n', from)) {
+        take(chunk.slice(from, nl));
+        from = nl + 1;
+      }
+      rest += chunk.slice(from);
+    }
+    if (rest.length > 0) take(rest);
+  } finally {
+    stream.close();
+  }
+}
+
+/** One partition of a plan. */
+export interface PlannedPartition {
+  /** Its cut: the first tick it writes (undefined: the first partition, from the start). */
+  from?: number;
+  /** Its last instant (the next cut - 1 µs): it applies no event after it (undefined: the last, to the end). */
+  to?: number;
+  /** The first record it reads (the first, in reading order, of its warm-up window). */
+  start: Position;
+  /** The `exchange` and `symbol` events before `start`, in reading order. */
+  metadata: PlacedEvent[];
+  /** The latest event time read before `start` (undefined when none). */
+  clockUs?: number;
+}
+
+/**
+ * Cuts the scanned inputs into at most `n` partitions of about equal numbers of events, at minute
+ * boundaries, each with a warm-up window of at least `warmUpUs` (rounded down to a minute).
+ *
+ * @example
+ * ```ts
+ * planPartitions(stats, 4, warmUpUs(resolveConfig({}))).map((p) => p.from);
+ * ```
+ */
+export function planPartitions(stats: PrescanStats, n: number, warmUpUs: number): PlannedPartition[] {
+  const minutes = [...stats.count.keys()].sort((a, b) => a - b);
+  const firstTick = Math.ceil(stats.first / 1e6) * 1e6;
+  const cuts: number[] = [];
+  let seen = 0;
+  let k = 1;
+  for (const m of minutes) {
+    // A cut at the start of the minute in which the k-th n-th of the events begins.
+    while (k < n && seen >= (stats.events * k) / n) {
+      const cut = m * MINUTE_US;
+      if (cut > firstTick && (cuts.length === 0 || cut > cuts[cuts.length - 1])) cuts.push(cut);
+      k++;
+    }
+    seen += stats.count.get(m) ?? 0;
+  }
+  // Suffix minimum of the minutes' first positions: the first record at or after each minute.
+  const firstFrom = new Map<number, Position>();
+  let best: Position | undefined;
+  for (let i = minutes.length - 1; i >= 0; i--) {
+    const at = stats.firstAt.get(minutes[i])!;
+    if (best === undefined || at.order < best.order) best = at;
+    firstFrom.set(minutes[i], best);
+  }
+  const origin: Position = { input: 0, line: 0, order: -1 };
+  return [undefined, ...cuts].map((from, i) => {
+    const to = i < cuts.length ? cuts[i] - 1 : undefined;
+    if (from === undefined) return { to, start: origin, metadata: [] };
+    const windowMinute = Math.floor((from - warmUpUs) / MINUTE_US);
+    const m = minutes.find((x) => x >= windowMinute);
+    const start = m === undefined ? origin : firstFrom.get(m)!;
+    if (start.order <= 0) return { from, to, start: origin, metadata: [] };
+    const minuteOfStart = minutes.find((x) => stats.firstAt.get(x)!.order === start.order)!;
+    const clock = stats.clockBefore.get(minuteOfStart)!;
+    return {
+      from,
+      to,
+      start,
+      metadata: stats.metadata.filter((p) => p.at.order < start.order),
+      ...(clock > Number.NEGATIVE_INFINITY && { clockUs: clock }),
+    };
+  });
+}

@@ -1,0 +1,111 @@
+/**
+ * The pre-scan's plan (src/replay/prescan.ts) against a brute-force reading of the same records:
+ * each partition's first record is the first in reading order of its warm-up window, the metadata
+ * it carries is every metadata event read before it, its clock the latest time read before it;
+ * cuts are increasing minute boundaries after the first tick, at most n - 1 of them.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { XrateEvent } from '../../src/core/types.js';
+import { MINUTE_US, PrescanStats, planPartitions } from '../../src/replay/prescan.js';
+
+interface Rec {
+  input: number;
+  line: number;
+  time: number | undefined;
+  meta: boolean;
+}
+
+const T0 = 1_704_067_200_000_000;
+
+/** Records of up to 3 inputs, times mostly increasing with jitter (out of order), some unreadable, some metadata. */
+const recsArb = fc
+  .array(
+    fc.record({
+      dt: fc.oneof(fc.integer({ min: 0, max: 30_000_000 }), fc.integer({ min: 0, max: 900_000_000 })),
+      back: fc.oneof({ arbitrary: fc.constant(0), weight: 5 }, { arbitrary: fc.integer({ min: 0, max: 200_000_000 }), weight: 1 }),
+      unreadable: fc.integer({ min: 0, max: 19 }).map((x) => x === 0),
+      meta: fc.integer({ min: 0, max: 9 }).map((x) => x === 0),
+      nextInput: fc.integer({ min: 0, max: 49 }).map((x) => x === 0),
+    }),
+    { minLength: 1, maxLength: 400 },
+  )
+  .map((xs) => {
+    let t = T0 + 100_000;
+    let input = 0;
+    let line = 0;
+    return xs.map((x): Rec => {
+      if (x.nextInput && input < 2) {
+        input++;
+        line = 0;
+      }
+      line++;
+      t += x.dt;
+      return { input, line, time: x.unreadable ? undefined : t - x.back, meta: x.meta };
+    });
+  });
+
+const metaEvent = (time: number): XrateEvent => ({ type: 'exchange', time, exchangeId: 'X', legitimate: true, rank: 0 });
+
+describe('pre-scan plan', () => {
+  it('gives each partition the first record of its window, the metadata and the clock before it', () => {
+    fc.assert(
+      fc.property(recsArb, fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 30 }), (recs, n, warmMinutes) => {
+        const stats = new PrescanStats();
+        for (const r of recs) stats.add(r.input, r.line, r.time, r.meta && r.time !== undefined ? metaEvent(r.time) : undefined);
+        const H = warmMinutes * MINUTE_US + 123;
+        const plan = planPartitions(stats, n, H);
+        const timed = recs.filter((r) => r.time !== undefined);
+        if (timed.length === 0) return;
+        const cuts = plan.slice(1).map((p) => p.from!);
+        expect(plan.length).toBeLessThanOrEqual(n);
+        const firstTick = Math.ceil(Math.min(...timed.map((r) => r.time!)) / 1e6) * 1e6;
+        cuts.forEach((c, i) => {
+          expect(c % MINUTE_US).toBe(0);
+          expect(c).toBeGreaterThan(i === 0 ? firstTick : cuts[i - 1]);
+        });
+        plan.forEach((p, k) => {
+          expect(p.to).toBe(k < cuts.length ? cuts[k] - 1 : undefined);
+          if (p.from === undefined) return expect(p.start.order).toBe(-1);
+          const window = Math.floor((p.from - H) / MINUTE_US) * MINUTE_US;
+          const startIndex = recs.findIndex((r) => r.time !== undefined && r.time >= window);
+          if (startIndex <= 0) {
+            expect(p.start.order).toBe(-1);
+            expect(p.metadata).toEqual([]);
+            return;
+          }
+          expect(p.start).toEqual({ input: recs[startIndex].input, line: recs[startIndex].line, order: startIndex });
+          const before = recs.slice(0, startIndex).filter((r) => r.time !== undefined);
+          expect(p.clockUs).toBe(before.length > 0 ? Math.max(...before.map((r) => r.time!)) : undefined);
+          expect(p.metadata.map((m) => m.at.order)).toEqual(
+            recs.flatMap((r, i) => (i < startIndex && r.meta && r.time !== undefined ? [i] : [])),
+          );
+        });
+      }),
+      { seed: 42, numRuns: 300 },
+    );
+  });
+
+  it('balances the partitions by events: each holds about a 1/n share, within a minute of events', () => {
+    fc.assert(
+      fc.property(recsArb, fc.integer({ min: 2, max: 5 }), (recs, n) => {
+        const stats = new PrescanStats();
+        for (const r of recs) stats.add(r.input, r.line, r.time);
+        const cuts = planPartitions(stats, n, MINUTE_US)
+          .slice(1)
+          .map((p) => p.from!);
+        const times = recs.flatMap((r) => (r.time === undefined ? [] : [r.time]));
+        const bounds = [Number.NEGATIVE_INFINITY, ...cuts, Number.POSITIVE_INFINITY];
+        const perMinute = new Map<number, number>();
+        for (const t of times) perMinute.set(Math.floor(t / MINUTE_US), (perMinute.get(Math.floor(t / MINUTE_US)) ?? 0) + 1);
+        const busiest = Math.max(...perMinute.values());
+        for (let k = 0; k + 1 < bounds.length; k++) {
+          const held = times.filter((t) => t >= bounds[k] && t < bounds[k + 1]).length;
+          // Whole minutes go to one side of a cut: a partition is off its share by at most a minute's events at each end.
+          expect(held).toBeLessThanOrEqual(times.length / n + 2 * busiest + 1);
+        }
+      }),
+      { seed: 42, numRuns: 200 },
+    );
+  });
+});
