@@ -137,6 +137,22 @@ function lineTime(line: string, times: TimeCache): number | undefined {
   return times.parseAt(line, i + 1, end);
 }
 
+/** The time (and metadata event) of one non-blank NDJSON line: read in place, or by parsing it whole when needed. */
+function lineRecord(raw: string, times: TimeCache, maxLineBytes: number): { time: number | undefined; metadata?: XrateEvent } {
+  // A line over the limit is a reject of the reader: no time.
+  if (raw.length > maxLineBytes / 4 && utf8Bytes(raw, 0, raw.length) > maxLineBytes) return { time: undefined };
+  const time = METADATA_TYPE.test(raw) ? undefined : lineTime(raw, times);
+  if (time !== undefined) return { time };
+  let rec: unknown;
+  try {
+    rec = JSON.parse(raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw);
+  } catch {
+    return { time: undefined };
+  }
+  if (rec === null || typeof rec !== 'object' || Array.isArray(rec)) return { time: undefined };
+  return recordTime({ line: 0, raw, record: rec as Record<string, unknown> });
+}
+
 /**
  * The NDJSON pre-scan: lines as the reader splits them (on `\n`, a trailing `\r` dropped, blank
  * ones skipped but counted), each one's time read in place; only metadata lines, and lines whose
@@ -152,20 +168,8 @@ async function scanNdjson(path: string, input: number, stats: PrescanStats, maxL
     line++;
     const raw = text.endsWith('\r') ? text.slice(0, -1) : text;
     if (raw.trim().length === 0) return;
-    if (raw.length > maxLineBytes / 4 && utf8Bytes(raw, 0, raw.length) > maxLineBytes) return stats.add(input, line, undefined);
-    const time = METADATA_TYPE.test(raw) ? undefined : lineTime(raw, times);
-    if (time === undefined) {
-      let rec: unknown;
-      try {
-        rec = JSON.parse(raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw);
-      } catch {
-        return stats.add(input, line, undefined);
-      }
-      if (rec === null || typeof rec !== 'object' || Array.isArray(rec)) return stats.add(input, line, undefined);
-      const { time, metadata } = recordTime({ line, raw, record: rec as Record<string, unknown> });
-      return stats.add(input, line, time, metadata);
-    }
-    stats.add(input, line, time);
+    const r = lineRecord(raw, times, maxLineBytes);
+    stats.add(input, line, r.time, r.metadata);
   };
   try {
     for await (const chunk of stream.chunks()) {
