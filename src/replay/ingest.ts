@@ -76,6 +76,8 @@ export interface IngestOptions {
   clearWithFirstBatch?: boolean;
   /** Compute and store xrate's own metrics (ownMetrics.ts). */
   ownMetrics?: boolean;
+  /** Store rejects only while the output is on (a partition's warm-up lines are the partition before's). */
+  rejectsWithOutputOnly?: boolean;
 }
 
 /** What a run did, from the engine's statistics and the ingest's counters (the `runs` columns). */
@@ -117,6 +119,7 @@ export class Ingest {
   private batchNo: number;
   private pendingClear: boolean;
   private run: number | undefined;
+  private readonly rejectsWithOutputOnly: boolean;
 
   constructor(opts: IngestOptions) {
     this.inputs = opts.inputs;
@@ -125,6 +128,7 @@ export class Ingest {
     this.writers = opts.store?.writers();
     this.batchNo = opts.batch ?? 0;
     this.pendingClear = !!opts.store && !!opts.clearWithFirstBatch;
+    this.rejectsWithOutputOnly = opts.rejectsWithOutputOnly === true;
     const st = opts.state;
     const rateFile = opts.rateFile;
     const user = opts.listener ?? {};
@@ -226,6 +230,7 @@ export class Ingest {
    * {@link RAW_KEEP} characters is stored cut, marked `… [truncated: N bytes in all]`.
    */
   reject(r: Reject, input: number, line: number, raw: string): void {
+    if (this.rejectsWithOutputOnly && !this.state.outputOn) return;
     const text = raw.length > RAW_KEEP ? clipText(raw, 0, raw.length, RAW_KEEP) : raw;
     this.writers?.reject(input, this.inputs[input], line, r.reason, r.message, text, this.batchNo);
   }

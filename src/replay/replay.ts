@@ -22,7 +22,7 @@ import { HeapBudget } from './heapBudget.js';
 import { createEngine, restoreEngine, type Engine, type EngineListener } from '../core/engine.js';
 import type { EngineConfig } from '../core/config.js';
 import { US_PER_SECOND } from '../core/time.js';
-import type { XrateEvent } from '../core/types.js';
+import type { RejectReason, XrateEvent } from '../core/types.js';
 import { RateFileWriter } from '../io/rateFile.js';
 import { openSource, type SourceFormat } from '../io/source.js';
 import { ReplayStore } from '../io/store.js';
@@ -92,6 +92,33 @@ export interface ReplayOptions {
   listener?: EngineListener;
   /** Wall clock for run metadata and timing (injectable for tests). */
   now?: () => number;
+  /**
+   * Replay one partition of a partitioned replay (docs/parallel.md; src/replay/prescan.ts plans
+   * them): read from `start` on, after applying the carried `metadata` events and setting the
+   * clock to just after `clockUs`. With `from` (its cut) and `to` (the next cut - 1 µs). Its
+   * rejects are stored from its first output on (the lines before belong to the partition
+   * before), and {@link ReplaySummary.owned} counts its own lines.
+   */
+  partition?: PartitionStart;
+}
+
+/** Where a partition starts reading and what it carries in (see {@link ReplayOptions.partition}). */
+export interface PartitionStart {
+  /** The first record to read: input index, and line (0: the input's start). */
+  start: { input: number; line: number };
+  /** The `exchange` and `symbol` events read before `start`, in order. */
+  metadata: readonly XrateEvent[];
+  /** The latest event time read before `start`. */
+  clockUs?: number;
+}
+
+/** What a partition counted of its own lines (see {@link ReplayOptions.partition}). */
+export interface OwnedTotals {
+  eventsRead: number;
+  eventsAccepted: number;
+  eventsRejected: number;
+  rejectsByReason: Partial<Record<RejectReason, number>>;
+  quotesDiscarded: number;
 }
 
 /** What a replay did (its totals are also stored in `runs`). */
@@ -105,6 +132,8 @@ export interface ReplaySummary extends RunTotals {
   /** True when --resume found the previous run already complete. */
   alreadyComplete: boolean;
   engine: Engine;
+  /** With {@link ReplayOptions.partition}: the counts of the partition's own lines. */
+  owned?: OwnedTotals;
 }
 
 /**
@@ -143,6 +172,9 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
   if ((opts.snapshotEveryUs !== undefined || opts.resume) && !opts.db)
     throw new Error('xrate: snapshots and --resume need the SQLite output (--db)');
   if (opts.inputs.length === 0) throw new Error('xrate: no event log given');
+  const part = opts.partition;
+  if (part && (opts.resume || (opts.reorderWindowUs ?? 0) > 0))
+    throw new Error('xrate: a partition of a replay cannot be resumed or use a reorder window (yet)');
   const periods = opts.periods ?? DEFAULT_STORED_PERIODS;
   const trackSpecs = opts.track?.map(parsePairSpec);
 
@@ -175,6 +207,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
       // if the input turns out unreadable, the database keeps the last complete run's outputs.
       clearWithFirstBatch: !cp,
       ownMetrics: opts.ownMetrics,
+      rejectsWithOutputOnly: part !== undefined,
       engine: (listener) => (cp ? restoreEngine(cp.engine, listener) : createEngine(opts.config ?? {}, listener)),
     });
     const engine = ingest.engine;
@@ -186,6 +219,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
       !!cp,
     );
     if (store && cp) store.truncateAfter(cp.batch);
+    let ownedFrom: OwnedTotals | undefined;
     try {
       const window =
         opts.reorderWindowUs !== undefined && opts.reorderWindowUs > 0
@@ -194,8 +228,15 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
             : new ReorderWindow(opts.reorderWindowUs)
           : undefined;
 
-      const enableOutput = (): void => {
+      // A partition: the carried metadata and clock first (nothing is written before its output).
+      if (part && !cp) {
+        for (const e of part.metadata) engine.apply(e);
+        if (part.clockUs !== undefined) engine.advanceTo(part.clockUs - 1);
+      }
+      // A partition's own lines start with the event that turns its output on (counted then).
+      const enableOutput = (byEvent = false): void => {
         if (st.outputOn) return;
+        if (part) ownedFrom = ownedCounts(ingest, byEvent ? st.eventsRead - 1 : st.eventsRead);
         if (opts.from !== undefined) engine.advanceTo(opts.from - 1);
         st.outputOn = true;
         engine.emitAllAtNextTick();
@@ -215,14 +256,14 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
           st.stopped = true;
           return false;
         }
-        if (!st.outputOn && opts.from !== undefined && t >= opts.from && engine.accepts(event)) enableOutput();
+        if (!st.outputOn && opts.from !== undefined && t >= opts.from && engine.accepts(event)) enableOutput(true);
         if (ingest.applyEvent(event, input, rec) === undefined && (st.lastEventTime === null || t > st.lastEventTime)) {
           st.lastEventTime = t;
         }
         return true;
       };
 
-      const startInput = cp ? cp.input : 0;
+      const startInput = cp ? cp.input : (part?.start.input ?? 0);
       const heap = opts.heapBudget ? new HeapBudget() : undefined;
       let lastProgress = 0;
       const progressEvery = opts.progressEveryMs ?? 200;
@@ -231,7 +272,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
           format: opts.format,
           batchSize: opts.batchSize,
           maxLineBytes: opts.maxLineBytes,
-          startLine: cp && i === cp.input ? cp.line + 1 : 1,
+          startLine: cp && i === cp.input ? cp.line + 1 : part && i === part.start.input ? Math.max(1, part.start.line) : 1,
         });
         try {
           for await (const records of src.batches()) {
@@ -302,12 +343,46 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
     }
 
     const summary = summarize(ingest, st, opts.inputs, started, now(), !!cp, false);
+    if (part) {
+      // The event that stopped a partition (past `to`) was read, and is the next partition's.
+      const end = ownedCounts(ingest, st.stopped ? st.eventsRead - 1 : st.eventsRead);
+      summary.owned = ownedFrom === undefined ? ownedCounts(undefined, 0) : subtractCounts(end, ownedFrom);
+    }
     ingest.finishRun(summary, { finishedAt: now(), durationMs: summary.durationMs, stopped: st.stopped });
     return summary;
   } finally {
     if (rateFile) await rateFile.close();
     store?.close();
   }
+}
+
+/** The line counts of an ingest now, with `eventsRead` given (no ingest: all zero). */
+function ownedCounts(ingest: Ingest | undefined, eventsRead: number): OwnedTotals {
+  if (ingest === undefined) return { eventsRead: 0, eventsAccepted: 0, eventsRejected: 0, rejectsByReason: {}, quotesDiscarded: 0 };
+  const t = ingest.totals();
+  return {
+    eventsRead,
+    eventsAccepted: t.eventsAccepted,
+    eventsRejected: t.eventsRejected,
+    rejectsByReason: { ...t.rejectsByReason },
+    quotesDiscarded: t.quotesDiscarded,
+  };
+}
+
+/** Counts `a` - `b`, by reason too (a reason left at 0 is dropped). */
+function subtractCounts(a: OwnedTotals, b: OwnedTotals): OwnedTotals {
+  const byReason: Partial<Record<RejectReason, number>> = {};
+  for (const [r, n] of Object.entries(a.rejectsByReason) as [RejectReason, number][]) {
+    const d = n - (b.rejectsByReason[r] ?? 0);
+    if (d !== 0) byReason[r] = d;
+  }
+  return {
+    eventsRead: a.eventsRead - b.eventsRead,
+    eventsAccepted: a.eventsAccepted - b.eventsAccepted,
+    eventsRejected: a.eventsRejected - b.eventsRejected,
+    rejectsByReason: byReason,
+    quotesDiscarded: a.quotesDiscarded - b.quotesDiscarded,
+  };
 }
 
 function summarize(

@@ -1,0 +1,107 @@
+/**
+ * Partitioned replays through the replay driver (docs/parallel.md): a generated log with bad and
+ * late lines, pre-scanned and replayed in partitions into databases of their own, merges to the
+ * serial replay's rate changes and rejects, and the partitions' own lines add up to its counts.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeLog } from '../../scripts/gen-log.js';
+import { resolveConfig } from '../../src/core/config.js';
+import type { PairRateChange } from '../../src/core/engine.js';
+import { mergeRateChanges, warmUpUs } from '../../src/replay/partition.js';
+import { planPartitions, prescan } from '../../src/replay/prescan.js';
+import { replay, type ReplaySummary } from '../../src/replay/replay.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'xrate-e2e-partition-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Short windows: a warm-up of about 2 hours inside a log of about 17. */
+const config = { maxRateAgeSeconds: 1800, volumeWindowSeconds: 3600, refreshEverySeconds: 1800 };
+const LOG = join(dir, 'log.ndjson');
+
+interface RateRow {
+  tick: number;
+  base: string;
+  quote: string;
+  rate: number | null;
+  time: number | null;
+  rank: number | null;
+  used: number;
+  fresh: number;
+  volume: number;
+}
+
+function rates(db: string): PairRateChange[] {
+  const d = new Database(db, { readonly: true });
+  try {
+    const rows = d.prepare('SELECT tick, base, quote, rate, time, rank, used, fresh, volume FROM rates ORDER BY rowid').all() as RateRow[];
+    return rows.map((r) => ({ ...r, pair: -1, fresh: r.fresh === 1 }));
+  } finally {
+    d.close();
+  }
+}
+
+function rejects(db: string): unknown[] {
+  const d = new Database(db, { readonly: true });
+  try {
+    return d.prepare('SELECT input, source, line, reason, message, raw FROM rejects ORDER BY rowid').all();
+  } finally {
+    d.close();
+  }
+}
+
+let serial: ReplaySummary;
+const parts: { from?: number; db: string; summary: ReplaySummary }[] = [];
+
+beforeAll(async () => {
+  await writeLog(LOG, { seed: 21, events: 30_000, rate: 0.5, badRate: 0.01, lateRate: 0.01 });
+  serial = await replay({ inputs: [LOG], db: join(dir, 'serial.sqlite'), config });
+  const plan = planPartitions(await prescan([LOG]), 3, warmUpUs(resolveConfig(config)));
+  for (const [k, p] of plan.entries()) {
+    const db = join(dir, `part-${k}.sqlite`);
+    const summary = await replay({
+      inputs: [LOG],
+      db,
+      config,
+      from: p.from,
+      to: p.to,
+      partition: { start: p.start, metadata: p.metadata.map((m) => m.event), clockUs: p.clockUs },
+    });
+    parts.push({ from: p.from, db, summary });
+  }
+}, 120_000);
+
+describe('a partitioned replay', () => {
+  it('is cut in 3, the later partitions skipping the start of the log', () => {
+    expect(parts).toHaveLength(3);
+    expect(parts[2].summary.owned!.eventsRead).toBeLessThan(parts[2].summary.eventsRead);
+  });
+
+  it('merges to the serial rate changes, row for row', () => {
+    const merged = mergeRateChanges(parts.map((p) => ({ from: p.from ?? 0, dumpsState: p.from !== undefined, changes: rates(p.db) })));
+    const want = rates(join(dir, 'serial.sqlite'));
+    expect(want.length).toBeGreaterThan(1000);
+    expect(merged).toEqual(want);
+  });
+
+  it('stores each reject once, in the partition that owns its line', () => {
+    const want = rejects(join(dir, 'serial.sqlite'));
+    expect(want.length).toBeGreaterThan(300);
+    expect(parts.flatMap((p) => rejects(p.db))).toEqual(want);
+  });
+
+  it("counts each line once: the partitions' own lines add up to the serial counts", () => {
+    const sum = (f: (o: NonNullable<ReplaySummary['owned']>) => number) => parts.reduce((a, p) => a + f(p.summary.owned!), 0);
+    expect(sum((o) => o.eventsRead)).toBe(serial.eventsRead);
+    expect(sum((o) => o.eventsAccepted)).toBe(serial.eventsAccepted);
+    expect(sum((o) => o.eventsRejected)).toBe(serial.eventsRejected);
+    expect(sum((o) => o.quotesDiscarded)).toBe(serial.quotesDiscarded);
+    const byReason: Record<string, number> = {};
+    for (const p of parts)
+      for (const [r, n] of Object.entries(p.summary.owned!.rejectsByReason)) byReason[r] = (byReason[r] ?? 0) + (n ?? 0);
+    expect(byReason).toEqual(serial.rejectsByReason);
+  });
+});
