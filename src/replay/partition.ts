@@ -183,27 +183,43 @@ function valueText(p: MetricEvent): string {
 }
 
 /**
- * xrate's own-metric points of a serial replay from its partitions'. A series is written when its
- * value changes; a partition does not know what the serial replay last wrote for a series, so the
- * first point it writes for each series (at its cut, where it writes its whole state, or later,
- * for a series it did not know at the cut: a market quiet for longer than the warm-up) is kept
- * only if it differs from the series' last merged point. Its later points follow its own, now
- * exact, change detection. Own metrics never lose a value by a point, so nothing needs adding.
+ * The rows of an output written on change (per series: a value is written when it differs from
+ * the last one written) of a serial replay, from its partitions' rows in order. A partition does
+ * not know what the serial replay last wrote for a series, so the first row it writes for each
+ * series (at its cut, where it writes its whole state, or later, for a series it did not know at
+ * the cut: a market quiet for longer than the warm-up) is kept only if its value differs from the
+ * series' last merged row. Its later rows follow its own change detection, exact by then.
+ *
+ * @param seriesOf - the series a row belongs to
+ * @param valueOf - the row's value, compared as text
  */
-export function mergeOwnMetricPoints(parts: readonly PartitionPoints[]): MetricEvent[] {
-  const out: MetricEvent[] = [];
+export function trimFirstPerSeries<T>(parts: readonly (readonly T[])[], seriesOf: (row: T) => string, valueOf: (row: T) => string): T[] {
+  const out: T[] = [];
   const last = new Map<string, string>();
-  parts.forEach((p, k) => {
+  parts.forEach((rows, k) => {
     const seen = new Set<string>();
-    for (const point of p.points) {
-      const key = seriesKey(point);
-      const text = valueText(point);
+    for (const row of rows) {
+      const key = seriesOf(row);
+      const value = valueOf(row);
       const first = !seen.has(key);
       seen.add(key);
-      if (k > 0 && first && last.get(key) === text) continue;
-      out.push(point);
-      last.set(key, text);
+      if (k > 0 && first && last.get(key) === value) continue;
+      out.push(row);
+      last.set(key, value);
     }
   });
   return out;
+}
+
+/**
+ * xrate's own-metric points of a serial replay from its partitions' ({@link trimFirstPerSeries}:
+ * a series is written when its value changes). Own metrics never lose a value by a point, so
+ * nothing needs adding.
+ */
+export function mergeOwnMetricPoints(parts: readonly PartitionPoints[]): MetricEvent[] {
+  return trimFirstPerSeries(
+    parts.map((p) => p.points),
+    seriesKey,
+    valueText,
+  );
 }

@@ -110,6 +110,11 @@ export interface PartitionStart {
   metadata: readonly XrateEvent[];
   /** The latest event time read before `start`. */
   clockUs?: number;
+  /**
+   * Pairs (`B/Q`) to track from the cut besides those auto-tracked: the pairs a serial replay
+   * tracks by then, which had a rate before the window (docs/parallel.md, "Tracked pairs").
+   */
+  track?: readonly string[];
 }
 
 /** What a partition counted of its own lines (see {@link ReplayOptions.partition}). */
@@ -134,6 +139,8 @@ export interface ReplaySummary extends RunTotals {
   engine: Engine;
   /** With {@link ReplayOptions.partition}: the counts of the partition's own lines. */
   owned?: OwnedTotals;
+  /** With {@link ReplayOptions.partition}: the pairs it tracked from its cut (`B/Q`). */
+  trackedAtCut?: string[];
 }
 
 /**
@@ -220,6 +227,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
     );
     if (store && cp) store.truncateAfter(cp.batch);
     let ownedFrom: OwnedTotals | undefined;
+    let trackedAtCut: string[] | undefined;
     try {
       const window =
         opts.reorderWindowUs !== undefined && opts.reorderWindowUs > 0
@@ -242,6 +250,8 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
         engine.emitAllAtNextTick();
         if (trackSpecs) for (const [b, q] of trackSpecs) engine.track(b, q, periods);
         else engine.trackDirectPairs(periods);
+        for (const spec of part?.track ?? []) engine.track(...parsePairSpec(spec), periods);
+        if (part) trackedAtCut = engine.trackedPairs().map((t) => `${t.base}/${t.quote}`);
       };
       if (!cp && opts.from === undefined) enableOutput();
 
@@ -347,6 +357,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
       // The event that stopped a partition (past `to`) was read, and is the next partition's.
       const end = ownedCounts(ingest, st.stopped ? st.eventsRead - 1 : st.eventsRead);
       summary.owned = ownedFrom === undefined ? ownedCounts(undefined, 0) : subtractCounts(end, ownedFrom);
+      summary.trackedAtCut = trackedAtCut ?? [];
     }
     ingest.finishRun(summary, { finishedAt: now(), durationMs: summary.durationMs, stopped: st.stopped });
     return summary;

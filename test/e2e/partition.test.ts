@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeLog } from '../../scripts/gen-log.js';
 import { resolveConfig } from '../../src/core/config.js';
 import type { PairRateChange } from '../../src/core/engine.js';
-import { mergeRateChanges, warmUpUs } from '../../src/replay/partition.js';
+import { mergeBuckets, mergeRateChanges, type PartitionBucket, trimFirstPerSeries, warmUpUs } from '../../src/replay/partition.js';
 import { planPartitions, prescan } from '../../src/replay/prescan.js';
 import { replay, type ReplaySummary } from '../../src/replay/replay.js';
 
@@ -53,24 +53,80 @@ function rejects(db: string): unknown[] {
   }
 }
 
+function buckets(db: string): PartitionBucket[] {
+  const d = new Database(db, { readonly: true });
+  try {
+    const rows = d
+      .prepare('SELECT base, quote, period_id, start, "end", time_open, time_close, open, high, low, close, count FROM ohlc')
+      .all() as Record<string, number & string>[];
+    return rows.map((r) => ({
+      track: `${r.base}/${r.quote}`,
+      period: r.period_id,
+      bucket: {
+        start: r.start,
+        end: r.end,
+        timeOpen: r.time_open,
+        timeClose: r.time_close,
+        open: r.open,
+        high: r.high,
+        low: r.low,
+        close: r.close,
+        count: r.count,
+      },
+    }));
+  } finally {
+    d.close();
+  }
+}
+
+interface SeriesRow {
+  base: string;
+  quote: string;
+  tick: number;
+  rate: number | null;
+  follow: number;
+}
+
+function series(db: string): SeriesRow[] {
+  const d = new Database(db, { readonly: true });
+  try {
+    return d.prepare('SELECT base, quote, tick, rate, follow FROM series ORDER BY tick, base, quote').all() as SeriesRow[];
+  } finally {
+    d.close();
+  }
+}
+
 let serial: ReplaySummary;
 const parts: { from?: number; db: string; summary: ReplaySummary }[] = [];
+/** Partitions replayed again with the pairs a serial replay tracks at their cut. */
+let retracked = 0;
 
 beforeAll(async () => {
   await writeLog(LOG, { seed: 21, events: 30_000, rate: 0.5, badRate: 0.01, lateRate: 0.01 });
   serial = await replay({ inputs: [LOG], db: join(dir, 'serial.sqlite'), config });
   const plan = planPartitions(await prescan([LOG]), 3, warmUpUs(resolveConfig(config)));
-  for (const [k, p] of plan.entries()) {
-    const db = join(dir, `part-${k}.sqlite`);
-    const summary = await replay({
-      inputs: [LOG],
-      db,
-      config,
+  const run = (k: number, track: string[] = [], suffix = '') => {
+    const p = plan[k];
+    const db = join(dir, `part-${k}${suffix}.sqlite`);
+    const start = { start: p.start, metadata: p.metadata.map((m) => m.event), clockUs: p.clockUs, track };
+    return replay({ inputs: [LOG], db, config, from: p.from, to: p.to, partition: start }).then((summary) => ({
       from: p.from,
-      to: p.to,
-      partition: { start: p.start, metadata: p.metadata.map((m) => m.event), clockUs: p.clockUs },
-    });
-    parts.push({ from: p.from, db, summary });
+      db,
+      summary,
+    }));
+  };
+  // Phase 1: every partition at once (here one after the other).
+  for (let k = 0; k < plan.length; k++) parts.push(await run(k));
+  // Phase 2: a pair a serial replay tracks from its first rate on, which had a rate before a
+  // partition's window but none at its cut, is tracked by that partition only when told.
+  const merged = mergeRateChanges(parts.map((p) => ({ from: p.from ?? 0, dumpsState: p.from !== undefined, changes: rates(p.db) })));
+  for (let k = 1; k < parts.length; k++) {
+    const from = parts[k].from!;
+    const tracked = new Set(merged.filter((c) => c.tick < from && c.rate !== null).map((c) => `${c.base}/${c.quote}`));
+    const missing = [...tracked].filter((t) => !parts[k].summary.trackedAtCut!.includes(t)).sort();
+    if (missing.length === 0) continue;
+    retracked++;
+    parts[k] = await run(k, missing, '-retracked');
   }
 }, 120_000);
 
@@ -85,6 +141,20 @@ describe('a partitioned replay', () => {
     const want = rates(join(dir, 'serial.sqlite'));
     expect(want.length).toBeGreaterThan(1000);
     expect(merged).toEqual(want);
+  });
+
+  it('merges to the serial OHLC buckets (those straddling a cut joined) and change series', () => {
+    expect(retracked).toBeGreaterThan(0);
+    const want = buckets(join(dir, 'serial.sqlite'));
+    expect(want.length).toBeGreaterThan(100);
+    expect(mergeBuckets(parts.map((p) => buckets(p.db)))).toEqual(mergeBuckets([want]));
+    const wantSeries = series(join(dir, 'serial.sqlite'));
+    const merged = trimFirstPerSeries(
+      parts.map((p) => series(p.db)),
+      (r) => `${r.base}/${r.quote}`,
+      (r) => `${r.rate} ${r.follow}`,
+    );
+    expect(merged).toEqual(wantSeries);
   });
 
   it('stores each reject once, in the partition that owns its line', () => {
