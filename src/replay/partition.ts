@@ -191,16 +191,16 @@ function valueText(p: MetricEvent): string {
  * series' last merged row. Its later rows follow its own change detection, exact by then.
  *
  * @param seriesOf - the series a row belongs to
- * @param valueOf - the row's value, compared as text
+ * @param textOf - the row's value, as text (compared)
  */
-export function trimFirstPerSeries<T>(parts: readonly (readonly T[])[], seriesOf: (row: T) => string, valueOf: (row: T) => string): T[] {
+export function trimFirstPerSeries<T>(parts: readonly (readonly T[])[], seriesOf: (row: T) => string, textOf: (row: T) => string): T[] {
   const out: T[] = [];
   const last = new Map<string, string>();
   parts.forEach((rows, k) => {
     const seen = new Set<string>();
     for (const row of rows) {
       const key = seriesOf(row);
-      const value = valueOf(row);
+      const value = textOf(row);
       const first = !seen.has(key);
       seen.add(key);
       if (k > 0 && first && last.get(key) === value) continue;
