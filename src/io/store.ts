@@ -359,6 +359,11 @@ export class ReplayStore {
     return new DatabaseMetrics(this.db, own);
   }
 
+  /** A prepared statement on this database (for other modules of src/io: partitionMerge.ts). */
+  rawStatement(sql: string): Database.Statement {
+    return this.db.prepare(sql);
+  }
+
   /** Runs `fn` in one transaction. */
   transaction<T>(fn: () => T): T {
     return this.db.transaction(fn)();
