@@ -3,7 +3,8 @@
  * late lines, pre-scanned and replayed in partitions into databases of their own, merges to the
  * serial replay's rate changes and rejects, and the partitions' own lines add up to its counts.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -23,7 +24,6 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** Short windows: a warm-up of about 2 hours inside a log of about 17. */
 const config = { maxRateAgeSeconds: 1800, volumeWindowSeconds: 3600, refreshEverySeconds: 1800 };
 const LOG = join(dir, 'log.ndjson');
-const MERGED = join(dir, 'merged.sqlite');
 
 /** Every row of an output table, without its batch, in a stable order. */
 function table(db: string, name: string, order: string): unknown[] {
@@ -109,30 +109,35 @@ function series(db: string): SeriesRow[] {
   }
 }
 
-let serial: ReplaySummary;
-const parts: { from?: number; db: string; summary: ReplaySummary }[] = [];
-/** Partitions replayed again with the pairs a serial replay tracks at their cut. */
-let retracked = 0;
+interface Part {
+  from?: number;
+  db: string;
+  summary: ReplaySummary;
+}
 
-beforeAll(async () => {
-  await writeLog(LOG, { seed: 21, events: 30_000, rate: 0.5, badRate: 0.01, lateRate: 0.01 });
-  serial = await replay({ inputs: [LOG], db: join(dir, 'serial.sqlite'), config, ownMetrics: true });
-  const plan = planPartitions(await prescan([LOG]), 3, warmUpUs(resolveConfig(config)));
-  const run = (k: number, track: string[] = [], suffix = '') => {
+/**
+ * Replays `inputs` serially and in `n` partitions (phase 1, then phase 2 for the pairs a serial
+ * replay tracks at a cut), merging the partitions into one database; files named after `name`.
+ */
+async function partitioned(inputs: string[], n: number, name: string) {
+  const serialDb = join(dir, `${name}-serial.sqlite`);
+  const mergedDb = join(dir, `${name}-merged.sqlite`);
+  const serial = await replay({ inputs, db: serialDb, config, ownMetrics: true });
+  const plan = planPartitions(await prescan(inputs), n, warmUpUs(resolveConfig(config)));
+  const run = async (k: number, track: string[] = [], suffix = ''): Promise<Part> => {
     const p = plan[k];
-    const db = join(dir, `part-${k}${suffix}.sqlite`);
+    const db = join(dir, `${name}-part-${k}${suffix}.sqlite`);
     const start = { start: p.start, metadata: p.metadata.map((m) => m.event), clockUs: p.clockUs, track };
-    return replay({ inputs: [LOG], db, config, ownMetrics: true, from: p.from, to: p.to, partition: start }).then((summary) => ({
-      from: p.from,
-      db,
-      summary,
-    }));
+    const summary = await replay({ inputs, db, config, ownMetrics: true, from: p.from, to: p.to, partition: start });
+    return { from: p.from, db, summary };
   };
+  const parts: Part[] = [];
   // Phase 1: every partition at once (here one after the other).
   for (let k = 0; k < plan.length; k++) parts.push(await run(k));
   // Phase 2: a pair a serial replay tracks from its first rate on, which had a rate before a
   // partition's window but none at its cut, is tracked by that partition only when told.
   const merged = mergeRateChanges(parts.map((p) => ({ from: p.from ?? 0, dumpsState: p.from !== undefined, changes: rates(p.db) })));
+  let retracked = 0;
   for (let k = 1; k < parts.length; k++) {
     const from = parts[k].from!;
     const tracked = new Set(merged.filter((c) => c.tick < from && c.rate !== null).map((c) => `${c.base}/${c.quote}`));
@@ -141,7 +146,7 @@ beforeAll(async () => {
     retracked++;
     parts[k] = await run(k, missing, '-retracked');
   }
-  const target = ReplayStore.open(MERGED);
+  const target = ReplayStore.open(mergedDb);
   try {
     mergePartitionOutputs(
       target,
@@ -150,6 +155,29 @@ beforeAll(async () => {
   } finally {
     target.close();
   }
+  return { serial, serialDb, mergedDb, parts, retracked, plan };
+}
+
+/** The output tables and the order that makes their rows comparable. */
+const TABLES: [string, string][] = [
+  ['rates', 'rowid'],
+  ['ohlc', 'base, quote, period_id, start'],
+  ['series', 'base, quote, tick'],
+  ['rejects', 'rowid'],
+  ['metric_points', 'seq'],
+  ['metric_definitions', 'seq'],
+];
+
+let serial: ReplaySummary;
+let parts: Part[] = [];
+let serialDb = '';
+let mergedDb = '';
+/** Partitions replayed again with the pairs a serial replay tracks at their cut. */
+let retracked = 0;
+
+beforeAll(async () => {
+  await writeLog(LOG, { seed: 21, events: 30_000, rate: 0.5, badRate: 0.01, lateRate: 0.01 });
+  ({ serial, serialDb, mergedDb, parts, retracked } = await partitioned([LOG], 3, 'one'));
 }, 120_000);
 
 describe('a partitioned replay', () => {
@@ -160,17 +188,17 @@ describe('a partitioned replay', () => {
 
   it('merges to the serial rate changes, row for row', () => {
     const merged = mergeRateChanges(parts.map((p) => ({ from: p.from ?? 0, dumpsState: p.from !== undefined, changes: rates(p.db) })));
-    const want = rates(join(dir, 'serial.sqlite'));
+    const want = rates(serialDb);
     expect(want.length).toBeGreaterThan(1000);
     expect(merged).toEqual(want);
   });
 
   it('merges to the serial OHLC buckets (those straddling a cut joined) and change series', () => {
     expect(retracked).toBeGreaterThan(0);
-    const want = buckets(join(dir, 'serial.sqlite'));
+    const want = buckets(serialDb);
     expect(want.length).toBeGreaterThan(100);
     expect(mergeBuckets(parts.map((p) => buckets(p.db)))).toEqual(mergeBuckets([want]));
-    const wantSeries = series(join(dir, 'serial.sqlite'));
+    const wantSeries = series(serialDb);
     const merged = trimFirstPerSeries(
       parts.map((p) => series(p.db)),
       (r) => `${r.base}/${r.quote}`,
@@ -180,7 +208,7 @@ describe('a partitioned replay', () => {
   });
 
   it('stores each reject once, in the partition that owns its line', () => {
-    const want = rejects(join(dir, 'serial.sqlite'));
+    const want = rejects(serialDb);
     expect(want.length).toBeGreaterThan(300);
     expect(parts.flatMap((p) => rejects(p.db))).toEqual(want);
   });
@@ -198,19 +226,26 @@ describe('a partitioned replay', () => {
   });
 
   it('merges into one database whose every output table equals the serial one, row for row', () => {
-    const serialDb = join(dir, 'serial.sqlite');
-    const tables: [string, string][] = [
-      ['rates', 'rowid'],
-      ['ohlc', 'base, quote, period_id, start'],
-      ['series', 'base, quote, tick'],
-      ['rejects', 'rowid'],
-      ['metric_points', 'seq'],
-      ['metric_definitions', 'seq'],
-    ];
-    for (const [name, order] of tables) {
-      const want = table(serialDb, name, order);
-      expect(table(MERGED, name, order), name).toEqual(want);
-    }
+    for (const [name, order] of TABLES) expect(table(mergedDb, name, order), name).toEqual(table(serialDb, name, order));
     expect(table(serialDb, 'metric_points', 'seq').length).toBeGreaterThan(10_000);
   });
+});
+
+describe('a partitioned replay of several inputs', () => {
+  it('reads them one after another (one gzipped), positions per input, and merges to the serial replay', async () => {
+    // One log cut into two files at a line: the second partition's window starts in the second.
+    const whole = join(dir, 'two.ndjson');
+    await writeLog(whole, { seed: 22, events: 16_000, rate: 0.4, badRate: 0.01 });
+    const lines = readFileSync(whole, 'utf8').split('\n');
+    const a = join(dir, 'two-a.ndjson');
+    const b = join(dir, 'two-b.ndjson.gz');
+    writeFileSync(a, `${lines.slice(0, 3_000).join('\n')}\n`);
+    writeFileSync(b, gzipSync(lines.slice(3_000).join('\n')));
+    const r = await partitioned([a, b], 2, 'two');
+    expect(r.plan[1].start.input).toBe(1);
+    expect(r.plan[1].metadata.length).toBeGreaterThan(0);
+    expect(r.parts[1].summary.owned!.eventsRead).toBeLessThan(r.parts[1].summary.eventsRead);
+    for (const [name, order] of TABLES) expect(table(r.mergedDb, name, order), name).toEqual(table(r.serialDb, name, order));
+    expect(table(r.serialDb, 'rates', 'rowid').length).toBeGreaterThan(500);
+  }, 120_000);
 });
