@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { OWN_METRIC_IDS, type PairRateChange } from '../core/engine.js';
 import type { OhlcBucket } from '../core/ohlc.js';
 import { mergeBuckets, mergeRateChanges, type PartitionBucket, trimFirstPerSeries } from '../replay/partition.js';
-import type { ReplayStore } from './store.js';
+import type { RateRow, ReplayStore } from './store.js';
 
 /** A partition's database and its cut (the first: none). */
 export interface PartitionOutput {
@@ -60,9 +60,9 @@ export function mergePartitionOutputs(target: ReplayStore, parts: readonly Parti
         dbs.map((db, k) => ({
           from: parts[k].from ?? Number.NEGATIVE_INFINITY,
           dumpsState: parts[k].from !== undefined,
-          changes: readAll(db, 'SELECT tick, base, quote, rate, time, rank, used, fresh, volume FROM rates ORDER BY rowid').map(
-            (r) => ({ ...r, pair: -1, fresh: r.fresh === 1 }) as PairRateChange,
-          ),
+          changes: (
+            db.prepare('SELECT tick, base, quote, rate, time, rank, used, fresh, volume FROM rates ORDER BY rowid').all() as RateRow[]
+          ).map((r): PairRateChange => ({ ...r, pair: -1, fresh: r.fresh === 1 })),
         })),
       );
       for (const c of rates) w.rate(c, 0);

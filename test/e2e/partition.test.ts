@@ -16,7 +16,7 @@ import { mergeBuckets, mergeRateChanges, type PartitionBucket, trimFirstPerSerie
 import { planPartitions, prescan } from '../../src/replay/prescan.js';
 import { replay, type ReplaySummary } from '../../src/replay/replay.js';
 import { mergePartitionOutputs } from '../../src/io/partitionMerge.js';
-import { ReplayStore } from '../../src/io/store.js';
+import { type RateRow, ReplayStore } from '../../src/io/store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-e2e-partition-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -33,18 +33,6 @@ function table(db: string, name: string, order: string): unknown[] {
   } finally {
     d.close();
   }
-}
-
-interface RateRow {
-  tick: number;
-  base: string;
-  quote: string;
-  rate: number | null;
-  time: number | null;
-  rank: number | null;
-  used: number;
-  fresh: number;
-  volume: number;
 }
 
 function rates(db: string): PairRateChange[] {
