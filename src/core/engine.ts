@@ -243,6 +243,16 @@ export class Engine {
     return this.queries.ratesTo(quote);
   }
 
+  /**
+   * Knows the market `symbolId` as a quote or trade of it would make it known (from its id's
+   * pattern, when no `symbol` event defined it), without one: what a partition of a replay does
+   * for the markets named before its window (docs/parallel.md). False when the id matches no
+   * pattern and no `symbol` event defined it. Changes no rate.
+   */
+  knowMarket(symbolId: string): boolean {
+    return this.state.marketFor(symbolId) !== undefined;
+  }
+
   /** Asset id of an integer asset index (as used by {@link ratesFrom}, {@link ratesTo}). */
   assetName(index: number): string {
     return this.state.assets.names[index];

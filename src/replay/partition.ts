@@ -13,7 +13,7 @@
  * @module
  */
 import type { ResolvedConfig } from '../core/config.js';
-import type { PairRateChange } from '../core/engine.js';
+import type { EngineSnapshot, PairRateChange } from '../core/engine.js';
 import type { MetricEvent } from '../core/metrics/events.js';
 import { byCodeUnit } from '../core/metrics/source.js';
 import type { OhlcBucket } from '../core/ohlc.js';
@@ -222,4 +222,68 @@ export function mergeOwnMetricPoints(parts: readonly PartitionPoints[]): MetricE
     seriesKey,
     valueText,
   );
+}
+
+/** Fields of a market in the snapshot's symbol-record columns: quote times, and trade times and prices (SymbolRecordsJSON). */
+const Q_FIELDS = 4;
+const T_FIELDS = 6;
+const FIRST = 0;
+const CUR = 1;
+const PREV = 2;
+const CUR_END = 3;
+const P_CUR = 4;
+const P_PREV = 5;
+
+/**
+ * The final engine of a partitioned replay: the last partition's (`last`), whose symbol records
+ * only saw its own window, completed from the partitions before it (in order): each market's
+ * first quote and trade times are the earliest any partition saw, and a market the last
+ * partition saw no quote or trade of takes them (latest times, last price) from the latest
+ * partition that did. Its markets must include every market named before its window (a
+ * partition knows them: `knowMarket`).
+ */
+export function mergeFinalSnapshot(last: EngineSnapshot, earlier: readonly EngineSnapshot[]): EngineSnapshot {
+  const out = structuredClone(last);
+  const sym = out.symbols;
+  if (sym === undefined) return out;
+  const names = out.markets.names;
+  const index = earlier.map((s) => new Map(s.markets.names.map((n, m) => [n, m])));
+  const longPrices = new Map(sym.long_prices);
+  for (let m = 0; m < names.length; m++) {
+    for (const [col, stride, prices] of [
+      [sym.quote, Q_FIELDS, false],
+      [sym.trade, T_FIELDS, true],
+    ] as const) {
+      const o = stride * m;
+      earlier.forEach((s, k) => {
+        const j = index[k].get(names[m]);
+        const from = s.symbols === undefined || j === undefined ? undefined : prices ? s.symbols.trade : s.symbols.quote;
+        if (from === undefined || j === undefined) return;
+        const p = stride * j;
+        const first = from[p + FIRST];
+        if (first !== null && (col[o + FIRST] === null || first < (col[o + FIRST] as number))) col[o + FIRST] = first;
+      });
+      if (col[o + CUR] !== null) continue;
+      // No quote (trade) in the last partition: the latest partition that saw one has the latest.
+      for (let k = earlier.length - 1; k >= 0; k--) {
+        const s = earlier[k];
+        const j = index[k].get(names[m]);
+        const from = s.symbols === undefined || j === undefined ? undefined : prices ? s.symbols.trade : s.symbols.quote;
+        if (from === undefined || j === undefined || from[stride * j + CUR] === null) continue;
+        const p = stride * j;
+        for (const f of prices ? [CUR, PREV, CUR_END, P_CUR, P_PREV] : [CUR, PREV, CUR_END]) col[o + f] = from[p + f];
+        if (prices) {
+          const theirs = new Map(s.symbols!.long_prices);
+          for (const w of [0, 1]) {
+            const text = theirs.get(2 * j + w);
+            if (text === undefined) longPrices.delete(2 * m + w);
+            else longPrices.set(2 * m + w, text);
+          }
+        }
+        break;
+      }
+    }
+  }
+  sym.long_prices = [...longPrices].sort((a, b) => a[0] - b[0]);
+  return out;
 }

@@ -19,6 +19,12 @@ import { DEFAULT_MAX_LINE_BYTES, utf8Bytes } from '../io/lineLimit.js';
 import { detectFormat, openSource, type OpenSourceOptions, type SourceRecord } from '../io/source.js';
 import { openTextStream } from '../io/textStream.js';
 
+/**
+ * The window the symbol records of the final engine need before the end (their 24-hour volumes,
+ * and the tick before): the last partition's warm-up is at least this.
+ */
+export const SYMBOL_WARM_UP_US = (86_400 + 2) * 1_000_000;
+
 /** Length of the pre-scan's time buckets, µs (cuts and windows start on them). */
 export const MINUTE_US = 60_000_000;
 
@@ -47,13 +53,19 @@ export class PrescanStats {
   readonly firstAt = new Map<number, Position>();
   readonly clockBefore = new Map<number, number>();
   readonly metadata: PlacedEvent[] = [];
+  /** Each symbol id named by a record, with the order of the first such record. */
+  readonly symbols = new Map<string, number>();
   private order = 0;
   private latest = Number.NEGATIVE_INFINITY;
 
-  /** Takes one record: its time (µs; undefined when it has none readable), and the event when it is metadata. */
-  add(input: number, line: number, time: number | undefined, metadata?: XrateEvent): void {
+  /**
+   * Takes one record: its time (µs; undefined when it has none readable), the event when it is
+   * metadata, and the symbol id it names.
+   */
+  add(input: number, line: number, time: number | undefined, metadata?: XrateEvent, symbolId?: string): void {
     const order = this.order++;
     if (time === undefined) return;
+    if (symbolId !== undefined && !this.symbols.has(symbolId)) this.symbols.set(symbolId, order);
     const minute = Math.floor(time / MINUTE_US);
     this.events++;
     if (time < this.first) this.first = time;
@@ -68,19 +80,29 @@ export class PrescanStats {
   }
 }
 
-/** The time and, for an `exchange` or `symbol` event, the event of a record (undefined time: unreadable). */
-export function recordTime(rec: SourceRecord): { time: number | undefined; metadata?: XrateEvent } {
-  if (rec.event !== undefined) return { time: rec.event.time };
+/** What the pre-scan keeps of a record: its time (undefined: unreadable), the event when it is metadata, the symbol id it names. */
+export interface ScannedRecord {
+  time: number | undefined;
+  metadata?: XrateEvent;
+  symbolId?: string;
+}
+
+/** The {@link ScannedRecord} of a reader's record. */
+export function recordTime(rec: SourceRecord): ScannedRecord {
+  const ev = rec.event;
+  if (ev !== undefined) return { time: ev.time, ...('symbolId' in ev && { symbolId: ev.symbolId }) };
   const r = rec.record;
   if (r === undefined) return { time: undefined };
   const type = r.type;
   if (type === 'exchange' || type === 'symbol') {
     const e = parseEvent(r);
-    return isReject(e) ? { time: undefined } : { time: e.time, metadata: e };
+    if (isReject(e)) return { time: undefined };
+    return { time: e.time, metadata: e, ...(e.type === 'symbol' && { symbolId: e.symbolId }) };
   }
   const t = r.time;
   const time = typeof t === 'string' ? parseTime(t) : undefined;
-  return { time: time ?? undefined };
+  const id = r.symbol_id;
+  return { time: time ?? undefined, ...(typeof id === 'string' && id.length > 0 && { symbolId: id }) };
 }
 
 /**
@@ -104,8 +126,8 @@ export async function prescan(inputs: readonly string[], opts: Omit<OpenSourceOp
     try {
       for await (const batch of src.batches()) {
         for (const rec of batch) {
-          const { time, metadata } = recordTime(rec);
-          stats.add(i, rec.line, time, metadata);
+          const { time, metadata, symbolId } = recordTime(rec);
+          stats.add(i, rec.line, time, metadata, symbolId);
         }
       }
     } finally {
@@ -119,30 +141,39 @@ export async function prescan(inputs: readonly string[], opts: Omit<OpenSourceOp
 const METADATA_TYPE = /"type"\s*:\s*"(?:exchange|symbol)"/;
 
 /**
- * The time of an NDJSON line without parsing it: the string after its first `"time":` key
- * (undefined when there is none in that form, or it is not a valid time); the caller parses the
- * line whole then.
+ * Where the plain string value of key `key` (quoted, e.g. `"time"`) lies in an NDJSON line: [start,
+ * end) of its text, or undefined when the key is absent or its value is not a string without
+ * escapes (the caller parses the line whole then).
  */
-function lineTime(line: string, times: TimeCache): number | undefined {
-  const k = line.indexOf('"time"');
+function stringValue(line: string, key: string): [number, number] | undefined {
+  const k = line.indexOf(key);
   if (k < 0) return undefined;
-  let i = k + 6;
+  let i = k + key.length;
   while (line.charCodeAt(i) === 32) i++;
   if (line.charCodeAt(i) !== 58) return undefined; // :
   i++;
   while (line.charCodeAt(i) === 32) i++;
   if (line.charCodeAt(i) !== 34) return undefined; // "
   const end = line.indexOf('"', i + 1);
-  if (end < 0) return undefined;
-  return times.parseAt(line, i + 1, end);
+  if (end < 0 || line.lastIndexOf('\\', end) > i) return undefined;
+  return [i + 1, end];
+}
+
+/** The time of an NDJSON line without parsing it (undefined: not in the plain form, or not a valid time). */
+function lineTime(line: string, times: TimeCache): number | undefined {
+  const at = stringValue(line, '"time"');
+  return at === undefined ? undefined : times.parseAt(line, at[0], at[1]);
 }
 
 /** The time (and metadata event) of one non-blank NDJSON line: read in place, or by parsing it whole when needed. */
-function lineRecord(raw: string, times: TimeCache, maxLineBytes: number): { time: number | undefined; metadata?: XrateEvent } {
+function lineRecord(raw: string, times: TimeCache, maxLineBytes: number): ScannedRecord {
   // A line over the limit is a reject of the reader: no time.
   if (raw.length > maxLineBytes / 4 && utf8Bytes(raw, 0, raw.length) > maxLineBytes) return { time: undefined };
   const time = METADATA_TYPE.test(raw) ? undefined : lineTime(raw, times);
-  if (time !== undefined) return { time };
+  if (time !== undefined) {
+    const id = stringValue(raw, '"symbol_id"');
+    return id === undefined || id[1] === id[0] ? { time } : { time, symbolId: raw.slice(id[0], id[1]) };
+  }
   let rec: unknown;
   try {
     rec = JSON.parse(raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw);
@@ -169,7 +200,7 @@ async function scanNdjson(path: string, input: number, stats: PrescanStats, maxL
     const raw = text.endsWith('\r') ? text.slice(0, -1) : text;
     if (raw.trim().length === 0) return;
     const r = lineRecord(raw, times, maxLineBytes);
-    stats.add(input, line, r.time, r.metadata);
+    stats.add(input, line, r.time, r.metadata, r.symbolId);
   };
   try {
     for await (const chunk of stream.chunks()) {
@@ -205,18 +236,22 @@ export interface PlannedPartition {
   metadata: PlacedEvent[];
   /** The latest event time read before `start` (undefined when none). */
   clockUs?: number;
+  /** The symbol ids named before `start`, in order of first sight: the markets a serial replay knows there. */
+  markets: string[];
 }
 
 /**
  * Cuts the scanned inputs into at most `n` partitions of about equal numbers of events, at minute
- * boundaries, each with a warm-up window of at least `warmUpUs` (rounded down to a minute).
+ * boundaries, each with a warm-up window of at least `warmUpUs` (rounded down to a minute); the
+ * last one's is `lastWarmUpUs`, whose final engine answers for the end of the replay (symbol
+ * records: {@link SYMBOL_WARM_UP_US}).
  *
  * @example
  * ```ts
  * planPartitions(stats, 4, warmUpUs(resolveConfig({}))).map((p) => p.from);
  * ```
  */
-export function planPartitions(stats: PrescanStats, n: number, warmUpUs: number): PlannedPartition[] {
+export function planPartitions(stats: PrescanStats, n: number, warmUpUs: number, lastWarmUpUs = warmUpUs): PlannedPartition[] {
   const minutes = [...stats.count.keys()].sort((a, b) => a - b);
   const firstTick = Math.ceil(stats.first / 1e6) * 1e6;
   const cuts: number[] = [];
@@ -242,11 +277,11 @@ export function planPartitions(stats: PrescanStats, n: number, warmUpUs: number)
   const origin: Position = { input: 0, line: 0, order: -1 };
   return [undefined, ...cuts].map((from, i) => {
     const to = i < cuts.length ? cuts[i] - 1 : undefined;
-    if (from === undefined) return { to, start: origin, metadata: [] };
-    const windowMinute = Math.floor((from - warmUpUs) / MINUTE_US);
+    if (from === undefined) return { to, start: origin, metadata: [], markets: [] };
+    const windowMinute = Math.floor((from - (i === cuts.length ? lastWarmUpUs : warmUpUs)) / MINUTE_US);
     const m = minutes.find((x) => x >= windowMinute);
     const start = m === undefined ? origin : firstFrom.get(m)!;
-    if (start.order <= 0) return { from, to, start: origin, metadata: [] };
+    if (start.order <= 0) return { from, to, start: origin, metadata: [], markets: [] };
     const minuteOfStart = minutes.find((x) => stats.firstAt.get(x)!.order === start.order)!;
     const clock = stats.clockBefore.get(minuteOfStart)!;
     return {
@@ -254,6 +289,7 @@ export function planPartitions(stats: PrescanStats, n: number, warmUpUs: number)
       to,
       start,
       metadata: stats.metadata.filter((p) => p.at.order < start.order),
+      markets: [...stats.symbols].filter(([, order]) => order < start.order).map(([id]) => id),
       ...(clock > Number.NEGATIVE_INFINITY && { clockUs: clock }),
     };
   });

@@ -110,6 +110,8 @@ export interface PartitionStart {
   metadata: readonly XrateEvent[];
   /** The latest event time read before `start`. */
   clockUs?: number;
+  /** The symbol ids named before `start` (markets a serial replay knows there). */
+  markets?: readonly string[];
   /**
    * Pairs (`B/Q`) to track from the cut besides those auto-tracked: the pairs a serial replay
    * tracks by then, which had a rate before the window (docs/parallel.md, "Tracked pairs").
@@ -239,6 +241,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
       // A partition: the carried metadata and clock first (nothing is written before its output).
       if (part && !cp) {
         for (const e of part.metadata) engine.apply(e);
+        for (const id of part.markets ?? []) engine.knowMarket(id);
         if (part.clockUs !== undefined) engine.advanceTo(part.clockUs - 1);
       }
       // A partition's own lines start with the event that turns its output on (counted then).

@@ -11,9 +11,16 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeLog } from '../../scripts/gen-log.js';
 import { resolveConfig } from '../../src/core/config.js';
-import type { PairRateChange } from '../../src/core/engine.js';
-import { mergeBuckets, mergeRateChanges, type PartitionBucket, trimFirstPerSeries, warmUpUs } from '../../src/replay/partition.js';
-import { planPartitions, prescan } from '../../src/replay/prescan.js';
+import { type PairRateChange, restoreEngine } from '../../src/core/engine.js';
+import {
+  mergeBuckets,
+  mergeFinalSnapshot,
+  mergeRateChanges,
+  type PartitionBucket,
+  trimFirstPerSeries,
+  warmUpUs,
+} from '../../src/replay/partition.js';
+import { planPartitions, prescan, SYMBOL_WARM_UP_US } from '../../src/replay/prescan.js';
 import { replay, type ReplaySummary } from '../../src/replay/replay.js';
 import { mergePartitionOutputs } from '../../src/io/partitionMerge.js';
 import { type RateRow, ReplayStore } from '../../src/io/store.js';
@@ -107,15 +114,16 @@ interface Part {
  * Replays `inputs` serially and in `n` partitions (phase 1, then phase 2 for the pairs a serial
  * replay tracks at a cut), merging the partitions into one database; files named after `name`.
  */
-async function partitioned(inputs: string[], n: number, name: string) {
+async function partitioned(inputs: string[], n: number, name: string, lastWarmUpUs?: number) {
   const serialDb = join(dir, `${name}-serial.sqlite`);
   const mergedDb = join(dir, `${name}-merged.sqlite`);
   const serial = await replay({ inputs, db: serialDb, config, ownMetrics: true });
-  const plan = planPartitions(await prescan(inputs), n, warmUpUs(resolveConfig(config)));
+  const H = warmUpUs(resolveConfig(config));
+  const plan = planPartitions(await prescan(inputs), n, H, Math.max(H, lastWarmUpUs ?? H));
   const run = async (k: number, track: string[] = [], suffix = ''): Promise<Part> => {
     const p = plan[k];
     const db = join(dir, `${name}-part-${k}${suffix}.sqlite`);
-    const start = { start: p.start, metadata: p.metadata.map((m) => m.event), clockUs: p.clockUs, track };
+    const start = { start: p.start, metadata: p.metadata.map((m) => m.event), clockUs: p.clockUs, markets: p.markets, track };
     const summary = await replay({ inputs, db, config, ownMetrics: true, from: p.from, to: p.to, partition: start });
     return { from: p.from, db, summary };
   };
@@ -235,5 +243,46 @@ describe('a partitioned replay of several inputs', () => {
     expect(r.parts[1].summary.owned!.eventsRead).toBeLessThan(r.parts[1].summary.eventsRead);
     for (const [name, order] of TABLES) expect(table(r.mergedDb, name, order), name).toEqual(table(r.serialDb, name, order));
     expect(table(r.serialDb, 'rates', 'rowid').length).toBeGreaterThan(500);
+  }, 120_000);
+});
+
+describe('the final engine of a partitioned replay', () => {
+  it('answers the symbol records of the serial one: markets quiet since long known, first and last times, prices, 24-hour volumes', async () => {
+    // 40 hours: the last partition's window (24 h for the volumes) starts well after the log.
+    const log = join(dir, 'long.ndjson');
+    await writeLog(log, { seed: 23, events: 36_000, rate: 0.25, badRate: 0.005 });
+    // A market that quotes and trades in the first hour only, then never again.
+    const quiet = 'KRAKEN_SPOT_QQQ_USD';
+    const lines = readFileSync(log, 'utf8').trimEnd().split('\n');
+    const t0 = Date.parse('2024-03-01T00:00:00Z');
+    const at = (s: number) => new Date(t0 + s * 1000).toISOString();
+    const extra = [
+      { type: 'trade', time: at(600.5), symbol_id: quiet, price: '7.25', size: '3' },
+      { type: 'quote', time: at(601.5), symbol_id: quiet, bid_price: '7.2', bid_size: '1', ask_price: '7.3', ask_size: '1' },
+      { type: 'trade', time: at(3000.5), symbol_id: quiet, price: '7.5', size: '2' },
+    ];
+    for (const e of extra) {
+      const i = lines.findIndex((l) => {
+        try {
+          return Date.parse(JSON.parse(l).time) > Date.parse(e.time);
+        } catch {
+          return false;
+        }
+      });
+      lines.splice(i, 0, JSON.stringify(e));
+    }
+    writeFileSync(log, `${lines.join('\n')}\n`);
+    const r = await partitioned([log], 3, 'long', SYMBOL_WARM_UP_US);
+    expect(r.plan[2].start.order).toBeGreaterThan(0);
+    expect(r.plan[2].markets.length).toBeGreaterThan(0);
+    const snaps = r.parts.map((p) => p.summary.engine.snapshot());
+    const merged = restoreEngine(mergeFinalSnapshot(snaps[snaps.length - 1], snaps.slice(0, -1)));
+    const want = r.serial.engine.symbols();
+    expect(want.length).toBeGreaterThan(10);
+    expect(merged.symbols()).toEqual(want);
+    const q = want.find((x) => x.symbolId === quiet);
+    expect(q?.price).toBe('7.5');
+    // Without the earlier partitions the last one's records differ (first times at least).
+    expect(restoreEngine(snaps[snaps.length - 1]).symbols()).not.toEqual(want);
   }, 120_000);
 });

@@ -1,7 +1,8 @@
 /**
  * The pre-scan's plan (src/replay/prescan.ts) against a brute-force reading of the same records:
  * each partition's first record is the first in reading order of its warm-up window, the metadata
- * it carries is every metadata event read before it, its clock the latest time read before it;
+ * it carries is every metadata event read before it, its clock the latest time read before it, its
+ * markets the symbol ids named before it;
  * cuts are increasing minute boundaries after the first tick, at most n - 1 of them.
  */
 import fc from 'fast-check';
@@ -14,6 +15,7 @@ interface Rec {
   line: number;
   time: number | undefined;
   meta: boolean;
+  symbol: string | undefined;
 }
 
 const T0 = 1_704_067_200_000_000;
@@ -27,6 +29,7 @@ const recsArb = fc
       unreadable: fc.integer({ min: 0, max: 19 }).map((x) => x === 0),
       meta: fc.integer({ min: 0, max: 9 }).map((x) => x === 0),
       nextInput: fc.integer({ min: 0, max: 49 }).map((x) => x === 0),
+      symbol: fc.option(fc.constantFrom('A_SPOT_X_Y', 'B_SPOT_X_Y', 'C_SPOT_Z_Y', 'D_SPOT_Z_X'), { nil: undefined }),
     }),
     { minLength: 1, maxLength: 400 },
   )
@@ -41,7 +44,7 @@ const recsArb = fc
       }
       line++;
       t += x.dt;
-      return { input, line, time: x.unreadable ? undefined : t - x.back, meta: x.meta };
+      return { input, line, time: x.unreadable ? undefined : t - x.back, meta: x.meta, symbol: x.symbol };
     });
   });
 
@@ -52,7 +55,7 @@ describe('pre-scan plan', () => {
     fc.assert(
       fc.property(recsArb, fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 30 }), (recs, n, warmMinutes) => {
         const stats = new PrescanStats();
-        for (const r of recs) stats.add(r.input, r.line, r.time, r.meta && r.time !== undefined ? metaEvent(r.time) : undefined);
+        for (const r of recs) stats.add(r.input, r.line, r.time, r.meta && r.time !== undefined ? metaEvent(r.time) : undefined, r.symbol);
         const H = warmMinutes * MINUTE_US + 123;
         const plan = planPartitions(stats, n, H);
         const timed = recs.filter((r) => r.time !== undefined);
@@ -83,6 +86,9 @@ describe('pre-scan plan', () => {
           expect(p.metadata.map((m) => m.at.order)).toEqual(
             recs.flatMap((r, i) => (i < startIndex && r.meta && r.time !== undefined ? [i] : [])),
           );
+          // The symbols named by readable records before the start, in order of first sight.
+          const named = recs.slice(0, startIndex).flatMap((r) => (r.time !== undefined && r.symbol !== undefined ? [r.symbol] : []));
+          expect(p.markets).toEqual([...new Set(named)]);
         });
       }),
       { seed: 42, numRuns: 300 },

@@ -77,5 +77,10 @@ describe('prescan', () => {
     expect(stats.first).toBe(t0);
     expect(stats.last).toBe(t0 + 2 * MINUTE_US);
     expect(stats.firstAt.get(t0 / MINUTE_US + 2)).toEqual({ input: 0, line: 6, order: 3 });
+    // The symbol ids named by timed records, in order of first sight (read in place or parsed).
+    expect([...stats.symbols]).toEqual([
+      ['K_SPOT_BTC_USD', 1],
+      ['K_SPOT_ETH_USD', 2],
+    ]);
   });
 });
