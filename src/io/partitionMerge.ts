@@ -7,10 +7,10 @@
  * @module
  */
 import Database from 'better-sqlite3';
-import { OWN_METRIC_IDS, type PairRateChange } from '../core/engine.js';
+import { OWN_METRIC_IDS } from '../core/engine.js';
 import type { OhlcBucket } from '../core/ohlc.js';
 import { mergeBuckets, mergeRateChanges, type PartitionBucket, trimFirstPerSeries } from '../replay/partition.js';
-import type { RateRow, ReplayStore } from './store.js';
+import { ReplayStore } from './store.js';
 
 /** A partition's database and its cut (the first: none). */
 export interface PartitionOutput {
@@ -57,12 +57,10 @@ export function mergePartitionOutputs(target: ReplayStore, parts: readonly Parti
     const w = target.writers();
     return target.transaction(() => {
       const rates = mergeRateChanges(
-        dbs.map((db, k) => ({
-          from: parts[k].from ?? Number.NEGATIVE_INFINITY,
-          dumpsState: parts[k].from !== undefined,
-          changes: (
-            db.prepare('SELECT tick, base, quote, rate, time, rank, used, fresh, volume FROM rates ORDER BY rowid').all() as RateRow[]
-          ).map((r): PairRateChange => ({ ...r, pair: -1, fresh: r.fresh === 1 })),
+        parts.map((p) => ({
+          from: p.from ?? Number.NEGATIVE_INFINITY,
+          dumpsState: p.from !== undefined,
+          changes: readRates(p.path),
         })),
       );
       for (const c of rates) w.rate(c, 0);
@@ -93,6 +91,16 @@ export function mergePartitionOutputs(target: ReplayStore, parts: readonly Parti
     });
   } finally {
     for (const db of dbs) db.close();
+  }
+}
+
+/** The rate changes of a partition's database ({@link ReplayStore.rateChanges}). */
+function readRates(path: string) {
+  const store = ReplayStore.open(path);
+  try {
+    return store.rateChanges();
+  } finally {
+    store.close();
   }
 }
 

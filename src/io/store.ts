@@ -359,6 +359,14 @@ export class ReplayStore {
     return new DatabaseMetrics(this.db, own);
   }
 
+  /** Every row of `rates` in the order written, as the changes the engine reported (pair ids are not kept: -1). */
+  rateChanges(): PairRateChange[] {
+    const rows = this.db
+      .prepare('SELECT tick, base, quote, rate, time, rank, used, fresh, volume FROM rates ORDER BY rowid')
+      .all() as RateRow[];
+    return rows.map((r) => ({ ...r, pair: -1, fresh: r.fresh === 1 }));
+  }
+
   /** A prepared statement on this database (for other modules of src/io: partitionMerge.ts). */
   rawStatement(sql: string): Database.Statement {
     return this.db.prepare(sql);

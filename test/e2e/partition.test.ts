@@ -3,7 +3,7 @@
  * late lines, pre-scanned and replayed in partitions into databases of their own, merges to the
  * serial replay's rate changes and rejects, and the partitions' own lines add up to its counts.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +22,7 @@ import {
 } from '../../src/replay/partition.js';
 import { planPartitions, prescan, SYMBOL_WARM_UP_US } from '../../src/replay/prescan.js';
 import { replay, type ReplaySummary } from '../../src/replay/replay.js';
+import { replayParallel } from '../../src/replay/parallel.js';
 import { mergePartitionOutputs } from '../../src/io/partitionMerge.js';
 import { type RateRow, ReplayStore } from '../../src/io/store.js';
 
@@ -284,5 +285,48 @@ describe('the final engine of a partitioned replay', () => {
     expect(q?.price).toBe('7.5');
     // Without the earlier partitions the last one's records differ (first times at least).
     expect(restoreEngine(snaps[snaps.length - 1]).symbols()).not.toEqual(want);
+  }, 120_000);
+});
+
+describe('replayParallel', () => {
+  it('writes one database equal to the serial replay, with its counts, run row and final engine', async () => {
+    const db = join(dir, 'parallel.sqlite');
+    const done: number[] = [];
+    const s = await replayParallel({
+      inputs: [LOG],
+      db,
+      config,
+      ownMetrics: true,
+      workers: 3,
+      onPartitionDone: (j) => void done.push(j.index),
+    });
+    expect(done.length).toBeGreaterThanOrEqual(3);
+    for (const [name, order] of TABLES) expect(table(db, name, order), name).toEqual(table(serialDb, name, order));
+    for (const k of [
+      'eventsRead',
+      'eventsAccepted',
+      'eventsRejected',
+      'rejectsByReason',
+      'quotesDiscarded',
+      'ticks',
+      'firstTick',
+      'lastTick',
+      'pairsWithRate',
+      'rateChanges',
+    ] as const)
+      expect(s[k], k).toEqual(serial[k]);
+    const store = ReplayStore.open(db);
+    try {
+      const run = store.latestCompleteRun()!;
+      expect(run.events_read).toBe(serial.eventsRead);
+      expect(run.rate_changes).toBe(serial.rateChanges);
+      const final = restoreEngine(store.latestSnapshot()!.engine);
+      expect(final.symbols()).toEqual(serial.engine.symbols());
+      expect(final.rate('BTC', 'USD')).toEqual(serial.engine.rate('BTC', 'USD'));
+    } finally {
+      store.close();
+    }
+    // The partitions' own databases are gone.
+    expect(readdirSync(dir).filter((f) => f.startsWith('parallel.sqlite.part-'))).toEqual([]);
   }, 120_000);
 });
