@@ -47,6 +47,10 @@ Options:
   --resume                continue from the newest snapshot in --db
   --own-metrics           also compute and store xrate's own metrics (XRATE_*; about one row per quote)
   --batch-size N          records per transaction (default 4096)
+  --workers N|auto        replay in N time partitions at once, one worker thread each (auto: the
+                          cores), merged into --db with the outputs of a serial replay
+                          (docs/parallel.md; not with --out, --from, --to, --resume,
+                          --snapshot-every or --reorder-window yet)
   --quiet                 no progress bar or summary
   --json                  print the summary as JSON
 `,

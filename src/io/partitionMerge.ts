@@ -1,16 +1,17 @@
 /**
  * The merge of a partitioned replay's databases into one (docs/parallel.md): each output table of
  * the partitions, in partition order, trimmed or joined at the cuts as src/replay/partition.ts
- * says, written into the target's tables as a serial replay writes them. Rows get batch 0, and
+ * says, written into the target's tables as a serial replay writes them. The partitions are
+ * attached to the target and their rows copied by SQL; only the rows at a cut (a partition's
+ * whole state there, and each series' first row) pass through JavaScript. Rows get batch 0, and
  * the metric rows' `seq` is numbered again in the merged order.
  *
  * @module
  */
-import Database from 'better-sqlite3';
-import { OWN_METRIC_IDS } from '../core/engine.js';
-import type { OhlcBucket } from '../core/ohlc.js';
-import { mergeBuckets, mergeRateChanges, type PartitionBucket, trimFirstPerSeries } from '../replay/partition.js';
-import { ReplayStore } from './store.js';
+import type Database from 'better-sqlite3';
+import { OWN_METRIC_IDS, type PairRateChange } from '../core/engine.js';
+import { trimRateDump } from '../replay/partition.js';
+import type { RateRow } from './store.js';
 
 /** A partition's database and its cut (the first: none). */
 export interface PartitionOutput {
@@ -27,132 +28,144 @@ export interface MergedCounts {
   metricRows: number;
 }
 
-type Row = Record<string, unknown>;
+const RATE_COLS = 'tick, base, quote, rate, time, rank, used, fresh, volume';
+const POINT_COLS = 'metric_id, exchange_id, symbol_id, asset_id, chain_id, network_id, time, recv_time, kind, value, text';
+/** Own metric ids as an SQL list. */
+const OWN_LIST = OWN_METRIC_IDS.map((id) => `'${id}'`).join(', ');
 
-/** Rows of a table of one partition database, in the given order. */
-function readAll(db: Database.Database, sql: string): Row[] {
-  return db.prepare(sql).all() as Row[];
-}
-
-const OWN = new Set<string>(OWN_METRIC_IDS);
-
-/** A metric row of a partition: a point or a definition, with the partition's own `seq`. */
-interface MetricRow {
-  table: 'metric_points' | 'metric_definitions';
-  row: Row;
-}
+const count = (db: Database.Database, table: string): number => (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
 
 /**
- * Merges the partitions' output tables into `target` (whose output tables must be empty), in one
- * transaction.
+ * Merges the partitions' output tables into the target database `db`, in one transaction, after
+ * the rows it holds: none, or the first partition's (the target is then that partition's own
+ * database, and `parts` the partitions after it).
  *
  * @example
  * ```ts
- * mergePartitionOutputs(ReplayStore.open('out/xrate.sqlite'), [{ path: 'p0.sqlite' }, { path: 'p1.sqlite', from: cut }]);
+ * mergePartitionOutputs(db, [{ path: 'p0.sqlite' }, { path: 'p1.sqlite', from: cut }]);
  * ```
  */
-export function mergePartitionOutputs(target: ReplayStore, parts: readonly PartitionOutput[]): MergedCounts {
-  const dbs = parts.map((p) => new Database(p.path, { readonly: true }));
+export function mergePartitionOutputs(db: Database.Database, parts: readonly PartitionOutput[]): MergedCounts {
+  parts.forEach((p, k) => {
+    db.prepare(`ATTACH DATABASE ? AS p${k}`).run(p.path);
+  });
   try {
-    const w = target.writers();
-    return target.transaction(() => {
-      const rates = mergeRateChanges(
-        parts.map((p) => ({
-          from: p.from ?? Number.NEGATIVE_INFINITY,
-          dumpsState: p.from !== undefined,
-          changes: readRates(p.path),
-        })),
-      );
-      for (const c of rates) w.rate(c, 0);
-
-      const buckets = mergeBuckets(dbs.map((db) => readAll(db, 'SELECT * FROM ohlc').map(bucketOf)));
-      for (const b of buckets) {
-        const [base, quote] = JSON.parse(b.track) as [string, string];
-        w.bucket(base, quote, b.period, b.bucket, 0);
-      }
-
-      const series = trimFirstPerSeries(
-        dbs.map((db) => readAll(db, 'SELECT base, quote, tick, rate, follow FROM series ORDER BY base, quote, tick')),
-        (r) => JSON.stringify([r.base, r.quote]),
-        (r) => `${r.rate} ${r.follow}`,
-      );
-      for (const r of series)
-        w.series(r.base as string, r.quote as string, r.tick as number, (r.rate as number | null) ?? Number.NaN, r.follow === 1, 0);
-
-      let rejects = 0;
-      for (const db of dbs) {
-        for (const r of readAll(db, 'SELECT input, source, line, reason, message, raw FROM rejects ORDER BY rowid')) {
-          w.reject(r.input as number, r.source as string, r.line as number, r.reason as string, r.message as string, r.raw as string, 0);
-          rejects++;
-        }
-      }
-      const metricRows = mergeMetrics(target, dbs);
-      return { rateChanges: rates.length, buckets: buckets.length, series: series.length, rejects, metricRows };
+    db.transaction(() => {
+      parts.forEach((p, k) => {
+        const s = `p${k}`;
+        // A partition with a cut wrote its whole state there: trimmed (the first partition has none).
+        const cut = p.from;
+        mergeRates(db, s, cut);
+        // OHLC: a bucket already there (from the partitions before) straddles the cut: joined.
+        db.exec(
+          `INSERT INTO ohlc(base, quote, period_id, start, "end", time_open, time_close, open, high, low, close, count, batch)
+           SELECT base, quote, period_id, start, "end", time_open, time_close, open, high, low, close, count, 0 FROM ${s}.ohlc WHERE true
+           ON CONFLICT(base, quote, period_id, start) DO UPDATE SET time_close = excluded.time_close, close = excluded.close,
+             high = max(high, excluded.high), low = min(low, excluded.low), count = count + excluded.count`,
+        );
+        mergeSeries(db, s, cut !== undefined);
+        db.exec(`INSERT INTO rejects(input, source, line, reason, message, raw, batch)
+                 SELECT input, source, line, reason, message, raw, 0 FROM ${s}.rejects ORDER BY rowid`);
+        mergeMetrics(db, s, cut !== undefined);
+      });
+    })();
+  } finally {
+    parts.forEach((_, k) => {
+      db.prepare(`DETACH DATABASE p${k}`).run();
     });
-  } finally {
-    for (const db of dbs) db.close();
   }
-}
-
-/** The rate changes of a partition's database ({@link ReplayStore.rateChanges}). */
-function readRates(path: string) {
-  const store = ReplayStore.open(path);
-  try {
-    return store.rateChanges();
-  } finally {
-    store.close();
-  }
-}
-
-/** An `ohlc` row as a bucket of {@link mergeBuckets} (the pair as a JSON pair of ids). */
-function bucketOf(r: Row): PartitionBucket {
-  const bucket: OhlcBucket = {
-    start: r.start as number,
-    end: r.end as number,
-    timeOpen: r.time_open as number,
-    timeClose: r.time_close as number,
-    open: r.open as number,
-    high: r.high as number,
-    low: r.low as number,
-    close: r.close as number,
-    count: r.count as number,
+  return {
+    rateChanges: count(db, 'rates'),
+    buckets: count(db, 'ohlc'),
+    series: count(db, 'series'),
+    rejects: count(db, 'rejects'),
+    metricRows: count(db, 'metric_points') + count(db, 'metric_definitions'),
   };
-  return { track: JSON.stringify([r.base, r.quote]), period: r.period_id as string, bucket };
+}
+
+const changeOf = (r: RateRow): PairRateChange => ({ ...r, pair: -1, fresh: r.fresh === 1 });
+
+/** Rates of partition `s`: at its cut the rows a serial replay writes there (trimRateDump), then the rest as they are. */
+function mergeRates(db: Database.Database, s: string, cut: number | undefined): void {
+  const insert = db.prepare(`INSERT INTO rates(${RATE_COLS}, batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`);
+  let after = '';
+  if (cut !== undefined) {
+    const dump = (db.prepare(`SELECT ${RATE_COLS} FROM ${s}.rates WHERE tick = ? ORDER BY rowid`).all(cut) as RateRow[]).map(changeOf);
+    // The last merged row of every pair (its state just before the cut).
+    const last = (
+      db.prepare(`SELECT ${RATE_COLS} FROM rates WHERE rowid IN (SELECT max(rowid) FROM rates GROUP BY base, quote)`).all() as RateRow[]
+    ).map(changeOf);
+    for (const c of trimRateDump(cut, dump, last))
+      insert.run(c.tick, c.base, c.quote, c.rate, c.time, c.rank, c.used, c.fresh ? 1 : 0, c.volume);
+    after = `WHERE tick > ${Number(cut)}`;
+  }
+  db.exec(`INSERT INTO rates(${RATE_COLS}, batch) SELECT ${RATE_COLS}, 0 FROM ${s}.rates ${after} ORDER BY rowid`);
 }
 
 /**
- * The metric points and definitions, in each partition's own order (`seq`): the log's as they are
- * (each partition stores those of its own lines), xrate's own trimmed as every output written on
- * change; `seq` numbered again across the merged rows.
+ * The change series of partition `s`: with `trim`, each pair's first row is kept only when it
+ * differs from the pair's last merged row (trimFirstPerSeries); the other rows as they are.
  */
-function mergeMetrics(target: ReplayStore, dbs: readonly Database.Database[]): number {
-  const perPart = dbs.map((db) => {
-    const rows: MetricRow[] = [
-      ...readAll(db, 'SELECT * FROM metric_points').map((row) => ({ table: 'metric_points' as const, row })),
-      ...readAll(db, 'SELECT * FROM metric_definitions').map((row) => ({ table: 'metric_definitions' as const, row })),
-    ];
-    return rows.sort((a, b) => (a.row.seq as number) - (b.row.seq as number));
-  });
-  const isOwn = (m: MetricRow) => m.table === 'metric_points' && OWN.has(m.row.metric_id as string);
-  // Only own points are trimmed: every other row is its own series (never equal to a last one).
-  let unique = 0;
-  const merged = trimFirstPerSeries(
-    perPart,
-    (m) => (isOwn(m) ? JSON.stringify([m.row.metric_id, m.row.exchange_id, m.row.symbol_id, m.row.asset_id]) : `#${unique++}`),
-    (m) => (isOwn(m) ? `${m.row.kind} ${m.row.text} ${m.row.value}` : ''),
+function mergeSeries(db: Database.Database, s: string, trim: boolean): void {
+  const firsts = `SELECT base, quote, min(tick) AS tick FROM ${s}.series GROUP BY base, quote`;
+  if (!trim) {
+    db.exec(`INSERT INTO series(base, quote, tick, rate, follow, batch) SELECT base, quote, tick, rate, follow, 0 FROM ${s}.series`);
+    return;
+  }
+  const first = db.prepare(
+    `SELECT x.base, x.quote, x.tick, x.rate, x.follow FROM ${s}.series x JOIN (${firsts}) f USING (base, quote, tick)`,
   );
-  const insert = {
-    metric_points: target.rawStatement(
-      `INSERT INTO metric_points(metric_id, exchange_id, symbol_id, asset_id, chain_id, network_id, time, recv_time, kind, value, text, seq, batch)
-       VALUES (@metric_id, @exchange_id, @symbol_id, @asset_id, @chain_id, @network_id, @time, @recv_time, @kind, @value, @text, @seq, 0)`,
-    ),
-    metric_definitions: target.rawStatement(
-      'INSERT INTO metric_definitions(metric_id, description, time, seq, batch) VALUES (@metric_id, @description, @time, @seq, 0)',
-    ),
-  };
-  merged.forEach((m, i) => {
-    const { batch: _batch, ...row } = m.row;
-    insert[m.table].run({ ...row, seq: i + 1 });
+  const lastOf = db.prepare('SELECT rate, follow FROM series WHERE base = ? AND quote = ? ORDER BY tick DESC LIMIT 1');
+  const insert = db.prepare('INSERT INTO series(base, quote, tick, rate, follow, batch) VALUES (?, ?, ?, ?, ?, 0)');
+  const keep = (first.all() as { base: string; quote: string; tick: number; rate: number | null; follow: number }[]).filter((r) => {
+    const last = lastOf.get(r.base, r.quote) as { rate: number | null; follow: number } | undefined;
+    return last === undefined || last.rate !== r.rate || last.follow !== r.follow;
   });
-  return merged.length;
+  for (const r of keep) insert.run(r.base, r.quote, r.tick, r.rate, r.follow);
+  db.exec(`INSERT INTO series(base, quote, tick, rate, follow, batch)
+           SELECT x.base, x.quote, x.tick, x.rate, x.follow, 0 FROM ${s}.series x JOIN (${firsts}) f USING (base, quote)
+           WHERE x.tick > f.tick`);
+}
+
+/**
+ * The metric points and definitions of partition `s`, in its own order (`seq`): the log's as they
+ * are (each partition stores those of its own lines), xrate's own trimmed as every output written
+ * on change (with `trim`: each series' first point kept only when it differs from the series' last
+ * merged one); `seq` numbered on from the rows merged before.
+ */
+function mergeMetrics(db: Database.Database, s: string, trim: boolean): void {
+  db.exec('CREATE TEMP TABLE IF NOT EXISTS merge_drop (seq INTEGER PRIMARY KEY); DELETE FROM merge_drop');
+  if (trim) {
+    const firsts = db.prepare(
+      `SELECT x.seq, x.metric_id, x.exchange_id, x.symbol_id, x.asset_id, x.kind, x.value, x.text FROM ${s}.metric_points x
+       JOIN (SELECT min(seq) AS seq FROM ${s}.metric_points WHERE metric_id IN (${OWN_LIST})
+             GROUP BY metric_id, exchange_id, symbol_id, asset_id) f USING (seq)`,
+    );
+    const lastOf = db.prepare(
+      `SELECT kind, value, text FROM metric_points WHERE metric_id = ? AND exchange_id = ? AND symbol_id = ? AND asset_id = ?
+       ORDER BY seq DESC LIMIT 1`,
+    );
+    const drop = db.prepare('INSERT INTO merge_drop(seq) VALUES (?)');
+    for (const r of firsts.all() as Record<string, string | number | null>[]) {
+      const last = lastOf.get(r.metric_id, r.exchange_id, r.symbol_id, r.asset_id) as Record<string, unknown> | undefined;
+      if (last !== undefined && last.kind === r.kind && last.value === r.value && last.text === r.text) drop.run(r.seq);
+    }
+  }
+  const offset = (
+    db
+      .prepare('SELECT max(coalesce((SELECT max(seq) FROM metric_points), 0), coalesce((SELECT max(seq) FROM metric_definitions), 0)) AS n')
+      .get() as {
+      n: number;
+    }
+  ).n;
+  const numbered = `WITH rows AS (
+      SELECT seq, 'p' AS t FROM ${s}.metric_points WHERE seq NOT IN (SELECT seq FROM merge_drop)
+      UNION ALL SELECT seq, 'd' FROM ${s}.metric_definitions),
+    numbered AS (SELECT seq, t, ${Number(offset)} + row_number() OVER (ORDER BY seq) AS n FROM rows)`;
+  db.exec(`${numbered}
+    INSERT INTO metric_points(${POINT_COLS}, seq, batch)
+    SELECT ${POINT_COLS}, n.n, 0 FROM ${s}.metric_points x JOIN numbered n ON n.seq = x.seq AND n.t = 'p' ORDER BY n.n`);
+  db.exec(`${numbered}
+    INSERT INTO metric_definitions(metric_id, description, time, seq, batch)
+    SELECT metric_id, description, time, n.n, 0 FROM ${s}.metric_definitions x JOIN numbered n ON n.seq = x.seq AND n.t = 'd' ORDER BY n.n`);
 }

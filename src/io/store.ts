@@ -13,6 +13,7 @@
  * @module
  */
 import Database from 'better-sqlite3';
+import { type MergedCounts, mergePartitionOutputs, type PartitionOutput } from './partitionMerge.js';
 import { hostname } from 'node:os';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { EngineSnapshot, PairRateChange } from '../core/engine.js';
@@ -359,17 +360,28 @@ export class ReplayStore {
     return new DatabaseMetrics(this.db, own);
   }
 
-  /** Every row of `rates` in the order written, as the changes the engine reported (pair ids are not kept: -1). */
-  rateChanges(): PairRateChange[] {
-    const rows = this.db
-      .prepare('SELECT tick, base, quote, rate, time, rank, used, fresh, volume FROM rates ORDER BY rowid')
-      .all() as RateRow[];
-    return rows.map((r) => ({ ...r, pair: -1, fresh: r.fresh === 1 }));
+  /** Every pair (`B/Q`) with a rate in some row of `rates`. */
+  pairsWithRate(): string[] {
+    const rows = this.db.prepare('SELECT DISTINCT base, quote FROM rates WHERE rate IS NOT NULL').all() as {
+      base: string;
+      quote: string;
+    }[];
+    return rows.map((r) => `${r.base}/${r.quote}`);
   }
 
-  /** A prepared statement on this database (for other modules of src/io: partitionMerge.ts). */
-  rawStatement(sql: string): Database.Statement {
-    return this.db.prepare(sql);
+  /**
+   * Makes the outputs in this database those of run `runId`: the first partition's database
+   * becoming a partitioned replay's (its own run rows and snapshots go; its output rows stay).
+   */
+  adoptOutputs(runId: number): void {
+    this.db.prepare('DELETE FROM runs WHERE id <> ?').run(runId);
+    this.db.exec('DELETE FROM snapshots');
+    this.setOutputsRun(runId);
+  }
+
+  /** Merges a partitioned replay's databases into this one's output tables, after its rows (partitionMerge.ts). */
+  mergePartitions(parts: readonly PartitionOutput[]): MergedCounts {
+    return mergePartitionOutputs(this.db, parts);
   }
 
   /** Runs `fn` in one transaction. */

@@ -8,12 +8,12 @@
  *
  * @module
  */
-import { rmSync } from 'node:fs';
+import { renameSync, rmSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import { resolveConfig } from '../core/config.js';
 import { type Engine, restoreEngine } from '../core/engine.js';
-import { mergePartitionOutputs } from '../io/partitionMerge.js';
 import { ReplayStore } from '../io/store.js';
-import { mergeFinalSnapshot, mergeRateChanges, warmUpUs } from './partition.js';
+import { mergeFinalSnapshot, warmUpUs } from './partition.js';
 import { planPartitions, prescan, SYMBOL_WARM_UP_US } from './prescan.js';
 import { type OwnedTotals, type PartitionStart, type ReplayOptions, type ReplaySummary, replay } from './replay.js';
 
@@ -41,6 +41,30 @@ export async function runPartitionHere(job: PartitionJob): Promise<PartitionResu
   const { index: _index, ...opts } = job;
   const s = await replay(opts);
   return { owned: s.owned!, trackedAtCut: s.trackedAtCut ?? [], eventsRead: s.eventsRead };
+}
+
+/**
+ * Runs a partition in a worker thread of its own (partitionWorker.ts; the compiled module beside
+ * this one, as the built `xrate` command runs: not from the TypeScript sources). A partition that
+ * fails rejects with its message.
+ */
+export function runPartitionInWorker(job: PartitionJob): Promise<PartitionResult> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('./partitionWorker.js', import.meta.url), { workerData: job });
+    let settled = false;
+    worker.once('message', (m: { result?: PartitionResult; error?: string }) => {
+      settled = true;
+      if (m.result) resolve(m.result);
+      else reject(new Error(m.error ?? `xrate: partition ${job.index} failed`));
+    });
+    worker.once('error', (e) => {
+      settled = true;
+      reject(e);
+    });
+    worker.once('exit', (code) => {
+      if (!settled) reject(new Error(`xrate: partition ${job.index} stopped (exit code ${code}) before it finished`));
+    });
+  });
 }
 
 /** Options of {@link replayParallel}. */
@@ -142,22 +166,24 @@ export async function replayParallel(opts: ParallelOptions): Promise<ReplaySumma
   }
 }
 
-/** The partitions to run again, each with the pairs a serial replay tracks at its cut that it did not. */
+/**
+ * The partitions to run again, each with the pairs a serial replay tracks at its cut that it did
+ * not: those with a rate in the partitions before it (each partition's rows are a serial replay's
+ * over its span, its whole state at its cut included).
+ */
 function retrackJobs(jobs: readonly PartitionJob[], results: readonly PartitionResult[]): PartitionJob[] {
-  const merged = mergeRateChanges(
-    jobs.map((j) => {
-      const store = ReplayStore.open(j.db);
-      try {
-        return { from: j.from ?? Number.NEGATIVE_INFINITY, dumpsState: j.from !== undefined, changes: store.rateChanges() };
-      } finally {
-        store.close();
-      }
-    }),
-  );
+  const withRate = jobs.map((j) => {
+    const store = ReplayStore.open(j.db);
+    try {
+      return store.pairsWithRate();
+    } finally {
+      store.close();
+    }
+  });
   const again: PartitionJob[] = [];
+  const tracked = new Set<string>();
   for (let k = 1; k < jobs.length; k++) {
-    const from = jobs[k].from!;
-    const tracked = new Set(merged.filter((c) => c.tick < from && c.rate !== null).map((c) => `${c.base}/${c.quote}`));
+    for (const p of withRate[k - 1]) tracked.add(p);
     const missing = [...tracked].filter((t) => !results[k].trackedAtCut.includes(t)).sort();
     if (missing.length === 0) continue;
     for (const f of [jobs[k].db, `${jobs[k].db}-wal`, `${jobs[k].db}-shm`]) rmSync(f, { force: true });
@@ -197,6 +223,9 @@ function finish(
     rejectsByReason: {},
     quotesDiscarded: 0,
   } as OwnedTotals);
+  // The first partition's database becomes the target: its rows are already the first ones.
+  for (const f of [opts.db, `${opts.db}-wal`, `${opts.db}-shm`]) rmSync(f, { force: true });
+  renameSync(jobs[0].db, opts.db);
   const target = ReplayStore.open(opts.db);
   try {
     const runId = target.beginRun(
@@ -206,11 +235,8 @@ function finish(
       new Date(started).toISOString(),
       false,
     );
-    target.transaction(() => target.clearOutputs(runId));
-    const merged = mergePartitionOutputs(
-      target,
-      jobs.map((j) => ({ path: j.db, from: j.from })),
-    );
+    target.adoptOutputs(runId);
+    const merged = target.mergePartitions(jobs.slice(1).map((j) => ({ path: j.db, from: j.from })));
     const firstTick = snapshots[0].engine.t0 ?? undefined;
     const lastTick = final.lastTick ?? undefined;
     const totals = {

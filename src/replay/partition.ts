@@ -105,24 +105,29 @@ export function mergeRateChanges(parts: readonly PartitionChanges[]): PairRateCh
   parts.forEach((p, k) => {
     let i = 0;
     if (p.dumpsState && k > 0) {
-      const dumped = new Set<string>();
-      const atCut: PairRateChange[] = [];
-      for (; i < p.changes.length && p.changes[i].tick === p.from; i++) {
-        const c = p.changes[i];
-        dumped.add(pairKey(c));
-        if (!sameState(c, last.get(pairKey(c)) ?? NO_RATE)) atCut.push(c);
-      }
-      // A pair whose rate the serial replay held before the cut and that has none at it.
-      for (const [key, prev] of last) {
-        if (dumped.has(key) || prev.rate === null) continue;
-        atCut.push({ ...prev, tick: p.from, ...NO_RATE });
-      }
-      atCut.sort(byPair);
-      for (const c of atCut) push(c);
+      while (i < p.changes.length && p.changes[i].tick === p.from) i++;
+      for (const c of trimRateDump(p.from, p.changes.slice(0, i), [...last.values()])) push(c);
     }
     for (; i < p.changes.length; i++) push(p.changes[i]);
   });
   return out;
+}
+
+/**
+ * The rows a serial replay writes at cut `cut`, from the whole state a partition wrote there
+ * (`dump`) and the last row before the cut of every pair (`last`): the dumped rows that differ
+ * from their pair's last row, and a row with no rate for a pair whose last row had one and that
+ * the partition does not hold at the cut; in the engine's order (base, then quote).
+ */
+export function trimRateDump(cut: number, dump: readonly PairRateChange[], last: readonly PairRateChange[]): PairRateChange[] {
+  const before = new Map(last.map((c) => [pairKey(c), c]));
+  const dumped = new Set(dump.map(pairKey));
+  const atCut = dump.filter((c) => !sameState(c, before.get(pairKey(c)) ?? NO_RATE));
+  for (const [key, prev] of before) {
+    if (dumped.has(key) || prev.rate === null) continue;
+    atCut.push({ ...prev, tick: cut, ...NO_RATE });
+  }
+  return atCut.sort(byPair);
 }
 
 /** A closed (or flushed) OHLC bucket of a tracked pair and period, as a partition reports it. */

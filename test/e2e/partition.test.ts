@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bin, cli } from './helpers.js';
 import { writeLog } from '../../scripts/gen-log.js';
 import { resolveConfig } from '../../src/core/config.js';
 import { type PairRateChange, restoreEngine } from '../../src/core/engine.js';
@@ -23,7 +24,6 @@ import {
 import { planPartitions, prescan, SYMBOL_WARM_UP_US } from '../../src/replay/prescan.js';
 import { replay, type ReplaySummary } from '../../src/replay/replay.js';
 import { replayParallel } from '../../src/replay/parallel.js';
-import { mergePartitionOutputs } from '../../src/io/partitionMerge.js';
 import { type RateRow, ReplayStore } from '../../src/io/store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-e2e-partition-'));
@@ -32,6 +32,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** Short windows: a warm-up of about 2 hours inside a log of about 17. */
 const config = { maxRateAgeSeconds: 1800, volumeWindowSeconds: 3600, refreshEverySeconds: 1800 };
 const LOG = join(dir, 'log.ndjson');
+/** The short configuration as a file, for the command. */
+const CONFIG = join(dir, 'config.json');
 
 /** Every row of an output table, without its batch, in a stable order. */
 function table(db: string, name: string, order: string): unknown[] {
@@ -145,10 +147,7 @@ async function partitioned(inputs: string[], n: number, name: string, lastWarmUp
   }
   const target = ReplayStore.open(mergedDb);
   try {
-    mergePartitionOutputs(
-      target,
-      parts.map((p) => ({ path: p.db, from: p.from })),
-    );
+    target.mergePartitions(parts.map((p) => ({ path: p.db, from: p.from })));
   } finally {
     target.close();
   }
@@ -174,6 +173,7 @@ let retracked = 0;
 
 beforeAll(async () => {
   await writeLog(LOG, { seed: 21, events: 30_000, rate: 0.5, badRate: 0.01, lateRate: 0.01 });
+  writeFileSync(CONFIG, JSON.stringify(config));
   ({ serial, serialDb, mergedDb, parts, retracked } = await partitioned([LOG], 3, 'one'));
 }, 120_000);
 
@@ -328,5 +328,24 @@ describe('replayParallel', () => {
     }
     // The partitions' own databases are gone.
     expect(readdirSync(dir).filter((f) => f.startsWith('parallel.sqlite.part-'))).toEqual([]);
+  }, 120_000);
+});
+
+describe('xrate replay --workers', () => {
+  it('replays in worker threads into one database equal to the serial one; a bad value is a usage error', async () => {
+    const db = join(dir, 'cli-workers.sqlite');
+    // The built command (worker threads run the compiled modules).
+    const r = bin(['replay', LOG, '--db', db, '--config', CONFIG, '--own-metrics', '--workers', '3', '--json'], { timeout: 120_000 });
+    expect(r.status, r.stderr).toBe(0);
+    const s = JSON.parse(r.stdout) as { eventsRead: number; rateChanges: number };
+    expect(s.eventsRead).toBe(serial.eventsRead);
+    expect(s.rateChanges).toBe(serial.rateChanges);
+    for (const [name, order] of TABLES) expect(table(db, name, order), name).toEqual(table(serialDb, name, order));
+    const bad = await cli('replay', LOG, '--db', db, '--workers', 'many');
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/--workers must be a whole number from 1 to 256 or "auto", got "many"/);
+    const out = await cli('replay', LOG, '--out', join(dir, 'r.ndjson'), '--workers', '2');
+    expect(out.code).toBe(2);
+    expect(out.err).toMatch(/--workers does not work with --out yet/);
   }, 120_000);
 });

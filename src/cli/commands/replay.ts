@@ -4,8 +4,10 @@
  * @module
  */
 import { mkdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { EXCHANGE_RATE_PERIODS } from '../../core/periods.js';
+import { replayParallel, runPartitionInWorker } from '../../replay/parallel.js';
 import { replay, type ReplayOptions, type ReplaySummary } from '../../replay/replay.js';
 import { COMMON, format, inputs, loadConfig, maxLineBytes, pairList, parse, seconds, time, UsageError, type Io } from '../args.js';
 import { help } from '../help.js';
@@ -25,7 +27,18 @@ const OPTIONS = {
   'batch-size': { type: 'string' },
   quiet: { type: 'boolean' },
   json: { type: 'boolean' },
+  workers: { type: 'string' },
 } as const;
+
+/** `--workers N|auto` (auto: the cores); undefined when absent. */
+function workersOf(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (v === 'auto') return availableParallelism();
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 256)
+    throw new UsageError(`--workers must be a whole number from 1 to 256 or "auto", got "${v}"`);
+  return n;
+}
 
 /** Runs `xrate replay` with `args` (after the command name); returns the exit code. */
 export async function cmdReplay(args: string[], io: Io): Promise<number> {
@@ -76,10 +89,34 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
     ownMetrics: values['own-metrics'] ? true : undefined,
     onProgress: showProgress ? (p) => io.err(`\r${progressLine(p, Math.max(40, io.columns - 1))}`) : undefined,
   };
-  const summary = await replay(opts);
+  const workers = workersOf(values.workers);
+  const summary = workers !== undefined && workers > 1 ? await replayInPartitions(opts, workers, io, showProgress) : await replay(opts);
   if (showProgress) io.err('\r\x1b[K');
   printSummary(summary, io, !!values.json, quiet, db ?? out!);
   return 0;
+}
+
+/** `--workers N` (N > 1): the replay in N partitions, each in a worker thread (docs/parallel.md). */
+async function replayInPartitions(opts: ReplayOptions, workers: number, io: Io, showProgress: boolean): Promise<ReplaySummary> {
+  const unsupported: [string, unknown][] = [
+    ['--out', opts.out],
+    ['--from', opts.from],
+    ['--to', opts.to],
+    ['--resume', opts.resume || undefined],
+    ['--snapshot-every', opts.snapshotEveryUs],
+    ['--reorder-window', opts.reorderWindowUs],
+  ];
+  for (const [flag, v] of unsupported) if (v !== undefined) throw new UsageError(`--workers does not work with ${flag} yet`);
+  let done = 0;
+  return replayParallel({
+    ...opts,
+    db: opts.db!,
+    workers,
+    run: runPartitionInWorker,
+    onPartitionDone: showProgress
+      ? () => io.err(`\r\x1b[Kpartitions replayed: ${++done} (of ${workers}, and any run again to track more pairs)`)
+      : undefined,
+  });
 }
 
 function printSummary(s: ReplaySummary, io: Io, json: boolean, quiet: boolean, where: string): void {
