@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { renameSync, rmSync } from 'node:fs';
+import { existsSync, renameSync, rmSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { resolveConfig } from '../core/config.js';
 import { type Engine, restoreEngine } from '../core/engine.js';
@@ -223,9 +223,10 @@ function finish(
     rejectsByReason: {},
     quotesDiscarded: 0,
   } as OwnedTotals);
-  // The first partition's database becomes the target: its rows are already the first ones.
-  for (const f of [opts.db, `${opts.db}-wal`, `${opts.db}-shm`]) rmSync(f, { force: true });
-  renameSync(jobs[0].db, opts.db);
+  // A new database: the first partition's becomes it (its rows are already the first ones). An
+  // existing one keeps what is not output (its keys, its earlier runs): every partition is copied in.
+  const fresh = !existsSync(opts.db);
+  if (fresh) renameSync(jobs[0].db, opts.db);
   const target = ReplayStore.open(opts.db);
   try {
     const runId = target.beginRun(
@@ -235,8 +236,9 @@ function finish(
       new Date(started).toISOString(),
       false,
     );
-    target.adoptOutputs(runId);
-    const merged = target.mergePartitions(jobs.slice(1).map((j) => ({ path: j.db, from: j.from })));
+    if (fresh) target.adoptOutputs(runId);
+    else target.transaction(() => target.clearOutputs(runId));
+    const merged = target.mergePartitions((fresh ? jobs.slice(1) : jobs).map((j) => ({ path: j.db, from: j.from })));
     const firstTick = snapshots[0].engine.t0 ?? undefined;
     const lastTick = final.lastTick ?? undefined;
     const totals = {

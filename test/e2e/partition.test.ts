@@ -328,6 +328,16 @@ describe('replayParallel', () => {
     }
     // The partitions' own databases are gone.
     expect(readdirSync(dir).filter((f) => f.startsWith('parallel.sqlite.part-'))).toEqual([]);
+    // Into an existing database: its outputs are replaced, the rest (earlier runs, keys) kept.
+    await replayParallel({ inputs: [LOG], db, config, ownMetrics: true, workers: 3 });
+    for (const [name, order] of TABLES) expect(table(db, name, order), name).toEqual(table(serialDb, name, order));
+    const again = ReplayStore.open(db);
+    try {
+      expect(table(db, 'runs', 'id')).toHaveLength(2);
+      expect(restoreEngine(again.latestSnapshot()!.engine).symbols()).toEqual(serial.engine.symbols());
+    } finally {
+      again.close();
+    }
   }, 120_000);
 });
 
