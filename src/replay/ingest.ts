@@ -314,22 +314,30 @@ export class Ingest {
    */
   finishRun(totals: RunTotals, end: { finishedAt: number; durationMs: number; stopped: boolean }): void {
     if (!this.store || this.run === undefined) return;
-    this.store.finishRun(this.run, {
-      finished_at: new Date(end.finishedAt).toISOString(),
-      status: 'complete',
-      events_read: totals.eventsRead,
-      events_accepted: totals.eventsAccepted,
-      events_rejected: totals.eventsRejected,
-      rejects_by_reason: JSON.stringify(totals.rejectsByReason),
-      quotes_discarded: totals.quotesDiscarded,
-      ticks: totals.ticks,
-      first_tick: totals.firstTick ?? null,
-      last_tick: totals.lastTick ?? null,
-      pairs_with_rate: totals.pairsWithRate,
-      rate_changes: totals.rateChanges,
-      buckets: totals.buckets,
-      duration_ms: end.durationMs,
-      stopped: end.stopped ? 1 : 0,
-    });
+    this.store.finishRun(this.run, completedRun(totals, end));
   }
+}
+
+/** The `runs` fields of a completed run with these totals (replay.ts, parallel.ts). */
+export function completedRun(
+  totals: RunTotals,
+  end: { finishedAt: number; durationMs: number; stopped: boolean },
+): Parameters<ReplayStore['finishRun']>[1] {
+  return {
+    finished_at: new Date(end.finishedAt).toISOString(),
+    status: 'complete',
+    events_read: totals.eventsRead,
+    events_accepted: totals.eventsAccepted,
+    events_rejected: totals.eventsRejected,
+    rejects_by_reason: JSON.stringify(totals.rejectsByReason),
+    quotes_discarded: totals.quotesDiscarded,
+    ticks: totals.ticks,
+    first_tick: totals.firstTick ?? null,
+    last_tick: totals.lastTick ?? null,
+    pairs_with_rate: totals.pairsWithRate,
+    rate_changes: totals.rateChanges,
+    buckets: totals.buckets,
+    duration_ms: end.durationMs,
+    stopped: end.stopped ? 1 : 0,
+  };
 }

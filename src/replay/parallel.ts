@@ -13,6 +13,7 @@ import { Worker } from 'node:worker_threads';
 import { resolveConfig } from '../core/config.js';
 import { type Engine, restoreEngine } from '../core/engine.js';
 import { ReplayStore } from '../io/store.js';
+import { completedRun } from './ingest.js';
 import { mergeFinalSnapshot, warmUpUs } from './partition.js';
 import { planPartitions, prescan, SYMBOL_WARM_UP_US } from './prescan.js';
 import { type OwnedTotals, type PartitionStart, type ReplayOptions, type ReplaySummary, replay } from './replay.js';
@@ -252,23 +253,7 @@ function finish(
     };
     const ended = now();
     target.transaction(() => target.saveSnapshot(runId, { ...last, engine: final, batch: 0 }, new Date(ended).toISOString()));
-    target.finishRun(runId, {
-      finished_at: new Date(ended).toISOString(),
-      status: 'complete',
-      events_read: totals.eventsRead,
-      events_accepted: totals.eventsAccepted,
-      events_rejected: totals.eventsRejected,
-      rejects_by_reason: JSON.stringify(totals.rejectsByReason),
-      quotes_discarded: totals.quotesDiscarded,
-      ticks: totals.ticks,
-      first_tick: totals.firstTick ?? null,
-      last_tick: totals.lastTick ?? null,
-      pairs_with_rate: totals.pairsWithRate,
-      rate_changes: totals.rateChanges,
-      buckets: totals.buckets,
-      duration_ms: ended - started,
-      stopped: 0,
-    });
+    target.finishRun(runId, completedRun(totals, { finishedAt: ended, durationMs: ended - started, stopped: false }));
     const durationMs = ended - started;
     return {
       inputs: opts.inputs,
