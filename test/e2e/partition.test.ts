@@ -300,7 +300,8 @@ describe('replayParallel', () => {
       workers: 3,
       onPartitionDone: (j) => void done.push(j.index),
     });
-    expect(done.length).toBeGreaterThanOrEqual(3);
+    // A third partition would read the whole log again (the last one warms up over 24 h): the plan keeps two.
+    expect(done.length).toBeGreaterThanOrEqual(2);
     for (const [name, order] of TABLES) expect(table(db, name, order), name).toEqual(table(serialDb, name, order));
     for (const k of [
       'eventsRead',
