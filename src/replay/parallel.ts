@@ -14,7 +14,7 @@ import { resolveConfig } from '../core/config.js';
 import { type Engine, restoreEngine } from '../core/engine.js';
 import { ReplayStore } from '../io/store.js';
 import { completedRun } from './ingest.js';
-import { mergeFinalSnapshot, warmUpUs } from './partition.js';
+import { mergeFinalSnapshot, missingTracks, warmUpUs } from './partition.js';
 import { planPartitions, prescan, SYMBOL_WARM_UP_US } from './prescan.js';
 import { type OwnedTotals, type PartitionStart, type ReplayOptions, type ReplaySummary, replay } from './replay.js';
 
@@ -167,11 +167,7 @@ export async function replayParallel(opts: ParallelOptions): Promise<ReplaySumma
   }
 }
 
-/**
- * The partitions to run again, each with the pairs a serial replay tracks at its cut that it did
- * not: those with a rate in the partitions before it (each partition's rows are a serial replay's
- * over its span, its whole state at its cut included).
- */
+/** The partitions to run again, each with the pairs a serial replay tracks at its cut that it did not ({@link missingTracks}). */
 function retrackJobs(jobs: readonly PartitionJob[], results: readonly PartitionResult[]): PartitionJob[] {
   const withRate = jobs.map((j) => {
     const store = ReplayStore.open(j.db);
@@ -181,15 +177,16 @@ function retrackJobs(jobs: readonly PartitionJob[], results: readonly PartitionR
       store.close();
     }
   });
+  const missing = missingTracks(
+    withRate,
+    results.map((r) => r.trackedAtCut),
+  );
   const again: PartitionJob[] = [];
-  const tracked = new Set<string>();
-  for (let k = 1; k < jobs.length; k++) {
-    for (const p of withRate[k - 1]) tracked.add(p);
-    const missing = [...tracked].filter((t) => !results[k].trackedAtCut.includes(t)).sort();
-    if (missing.length === 0) continue;
-    for (const f of [jobs[k].db, `${jobs[k].db}-wal`, `${jobs[k].db}-shm`]) rmSync(f, { force: true });
-    again.push({ ...jobs[k], partition: { ...jobs[k].partition, track: missing } });
-  }
+  jobs.forEach((job, k) => {
+    if (missing[k].length === 0) return;
+    for (const f of [job.db, `${job.db}-wal`, `${job.db}-shm`]) rmSync(f, { force: true });
+    again.push({ ...job, partition: { ...job.partition, track: missing[k] } });
+  });
   return again;
 }
 

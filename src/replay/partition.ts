@@ -130,6 +130,23 @@ export function trimRateDump(cut: number, dump: readonly PairRateChange[], last:
   return atCut.sort(byPair);
 }
 
+/**
+ * The second phase of a partitioned replay (docs/parallel.md, "Tracked pairs"): for each
+ * partition, the pairs (`B/Q`) a serial replay tracks at its cut that it did not
+ * (`trackedAtCut[k]`). A serial replay tracks a pair from its first rate on, so at cut k those are
+ * the pairs with a rate in some row of the partitions before k (`withRate[j]`: each partition's
+ * rows are a serial replay's over its span, its whole state at its cut included). Sorted; empty
+ * for the first partition and for one that misses none.
+ */
+export function missingTracks(withRate: readonly (readonly string[])[], trackedAtCut: readonly (readonly string[])[]): string[][] {
+  const tracked = new Set<string>();
+  return trackedAtCut.map((atCut, k) => {
+    if (k > 0) for (const p of withRate[k - 1]) tracked.add(p);
+    const own = new Set(atCut);
+    return [...tracked].filter((t) => !own.has(t)).sort();
+  });
+}
+
 /** A closed (or flushed) OHLC bucket of a tracked pair and period, as a partition reports it. */
 export interface PartitionBucket {
   /** The tracked pair, `BASE/QUOTE`. */

@@ -17,6 +17,7 @@ import {
   mergeBuckets,
   mergeFinalSnapshot,
   mergeRateChanges,
+  missingTracks,
   type PartitionBucket,
   trimFirstPerSeries,
   warmUpUs,
@@ -135,15 +136,23 @@ async function partitioned(inputs: string[], n: number, name: string, lastWarmUp
   for (let k = 0; k < plan.length; k++) parts.push(await run(k));
   // Phase 2: a pair a serial replay tracks from its first rate on, which had a rate before a
   // partition's window but none at its cut, is tracked by that partition only when told.
-  const merged = mergeRateChanges(parts.map((p) => ({ from: p.from ?? 0, dumpsState: p.from !== undefined, changes: rates(p.db) })));
+  const withRate = parts.map((p) => {
+    const store = ReplayStore.open(p.db);
+    try {
+      return store.pairsWithRate();
+    } finally {
+      store.close();
+    }
+  });
+  const missing = missingTracks(
+    withRate,
+    parts.map((p) => p.summary.trackedAtCut!),
+  );
   let retracked = 0;
   for (let k = 1; k < parts.length; k++) {
-    const from = parts[k].from!;
-    const tracked = new Set(merged.filter((c) => c.tick < from && c.rate !== null).map((c) => `${c.base}/${c.quote}`));
-    const missing = [...tracked].filter((t) => !parts[k].summary.trackedAtCut!.includes(t)).sort();
-    if (missing.length === 0) continue;
+    if (missing[k].length === 0) continue;
     retracked++;
-    parts[k] = await run(k, missing, '-retracked');
+    parts[k] = await run(k, missing[k], '-retracked');
   }
   const target = ReplayStore.open(mergedDb);
   try {

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../../src/core/config.js';
 import type { PairRateChange } from '../../../src/core/engine.js';
-import { mergeRateChanges, planCuts, warmUpUs } from '../../../src/replay/partition.js';
+import { mergeRateChanges, missingTracks, planCuts, warmUpUs } from '../../../src/replay/partition.js';
 
 const S = 1_000_000;
 const row = (tick: number, base: string, quote: string, rate: number | null, extra: Partial<PairRateChange> = {}): PairRateChange => ({
@@ -78,5 +78,14 @@ describe('mergeRateChanges', () => {
   it('takes the first partition as it is, dump or not', () => {
     const changes = [row(1 * S, 'BTC', 'USD', 100), row(1 * S, 'BTC', 'USD', 100)];
     expect(mergeRateChanges([{ from: S, dumpsState: true, changes }])).toHaveLength(2);
+  });
+});
+
+describe('missingTracks', () => {
+  it('gives each partition the pairs with a rate in the partitions before it that it did not track at its cut', () => {
+    const withRate = [['BTC/USD', 'ETH/USD'], ['SOL/USD'], ['XRP/USD']];
+    const atCut = [[], ['BTC/USD'], ['SOL/USD', 'BTC/USD', 'ETH/USD']];
+    expect(missingTracks(withRate, atCut)).toEqual([[], ['ETH/USD'], []]);
+    expect(missingTracks([['B/Q'], ['C/Q'], []], [[], [], []])).toEqual([[], ['B/Q'], ['B/Q', 'C/Q']]);
   });
 });
