@@ -24,6 +24,7 @@ Commands:
   demo               replay the bundled example into out/xrate.sqlite (npm start)
   serve              the rate service: /v1/exchangerate HTTP endpoints (docs/service.md)
   keys               API keys of the service: create, list, revoke, jwt-import
+  worker             replay partitions of "replay --queue" runs, from a Redis queue
 
 Run "xrate <command> --help" for a command's options.
 Exit codes: 0 ok, 1 bad input that stopped the run, 2 bad usage.
@@ -51,6 +52,12 @@ Options:
                           cores), merged into --db with the outputs of a serial replay
                           (docs/parallel.md; not with --out, --from, --to, --resume,
                           --snapshot-every or --reorder-window yet)
+  --queue redis://H:P     send the partitions to "xrate worker" processes through a BullMQ queue
+                          on Redis, then merge them; LOGs and --db must be on storage every
+                          worker reads at the same path. Partitions: --workers N, else one per
+                          worker connected
+  --queue-name NAME       the queue (default xrate-partitions)
+  --attempts N            tries per partition before the run fails (default 3)
   --quiet                 no progress bar or summary
   --json                  print the summary as JSON
 `,
@@ -132,6 +139,21 @@ Options:
   --follow                with --replay: keep reading LOG as it grows (wall-clock ticks)
   --heavy-concurrency N   history requests with a limit above 1000 a key may have in flight (default 2)
   --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N   as for replay
+`,
+  worker: `Usage: xrate worker --queue redis://HOST:PORT [options]
+
+Takes partitions of "xrate replay --queue" runs from the queue and replays each in a worker thread
+into the database file the job names, until SIGINT or SIGTERM (it finishes the partitions in hand
+first). A worker that dies mid-partition loses nothing: after --lock-ms its partition goes to
+another worker, and the result is the same. The inputs and databases must be at the same paths on
+every machine (docs/parallel.md).
+
+Options:
+  --queue redis://H:P     the Redis server of the queue
+  --queue-name NAME       the queue (default xrate-partitions)
+  --concurrency N         partitions at once (default 1; each takes about one core)
+  --lock-ms N             how long a partition stays taken without a sign of life (default 30000)
+  --quiet                 no log lines on stderr
 `,
   keys: `Usage: xrate keys <create|list|revoke|jwt-import> [--db FILE | --keys FILE] [options]
 

@@ -19,6 +19,7 @@ import { cmdPeriods } from './commands/periods.js';
 import { cmdRate } from './commands/rate.js';
 import { cmdReplay } from './commands/replay.js';
 import { cmdServe } from './commands/serve.js';
+import { cmdWorker } from './commands/worker.js';
 import { help } from './help.js';
 import { VERSION } from '../version.js';
 
@@ -64,6 +65,8 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
         return await cmdServe(rest, io);
       case 'keys':
         return await cmdKeys(rest, io);
+      case 'worker':
+        return await cmdWorker(rest, io);
       case undefined:
       case 'help':
       case '--help':
@@ -74,7 +77,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
         return 0;
       default:
         throw new UsageError(
-          `unknown command "${cmd}" (expected replay, rate, history, explain, metrics, symbols, periods, demo, serve or keys)`,
+          `unknown command "${cmd}" (expected replay, rate, history, explain, metrics, symbols, periods, demo, serve, keys or worker)`,
         );
     }
   } catch (e) {

@@ -5,6 +5,7 @@
  * @module
  */
 import { formatTime } from '../core/time.js';
+import type { ParallelProgress } from '../replay/parallel.js';
 import type { ReplayProgress, ReplaySummary } from '../replay/replay.js';
 
 function fmtInt(n: number): string {
@@ -32,6 +33,27 @@ export function progressLine(p: ReplayProgress, width = 80): string {
   const eta = frac > 0 ? (p.elapsedMs * (1 - frac)) / frac : NaN;
   const time = p.eventTime !== undefined ? `${formatTime(p.eventTime).slice(0, 19)}Z` : '--';
   const tail = ` ${Math.floor(frac * 100)}% ${fmtInt(p.eventsRead)} ev ${fmtInt(rate)} ev/s ${time} ETA ${fmtDuration(eta)}${p.inputs > 1 ? ` (${p.input + 1}/${p.inputs})` : ''}`;
+  const barWidth = Math.max(10, width - tail.length - 2);
+  const filled = Math.round(frac * barWidth);
+  return `[${'#'.repeat(filled)}${'.'.repeat(barWidth - filled)}]${tail}`;
+}
+
+/**
+ * One progress line of a partitioned replay: the stage, a bar over the records the partitions
+ * read of what the pre-scan counted for them, partitions done, ETA.
+ *
+ * @example
+ * parallelProgressLine(p, 80) // "[#####......] 41% 712,000 ev 502,113 ev/s partitions 0/2 ETA 3s"
+ */
+export function parallelProgressLine(p: ParallelProgress, width = 80): string {
+  if (p.stage === 'prescan' || p.stage === 'merge') {
+    const what = p.stage === 'prescan' ? 'reading the inputs to plan the partitions' : 'merging the partitions';
+    return `${what}... ${fmtDuration(p.elapsedMs)}`.padEnd(Math.min(width, 60));
+  }
+  const frac = p.eventsToRead > 0 ? Math.min(1, p.eventsRead / p.eventsToRead) : 0;
+  const rate = p.elapsedMs > 0 ? (p.eventsRead / p.elapsedMs) * 1000 : 0;
+  const stage = p.stage === 'retrack' ? 'partitions run again to track more pairs' : 'partitions';
+  const tail = ` ${Math.floor(frac * 100)}% ${fmtInt(p.eventsRead)} ev ${fmtInt(rate)} ev/s ${stage} ${p.done}/${p.partitions}`;
   const barWidth = Math.max(10, width - tail.length - 2);
   const filled = Math.round(frac * barWidth);
   return `[${'#'.repeat(filled)}${'.'.repeat(barWidth - filled)}]${tail}`;

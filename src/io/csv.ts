@@ -29,7 +29,7 @@ import type { RejectReason } from '../core/types.js';
 import { clipText, DEFAULT_MAX_LINE_BYTES, KEEP_CHARS, LineBuffer, LineLimit, tooLongMessage, utf8Bytes } from './lineLimit.js';
 import { JsonRecord } from './record.js';
 import type { EventSource, ReaderOptions, SourceRecord } from './source.js';
-import { textEventSource } from './textStream.js';
+import { lineAdded, textEventSource } from './textStream.js';
 
 /** One parsed CSV row: `fields`, or `error`; `end` is the index just after the row's line ending. */
 interface RowResult {
@@ -306,8 +306,10 @@ export function openCsv(path: string, ro: ReaderOptions): EventSource {
     const sp = new CsvSplitter(true, ro.maxLineBytes);
     let header: (string | undefined)[] | undefined;
     let batch: SourceRecord[] = [];
+    let lastLine = 0;
     const take = (rows: CsvRow[]): void => {
       for (const row of rows) {
+        lastLine = row.line;
         if (header === undefined) {
           if (row.fields === undefined) {
             throw new Error(`xrate: CSV header of "${path}" cannot be read (line ${row.line}: ${row.error})`);
@@ -337,8 +339,16 @@ export function openCsv(path: string, ro: ReaderOptions): EventSource {
         batch.push(new JsonRecord(row.line, record));
       }
     };
-    for await (const chunk of ts.chunks()) {
-      take(sp.push(chunk));
+    const chunks = ts.chunks();
+    for (;;) {
+      let next: IteratorResult<string>;
+      try {
+        next = await chunks.next();
+      } catch (e) {
+        throw lineAdded(e, lastLine);
+      }
+      if (next.done) break;
+      take(sp.push(next.value));
       if (batch.length >= batchSize) {
         const all = batch;
         let k = 0;

@@ -26,6 +26,12 @@ export interface TextStream {
   close(): void;
 }
 
+/** A read error, with the last line read whole (the records before it were handed over). */
+export function lineAdded(e: unknown, line: number): Error {
+  const msg = e instanceof Error ? e.message : String(e);
+  return new Error(line > 0 ? `${msg}; the last line read whole was line ${line}` : `${msg}; no whole line was read`);
+}
+
 /** Opens `path` as a text stream (gunzipped when `gzip`). */
 export function openTextStream(path: string, gzip: boolean): TextStream {
   const file: ReadStream = createReadStream(path, { highWaterMark: FILE_CHUNK });

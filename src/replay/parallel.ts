@@ -8,14 +8,15 @@
  *
  * @module
  */
-import { existsSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { resolveConfig } from '../core/config.js';
 import { type Engine, restoreEngine } from '../core/engine.js';
 import { ReplayStore } from '../io/store.js';
 import { completedRun } from './ingest.js';
 import { mergeFinalSnapshot, missingTracks, warmUpUs } from './partition.js';
-import { planPartitions, prescan, SYMBOL_WARM_UP_US } from './prescan.js';
+import { MINUTE_US, type PlannedPartition, planPartitions, type PrescanStats, prescan, SYMBOL_WARM_UP_US } from './prescan.js';
 import { type OwnedTotals, type PartitionStart, type ReplayOptions, type ReplaySummary, replay } from './replay.js';
 
 /** One partition to replay: the replay's options for it (all plain data: it may travel). */
@@ -37,23 +38,33 @@ export interface PartitionResult {
   eventsRead: number;
 }
 
+/**
+ * Runs one partition somewhere and resolves with what it reports; `progress`, when given, is told
+ * the records the partition has read so far, now and then.
+ */
+export type PartitionRunner = (job: PartitionJob, progress?: (eventsRead: number) => void) => Promise<PartitionResult>;
+
 /** Runs a partition with {@link replay} in this process. */
-export async function runPartitionHere(job: PartitionJob): Promise<PartitionResult> {
+export const runPartitionHere: PartitionRunner = async (job, progress) => {
   const { index: _index, ...opts } = job;
-  const s = await replay(opts);
+  const s = await replay({ ...opts, onProgress: progress && ((p) => progress(p.eventsRead)) });
   return { owned: s.owned!, trackedAtCut: s.trackedAtCut ?? [], eventsRead: s.eventsRead };
-}
+};
 
 /**
  * Runs a partition in a worker thread of its own (partitionWorker.ts; the compiled module beside
  * this one, as the built `xrate` command runs: not from the TypeScript sources). A partition that
  * fails rejects with its message.
  */
-export function runPartitionInWorker(job: PartitionJob): Promise<PartitionResult> {
+export const runPartitionInWorker: PartitionRunner = (job, progress) => {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./partitionWorker.js', import.meta.url), { workerData: job });
+    const worker = new Worker(new URL('./partitionWorker.js', import.meta.url), { workerData: { job, progress: !!progress } });
     let settled = false;
-    worker.once('message', (m: { result?: PartitionResult; error?: string }) => {
+    worker.on('message', (m: WorkerMessage) => {
+      if (m.progress !== undefined) {
+        progress?.(m.progress);
+        return;
+      }
       settled = true;
       if (m.result) resolve(m.result);
       else reject(new Error(m.error ?? `xrate: partition ${job.index} failed`));
@@ -66,6 +77,26 @@ export function runPartitionInWorker(job: PartitionJob): Promise<PartitionResult
       if (!settled) reject(new Error(`xrate: partition ${job.index} stopped (exit code ${code}) before it finished`));
     });
   });
+};
+
+/** What the worker thread of {@link runPartitionInWorker} posts: progress, then a result or an error. */
+export interface WorkerMessage {
+  progress?: number;
+  result?: PartitionResult;
+  error?: string;
+}
+
+/** Where a partitioned replay is (see {@link ParallelOptions.onProgress}). */
+export interface ParallelProgress {
+  /** `prescan`: reading the inputs once; `partitions`: phase 1; `retrack`: phase 2; `merge`. */
+  stage: 'prescan' | 'partitions' | 'retrack' | 'merge';
+  /** Partitions of the stage, and those done. */
+  partitions: number;
+  done: number;
+  /** Records read by the stage's partitions so far, and what they will read in all (from the pre-scan). */
+  eventsRead: number;
+  eventsToRead: number;
+  elapsedMs: number;
 }
 
 /** Options of {@link replayParallel}. */
@@ -73,25 +104,37 @@ export interface ParallelOptions
   extends Pick<ReplayOptions, 'inputs' | 'format' | 'config' | 'track' | 'periods' | 'ownMetrics' | 'maxLineBytes' | 'batchSize' | 'now'> {
   /** The target database. */
   db: string;
-  /** Partitions run at once, and the number of partitions. */
+  /** The number of partitions, and how many run at once. */
   workers: number;
   /** Runs one partition (default: {@link runPartitionHere}). */
-  run?: (job: PartitionJob) => Promise<PartitionResult>;
+  run?: PartitionRunner;
   /** Told when a partition is done (phase 1 or 2). */
   onPartitionDone?: (job: PartitionJob, result: PartitionResult) => void;
+  /** Told where the run is, at most every `progressEveryMs` (default 200) and at each stage's start and end. */
+  onProgress?: (p: ParallelProgress) => void;
+  progressEveryMs?: number;
 }
 
-/** Runs `jobs` with at most `n` at once; results in job order. */
+/**
+ * Runs `jobs` with at most `n` at once; results in job order. After a failure no job starts; the
+ * running ones are waited for, then the first failure is thrown.
+ */
 async function pool<T, R>(jobs: readonly T[], n: number, f: (job: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(jobs.length);
   let next = 0;
+  let failed: { error: unknown } | undefined;
   const lane = async (): Promise<void> => {
-    while (next < jobs.length) {
+    while (next < jobs.length && !failed) {
       const i = next++;
-      out[i] = await f(jobs[i]);
+      try {
+        out[i] = await f(jobs[i]);
+      } catch (error) {
+        failed ??= { error };
+      }
     }
   };
   await Promise.all(Array.from({ length: Math.min(n, jobs.length) }, lane));
+  if (failed) throw failed.error;
   return out;
 }
 
@@ -125,7 +168,11 @@ export async function replayParallel(opts: ParallelOptions): Promise<ReplaySumma
   const run = opts.run ?? runPartitionHere;
   const config = resolveConfig(opts.config ?? {});
   const H = warmUpUs(config);
-  const stats = await prescan(opts.inputs, { format: opts.format, maxLineBytes: opts.maxLineBytes });
+  const report = progressReporter(opts, started, now);
+  report.stage('prescan', []);
+  const stats = await prescan(opts.inputs, { format: opts.format, maxLineBytes: opts.maxLineBytes }).catch((e: Error) => {
+    throw new Error(`xrate: reading the inputs to plan the partitions failed: ${e.message.replace(/^xrate: /, '')}`);
+  });
   const plan = planPartitions(stats, Math.max(1, opts.workers), H, Math.max(H, SYMBOL_WARM_UP_US));
   const common = {
     inputs: opts.inputs,
@@ -145,26 +192,103 @@ export async function replayParallel(opts: ParallelOptions): Promise<ReplaySumma
     to: p.to,
     partition: { start: p.start, metadata: p.metadata.map((m) => m.event), clockUs: p.clockUs, markets: p.markets },
   }));
+  const toRead = plan.map((p) => eventsToRead(stats, p));
   const done = async (job: PartitionJob): Promise<PartitionResult> => {
-    const r = await run(job);
+    let r: PartitionResult;
+    try {
+      r = await run(job, (n) => report.read(job.index, n));
+    } catch (e) {
+      throw new Error(
+        `xrate: partition ${job.index + 1} of ${jobs.length} (${spanOf(job)}) failed: ${(e as Error).message.replace(/^xrate: /, '')}`,
+      );
+    }
+    report.done(job.index);
     opts.onPartitionDone?.(job, r);
     return r;
   };
   try {
+    report.stage('partitions', toRead);
     const results = await pool(jobs, opts.workers, done);
     // Phase 2: auto-tracked pairs a partition missed at its cut (docs/parallel.md, "Tracked pairs").
     if (opts.track === undefined) {
       const again = retrackJobs(jobs, results);
+      report.stage(
+        'retrack',
+        toRead.map((n, k) => (again.some((j) => j.index === k) ? n : 0)),
+      );
       const rerun = await pool(again, opts.workers, done);
       again.forEach((job, i) => {
         jobs[job.index] = job;
         results[job.index] = rerun[i];
       });
     }
+    report.stage('merge', []);
     return finish(opts, jobs, results, started, now);
   } finally {
-    for (const job of jobs) for (const f of [job.db, `${job.db}-wal`, `${job.db}-shm`]) rmSync(f, { force: true });
+    // The partitions' databases, and any a dead attempt left (src/replay/queue.ts).
+    const dir = dirname(opts.db);
+    const prefix = `${basename(opts.db)}.part-`;
+    for (const f of readdirSync(dir)) if (f.startsWith(prefix)) rmSync(join(dir, f), { force: true });
   }
+}
+
+/** A partition's span of event time, for messages. */
+function spanOf(job: PartitionJob): string {
+  const t = (us: number | undefined, none: string): string => (us === undefined ? none : new Date(Math.floor(us / 1000)).toISOString());
+  return `event time ${t(job.from, 'start')} to ${t(job.to === undefined ? undefined : job.to + 1, 'end')}`;
+}
+
+/** The records partition `p` reads, by the pre-scan: those of the minutes from its first record to its end. */
+function eventsToRead(stats: PrescanStats, p: PlannedPartition): number {
+  let n = 0;
+  for (const [minute, count] of stats.count) {
+    const at = stats.firstAt.get(minute);
+    if (at !== undefined && at.order >= p.start.order && (p.to === undefined || minute * MINUTE_US <= p.to)) n += count;
+  }
+  return n;
+}
+
+/** Sums the partitions' progress into {@link ParallelProgress} reports. */
+function progressReporter(opts: ParallelOptions, started: number, now: () => number) {
+  let stage: ParallelProgress['stage'] = 'prescan';
+  let read: number[] = [];
+  let total: number[] = [];
+  let done = 0;
+  let last = Number.NEGATIVE_INFINITY;
+  const every = opts.progressEveryMs ?? 200;
+  const emit = (force: boolean): void => {
+    if (!opts.onProgress) return;
+    const t = now();
+    if (!force && t - last < every) return;
+    last = t;
+    const sum = (a: number[]): number => a.reduce((x, y) => x + y, 0);
+    opts.onProgress({
+      stage,
+      partitions: total.filter((n) => n > 0).length,
+      done,
+      eventsRead: sum(read),
+      eventsToRead: sum(total),
+      elapsedMs: t - started,
+    });
+  };
+  return {
+    stage(s: ParallelProgress['stage'], toRead: number[]): void {
+      stage = s;
+      total = toRead;
+      read = toRead.map(() => 0);
+      done = 0;
+      emit(true);
+    },
+    read(index: number, n: number): void {
+      read[index] = Math.min(n, total[index] ?? n);
+      emit(false);
+    },
+    done(index: number): void {
+      read[index] = total[index] ?? read[index];
+      done++;
+      emit(true);
+    },
+  };
 }
 
 /** The partitions to run again, each with the pairs a serial replay tracks at its cut that it did not ({@link missingTracks}). */
@@ -184,7 +308,7 @@ function retrackJobs(jobs: readonly PartitionJob[], results: readonly PartitionR
   const again: PartitionJob[] = [];
   jobs.forEach((job, k) => {
     if (missing[k].length === 0) return;
-    for (const f of [job.db, `${job.db}-wal`, `${job.db}-shm`]) rmSync(f, { force: true });
+    removeDb(job.db);
     again.push({ ...job, partition: { ...job.partition, track: missing[k] } });
   });
   return again;
@@ -225,7 +349,14 @@ function finish(
   // existing one keeps what is not output (its keys, its earlier runs): every partition is copied in.
   const fresh = !existsSync(opts.db);
   if (fresh) renameSync(jobs[0].db, opts.db);
-  const target = ReplayStore.open(opts.db);
+  let target: ReplayStore;
+  try {
+    target = ReplayStore.open(opts.db);
+  } catch (e) {
+    if (fresh) removeDb(opts.db);
+    throw e;
+  }
+  let ok = false;
   try {
     const runId = target.beginRun(
       opts.inputs,
@@ -252,7 +383,7 @@ function finish(
     target.transaction(() => target.saveSnapshot(runId, { ...last, engine: final, batch: 0 }, new Date(ended).toISOString()));
     target.finishRun(runId, completedRun(totals, { finishedAt: ended, durationMs: ended - started, stopped: false }));
     const durationMs = ended - started;
-    return {
+    const summary: ReplaySummary = {
       inputs: opts.inputs,
       ...totals,
       durationMs,
@@ -262,7 +393,16 @@ function finish(
       alreadyComplete: false,
       engine,
     };
+    ok = true;
+    return summary;
   } finally {
     target.close();
+    // A new database that could not be completed is not left half-made.
+    if (!ok && fresh) removeDb(opts.db);
   }
+}
+
+/** Removes a SQLite database and its journal files. */
+export function removeDb(path: string): void {
+  for (const f of [path, `${path}-wal`, `${path}-shm`, `${path}-journal`]) rmSync(f, { force: true });
 }

@@ -1,13 +1,16 @@
 /**
- * The worker thread of `xrate replay --workers N`: replays the partition it is given
- * (`workerData`, a {@link PartitionJob}) into its own database and posts what it counted.
+ * The worker thread of `xrate replay --workers N` and `xrate worker`: replays the partition it is
+ * given (`workerData.job`, a {@link PartitionJob}) into its own database, posting the records read
+ * now and then (when `workerData.progress`), then what it counted.
  *
  * @module
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { type PartitionJob, runPartitionHere } from './parallel.js';
+import { type PartitionJob, runPartitionHere, type WorkerMessage } from './parallel.js';
 
-runPartitionHere(workerData as PartitionJob).then(
-  (result) => parentPort?.postMessage({ result }),
-  (e: unknown) => parentPort?.postMessage({ error: e instanceof Error ? e.message : String(e) }),
+const { job, progress } = workerData as { job: PartitionJob; progress: boolean };
+const post = (m: WorkerMessage): void => parentPort?.postMessage(m);
+runPartitionHere(job, progress ? (n) => post({ progress: n }) : undefined).then(
+  (result) => post({ result }),
+  (e: unknown) => post({ error: e instanceof Error ? e.message : String(e) }),
 );

@@ -366,6 +366,6 @@ describe('xrate replay --workers', () => {
     expect(bad.err).toMatch(/--workers must be a whole number from 1 to 256 or "auto", got "many"/);
     const out = await cli('replay', LOG, '--out', join(dir, 'r.ndjson'), '--workers', '2');
     expect(out.code).toBe(2);
-    expect(out.err).toMatch(/--workers does not work with --out yet/);
+    expect(out.err).toMatch(/partitioned replays \(--workers, --queue\) do not work with --out yet/);
   }, 120_000);
 });

@@ -7,11 +7,12 @@ import { mkdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { EXCHANGE_RATE_PERIODS } from '../../core/periods.js';
-import { replayParallel, runPartitionInWorker } from '../../replay/parallel.js';
+import { type PartitionRunner, replayParallel, runPartitionInWorker } from '../../replay/parallel.js';
+import { isRedisUrl, queueRunner } from '../../replay/queue.js';
 import { replay, type ReplayOptions, type ReplaySummary } from '../../replay/replay.js';
 import { COMMON, format, inputs, loadConfig, maxLineBytes, pairList, parse, seconds, time, UsageError, type Io } from '../args.js';
 import { help } from '../help.js';
-import { progressLine, summaryTable } from '../progress.js';
+import { parallelProgressLine, progressLine, summaryTable } from '../progress.js';
 
 const OPTIONS = {
   ...COMMON,
@@ -28,6 +29,9 @@ const OPTIONS = {
   quiet: { type: 'boolean' },
   json: { type: 'boolean' },
   workers: { type: 'string' },
+  queue: { type: 'string' },
+  'queue-name': { type: 'string' },
+  attempts: { type: 'string' },
 } as const;
 
 /** `--workers N|auto` (auto: the cores); undefined when absent. */
@@ -90,14 +94,24 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
     onProgress: showProgress ? (p) => io.err(`\r${progressLine(p, Math.max(40, io.columns - 1))}`) : undefined,
   };
   const workers = workersOf(values.workers);
-  const summary = workers !== undefined && workers > 1 ? await replayInPartitions(opts, workers, io, showProgress) : await replay(opts);
+  const queue = values.queue;
+  if (queue === undefined && (values['queue-name'] !== undefined || values.attempts !== undefined))
+    throw new UsageError('--queue-name and --attempts go with --queue');
+  if (queue !== undefined && !isRedisUrl(queue)) throw new UsageError(`--queue must be a redis:// URL, got "${queue}"`);
+  if (queue !== undefined || (workers !== undefined && workers > 1)) refuseForPartitions(opts);
+  const summary =
+    queue !== undefined
+      ? await replayOnQueue(opts, workers, queue, values['queue-name'], positiveInt('attempts', values.attempts), io, showProgress)
+      : workers !== undefined && workers > 1
+        ? await replayInPartitions(opts, workers, runPartitionInWorker, io, showProgress)
+        : await replay(opts);
   if (showProgress) io.err('\r\x1b[K');
   printSummary(summary, io, !!values.json, quiet, db ?? out!);
   return 0;
 }
 
-/** `--workers N` (N > 1): the replay in N partitions, each in a worker thread (docs/parallel.md). */
-async function replayInPartitions(opts: ReplayOptions, workers: number, io: Io, showProgress: boolean): Promise<ReplaySummary> {
+/** The flags a partitioned replay does not take yet: a usage error. */
+function refuseForPartitions(opts: ReplayOptions): void {
   const unsupported: [string, unknown][] = [
     ['--out', opts.out],
     ['--from', opts.from],
@@ -106,17 +120,62 @@ async function replayInPartitions(opts: ReplayOptions, workers: number, io: Io, 
     ['--snapshot-every', opts.snapshotEveryUs],
     ['--reorder-window', opts.reorderWindowUs],
   ];
-  for (const [flag, v] of unsupported) if (v !== undefined) throw new UsageError(`--workers does not work with ${flag} yet`);
-  let done = 0;
+  for (const [flag, v] of unsupported)
+    if (v !== undefined) throw new UsageError(`partitioned replays (--workers, --queue) do not work with ${flag} yet`);
+}
+
+/** `--workers N` (N > 1) or `--queue`: the replay in N partitions, each run by `run` (docs/parallel.md). */
+async function replayInPartitions(
+  opts: ReplayOptions,
+  workers: number,
+  run: PartitionRunner,
+  io: Io,
+  showProgress: boolean,
+): Promise<ReplaySummary> {
   return replayParallel({
     ...opts,
+    onProgress: showProgress ? (p) => io.err(`\r${parallelProgressLine(p, Math.max(40, io.columns - 1))}`) : undefined,
     db: opts.db!,
     workers,
-    run: runPartitionInWorker,
-    onPartitionDone: showProgress
-      ? () => io.err(`\r\x1b[Kpartitions replayed: ${++done} (of ${workers}, and any run again to track more pairs)`)
-      : undefined,
+    run,
   });
+}
+
+/**
+ * `--queue redis://HOST:PORT`: the partitions go to `xrate worker` processes through a BullMQ
+ * queue; paths are made absolute, since the workers read and write them (docs/parallel.md).
+ * Partitions: `--workers N`, else one per worker connected to the queue.
+ */
+async function replayOnQueue(
+  opts: ReplayOptions,
+  workers: number | undefined,
+  url: string,
+  name: string | undefined,
+  attempts: number | undefined,
+  io: Io,
+  showProgress: boolean,
+): Promise<ReplaySummary> {
+  const q = await queueRunner({ url, name, attempts });
+  try {
+    const n = workers ?? Math.max(1, await q.workers());
+    return await replayInPartitions(
+      { ...opts, inputs: opts.inputs.map((f) => resolve(f)), db: resolve(opts.db!) },
+      n,
+      q.run,
+      io,
+      showProgress,
+    );
+  } finally {
+    await q.close();
+  }
+}
+
+/** A positive whole number flag, or undefined when absent. */
+function positiveInt(flag: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${flag} must be a positive whole number, got "${v}"`);
+  return n;
 }
 
 function printSummary(s: ReplaySummary, io: Io, json: boolean, quiet: boolean, where: string): void {

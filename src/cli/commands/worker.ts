@@ -1,0 +1,57 @@
+/**
+ * `xrate worker --queue redis://HOST:PORT`: takes partitions of `xrate replay --queue` runs from
+ * the queue and replays each in a worker thread, until SIGINT/SIGTERM (docs/parallel.md).
+ *
+ * @module
+ */
+import { runPartitionInWorker } from '../../replay/parallel.js';
+import { isRedisUrl, startQueueWorker } from '../../replay/queue.js';
+import { parseFlags, UsageError, type Io } from '../args.js';
+import { help } from '../help.js';
+
+const OPTIONS = {
+  queue: { type: 'string' },
+  'queue-name': { type: 'string' },
+  concurrency: { type: 'string' },
+  'lock-ms': { type: 'string' },
+  quiet: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function whole(flag: string, v: string | undefined, min: number): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${flag} must be a whole number of at least ${min}, got "${v}"`);
+  return n;
+}
+
+/** Runs `xrate worker` with `args` (after the command name); returns the exit code once it is listening. */
+export async function cmdWorker(args: string[], io: Io): Promise<number> {
+  const { values } = parseFlags(args, OPTIONS);
+  if (values.help) return help('worker', io);
+  if (values.queue === undefined) throw new UsageError('worker needs --queue redis://HOST:PORT');
+  if (!isRedisUrl(values.queue)) throw new UsageError(`--queue must be a redis:// URL, got "${values.queue}"`);
+  const log = values.quiet ? undefined : (line: string) => io.err(`xrate worker: ${line}\n`);
+  const worker = await startQueueWorker({
+    url: values.queue,
+    name: values['queue-name'],
+    concurrency: whole('concurrency', values.concurrency, 1),
+    lockMs: whole('lock-ms', values['lock-ms'], 1000),
+    run: runPartitionInWorker,
+    log,
+  });
+  log?.(`waiting for partitions on ${values.queue}`);
+  const shutdown = (signal: string): void => {
+    log?.(`${signal}: finishing the partitions in hand, then stopping`);
+    worker.close().then(
+      () => process.exit(0),
+      (e: Error) => {
+        io.err(`xrate worker: ${e.message}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  return 0;
+}

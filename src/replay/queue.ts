@@ -1,0 +1,228 @@
+/**
+ * Partitioned replays across machines (docs/parallel.md, "Many machines"): the partitions of
+ * {@link replayParallel} go to a BullMQ queue on Redis, `xrate worker` processes take them, and
+ * the submitting process merges what they wrote.
+ *
+ * Every path in a job (the inputs, the partition's database) is absolute, and must name the same
+ * file on every machine: a shared directory mounted at the same place everywhere.
+ *
+ * A partition is written to a file of its attempt's own and renamed into place when it is
+ * complete, so an attempt that died (a killed worker, whose job BullMQ finds stalled and hands to
+ * another worker) leaves nothing the merge would read; partitions are deterministic, so a second
+ * writer of the same partition writes the same bytes.
+ *
+ * @module
+ */
+import { renameSync, rmSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { type Job, Queue, QueueEvents, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { type PartitionJob, type PartitionResult, type PartitionRunner, removeDb } from './parallel.js';
+
+/** The queue's default name. */
+export const DEFAULT_QUEUE = 'xrate-partitions';
+
+/** How a partition job is put on the queue: JSON, with the numbers JSON cannot hold tagged. */
+export function encodeJob(job: PartitionJob): string {
+  return JSON.stringify(job, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? { $number: String(v) } : v));
+}
+
+/** The inverse of {@link encodeJob}. */
+export function decodeJob(text: string): PartitionJob {
+  return JSON.parse(text, (_k, v: unknown) =>
+    v !== null &&
+    typeof v === 'object' &&
+    !Array.isArray(v) &&
+    Object.keys(v).length === 1 &&
+    typeof (v as { $number?: unknown }).$number === 'string'
+      ? Number((v as { $number: string }).$number)
+      : v,
+  ) as PartitionJob;
+}
+
+/** Whether `url` is a Redis URL the queue can use. */
+export function isRedisUrl(url: string): boolean {
+  return /^rediss?:\/\/[^/\s]+/.test(url);
+}
+
+/**
+ * A connected Redis connection for BullMQ from a `redis://HOST:PORT[/DB]` URL (`rediss://` for
+ * TLS). BullMQ needs `maxRetriesPerRequest: null` on the connections it blocks on. Once connected
+ * it reconnects by itself; the first connection failing is an error that says why.
+ */
+export async function redisConnection(url: string): Promise<Redis> {
+  if (!isRedisUrl(url)) throw new Error(`xrate: --queue must be a redis:// URL, got "${url}"`);
+  const conn = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: true });
+  let lastError: Error | undefined;
+  const onError = (e: Error): void => {
+    lastError = e;
+  };
+  conn.on('error', onError);
+  try {
+    await conn.connect();
+  } catch (e) {
+    conn.disconnect();
+    throw new Error(`xrate: cannot reach the queue at ${url}: ${(lastError ?? (e as Error)).message}`);
+  }
+  return conn;
+}
+
+/** Options of {@link queueRunner}. */
+export interface QueueRunnerOptions {
+  /** `redis://HOST:PORT`. */
+  url: string;
+  /** Queue name (default {@link DEFAULT_QUEUE}). */
+  name?: string;
+  /** Attempts per partition before the run fails (default 3): a failure or a killed worker uses one. */
+  attempts?: number;
+}
+
+/** A partition runner that submits to the queue, and its end. */
+export interface QueueRunner {
+  run: PartitionRunner;
+  /** Workers connected to the queue now. */
+  workers(): Promise<number>;
+  close(): Promise<void>;
+}
+
+/**
+ * Connects to the queue and returns a {@link PartitionRunner} that submits each partition as a
+ * job and resolves with what the worker reported (progress included).
+ *
+ * @example
+ * ```ts
+ * const q = await queueRunner({ url: 'redis://10.0.0.5:6379' });
+ * try { await replayParallel({ inputs, db, workers: 4, run: q.run }); } finally { await q.close(); }
+ * ```
+ */
+export async function queueRunner(opts: QueueRunnerOptions): Promise<QueueRunner> {
+  const name = opts.name ?? DEFAULT_QUEUE;
+  const conn = await redisConnection(opts.url);
+  const eventsConn = await redisConnection(opts.url).catch((e: unknown) => {
+    conn.disconnect();
+    throw e;
+  });
+  const queue = new Queue(name, { connection: conn });
+  const events = new QueueEvents(name, { connection: eventsConn });
+  await events.waitUntilReady();
+  const listeners = new Map<string, (eventsRead: number) => void>();
+  events.on('progress', ({ jobId, data }) => {
+    const n = (data as { eventsRead?: unknown } | undefined)?.eventsRead;
+    if (typeof n === 'number') listeners.get(jobId)?.(n);
+  });
+  // One token per submitting run: job ids never collide with an earlier run's.
+  const token = `${hostname()}-${process.pid}-${Date.now().toString(36)}`;
+  let submitted = 0;
+  const run: PartitionRunner = async (job, progress) => {
+    const id = `${token}-${job.index}-${submitted++}`;
+    if (progress) listeners.set(id, progress);
+    try {
+      const added = await queue.add(
+        `partition ${job.index}`,
+        { job: encodeJob(job) },
+        {
+          jobId: id,
+          attempts: opts.attempts ?? 3,
+          backoff: { type: 'fixed', delay: 1000 },
+          removeOnComplete: { age: 3600 },
+          removeOnFail: { age: 7 * 86_400 },
+        },
+      );
+      return (await added.waitUntilFinished(events)) as PartitionResult;
+    } catch (e) {
+      throw new Error(`xrate: partition ${job.index} failed on the queue: ${(e as Error).message.replace(/^xrate: /, '')}`);
+    } finally {
+      listeners.delete(id);
+    }
+  };
+  return {
+    run,
+    workers: async () => (await queue.getWorkers()).length,
+    close: async () => {
+      await events.close();
+      await queue.close();
+      conn.disconnect();
+      eventsConn.disconnect();
+    },
+  };
+}
+
+/** Options of {@link startQueueWorker}. */
+export interface QueueWorkerOptions {
+  url: string;
+  name?: string;
+  /** Partitions processed at once by this worker (default 1). */
+  concurrency?: number;
+  /**
+   * How long a job's lock lasts without renewal, ms (default 30,000): a worker that died is found
+   * out after about this long, and its partition handed to another worker.
+   */
+  lockMs?: number;
+  /** Runs one partition (the CLI: in a worker thread, so the lock is renewed while it runs). */
+  run: PartitionRunner;
+  /** Told when a partition starts, ends or fails. */
+  log?: (line: string) => void;
+}
+
+/** A running queue worker. */
+export interface QueueWorker {
+  /** Stops taking jobs and waits for the running ones. */
+  close(): Promise<void>;
+}
+
+/**
+ * Takes partitions from the queue and replays each with `run` into a file of its own attempt,
+ * renamed to the job's database when complete (see the module description).
+ *
+ * @example
+ * ```ts
+ * const w = await startQueueWorker({ url: 'redis://10.0.0.5:6379', run: runPartitionInWorker });
+ * process.on('SIGTERM', () => void w.close());
+ * ```
+ */
+export async function startQueueWorker(opts: QueueWorkerOptions): Promise<QueueWorker> {
+  const conn = await redisConnection(opts.url);
+  const log = opts.log ?? (() => {});
+  const lockDuration = opts.lockMs ?? 30_000;
+  const worker = new Worker(
+    opts.name ?? DEFAULT_QUEUE,
+    async (bj: Job<{ job: string }>) => {
+      const job = decodeJob(bj.data.job);
+      const mine = `${job.db}.attempt-${hostname()}-${process.pid}-${bj.attemptsStarted}`;
+      removeDb(mine);
+      log(`partition ${job.index} (job ${bj.id}, attempt ${bj.attemptsStarted}): started`);
+      let last = 0;
+      try {
+        const result = await opts.run({ ...job, db: mine }, (eventsRead) => {
+          const t = Date.now();
+          if (t - last < 500) return;
+          last = t;
+          void bj.updateProgress({ eventsRead }).catch(() => {});
+        });
+        for (const suffix of ['-wal', '-shm']) rmSync(job.db + suffix, { force: true });
+        renameSync(mine, job.db);
+        log(`partition ${job.index} (job ${bj.id}): done, ${result.owned.eventsRead} own events`);
+        return result;
+      } catch (e) {
+        removeDb(mine);
+        log(`partition ${job.index} (job ${bj.id}): failed: ${(e as Error).message}`);
+        throw e;
+      }
+    },
+    {
+      connection: conn,
+      concurrency: opts.concurrency ?? 1,
+      lockDuration,
+      stalledInterval: Math.max(1000, Math.floor(lockDuration / 2)),
+      maxStalledCount: 2,
+    },
+  );
+  worker.on('error', (e) => log(`queue error: ${e.message}`));
+  await worker.waitUntilReady();
+  return {
+    close: async () => {
+      await worker.close();
+      conn.disconnect();
+    },
+  };
+}
