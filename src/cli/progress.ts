@@ -52,7 +52,12 @@ export function parallelProgressLine(p: ParallelProgress, width = 80): string {
   }
   const frac = p.eventsToRead > 0 ? Math.min(1, p.eventsRead / p.eventsToRead) : 0;
   const rate = p.elapsedMs > 0 ? (p.eventsRead / p.elapsedMs) * 1000 : 0;
-  const stage = p.stage === 'retrack' ? 'partitions run again to track more pairs' : 'partitions';
+  const stage =
+    p.stage === 'retrack'
+      ? 'partitions run again to track more pairs'
+      : p.stage === 'recarry'
+        ? 'partitions run again with the state carried in'
+        : 'partitions';
   const tail = ` ${Math.floor(frac * 100)}% ${fmtInt(p.eventsRead)} ev ${fmtInt(rate)} ev/s ${stage} ${p.done}/${p.partitions}`;
   const barWidth = Math.max(10, width - tail.length - 2);
   const filled = Math.round(frac * barWidth);

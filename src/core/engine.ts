@@ -253,6 +253,11 @@ export class Engine {
     return this.state.marketFor(symbolId) !== undefined;
   }
 
+  /** The symbol ids of the markets known, in the order they became known. */
+  marketIds(): string[] {
+    return [...this.state.markets.index.names];
+  }
+
   /** Asset id of an integer asset index (as used by {@link ratesFrom}, {@link ratesTo}). */
   assetName(index: number): string {
     return this.state.assets.names[index];

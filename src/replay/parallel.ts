@@ -17,7 +17,8 @@ import { ReplayStore } from '../io/store.js';
 import { completedRun } from './ingest.js';
 import { mergeFinalSnapshot, missingTracks, warmUpUs } from './partition.js';
 import { MINUTE_US, type PlannedPartition, planPartitions, type PrescanStats, prescan, SYMBOL_WARM_UP_US } from './prescan.js';
-import { type OwnedTotals, type PartitionStart, type ReplayOptions, type ReplaySummary, replay } from './replay.js';
+import { carriedDifferences, reportPositions, reporters } from './carried.js';
+import { type CarriedState, type OwnedTotals, type PartitionStart, type ReplayOptions, type ReplaySummary, replay } from './replay.js';
 
 /** One partition to replay: the replay's options for it (all plain data: it may travel). */
 export type PartitionJob = Pick<
@@ -36,6 +37,8 @@ export interface PartitionResult {
   trackedAtCut: string[];
   /** Records it read (its warm-up's included), for progress. */
   eventsRead: number;
+  /** The state at the first records of the later windows it was asked about ({@link PartitionStart.reportAt}). */
+  carried?: CarriedState[];
 }
 
 /**
@@ -48,7 +51,7 @@ export type PartitionRunner = (job: PartitionJob, progress?: (eventsRead: number
 export const runPartitionHere: PartitionRunner = async (job, progress) => {
   const { index: _index, ...opts } = job;
   const s = await replay({ ...opts, onProgress: progress && ((p) => progress(p.eventsRead)) });
-  return { owned: s.owned!, trackedAtCut: s.trackedAtCut ?? [], eventsRead: s.eventsRead };
+  return { owned: s.owned!, trackedAtCut: s.trackedAtCut ?? [], eventsRead: s.eventsRead, carried: s.carried };
 };
 
 /**
@@ -88,8 +91,11 @@ export interface WorkerMessage {
 
 /** Where a partitioned replay is (see {@link ParallelOptions.onProgress}). */
 export interface ParallelProgress {
-  /** `prescan`: reading the inputs once; `partitions`: phase 1; `retrack`: phase 2; `merge`. */
-  stage: 'prescan' | 'partitions' | 'retrack' | 'merge';
+  /**
+   * `prescan`: reading the inputs once; `partitions`: phase 1; `recarry`: partitions run again with
+   * the state a serial replay carries into them; `retrack`: phase 2; `merge`.
+   */
+  stage: 'prescan' | 'partitions' | 'recarry' | 'retrack' | 'merge';
   /** Partitions of the stage, and those done. */
   partitions: number;
   done: number;
@@ -184,14 +190,28 @@ export async function replayParallel(opts: ParallelOptions): Promise<ReplaySumma
     maxLineBytes: opts.maxLineBytes,
     batchSize: opts.batchSize,
   };
-  const jobs: PartitionJob[] = plan.map((p, k) => ({
-    ...common,
-    index: k,
-    db: `${opts.db}.part-${k}`,
-    from: p.from,
-    to: p.to,
-    partition: { start: p.start, metadata: p.metadata.map((m) => m.event), clockUs: p.clockUs, markets: p.markets },
-  }));
+  const by = reporters(plan.map((p) => p.start));
+  const jobs: PartitionJob[] = plan.map((p, k) => {
+    const reportAt = reportPositions(
+      plan.map((q) => q.start),
+      by,
+      k,
+    );
+    return {
+      ...common,
+      index: k,
+      db: `${opts.db}.part-${k}`,
+      from: p.from,
+      to: p.to,
+      partition: {
+        start: p.start,
+        metadata: p.metadata.map((m) => m.event),
+        clockUs: p.clockUs,
+        markets: p.markets,
+        ...(reportAt.length > 0 && { reportAt }),
+      },
+    };
+  });
   const toRead = plan.map((p) => eventsToRead(stats, p));
   const done = async (job: PartitionJob): Promise<PartitionResult> => {
     let r: PartitionResult;
@@ -209,13 +229,30 @@ export async function replayParallel(opts: ParallelOptions): Promise<ReplaySumma
   try {
     report.stage('partitions', toRead);
     const results = await pool(jobs, opts.workers, done);
+    // The carried state, checked against what the partition before saw (docs/parallel.md,
+    // "Carried state checked"): a partition given another is run again, in order, since its own
+    // report may correct the next one's.
+    for (let k = 1; k < jobs.length; k++) {
+      const j = by[k];
+      const start = jobs[k].partition.start;
+      const seen = j < 0 ? undefined : results[j].carried?.find((c) => c.at.input === start.input && c.at.line === start.line);
+      if (!seen || carriedDifferences(jobs[k].partition, seen, opts.config ?? {}).length === 0) continue;
+      report.stage(
+        'recarry',
+        toRead.map((n, i) => (i === k ? n : 0)),
+      );
+      removeDb(jobs[k].db);
+      jobs[k] = { ...jobs[k], partition: { ...jobs[k].partition, metadata: seen.metadata, clockUs: seen.clockUs, markets: seen.markets } };
+      results[k] = await done(jobs[k]);
+    }
     // Phase 2: auto-tracked pairs a partition missed at its cut (docs/parallel.md, "Tracked pairs").
     if (opts.track === undefined) {
       const again = retrackJobs(jobs, results);
-      report.stage(
-        'retrack',
-        toRead.map((n, k) => (again.some((j) => j.index === k) ? n : 0)),
-      );
+      if (again.length > 0)
+        report.stage(
+          'retrack',
+          toRead.map((n, k) => (again.some((j) => j.index === k) ? n : 0)),
+        );
       const rerun = await pool(again, opts.workers, done);
       again.forEach((job, i) => {
         jobs[job.index] = job;

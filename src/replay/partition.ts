@@ -257,6 +257,41 @@ const P_CUR = 4;
 const P_PREV = 5;
 
 /**
+ * A market keeps its last committed quote however old (stale, it gives no rate, but `explain` shows
+ * it and a symbol record without trades takes its midpoint as price), and the time of its last
+ * quote discarded for its spread. A market quiet through the last partition's window has neither
+ * there: both are taken from the latest earlier partition that has them.
+ */
+function keepLastQuotes(
+  markets: EngineSnapshot['markets'],
+  earlier: readonly EngineSnapshot[],
+  index: readonly Map<string, number>[],
+): void {
+  const TQ = 4;
+  for (let m = 0; m < markets.names.length; m++) {
+    const needQuote = markets.quote_state[TQ][m] === null;
+    const needDiscarded = markets.discarded_at[m] === null;
+    if (!needQuote && !needDiscarded) continue;
+    let quoteDone = !needQuote;
+    let discardedDone = !needDiscarded;
+    for (let k = earlier.length - 1; k >= 0 && !(quoteDone && discardedDone); k--) {
+      const j = index[k].get(markets.names[m]);
+      if (j === undefined) continue;
+      const from = earlier[k].markets;
+      if (!quoteDone && from.quote_state[TQ][j] !== null) {
+        for (let c = 0; c < markets.quote_state.length; c++) markets.quote_state[c][m] = from.quote_state[c][j];
+        markets.quote_text[m] = from.quote_text[j] ? [...from.quote_text[j]!] : null;
+        quoteDone = true;
+      }
+      if (!discardedDone && from.discarded_at[j] !== null) {
+        markets.discarded_at[m] = from.discarded_at[j];
+        discardedDone = true;
+      }
+    }
+  }
+}
+
+/**
  * The final engine of a partitioned replay: the last partition's (`last`), whose symbol records
  * only saw its own window, completed from the partitions before it (in order): each market's
  * first quote and trade times are the earliest any partition saw, and a market the last
@@ -266,10 +301,11 @@ const P_PREV = 5;
  */
 export function mergeFinalSnapshot(last: EngineSnapshot, earlier: readonly EngineSnapshot[]): EngineSnapshot {
   const out = structuredClone(last);
-  const sym = out.symbols;
-  if (sym === undefined) return out;
   const names = out.markets.names;
   const index = earlier.map((s) => new Map(s.markets.names.map((n, m) => [n, m])));
+  keepLastQuotes(out.markets, earlier, index);
+  const sym = out.symbols;
+  if (sym === undefined) return out;
   const longPrices = new Map(sym.long_prices);
   for (let m = 0; m < names.length; m++) {
     for (const [col, stride, prices] of [

@@ -117,6 +117,23 @@ export interface PartitionStart {
    * tracks by then, which had a rate before the window (docs/parallel.md, "Tracked pairs").
    */
   track?: readonly string[];
+  /**
+   * Where to report the state a later partition carries in ({@link ReplaySummary.carried}): the
+   * first records of later windows that this partition reads, in reading order.
+   */
+  reportAt?: readonly { input: number; line: number }[];
+}
+
+/**
+ * The state a serial replay has just before a record (see {@link PartitionStart.reportAt}), as
+ * this partition knows it: the `exchange` and `symbol` events accepted before, the latest time of
+ * an accepted event, and the markets known.
+ */
+export interface CarriedState {
+  at: { input: number; line: number };
+  metadata: XrateEvent[];
+  clockUs?: number;
+  markets: string[];
 }
 
 /** What a partition counted of its own lines (see {@link ReplayOptions.partition}). */
@@ -143,6 +160,8 @@ export interface ReplaySummary extends RunTotals {
   owned?: OwnedTotals;
   /** With {@link ReplayOptions.partition}: the pairs it tracked from its cut (`B/Q`). */
   trackedAtCut?: string[];
+  /** With {@link PartitionStart.reportAt}: the state at each of those records that it read. */
+  carried?: CarriedState[];
 }
 
 /**
@@ -230,6 +249,27 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
     if (store && cp) store.truncateAfter(cp.batch);
     let ownedFrom: OwnedTotals | undefined;
     let trackedAtCut: string[] | undefined;
+    // The state later partitions carry in, reported where their windows start (docs/parallel.md).
+    const reportAt = part && !cp ? (part.reportAt ?? []) : [];
+    let nextReport = 0;
+    const carried: CarriedState[] = [];
+    const acceptedMetadata: XrateEvent[] = reportAt.length > 0 ? [...(part?.metadata ?? [])] : [];
+    const report = (input: number, line: number): void => {
+      while (nextReport < reportAt.length) {
+        const at = reportAt[nextReport];
+        if (input < at.input || (input === at.input && line < at.line)) return;
+        const latest = st.lastEventTime ?? undefined;
+        const clock = part?.clockUs === undefined ? latest : latest === undefined ? part.clockUs : Math.max(part.clockUs, latest);
+        carried.push({
+          at: { input: at.input, line: at.line },
+          metadata: [...acceptedMetadata],
+          clockUs: clock,
+          markets: engine.marketIds(),
+        });
+        nextReport++;
+      }
+    };
+
     try {
       const window =
         opts.reorderWindowUs !== undefined && opts.reorderWindowUs > 0
@@ -270,8 +310,9 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
           return false;
         }
         if (!st.outputOn && opts.from !== undefined && t >= opts.from && engine.accepts(event)) enableOutput(true);
-        if (ingest.applyEvent(event, input, rec) === undefined && (st.lastEventTime === null || t > st.lastEventTime)) {
-          st.lastEventTime = t;
+        if (ingest.applyEvent(event, input, rec) === undefined) {
+          if (st.lastEventTime === null || t > st.lastEventTime) st.lastEventTime = t;
+          if (nextReport < reportAt.length && (event.type === 'exchange' || event.type === 'symbol')) acceptedMetadata.push(event);
         }
         return true;
       };
@@ -293,6 +334,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
               let lastLine = 0;
               for (const rec of records) {
                 lastLine = rec.line;
+                if (nextReport < reportAt.length) report(i, rec.line);
                 const ev = ingest.parseRecord(rec, i);
                 if (ev === undefined) continue;
                 if (window) {
@@ -361,6 +403,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
       const end = ownedCounts(ingest, st.stopped ? st.eventsRead - 1 : st.eventsRead);
       summary.owned = ownedFrom === undefined ? ownedCounts(undefined, 0) : subtractCounts(end, ownedFrom);
       summary.trackedAtCut = trackedAtCut ?? [];
+      if (reportAt.length > 0) summary.carried = carried;
     }
     ingest.finishRun(summary, { finishedAt: now(), durationMs: summary.durationMs, stopped: st.stopped });
     return summary;
