@@ -42,7 +42,7 @@ function newestMtime(dir: string): number {
 let cliChecked = false;
 
 /** Builds dist/ when it is missing or older than src/. */
-function ensureCliBuilt(): void {
+export function ensureCliBuilt(): void {
   if (cliChecked) return;
   const main = join(ROOT, 'dist', 'cli', 'main.js');
   if (!existsSync(main) || statSync(main).mtimeMs < newestMtime(join(ROOT, 'src'))) {
@@ -53,14 +53,14 @@ function ensureCliBuilt(): void {
   cliChecked = true;
 }
 
-function median(xs: number[]): number {
+export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
 /** Nearest-rank 99th percentile (the slowest sample below 100 samples). */
-function p99(xs: number[]): number {
+export function p99(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.ceil(0.99 * s.length) - 1];
 }

@@ -27,6 +27,7 @@ import { replay } from '../src/replay/replay.js';
 import { writeLog } from '../scripts/gen-log.js';
 import { buildC, runRefresh, writeUniverseBin, type RefreshFigures } from './c-limits.js';
 import { metricsHistoryBench } from './metrics.js';
+import { parallelBench } from './parallel.js';
 import { replayDbBench } from './replay-db.js';
 import { Universe, type SizeName } from './universe.js';
 
@@ -301,6 +302,7 @@ async function main(): Promise<void> {
     ['replay/sqlite', () => replayBench('sqlite', dir)],
     ['replay/db-sparse', () => replayDbBench('sparse', dir)],
     ['replay/db-dense', () => replayDbBench('dense', dir)],
+    ['replay/parallel-2 replay/queue-2', () => parallelBench(dir)],
     ['metrics/history-100k', () => metricsHistoryBench(dir)],
     ['memory/L', memoryBench],
     ['http/rate', httpBench],
@@ -360,6 +362,10 @@ function extras(x: BenchResult): string {
   if (typeof x.cost_ratio === 'number') s += `  ${x.cost_ratio.toFixed(2)}x the cost of ${x.cost_vs} (target <= ${x.cost_target}x)`;
   if (typeof x.overhead === 'number')
     s += `  ${(100 * x.overhead).toFixed(1)} % over ${x.overhead_vs} (target < ${100 * (x.overhead_target as number)} %)`;
+  if (typeof x.speedup === 'number')
+    s += `  ${x.speedup.toFixed(2)}x faster than serial (${(x.serial_s as number).toFixed(2)} s; target >= ${x.speedup_target}x)`;
+  if (typeof x.ratio_to_workers === 'number')
+    s += `  ${x.ratio_to_workers.toFixed(2)}x the time of --workers 2 (${(x.workers_2_s as number).toFixed(2)} s; target <= ${x.ratio_target}x)`;
   return s;
 }
 

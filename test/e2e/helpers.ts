@@ -3,7 +3,7 @@
  * subprocess runner of `bin/xrate.js`, a small hand-written log in the three input formats,
  * and dumps of the replay database's output tables.
  */
-import { type ChildProcess, spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +12,9 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { run, type Io } from '../../src/cli/main.js';
 import { parseTime } from '../../src/core/time.js';
+import { type BinProcess, binStartAt } from '../helpers/process.js';
+
+export type { BinProcess } from '../helpers/process.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const BIN = join(ROOT, 'bin', 'xrate.js');
@@ -54,55 +57,9 @@ export function bin(argv: string[], opts: { timeout?: number } = {}): SpawnSyncR
   return spawnSync(process.execPath, [BIN, ...argv], { cwd: ROOT, encoding: 'utf8', timeout: opts.timeout ?? 60_000 });
 }
 
-/** A `node bin/xrate.js ...argv` subprocess that runs on while the test goes on. */
-export interface BinProcess {
-  proc: ChildProcess;
-  /** What it printed so far. */
-  out(): string;
-  err(): string;
-  /** Resolves with its exit code (or the signal that ended it). */
-  exited: Promise<number | NodeJS.Signals>;
-  /** Resolves once stderr matches `re`. */
-  waitErr(re: RegExp, timeoutMs?: number): Promise<void>;
-}
-
 /** Starts `node bin/xrate.js ...argv` without waiting for it. */
 export function binStart(argv: string[]): BinProcess {
-  const proc = spawn(process.execPath, [BIN, ...argv], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  const waiters: { re: RegExp; resolve: () => void }[] = [];
-  proc.stdout?.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  proc.stderr?.on('data', (d: Buffer) => {
-    err += d.toString();
-    for (let i = waiters.length - 1; i >= 0; i--) {
-      if (waiters[i].re.test(err)) {
-        waiters[i].resolve();
-        waiters.splice(i, 1);
-      }
-    }
-  });
-  const exited = new Promise<number | NodeJS.Signals>((resolve) => proc.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
-  return {
-    proc,
-    out: () => out,
-    err: () => err,
-    exited,
-    waitErr: (re, timeoutMs = 60_000) =>
-      new Promise<void>((resolve, reject) => {
-        if (re.test(err)) return resolve();
-        const timer = setTimeout(() => reject(new Error(`no ${re} on stderr in ${timeoutMs} ms:\n${err}`)), timeoutMs);
-        waiters.push({
-          re,
-          resolve: () => {
-            clearTimeout(timer);
-            resolve();
-          },
-        });
-      }),
-  };
+  return binStartAt(BIN, ROOT, argv);
 }
 
 function newestMtime(dir: string): number {
