@@ -82,6 +82,8 @@ export interface QueueRunner {
   run: PartitionRunner;
   /** Workers connected to the queue now. */
   workers(): Promise<number>;
+  /** Removes this runner's jobs that no worker has taken yet (the run is given up); how many. */
+  cancel(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -113,16 +115,19 @@ export async function queueRunner(opts: QueueRunnerOptions): Promise<QueueRunner
   // One token per submitting run: job ids never collide with an earlier run's.
   const token = `${hostname()}-${process.pid}-${Date.now().toString(36)}`;
   let submitted = 0;
+  const pending = new Set<string>();
+  const attempts = opts.attempts ?? 3;
   const run: PartitionRunner = async (job, progress) => {
     const id = `${token}-${job.index}-${submitted++}`;
     if (progress) listeners.set(id, progress);
+    pending.add(id);
     try {
       const added = await queue.add(
         `partition ${job.index}`,
         { job: encodeJob(job) },
         {
           jobId: id,
-          attempts: opts.attempts ?? 3,
+          attempts,
           backoff: { type: 'fixed', delay: 1000 },
           removeOnComplete: { age: 3600 },
           removeOnFail: { age: 7 * 86_400 },
@@ -130,14 +135,21 @@ export async function queueRunner(opts: QueueRunnerOptions): Promise<QueueRunner
       );
       return (await added.waitUntilFinished(events)) as PartitionResult;
     } catch (e) {
-      throw new Error(`xrate: partition ${job.index} failed on the queue: ${(e as Error).message.replace(/^xrate: /, '')}`);
+      throw new Error(`xrate: queue job ${id}, tried up to ${attempts} times: ${(e as Error).message.replace(/^xrate: /, '')}`);
     } finally {
       listeners.delete(id);
+      pending.delete(id);
     }
   };
   return {
     run,
     workers: async () => (await queue.getWorkers()).length,
+    cancel: async () => {
+      let removed = 0;
+      // A job a worker holds is locked and stays; it ends on its own, and its file is removed with the others.
+      for (const id of pending) removed += await queue.remove(id);
+      return removed;
+    },
     close: async () => {
       await events.close();
       await queue.close();

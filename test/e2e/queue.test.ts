@@ -208,6 +208,40 @@ describe('xrate replay --queue with two xrate worker processes', () => {
   }, 120_000);
 });
 
+describe('xrate replay --queue interrupted', () => {
+  it('takes its partitions off the queue, so no worker replays them for nobody', async () => {
+    const db = join(dir, 'interrupted.sqlite');
+    const r = binStart([
+      'replay',
+      LOG,
+      '--db',
+      db,
+      '--config',
+      CONFIG,
+      '--queue',
+      redis.url,
+      '--queue-name',
+      'interrupted',
+      '--workers',
+      '3',
+    ]);
+    const conn = new Redis(redis.url);
+    try {
+      for (let t = 0; (await conn.llen('bull:interrupted:wait')) < 3; t++) {
+        if (t > 600) throw new Error(`the partitions were not queued:\n${r.err()}`);
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      r.proc.kill('SIGINT');
+      expect(await r.exited).toBe(130);
+      expect(r.err()).toMatch(/SIGINT: removing this run's partitions from the queue/);
+      expect(await conn.llen('bull:interrupted:wait')).toBe(0);
+    } finally {
+      conn.disconnect();
+    }
+    expect(existsSync(db)).toBe(false);
+  }, 60_000);
+});
+
 describe('a run that fails', () => {
   /** The log gzipped, and the same cut short at 80 %: the later partition cannot read it to its end. */
   const gz = join(dir, 'log.ndjson.gz');
@@ -290,7 +324,7 @@ describe('a run that fails', () => {
     const w = worker();
     expect(await r.exited, r.err()).toBe(1);
     expect(r.err()).toMatch(
-      /xrate: partition 2 of 2 \(event time .* to end\) failed: partition 1 failed on the queue: cannot read ".*log\.ndjson\.gz" \(gzip data broken .*; the last line read whole was line \d+/,
+      /xrate: partition 2 of 2 \(event time .* to end\) failed: queue job \S+, tried up to 2 times: cannot read ".*log\.ndjson\.gz" \(gzip data broken .*; the last line read whole was line \d+/,
     );
     expect(existsSync(db)).toBe(false);
     expect(readdirSync(dir).filter((f) => f.includes('.part-'))).toEqual([]);

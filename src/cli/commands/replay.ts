@@ -156,6 +156,15 @@ async function replayOnQueue(
   showProgress: boolean,
 ): Promise<ReplaySummary> {
   const q = await queueRunner({ url, name, attempts });
+  // Interrupted: the jobs not yet taken leave the queue, so no worker replays a partition for nobody.
+  const interrupt = (signal: NodeJS.Signals): void => {
+    io.err(`\nxrate: ${signal}: removing this run's partitions from the queue\n`);
+    q.cancel()
+      .catch(() => 0)
+      .then(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  };
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
   try {
     const n = workers ?? Math.max(1, await q.workers());
     return await replayInPartitions(
@@ -166,6 +175,8 @@ async function replayOnQueue(
       showProgress,
     );
   } finally {
+    process.removeListener('SIGINT', interrupt);
+    process.removeListener('SIGTERM', interrupt);
     await q.close();
   }
 }
