@@ -73,8 +73,13 @@ export interface ParallelOptions
   extends Pick<ReplayOptions, 'inputs' | 'format' | 'config' | 'track' | 'periods' | 'ownMetrics' | 'maxLineBytes' | 'batchSize' | 'now'> {
   /** The target database. */
   db: string;
-  /** Partitions run at once, and the number of partitions. */
+  /** Partitions run at once, and the number of partitions (unless `cuts` are given). */
   workers: number;
+  /**
+   * Where to cut, instead of the planner's cuts: ticks in µs, ascending whole seconds after the
+   * first tick (`cuts.length` + 1 partitions). For checks at cuts of one's choosing.
+   */
+  cuts?: readonly number[];
   /** Runs one partition (default: {@link runPartitionHere}). */
   run?: (job: PartitionJob) => Promise<PartitionResult>;
   /** Told when a partition is done (phase 1 or 2). */
@@ -126,7 +131,7 @@ export async function replayParallel(opts: ParallelOptions): Promise<ReplaySumma
   const config = resolveConfig(opts.config ?? {});
   const H = warmUpUs(config);
   const stats = await prescan(opts.inputs, { format: opts.format, maxLineBytes: opts.maxLineBytes });
-  const plan = planPartitions(stats, Math.max(1, opts.workers), H, Math.max(H, SYMBOL_WARM_UP_US));
+  const plan = planPartitions(stats, Math.max(1, opts.workers), H, Math.max(H, SYMBOL_WARM_UP_US), opts.cuts);
   const common = {
     inputs: opts.inputs,
     format: opts.format,

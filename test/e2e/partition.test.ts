@@ -348,6 +348,29 @@ describe('replayParallel', () => {
   }, 120_000);
 });
 
+describe('replayParallel at cuts of its caller', () => {
+  it('cut off the minute, between events, merges to the serial replay too', async () => {
+    const db = join(dir, 'parallel-cuts.sqlite');
+    const cuts: number[] = [];
+    await replayParallel({ inputs: [LOG], db, config, workers: 3, onPartitionDone: (j) => void (j.from && cuts.push(j.from)) });
+    expect(cuts.length).toBeGreaterThan(0);
+    expect(cuts.every((c) => c % 60_000_000 === 0)).toBe(true);
+    const off = [...new Set(cuts)].sort((a, b) => a - b).map((c) => c + 1_817_000_000);
+    const at: number[] = [];
+    await replayParallel({
+      inputs: [LOG],
+      db,
+      config,
+      ownMetrics: true,
+      workers: 2,
+      cuts: off,
+      onPartitionDone: (j) => void (j.from && at.push(j.from)),
+    });
+    expect([...new Set(at)].sort((a, b) => a - b)).toEqual(off);
+    expectSameOutputs(db, serialDb);
+  }, 120_000);
+});
+
 describe('xrate replay --workers', () => {
   it('replays in worker threads into one database equal to the serial one; a bad value is a usage error', async () => {
     const db = join(dir, 'cli-workers.sqlite');
