@@ -3,14 +3,15 @@
  * (docs/parallel.md, "Checked on real data"):
  *
  * ```
- * npx tsx scripts/check-partitions.ts --coinapi-ohlcv DIR [--workers 2,3,4] [--keep OUTDIR] [--no-own-metrics] [--trades-only]
+ * npx tsx scripts/check-partitions.ts --coinapi-ohlcv DIR [--workers 2,3,4] [--keep OUTDIR] [--shift SECONDS] [--no-own-metrics] [--trades-only]
  * ```
  *
  * DIR holds `coinapi_ohlcv_1h.csv.gz`, a CoinAPI OHLCV dump (your own copy; none ships with xrate).
  * It is converted to an event log (scripts/coinapi-ohlcv.ts: each bar a trade and a quote at its
  * end, after the exchanges' and symbols' events), replayed serially and then with
  * `replayParallel` in 2, 3 and 4 partitions (in this process, `run: runPartitionHere`: no build
- * needed), with the default configuration and xrate's own metrics on (`--no-own-metrics`: off;
+ * needed), then again with each of those plans' cuts moved by `--shift` seconds (default 1817,
+ * 30 min 17 s; 0: not), with the default configuration and xrate's own metrics on (`--no-own-metrics`: off;
  * they take the serial replay from about 2 s to 9 s on the 2018 dump). `--trades-only` leaves the
  * bars' quotes out (then no rate is written: xrate prices markets from quotes). Each partitioned database is compared with the serial
  * one by `compareReplays` (every output table, row for row, and the outputs' run counts) and by the
@@ -34,7 +35,7 @@ import { replay } from '../src/replay/replay.js';
 import { convertOhlcv } from './coinapi-ohlcv.js';
 
 const USAGE =
-  'usage: npx tsx scripts/check-partitions.ts --coinapi-ohlcv DIR [--workers 2,3,4] [--keep OUTDIR] [--no-own-metrics] [--trades-only]';
+  'usage: npx tsx scripts/check-partitions.ts --coinapi-ohlcv DIR [--workers 2,3,4] [--keep OUTDIR] [--shift SECONDS] [--no-own-metrics] [--trades-only]';
 
 /** The CSV file looked for in the `--coinapi-ohlcv` directory. */
 export const OHLCV_FILE = 'coinapi_ohlcv_1h.csv.gz';
@@ -46,6 +47,8 @@ export interface CheckArgs {
   keep?: string;
   ownMetrics: boolean;
   tradesOnly: boolean;
+  /** Seconds the planner's cuts are moved by for a second run each (0: none). */
+  shift: number;
 }
 
 /** Parses the command line (without `node` and the script). @throws on a usage error. */
@@ -55,6 +58,7 @@ export function parseArgs(argv: readonly string[]): CheckArgs {
   let keep: string | undefined;
   let ownMetrics = true;
   let tradesOnly = false;
+  let shift = 1817;
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
     const value = (): string => {
@@ -66,7 +70,11 @@ export function parseArgs(argv: readonly string[]): CheckArgs {
     else if (k === '--keep') keep = value();
     else if (k === '--no-own-metrics') ownMetrics = false;
     else if (k === '--trades-only') tradesOnly = true;
-    else if (k === '--workers') {
+    else if (k === '--shift') {
+      const v = value();
+      shift = Number(v);
+      if (!Number.isInteger(shift) || shift < 0) throw new Error(`--shift takes whole seconds, 0 or more, got "${v}"\n${USAGE}`);
+    } else if (k === '--workers') {
       const v = value();
       workers = v.split(',').map(Number);
       if (workers.some((n) => !Number.isInteger(n) || n < 2 || n > 64))
@@ -74,7 +82,7 @@ export function parseArgs(argv: readonly string[]): CheckArgs {
     } else throw new Error(`unknown argument "${k}"\n${USAGE}`);
   }
   if (dir === undefined) throw new Error(`--coinapi-ohlcv DIR is required\n${USAGE}`);
-  return { dir, workers, keep, ownMetrics, tradesOnly };
+  return { dir, workers, keep, ownMetrics, tradesOnly, shift };
 }
 
 /** The final engine's symbol records of a replay database, compared like a table. */
@@ -101,9 +109,9 @@ function compareSymbols(a: string, b: string): TableComparison {
 }
 
 /** The comparison as a text table: one row per output table, one column per partition count. */
-export function formatTable(results: readonly { workers: number; tables: readonly TableComparison[] }[]): string {
+export function formatTable(results: readonly { label: string; tables: readonly TableComparison[] }[]): string {
   const names = results[0]?.tables.map((t) => t.table) ?? [];
-  const head = ['table', 'serial rows', ...results.map((r) => `${r.workers} partitions`)];
+  const head = ['table', 'serial rows', ...results.map((r) => r.label)];
   const rows = names.map((name, i) => [
     name,
     String(results[0].tables[i].rows[0]),
@@ -150,9 +158,10 @@ async function main(): Promise<number> {
       `serial: ${serial.eventsRead} events read, ${serial.eventsAccepted} accepted, ${serial.eventsRejected} rejected, ` +
         `${serial.ticks} ticks, ${serial.rateChanges} rate changes, ${serial.pairsWithRate} pairs with a rate at the end (${secs(t)})`,
     );
-    const results: { workers: number; tables: TableComparison[] }[] = [];
-    for (const workers of args.workers) {
-      const db = join(out, `partitioned-${workers}.sqlite`);
+    const results: { label: string; tables: TableComparison[] }[] = [];
+    /** One partitioned replay (at the planner's cuts, or at `given` ones), compared with the serial one; its cuts. */
+    const check = async (label: string, workers: number, given?: number[]): Promise<number[]> => {
+      const db = join(out, `partitioned-${label.replaceAll(' ', '-')}.sqlite`);
       for (const f of [db, `${db}-wal`, `${db}-shm`]) rmSync(f, { force: true });
       t = Date.now();
       let partitions = 0;
@@ -161,16 +170,30 @@ async function main(): Promise<number> {
         ...opts,
         db,
         workers,
+        cuts: given,
         run: runPartitionHere,
         onPartitionDone: (job) => {
           partitions++;
           if (job.from !== undefined) cuts.add(job.from);
         },
       });
-      const tables = [...compareReplays(serialDb, db), compareSymbols(serialDb, db)];
-      results.push({ workers, tables });
-      const at = [...cuts].sort((x, y) => x - y).map((c) => formatTime(c));
-      console.log(`${workers} partitions: ${partitions} partition runs (second phase included), cut at ${at.join(', ')} (${secs(t)})`);
+      results.push({ label, tables: [...compareReplays(serialDb, db), compareSymbols(serialDb, db)] });
+      const sorted = [...cuts].sort((x, y) => x - y);
+      console.log(
+        `${label}: ${partitions} partition runs (second phase included), cut at ${sorted.map((c) => formatTime(c)).join(', ')} (${secs(t)})`,
+      );
+      return sorted;
+    };
+    for (const workers of args.workers) {
+      const cuts = await check(`${workers} partitions`, workers);
+      // The planner cuts at minutes with events: with hourly bars, at a bar's end, where every
+      // fresh pair changes anyway. The same cuts moved off the hour test what is trimmed there.
+      if (args.shift > 0)
+        await check(
+          `${workers} partitions +${args.shift} s`,
+          workers,
+          cuts.map((c) => c + args.shift * 1_000_000),
+        );
     }
     console.log(`\n${formatTable(results)}\n`);
     let differs = false;
@@ -179,7 +202,7 @@ async function main(): Promise<number> {
         if (!x.difference) continue;
         differs = true;
         const d = x.difference;
-        console.log(`${r.workers} partitions, ${x.table}: first difference at row ${d.index}, columns ${d.columns.join(', ')}`);
+        console.log(`${r.label}, ${x.table}: first difference at row ${d.index}, columns ${d.columns.join(', ')}`);
         console.log(`  serial:      ${JSON.stringify(d.a)}`);
         console.log(`  partitioned: ${JSON.stringify(d.b)}`);
       }

@@ -153,14 +153,19 @@ describe('check-partitions', () => {
       keep: undefined,
       ownMetrics: true,
       tradesOnly: false,
+      shift: 1817,
     });
-    expect(parseArgs(['--coinapi-ohlcv', 'd', '--workers', '2,5', '--keep', 'o', '--no-own-metrics', '--trades-only'])).toEqual({
+    expect(
+      parseArgs(['--coinapi-ohlcv', 'd', '--workers', '2,5', '--keep', 'o', '--no-own-metrics', '--trades-only', '--shift', '0']),
+    ).toEqual({
       dir: 'd',
       workers: [2, 5],
       keep: 'o',
       ownMetrics: false,
       tradesOnly: true,
+      shift: 0,
     });
+    expect(() => parseArgs(['--coinapi-ohlcv', 'd', '--shift', '-1'])).toThrow(/--shift takes whole seconds/);
     expect(() => parseArgs([])).toThrow(/--coinapi-ohlcv DIR is required/);
     expect(() => parseArgs(['--coinapi-ohlcv', 'd', '--workers', '1,x'])).toThrow(/--workers takes whole numbers from 2 to 64/);
     expect(() => parseArgs(['--coinapi-ohlcv'])).toThrow(/--coinapi-ohlcv needs a value/);
@@ -175,8 +180,8 @@ describe('check-partitions', () => {
         ...(diff && table === 'ohlc' ? { difference: { index: 0, columns: ['count'] } } : {}),
       }));
     const text = formatTable([
-      { workers: 2, tables: tables(false) },
-      { workers: 3, tables: tables(true) },
+      { label: '2 partitions', tables: tables(false) },
+      { label: '3 partitions', tables: tables(true) },
     ]);
     const lines = text.split('\n');
     expect(lines[0]).toMatch(/^table +serial rows +2 partitions +3 partitions$/);
