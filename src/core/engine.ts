@@ -19,6 +19,7 @@
  */
 import type { EngineConfig, ResolvedConfig } from './config.js';
 import { applyExchange, applyQuote, applySymbol, applyTrade, reject, unknownSymbol } from './engine/apply.js';
+import type { RateGraph } from './graph.js';
 import { parseSymbolId } from './symbols.js';
 import { Explainer } from './engine/explain.js';
 import { PairComputer } from './engine/pairCompute.js';
@@ -309,7 +310,7 @@ export class Engine {
   }
 
   /** The graph of assets as a graphology graph (sorted, for inspection and export). */
-  graphModel() {
+  graphModel(): ReturnType<RateGraph['model']> {
     return this.state.graph.model();
   }
 

@@ -110,8 +110,13 @@ export interface ParallelOptions
   extends Pick<ReplayOptions, 'inputs' | 'format' | 'config' | 'track' | 'periods' | 'ownMetrics' | 'maxLineBytes' | 'batchSize' | 'now'> {
   /** The target database. */
   db: string;
-  /** The number of partitions, and how many run at once. */
+  /** Partitions run at once, and the number of partitions (unless `cuts` are given). */
   workers: number;
+  /**
+   * Where to cut, instead of the planner's cuts: ticks in µs, ascending whole seconds after the
+   * first tick (`cuts.length` + 1 partitions). For checks at cuts of one's choosing.
+   */
+  cuts?: readonly number[];
   /** Runs one partition (default: {@link runPartitionHere}). */
   run?: PartitionRunner;
   /** Told when a partition is done (phase 1 or 2). */
@@ -179,7 +184,7 @@ export async function replayParallel(opts: ParallelOptions): Promise<ReplaySumma
   const stats = await prescan(opts.inputs, { format: opts.format, maxLineBytes: opts.maxLineBytes }).catch((e: Error) => {
     throw new Error(`xrate: reading the inputs to plan the partitions failed: ${e.message.replace(/^xrate: /, '')}`);
   });
-  const plan = planPartitions(stats, Math.max(1, opts.workers), H, Math.max(H, SYMBOL_WARM_UP_US));
+  const plan = planPartitions(stats, Math.max(1, opts.workers), H, Math.max(H, SYMBOL_WARM_UP_US), opts.cuts);
   const common = {
     inputs: opts.inputs,
     format: opts.format,

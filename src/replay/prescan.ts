@@ -318,24 +318,38 @@ export interface PlannedPartition {
  * Cuts the scanned inputs into at most `n` partitions of about equal numbers of events, at minute
  * boundaries, each with a warm-up window of at least `warmUpUs` (rounded down to a minute); the
  * last one's is `lastWarmUpUs`, whose final engine answers for the end of the replay (symbol
- * records: {@link SYMBOL_WARM_UP_US}).
+ * records: {@link SYMBOL_WARM_UP_US}). With `cuts` (ticks in µs: ascending whole seconds after
+ * the first tick) the partitions are cut there instead, and `n` is not used.
  *
+ * @throws `xrate:` error on a cut that is not such a tick.
  * @example
  * ```ts
  * planPartitions(stats, 4, warmUpUs(resolveConfig({}))).map((p) => p.from);
  * ```
  */
-export function planPartitions(stats: PrescanStats, n: number, warmUpUs: number, lastWarmUpUs = warmUpUs): PlannedPartition[] {
+export function planPartitions(
+  stats: PrescanStats,
+  n: number,
+  warmUpUs: number,
+  lastWarmUpUs = warmUpUs,
+  given?: readonly number[],
+): PlannedPartition[] {
   const minutes = [...stats.count.keys()].sort((a, b) => a - b);
   const firstTick = Math.ceil(stats.first / 1e6) * 1e6;
-  const cuts = costCuts(
-    minutes,
-    minutes.map((m) => stats.count.get(m) ?? 0),
-    n,
-    warmUpUs,
-    lastWarmUpUs,
-    firstTick,
-  );
+  given?.forEach((c, i) => {
+    if (!Number.isInteger(c / 1e6) || c <= firstTick || (i > 0 && c <= given[i - 1]))
+      throw new Error(`xrate: cut ${c} is not a whole second after the first tick ${firstTick} and after the cut before it`);
+  });
+  const cuts = given
+    ? [...given]
+    : costCuts(
+        minutes,
+        minutes.map((m) => stats.count.get(m) ?? 0),
+        n,
+        warmUpUs,
+        lastWarmUpUs,
+        firstTick,
+      );
   // Suffix minimum of the minutes' first positions: the first record at or after each minute.
   const firstFrom = new Map<number, Position>();
   let best: Position | undefined;

@@ -10,8 +10,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { expect } from 'vitest';
 import { run, type Io } from '../../src/cli/main.js';
 import { parseTime } from '../../src/core/time.js';
+import { COMPARED_TABLES, compareReplays } from '../../src/io/compareReplays.js';
 import { type BinProcess, binStartAt } from '../helpers/process.js';
 
 export type { BinProcess } from '../helpers/process.js';
@@ -60,6 +62,17 @@ export function bin(argv: string[], opts: { timeout?: number } = {}): SpawnSyncR
 /** Starts `node bin/xrate.js ...argv` without waiting for it. */
 export function binStart(argv: string[]): BinProcess {
   return binStartAt(BIN, ROOT, argv);
+}
+
+/** Row counts of the output tables, asserting first that `db` equals `want` in every one, row for row (compareReplays). */
+export function expectSameOutputs(db: string, want: string, tables?: readonly string[]): Record<string, number> {
+  const compared = compareReplays(want, db, { tables });
+  expect(compared.map((t) => t.table)).toEqual(tables ?? COMPARED_TABLES);
+  for (const t of compared) {
+    expect(t.difference, t.table).toBeUndefined();
+    expect(t.rows[1], t.table).toBe(t.rows[0]);
+  }
+  return Object.fromEntries(compared.map((t) => [t.table, t.rows[0]]));
 }
 
 function newestMtime(dir: string): number {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bin, cli } from './helpers.js';
+import { bin, cli, expectSameOutputs } from './helpers.js';
 import { writeLog } from '../../scripts/gen-log.js';
 import { resolveConfig } from '../../src/core/config.js';
 import { type PairRateChange, restoreEngine } from '../../src/core/engine.js';
@@ -26,6 +26,7 @@ import { planPartitions, prescan, SYMBOL_WARM_UP_US } from '../../src/replay/pre
 import { replay, type ReplaySummary } from '../../src/replay/replay.js';
 import { replayParallel } from '../../src/replay/parallel.js';
 import { type RateRow, ReplayStore } from '../../src/io/store.js';
+import { COMPARED_TABLES } from '../../src/io/compareReplays.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-e2e-partition-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -36,15 +37,8 @@ const LOG = join(dir, 'log.ndjson');
 /** The short configuration as a file, for the command. */
 const CONFIG = join(dir, 'config.json');
 
-/** Every row of an output table, without its batch, in a stable order. */
-function table(db: string, name: string, order: string): unknown[] {
-  const d = new Database(db, { readonly: true });
-  try {
-    return (d.prepare(`SELECT * FROM ${name} ORDER BY ${order}`).all() as Record<string, unknown>[]).map(({ batch: _b, ...r }) => r);
-  } finally {
-    d.close();
-  }
-}
+/** The output tables of a merge without a run row of its own (the tables of a serial replay's outputs, the run aside). */
+const OUTPUTS = COMPARED_TABLES.filter((t) => t !== 'runs');
 
 function rates(db: string): PairRateChange[] {
   const d = new Database(db, { readonly: true });
@@ -163,16 +157,6 @@ async function partitioned(inputs: string[], n: number, name: string, lastWarmUp
   return { serial, serialDb, mergedDb, parts, retracked, plan };
 }
 
-/** The output tables and the order that makes their rows comparable. */
-const TABLES: [string, string][] = [
-  ['rates', 'rowid'],
-  ['ohlc', 'base, quote, period_id, start'],
-  ['series', 'base, quote, tick'],
-  ['rejects', 'rowid'],
-  ['metric_points', 'seq'],
-  ['metric_definitions', 'seq'],
-];
-
 let serial: ReplaySummary;
 let parts: Part[] = [];
 let serialDb = '';
@@ -232,8 +216,8 @@ describe('a partitioned replay', () => {
   });
 
   it('merges into one database whose every output table equals the serial one, row for row', () => {
-    for (const [name, order] of TABLES) expect(table(mergedDb, name, order), name).toEqual(table(serialDb, name, order));
-    expect(table(serialDb, 'metric_points', 'seq').length).toBeGreaterThan(10_000);
+    const rows = expectSameOutputs(mergedDb, serialDb, OUTPUTS);
+    expect(rows.metric_points).toBeGreaterThan(10_000);
   });
 });
 
@@ -251,8 +235,8 @@ describe('a partitioned replay of several inputs', () => {
     expect(r.plan[1].start.input).toBe(1);
     expect(r.plan[1].metadata.length).toBeGreaterThan(0);
     expect(r.parts[1].summary.owned!.eventsRead).toBeLessThan(r.parts[1].summary.eventsRead);
-    for (const [name, order] of TABLES) expect(table(r.mergedDb, name, order), name).toEqual(table(r.serialDb, name, order));
-    expect(table(r.serialDb, 'rates', 'rowid').length).toBeGreaterThan(500);
+    const rows = expectSameOutputs(r.mergedDb, r.serialDb, OUTPUTS);
+    expect(rows.rates).toBeGreaterThan(500);
   }, 120_000);
 });
 
@@ -311,7 +295,7 @@ describe('replayParallel', () => {
     });
     // A third partition would read the whole log again (the last one warms up over 24 h): the plan keeps two.
     expect(done.length).toBeGreaterThanOrEqual(2);
-    for (const [name, order] of TABLES) expect(table(db, name, order), name).toEqual(table(serialDb, name, order));
+    expectSameOutputs(db, serialDb);
     for (const k of [
       'eventsRead',
       'eventsAccepted',
@@ -340,14 +324,39 @@ describe('replayParallel', () => {
     expect(readdirSync(dir).filter((f) => f.startsWith('parallel.sqlite.part-'))).toEqual([]);
     // Into an existing database: its outputs are replaced, the rest (earlier runs, keys) kept.
     await replayParallel({ inputs: [LOG], db, config, ownMetrics: true, workers: 3 });
-    for (const [name, order] of TABLES) expect(table(db, name, order), name).toEqual(table(serialDb, name, order));
+    expectSameOutputs(db, serialDb);
     const again = ReplayStore.open(db);
     try {
-      expect(table(db, 'runs', 'id')).toHaveLength(2);
+      const d = new Database(db, { readonly: true });
+      expect(d.prepare('SELECT id FROM runs').all()).toHaveLength(2);
+      d.close();
       expect(restoreEngine(again.latestSnapshot()!.engine).symbols()).toEqual(serial.engine.symbols());
     } finally {
       again.close();
     }
+  }, 120_000);
+});
+
+describe('replayParallel at cuts of its caller', () => {
+  it('cut off the minute, between events, merges to the serial replay too', async () => {
+    const db = join(dir, 'parallel-cuts.sqlite');
+    const cuts: number[] = [];
+    await replayParallel({ inputs: [LOG], db, config, workers: 3, onPartitionDone: (j) => void (j.from && cuts.push(j.from)) });
+    expect(cuts.length).toBeGreaterThan(0);
+    expect(cuts.every((c) => c % 60_000_000 === 0)).toBe(true);
+    const off = [...new Set(cuts)].sort((a, b) => a - b).map((c) => c + 1_817_000_000);
+    const at: number[] = [];
+    await replayParallel({
+      inputs: [LOG],
+      db,
+      config,
+      ownMetrics: true,
+      workers: 2,
+      cuts: off,
+      onPartitionDone: (j) => void (j.from && at.push(j.from)),
+    });
+    expect([...new Set(at)].sort((a, b) => a - b)).toEqual(off);
+    expectSameOutputs(db, serialDb);
   }, 120_000);
 });
 
@@ -360,7 +369,7 @@ describe('xrate replay --workers', () => {
     const s = JSON.parse(r.stdout) as { eventsRead: number; rateChanges: number };
     expect(s.eventsRead).toBe(serial.eventsRead);
     expect(s.rateChanges).toBe(serial.rateChanges);
-    for (const [name, order] of TABLES) expect(table(db, name, order), name).toEqual(table(serialDb, name, order));
+    expectSameOutputs(db, serialDb);
     const bad = await cli('replay', LOG, '--db', db, '--workers', 'many');
     expect(bad.code).toBe(2);
     expect(bad.err).toMatch(/--workers must be a whole number from 1 to 256 or "auto", got "many"/);

@@ -51,6 +51,28 @@ describe('prescan', () => {
     );
   });
 
+  it("cuts where told: the planner's own cuts give its plan; others whole seconds after the first tick, or refused", async () => {
+    const path = join(dir, 'cuts.ndjson');
+    await writeLog(path, { seed: 6, events: 10_000, rate: 0.5 });
+    const stats = await prescan([path]);
+    const H = warmUpUs(resolveConfig({ maxRateAgeSeconds: 1800, volumeWindowSeconds: 3600, refreshEverySeconds: 1800 }));
+    const plan = planPartitions(stats, 3, H);
+    const cuts = plan.slice(1).map((p) => p.from!);
+    expect(planPartitions(stats, 7, H, H, cuts)).toEqual(plan);
+    const off = cuts.map((c) => c + 1_817_000_000);
+    const shifted = planPartitions(stats, 3, H, H, off);
+    expect(shifted.map((p) => [p.from, p.to])).toEqual([
+      [undefined, off[0] - 1],
+      [off[0], off[1] - 1],
+      [off[1], undefined],
+    ]);
+    // The window starts at least H before its cut (from its minute's start).
+    expect(shifted[1].start.order).toBeGreaterThan(plan[1].start.order);
+    const first = Math.ceil(stats.first / 1e6) * 1e6;
+    for (const bad of [[cuts[0] + 1], [first], [cuts[1], cuts[0]], [cuts[0], cuts[0]]])
+      expect(() => planPartitions(stats, 3, H, H, bad)).toThrow(/xrate: cut .* is not a whole second after the first tick/);
+  });
+
   it('reads NDJSON lines as the reader splits them: CRLF, blank lines, a BOM, spaced keys, metadata, broken lines', async () => {
     const path = join(dir, 'forms.ndjson');
     const lines = [
