@@ -50,11 +50,11 @@ Options:
   --batch-size N          records per transaction (default 4096)
   --workers N|auto        replay in N time partitions at once, one worker thread each (auto: the
                           cores), merged into --db with the outputs of a serial replay
-                          (docs/parallel.md; not with --out, --from, --to, --resume,
+                          (docs/parallel.md; not with --from, --to, --resume,
                           --snapshot-every or --reorder-window yet)
   --queue redis://H:P     send the partitions to "xrate worker" processes through a BullMQ queue
-                          on Redis, then merge them; LOGs and --db must be on storage every
-                          worker reads at the same path. Partitions: --workers N, else one per
+                          on Redis, then merge them; LOGs and --db (--out) must be on storage
+                          every worker reads at the same path. Partitions: --workers N, else one per
                           worker connected
   --queue-name NAME       the queue (default xrate-partitions)
   --attempts N            tries per partition before the run fails (default 3)

@@ -360,6 +360,14 @@ export class ReplayStore {
     return new DatabaseMetrics(this.db, own);
   }
 
+  /** The rate changes stored, in the order written (as a replay's `--out` file would hold them). */
+  *rateChanges(): Generator<PairRateChange> {
+    const rows = this.db
+      .prepare('SELECT tick, base, quote, rate, time, rank, used, fresh, volume FROM rates ORDER BY rowid')
+      .iterate() as Iterable<RateRow>;
+    for (const r of rows) yield { ...r, pair: -1, fresh: r.fresh === 1 };
+  }
+
   /** Every pair (`B/Q`) with a rate in some row of `rates`. */
   pairsWithRate(): string[] {
     const rows = this.db.prepare('SELECT DISTINCT base, quote FROM rates WHERE rate IS NOT NULL').all() as {

@@ -13,6 +13,7 @@ import { basename, dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { resolveConfig } from '../core/config.js';
 import { type Engine, restoreEngine } from '../core/engine.js';
+import { RateFileWriter } from '../io/rateFile.js';
 import { ReplayStore } from '../io/store.js';
 import { completedRun } from './ingest.js';
 import { mergeFinalSnapshot, missingTracks, warmUpUs } from './partition.js';
@@ -108,8 +109,13 @@ export interface ParallelProgress {
 /** Options of {@link replayParallel}. */
 export interface ParallelOptions
   extends Pick<ReplayOptions, 'inputs' | 'format' | 'config' | 'track' | 'periods' | 'ownMetrics' | 'maxLineBytes' | 'batchSize' | 'now'> {
-  /** The target database. */
-  db: string;
+  /** The target database (or `out`). */
+  db?: string;
+  /**
+   * Instead of `db`: the rate changes to this file, .ndjson or .csv, as `replay({ out })` writes
+   * them (the partitions are merged into a database beside it first, removed at the end).
+   */
+  out?: string;
   /** Partitions run at once, and the number of partitions (unless `cuts` are given). */
   workers: number;
   /**
@@ -174,6 +180,38 @@ function addCounts(a: OwnedTotals, b: OwnedTotals): OwnedTotals {
  * ```
  */
 export async function replayParallel(opts: ParallelOptions): Promise<ReplaySummary> {
+  if ((opts.db === undefined) === (opts.out === undefined)) throw new Error('xrate: give either db or out to replayParallel');
+  if (opts.out !== undefined) return replayParallelToFile(opts, opts.out);
+  return replayParallelInto(opts, opts.db!);
+}
+
+/** {@link replayParallel} with `out`: merged into a database beside `out`, whose rate changes are then written to `out`. */
+async function replayParallelToFile(opts: ParallelOptions, out: string): Promise<ReplaySummary> {
+  const db = `${out}.partitions.sqlite`;
+  removeDb(db);
+  try {
+    const summary = await replayParallelInto(opts, db);
+    const store = ReplayStore.open(db);
+    const file = new RateFileWriter(out);
+    try {
+      let n = 0;
+      for (const c of store.rateChanges()) {
+        file.write(c);
+        if (++n % 4096 === 0) await file.drained();
+      }
+    } finally {
+      store.close();
+      await file.close();
+    }
+    return summary;
+  } finally {
+    removeDb(db);
+  }
+}
+
+/** {@link replayParallel} into the database `target`. */
+async function replayParallelInto(given: ParallelOptions, target: string): Promise<ReplaySummary> {
+  const opts: IntoOptions = { ...given, db: target, out: undefined };
   const now = opts.now ?? (() => Date.now());
   const started = now();
   const run = opts.run ?? runPartitionHere;
@@ -356,9 +394,12 @@ function retrackJobs(jobs: readonly PartitionJob[], results: readonly PartitionR
   return again;
 }
 
+/** {@link ParallelOptions} with the target database. */
+type IntoOptions = ParallelOptions & { db: string };
+
 /** Merges the partitions into the target: outputs, run row, final snapshot; the summary. */
 function finish(
-  opts: ParallelOptions,
+  opts: IntoOptions,
   jobs: readonly PartitionJob[],
   results: readonly PartitionResult[],
   started: number,

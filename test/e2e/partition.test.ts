@@ -3,7 +3,7 @@
  * late lines, pre-scanned and replayed in partitions into databases of their own, merges to the
  * serial replay's rate changes and rejects, and the partitions' own lines add up to its counts.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -373,8 +373,28 @@ describe('xrate replay --workers', () => {
     const bad = await cli('replay', LOG, '--db', db, '--workers', 'many');
     expect(bad.code).toBe(2);
     expect(bad.err).toMatch(/--workers must be a whole number from 1 to 256 or "auto", got "many"/);
-    const out = await cli('replay', LOG, '--out', join(dir, 'r.ndjson'), '--workers', '2');
-    expect(out.code).toBe(2);
-    expect(out.err).toMatch(/partitioned replays \(--workers, --queue\) do not work with --out yet/);
+    const from = await cli('replay', LOG, '--db', db, '--from', '2024-03-01T05:00:00Z', '--workers', '2');
+    expect(from.code).toBe(2);
+    expect(from.err).toMatch(/partitioned replays \(--workers, --queue\) do not work with --from yet/);
   }, 120_000);
+
+  it.each(['ndjson', 'csv'])(
+    'writes with --out a .%s rate file byte for byte the serial one, and nothing beside it',
+    async (ext) => {
+      const sub = join(dir, `out-${ext}`);
+      mkdirSync(sub);
+      const want = join(sub, `serial.${ext}`);
+      const got = join(sub, `workers.${ext}`);
+      const s = await cli('replay', LOG, '--out', want, '--config', CONFIG, '--json');
+      expect(s.code, s.err).toBe(0);
+      const r = bin(['replay', LOG, '--out', got, '--config', CONFIG, '--workers', '3', '--json'], { timeout: 120_000 });
+      expect(r.status, r.stderr).toBe(0);
+      const a = readFileSync(want);
+      expect(a.length).toBeGreaterThan(100_000);
+      expect(readFileSync(got).equals(a)).toBe(true);
+      expect(JSON.parse(r.stdout).rateChanges).toBe(JSON.parse(s.out).rateChanges);
+      expect(readdirSync(sub).sort()).toEqual([`serial.${ext}`, `workers.${ext}`]);
+    },
+    120_000,
+  );
 });

@@ -113,7 +113,6 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
 /** The flags a partitioned replay does not take yet: a usage error. */
 function refuseForPartitions(opts: ReplayOptions): void {
   const unsupported: [string, unknown][] = [
-    ['--out', opts.out],
     ['--from', opts.from],
     ['--to', opts.to],
     ['--resume', opts.resume || undefined],
@@ -135,7 +134,8 @@ async function replayInPartitions(
   return replayParallel({
     ...opts,
     onProgress: showProgress ? (p) => io.err(`\r${parallelProgressLine(p, Math.max(40, io.columns - 1))}`) : undefined,
-    db: opts.db!,
+    db: opts.db,
+    out: opts.out,
     workers,
     run,
   });
@@ -168,7 +168,12 @@ async function replayOnQueue(
   try {
     const n = workers ?? Math.max(1, await q.workers());
     return await replayInPartitions(
-      { ...opts, inputs: opts.inputs.map((f) => resolve(f)), db: resolve(opts.db!) },
+      {
+        ...opts,
+        inputs: opts.inputs.map((f) => resolve(f)),
+        db: opts.db === undefined ? undefined : resolve(opts.db),
+        out: opts.out === undefined ? undefined : resolve(opts.out),
+      },
       n,
       q.run,
       io,
