@@ -51,14 +51,15 @@ export function parallelProgressLine(p: ParallelProgress, width = 80): string {
     return `${what}... ${fmtDuration(p.elapsedMs)}`.padEnd(Math.min(width, 60));
   }
   const frac = p.eventsToRead > 0 ? Math.min(1, p.eventsRead / p.eventsToRead) : 0;
-  const rate = p.elapsedMs > 0 ? (p.eventsRead / p.elapsedMs) * 1000 : 0;
+  const rate = p.stageElapsedMs > 0 ? (p.eventsRead / p.stageElapsedMs) * 1000 : 0;
+  const eta = frac > 0 ? (p.stageElapsedMs * (1 - frac)) / frac : NaN;
   const stage =
     p.stage === 'retrack'
       ? 'partitions run again to track more pairs'
       : p.stage === 'recarry'
         ? 'partitions run again with the state carried in'
         : 'partitions';
-  const tail = ` ${Math.floor(frac * 100)}% ${fmtInt(p.eventsRead)} ev ${fmtInt(rate)} ev/s ${stage} ${p.done}/${p.partitions}`;
+  const tail = ` ${Math.floor(frac * 100)}% ${fmtInt(p.eventsRead)} ev ${fmtInt(rate)} ev/s ${stage} ${p.done}/${p.partitions} ETA ${fmtDuration(eta)}`;
   const barWidth = Math.max(10, width - tail.length - 2);
   const filled = Math.round(frac * barWidth);
   return `[${'#'.repeat(filled)}${'.'.repeat(barWidth - filled)}]${tail}`;

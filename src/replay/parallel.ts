@@ -103,7 +103,9 @@ export interface ParallelProgress {
   /** Records read by the stage's partitions so far, and what they will read in all (from the pre-scan). */
   eventsRead: number;
   eventsToRead: number;
+  /** Since the run started, and since the stage started. */
   elapsedMs: number;
+  stageElapsedMs: number;
 }
 
 /** Options of {@link replayParallel}. */
@@ -334,6 +336,7 @@ function progressReporter(opts: ParallelOptions, started: number, now: () => num
   let read: number[] = [];
   let total: number[] = [];
   let done = 0;
+  let stageStart = started;
   let last = Number.NEGATIVE_INFINITY;
   const every = opts.progressEveryMs ?? 200;
   const emit = (force: boolean): void => {
@@ -349,11 +352,13 @@ function progressReporter(opts: ParallelOptions, started: number, now: () => num
       eventsRead: sum(read),
       eventsToRead: sum(total),
       elapsedMs: t - started,
+      stageElapsedMs: t - stageStart,
     });
   };
   return {
     stage(s: ParallelProgress['stage'], toRead: number[]): void {
       stage = s;
+      stageStart = now();
       total = toRead;
       read = toRead.map(() => 0);
       done = 0;
