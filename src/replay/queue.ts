@@ -17,6 +17,7 @@ import { renameSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { type Job, Queue, QueueEvents, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
+import { VERSION } from '../version.js';
 import { type PartitionJob, type PartitionResult, type PartitionRunner, removeDb } from './parallel.js';
 
 /** The queue's default name. */
@@ -124,7 +125,7 @@ export async function queueRunner(opts: QueueRunnerOptions): Promise<QueueRunner
     try {
       const added = await queue.add(
         `partition ${job.index}`,
-        { job: encodeJob(job) },
+        { job: encodeJob(job), version: VERSION },
         {
           jobId: id,
           attempts,
@@ -198,7 +199,10 @@ export async function startQueueWorker(opts: QueueWorkerOptions): Promise<QueueW
   const lockDuration = opts.lockMs ?? 30_000;
   const worker = new Worker(
     opts.name ?? DEFAULT_QUEUE,
-    async (bj: Job<{ job: string }>) => {
+    async (bj: Job<{ job: string; version?: string }>) => {
+      // Another version may compute other outputs: this attempt fails (a worker of its version may take the next).
+      if (bj.data.version !== VERSION)
+        throw new Error(`xrate: the partition was submitted by xrate ${bj.data.version ?? '(unknown)'}, this worker is xrate ${VERSION}`);
       const job = decodeJob(bj.data.job);
       const mine = `${job.db}.attempt-${hostname()}-${process.pid}-${bj.attemptsStarted}`;
       removeDb(mine);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeLog } from '../../scripts/gen-log.js';
+import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { decodeJob, encodeJob } from '../../src/replay/queue.js';
 import { type PartitionJob, type PartitionRunner, replayParallel, runPartitionHere } from '../../src/replay/parallel.js';
@@ -136,6 +137,33 @@ describe('bad queue flags', () => {
     }
     expect(existsSync(join(dir, 'nowhere.sqlite'))).toBe(false);
   });
+});
+
+describe('xrate worker', () => {
+  it('refuses a partition submitted by another version of xrate', async () => {
+    const w = worker('--queue-name', 'versions');
+    await w.waitErr(/waiting for partitions/);
+    const conn = new Redis(redis.url, { maxRetriesPerRequest: null });
+    const queue = new Queue('versions', { connection: conn });
+    const events = new QueueEvents('versions', { connection: new Redis(redis.url, { maxRetriesPerRequest: null }) });
+    try {
+      await events.waitUntilReady();
+      const job: PartitionJob = {
+        index: 0,
+        db: join(dir, 'never.sqlite'),
+        inputs: [LOG],
+        partition: { start: { input: 0, line: 0 }, metadata: [] },
+      };
+      const added = await queue.add('partition 0', { job: encodeJob(job), version: '0.0.0-other' }, { attempts: 1 });
+      await expect(added.waitUntilFinished(events)).rejects.toThrow(/submitted by xrate 0\.0\.0-other, this worker is xrate \d+\.\d+\.\d+/);
+      expect(existsSync(join(dir, 'never.sqlite'))).toBe(false);
+    } finally {
+      await events.close();
+      await queue.close();
+      conn.disconnect();
+      await stop(w);
+    }
+  }, 60_000);
 });
 
 describe('xrate replay --queue with two xrate worker processes', () => {
