@@ -20,6 +20,8 @@ const GUNZIP_CHUNK = 1 << 18;
 export interface TextStream {
   /** UTF-8 decoded text, in chunks; a chunk never splits a multi-byte character. */
   chunks(): AsyncGenerator<string>;
+  /** The bytes (gunzipped), in chunks, undecoded: iterate either this or {@link chunks}, once. */
+  bytes(): AsyncGenerator<Buffer>;
   /** File bytes consumed so far (compressed bytes for gzip). */
   bytesRead(): number;
   /** Destroys the streams. */
@@ -43,6 +45,14 @@ export function openTextStream(path: string, gzip: boolean): TextStream {
     if (stream !== file) stream.destroy();
     file.destroy();
   };
+  // Where it broke: for gzip, the compressed bytes the decompressor had taken in and the text
+  // it had given out (the lines before that were read); else the bytes of the file read.
+  const broken = (e: unknown, text: number): Error => {
+    const where = gunzip
+      ? `gzip data broken near byte ${gunzip.bytesWritten} of the file, after ${text} bytes of text`
+      : `after ${file.bytesRead} bytes`;
+    return new Error(`xrate: cannot read "${path}" (${where}): ${(e as Error).message}`);
+  };
   return {
     async *chunks() {
       const decoder = new StringDecoder('utf8');
@@ -58,12 +68,22 @@ export function openTextStream(path: string, gzip: boolean): TextStream {
         if (tail.length > 0) yield tail;
       } catch (e) {
         if (closed) return; // closed by the caller: stop quietly
-        // Where it broke: for gzip, the compressed bytes the decompressor had taken in and the text
-        // it had given out (the lines before that were read); else the bytes of the file read.
-        const where = gunzip
-          ? `gzip data broken near byte ${gunzip.bytesWritten} of the file, after ${text} bytes of text`
-          : `after ${file.bytesRead} bytes`;
-        throw new Error(`xrate: cannot read "${path}" (${where}): ${(e as Error).message}`);
+        throw broken(e, text);
+      } finally {
+        close();
+      }
+    },
+    async *bytes() {
+      let text = 0;
+      try {
+        for await (const chunk of stream as AsyncIterable<Buffer>) {
+          if (closed) return;
+          text += chunk.length;
+          yield chunk;
+        }
+      } catch (e) {
+        if (closed) return;
+        throw broken(e, text);
       } finally {
         close();
       }

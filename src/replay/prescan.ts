@@ -11,13 +11,11 @@
  *
  * @module
  */
-import { parseEvent } from '../core/events.js';
-import { parseTime } from '../core/time.js';
-import { isReject, type XrateEvent } from '../core/types.js';
-import { TimeCache } from '../io/fastNdjson.js';
-import { DEFAULT_MAX_LINE_BYTES, utf8Bytes } from '../io/lineLimit.js';
-import { detectFormat, openSource, type OpenSourceOptions, type SourceRecord } from '../io/source.js';
+import type { XrateEvent } from '../core/types.js';
+import { DEFAULT_MAX_LINE_BYTES } from '../io/lineLimit.js';
+import { detectFormat, openSource, type OpenSourceOptions } from '../io/source.js';
 import { openTextStream } from '../io/textStream.js';
+import { NdjsonScanner, recordTime } from './prescanNdjson.js';
 
 /**
  * The window the symbol records of the final engine need before the end (their 24-hour volumes,
@@ -48,8 +46,7 @@ export class PrescanStats {
   events = 0;
   first = Number.POSITIVE_INFINITY;
   last = Number.NEGATIVE_INFINITY;
-  /** By minute index: events, first position in reading order, latest time read before that position. */
-  readonly count = new Map<number, number>();
+  /** By minute index: first position in reading order, latest time read before that position. */
   readonly firstAt = new Map<number, Position>();
   readonly clockBefore = new Map<number, number>();
   readonly metadata: PlacedEvent[] = [];
@@ -57,6 +54,19 @@ export class PrescanStats {
   readonly symbols = new Map<string, number>();
   private order = 0;
   private latest = Number.NEGATIVE_INFINITY;
+  private readonly counts = new Map<number, number>();
+  /** The minute of the last record, and the records of it in a row not yet in `counts`. */
+  private runMinute = Number.NaN;
+  private run = 0;
+
+  /** By minute index: the events of that minute. */
+  get count(): ReadonlyMap<number, number> {
+    if (this.run > 0) {
+      this.counts.set(this.runMinute, (this.counts.get(this.runMinute) ?? 0) + this.run);
+      this.run = 0;
+    }
+    return this.counts;
+  }
 
   /**
    * Takes one record: its time (µs; undefined when it has none readable), the event when it is
@@ -70,39 +80,21 @@ export class PrescanStats {
     this.events++;
     if (time < this.first) this.first = time;
     if (time > this.last) this.last = time;
-    this.count.set(minute, (this.count.get(minute) ?? 0) + 1);
-    if (!this.firstAt.has(minute)) {
-      this.firstAt.set(minute, { input, line, order });
-      this.clockBefore.set(minute, this.latest);
+    // Records of one minute in a row (the usual case) are counted together; the first of a run
+    // that is not the minute's first finds it in firstAt.
+    if (minute === this.runMinute) this.run++;
+    else {
+      if (this.run > 0) this.counts.set(this.runMinute, (this.counts.get(this.runMinute) ?? 0) + this.run);
+      this.runMinute = minute;
+      this.run = 1;
+      if (!this.firstAt.has(minute)) {
+        this.firstAt.set(minute, { input, line, order });
+        this.clockBefore.set(minute, this.latest);
+      }
     }
     if (metadata) this.metadata.push({ at: { input, line, order }, event: metadata });
     if (time > this.latest) this.latest = time;
   }
-}
-
-/** What the pre-scan keeps of a record: its time (undefined: unreadable), the event when it is metadata, the symbol id it names. */
-export interface ScannedRecord {
-  time: number | undefined;
-  metadata?: XrateEvent;
-  symbolId?: string;
-}
-
-/** The {@link ScannedRecord} of a reader's record. */
-export function recordTime(rec: SourceRecord): ScannedRecord {
-  const ev = rec.event;
-  if (ev !== undefined) return { time: ev.time, ...('symbolId' in ev && { symbolId: ev.symbolId }) };
-  const r = rec.record;
-  if (r === undefined) return { time: undefined };
-  const type = r.type;
-  if (type === 'exchange' || type === 'symbol') {
-    const e = parseEvent(r);
-    if (isReject(e)) return { time: undefined };
-    return { time: e.time, metadata: e, ...(e.type === 'symbol' && { symbolId: e.symbolId }) };
-  }
-  const t = r.time;
-  const time = typeof t === 'string' ? parseTime(t) : undefined;
-  const id = r.symbol_id;
-  return { time: time ?? undefined, ...(typeof id === 'string' && id.length > 0 && { symbolId: id }) };
 }
 
 /**
@@ -137,88 +129,16 @@ export async function prescan(inputs: readonly string[], opts: Omit<OpenSourceOp
   return stats;
 }
 
-/** `"type":"exchange"` or `"type":"symbol"`, the only lines the scan parses whole. */
-const METADATA_TYPE = /"type"\s*:\s*"(?:exchange|symbol)"/;
-
 /**
- * Where the plain string value of key `key` (quoted, e.g. `"time"`) lies in an NDJSON line: [start,
- * end) of its text, or undefined when the key is absent or its value is not a string without
- * escapes (the caller parses the line whole then).
- */
-function stringValue(line: string, key: string): [number, number] | undefined {
-  const k = line.indexOf(key);
-  if (k < 0) return undefined;
-  let i = k + key.length;
-  while (line.charCodeAt(i) === 32) i++;
-  if (line.charCodeAt(i) !== 58) return undefined; // :
-  i++;
-  while (line.charCodeAt(i) === 32) i++;
-  if (line.charCodeAt(i) !== 34) return undefined; // "
-  const end = line.indexOf('"', i + 1);
-  if (end < 0 || line.lastIndexOf('\\', end) > i) return undefined;
-  return [i + 1, end];
-}
-
-/** The time of an NDJSON line without parsing it (undefined: not in the plain form, or not a valid time). */
-function lineTime(line: string, times: TimeCache): number | undefined {
-  const at = stringValue(line, '"time"');
-  return at === undefined ? undefined : times.parseAt(line, at[0], at[1]);
-}
-
-/** The time (and metadata event) of one non-blank NDJSON line: read in place, or by parsing it whole when needed. */
-function lineRecord(raw: string, times: TimeCache, maxLineBytes: number): ScannedRecord {
-  // A line over the limit is a reject of the reader: no time.
-  if (raw.length > maxLineBytes / 4 && utf8Bytes(raw, 0, raw.length) > maxLineBytes) return { time: undefined };
-  const time = METADATA_TYPE.test(raw) ? undefined : lineTime(raw, times);
-  if (time !== undefined) {
-    const id = stringValue(raw, '"symbol_id"');
-    return id === undefined || id[1] === id[0] ? { time } : { time, symbolId: raw.slice(id[0], id[1]) };
-  }
-  let rec: unknown;
-  try {
-    rec = JSON.parse(raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw);
-  } catch {
-    return { time: undefined };
-  }
-  if (rec === null || typeof rec !== 'object' || Array.isArray(rec)) return { time: undefined };
-  return recordTime({ line: 0, raw, record: rec as Record<string, unknown> });
-}
-
-/**
- * The NDJSON pre-scan: lines as the reader splits them (on `\n`, a trailing `\r` dropped, blank
- * ones skipped but counted), each one's time read in place; only metadata lines, and lines whose
- * time is not in the plain form, are parsed whole. A line longer than `maxLineBytes` is a record
- * with no time, as the reader makes it a reject.
+ * The NDJSON pre-scan of one input: its bytes through an {@link NdjsonScanner} (lines as the
+ * reader splits them, each one's time read in place).
  */
 async function scanNdjson(path: string, input: number, stats: PrescanStats, maxLineBytes: number): Promise<void> {
   const stream = openTextStream(path, path.toLowerCase().endsWith('.gz'));
-  const times = new TimeCache();
-  let line = 0;
-  let rest = '';
-  const take = (text: string): void => {
-    line++;
-    const raw = text.endsWith('\r') ? text.slice(0, -1) : text;
-    if (raw.trim().length === 0) return;
-    const r = lineRecord(raw, times, maxLineBytes);
-    stats.add(input, line, r.time, r.metadata, r.symbolId);
-  };
+  const scan = new NdjsonScanner(input, stats, maxLineBytes);
   try {
-    for await (const chunk of stream.chunks()) {
-      let from = 0;
-      let nl = chunk.indexOf('\n');
-      if (nl >= 0 && rest.length > 0) {
-        take(rest + chunk.slice(0, nl));
-        rest = '';
-        from = nl + 1;
-        nl = chunk.indexOf('\n', from);
-      }
-      for (; nl >= 0; nl = chunk.indexOf('\n', from)) {
-        take(chunk.slice(from, nl));
-        from = nl + 1;
-      }
-      rest += chunk.slice(from);
-    }
-    if (rest.length > 0) take(rest);
+    for await (const chunk of stream.bytes()) scan.push(chunk);
+    scan.end();
   } finally {
     stream.close();
   }
