@@ -18,8 +18,11 @@ const GUNZIP_CHUNK = 1 << 18;
 
 /** An open text stream: iterate `chunks()` once; `close()` releases the file. */
 export interface TextStream {
-  /** UTF-8 decoded text, in chunks; a chunk never splits a multi-byte character. */
-  chunks(): AsyncGenerator<string>;
+  /**
+   * UTF-8 decoded text, in chunks; a chunk never splits a multi-byte character. With `skipLines`,
+   * the text after that many newlines: the bytes before are counted off, never decoded.
+   */
+  chunks(skipLines?: number): AsyncGenerator<string>;
   /** The bytes (gunzipped), in chunks, undecoded: iterate either this or {@link chunks}, once. */
   bytes(): AsyncGenerator<Buffer>;
   /** File bytes consumed so far (compressed bytes for gzip). */
@@ -54,14 +57,25 @@ export function openTextStream(path: string, gzip: boolean): TextStream {
     return new Error(`xrate: cannot read "${path}" (${where}): ${(e as Error).message}`);
   };
   return {
-    async *chunks() {
+    async *chunks(skipLines = 0) {
       const decoder = new StringDecoder('utf8');
       let text = 0;
+      let skip = skipLines;
       try {
         for await (const chunk of stream as AsyncIterable<Buffer>) {
           if (closed) return;
           text += chunk.length;
-          const s = decoder.write(chunk);
+          let from = 0;
+          // A newline byte is a newline of the text (never part of a multi-byte character), and the
+          // decoder holds nothing after one.
+          while (skip > 0) {
+            const nl = chunk.indexOf(10, from);
+            if (nl < 0) break;
+            skip--;
+            from = nl + 1;
+          }
+          if (skip > 0) continue;
+          const s = decoder.write(from === 0 ? chunk : chunk.subarray(from));
           if (s.length > 0) yield s;
         }
         const tail = decoder.end();
