@@ -384,6 +384,21 @@ export class ReplayStore {
     return mergePartitionOutputs(this.db, parts);
   }
 
+  /**
+   * Runs `fn` with the rollback journal in memory rather than the WAL: each page it writes is
+   * written once, into the file, where the WAL writes it twice (and checkpoints it at the commit).
+   * Only for a database no other connection uses, and that is discarded when `fn` or the process
+   * fails (a crash can leave it corrupt): a partitioned replay's new target before it takes its name.
+   */
+  unjournaled<T>(fn: () => T): T {
+    this.db.pragma('journal_mode = MEMORY');
+    try {
+      return fn();
+    } finally {
+      this.db.pragma('journal_mode = WAL');
+    }
+  }
+
   /** Runs `fn` in one transaction. */
   transaction<T>(fn: () => T): T {
     return this.db.transaction(fn)();
