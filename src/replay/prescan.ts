@@ -11,6 +11,9 @@
  *
  * @module
  */
+import { closeSync, createReadStream, existsSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import type { XrateEvent } from '../core/types.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../io/lineLimit.js';
 import { detectFormat, openSource, type OpenSourceOptions } from '../io/source.js';
@@ -95,6 +98,63 @@ export class PrescanStats {
     if (metadata) this.metadata.push({ at: { input, line, order }, event: metadata });
     if (time > this.latest) this.latest = time;
   }
+
+  /** What this scan found, as plain data (`lines`: the lines it read), for {@link append}. */
+  part(lines: number): PrescanPart {
+    return {
+      lines,
+      records: this.order,
+      events: this.events,
+      first: this.first,
+      last: this.last,
+      latest: this.latest,
+      count: [...this.count],
+      firstAt: [...this.firstAt],
+      clockBefore: [...this.clockBefore],
+      metadata: this.metadata,
+      symbols: [...this.symbols],
+    };
+  }
+
+  /**
+   * Takes the scan of the part of an input read right after everything taken so far, in the same
+   * input: its records come after this scan's in reading order, its lines are numbered on from
+   * `lineOffset`. The stats are then those of one scan of both.
+   */
+  append(part: PrescanPart, lineOffset: number): void {
+    const orderOffset = this.order;
+    const at = (p: Position): Position => ({ input: p.input, line: p.line + lineOffset, order: p.order + orderOffset });
+    const counts = this.count as Map<number, number>;
+    for (const [m, n] of part.count) counts.set(m, (counts.get(m) ?? 0) + n);
+    const clock = new Map(part.clockBefore);
+    for (const [m, p] of part.firstAt) {
+      if (this.firstAt.has(m)) continue;
+      this.firstAt.set(m, at(p));
+      this.clockBefore.set(m, Math.max(this.latest, clock.get(m)!));
+    }
+    for (const p of part.metadata) this.metadata.push({ at: at(p.at), event: p.event });
+    for (const [id, order] of part.symbols) if (!this.symbols.has(id)) this.symbols.set(id, order + orderOffset);
+    this.events += part.events;
+    this.first = Math.min(this.first, part.first);
+    this.last = Math.max(this.last, part.last);
+    this.latest = Math.max(this.latest, part.latest);
+    this.order += part.records;
+  }
+}
+
+/** A {@link PrescanStats} of part of an input, as plain data (see {@link PrescanStats.part}). */
+export interface PrescanPart {
+  lines: number;
+  records: number;
+  events: number;
+  first: number;
+  last: number;
+  latest: number;
+  count: [number, number][];
+  firstAt: [number, Position][];
+  clockBefore: [number, number][];
+  metadata: PlacedEvent[];
+  symbols: [string, number][];
 }
 
 /**
@@ -106,12 +166,12 @@ export class PrescanStats {
  * planPartitions(stats, 2, warmUpUs(resolveConfig({})));
  * ```
  */
-export async function prescan(inputs: readonly string[], opts: Omit<OpenSourceOptions, 'startLine'> = {}): Promise<PrescanStats> {
+export async function prescan(inputs: readonly string[], opts: PrescanOptions = {}): Promise<PrescanStats> {
   const stats = new PrescanStats();
   for (let i = 0; i < inputs.length; i++) {
     const format = opts.format ?? detectFormat(inputs[i]);
     if (format === 'ndjson') {
-      await scanNdjson(inputs[i], i, stats, opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
+      await scanNdjsonHalves(inputs[i], i, stats, opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, opts.splitBytes ?? SPLIT_BYTES);
       continue;
     }
     const src = openSource(inputs[i], opts);
@@ -129,19 +189,108 @@ export async function prescan(inputs: readonly string[], opts: Omit<OpenSourceOp
   return stats;
 }
 
+/** Options of {@link prescan}. */
+export type PrescanOptions = Omit<OpenSourceOptions, 'startLine'> & {
+  /**
+   * A plain NDJSON input of at least this many bytes is scanned in two halves at once, the second
+   * in a worker thread (when the compiled worker module is there; default {@link SPLIT_BYTES}).
+   */
+  splitBytes?: number;
+};
+
+/** See {@link PrescanOptions.splitBytes}: below this, a worker thread costs more than it saves. */
+export const SPLIT_BYTES = 32 << 20;
+
 /**
  * The NDJSON pre-scan of one input: its bytes through an {@link NdjsonScanner} (lines as the
- * reader splits them, each one's time read in place).
+ * reader splits them, each one's time read in place); a large plain file in two halves at once
+ * ({@link PrescanOptions.splitBytes}), the second one's scan appended to the first's.
  */
-async function scanNdjson(path: string, input: number, stats: PrescanStats, maxLineBytes: number): Promise<void> {
-  const stream = openTextStream(path, path.toLowerCase().endsWith('.gz'));
-  const scan = new NdjsonScanner(input, stats, maxLineBytes);
-  try {
-    for await (const chunk of stream.bytes()) scan.push(chunk);
-    scan.end();
-  } finally {
-    stream.close();
+async function scanNdjsonHalves(path: string, input: number, stats: PrescanStats, maxLineBytes: number, splitBytes: number): Promise<void> {
+  const worker = new URL('./prescanWorker.js', import.meta.url);
+  const gzip = path.toLowerCase().endsWith('.gz');
+  const mid = gzip || statSync(path).size < splitBytes || !existsSync(fileURLToPath(worker)) ? undefined : lineStartNear(path);
+  if (mid === undefined) {
+    await scanNdjsonRange(path, input, stats, maxLineBytes);
+    return;
   }
+  const job: PrescanRange = { path, input, maxLineBytes, start: mid };
+  const w = new Worker(worker, { workerData: job });
+  const second = new Promise<PrescanPart>((resolve, reject) => {
+    w.once('message', (m: { part?: PrescanPart; error?: string }) => (m.part ? resolve(m.part) : reject(new Error(m.error))));
+    w.once('error', reject);
+    w.once('exit', (code) => reject(new Error(`xrate: the pre-scan's worker stopped (exit code ${code})`)));
+  });
+  // The first half here meanwhile; a failure of either is the scan's.
+  try {
+    const [lines, part] = await Promise.all([scanNdjsonRange(path, input, stats, maxLineBytes, 0, mid), second]);
+    stats.append(part, lines);
+  } finally {
+    await w.terminate();
+  }
+}
+
+/** The byte after the first newline from the middle of the file `path` (undefined: none, or at the end). */
+function lineStartNear(path: string): number | undefined {
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const buf = Buffer.alloc(1 << 16);
+    for (let at = Math.floor(size / 2); at < size; at += buf.length) {
+      const n = readSync(fd, buf, 0, buf.length, at);
+      const nl = buf.subarray(0, n).indexOf(10);
+      if (nl >= 0) return at + nl + 1 < size ? at + nl + 1 : undefined;
+    }
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A part of an NDJSON input to scan: its bytes from `start` (a line's first) to `end` (just after a newline; default the end). */
+export interface PrescanRange {
+  path: string;
+  input: number;
+  maxLineBytes: number;
+  start?: number;
+  end?: number;
+}
+
+/**
+ * Scans the lines of `path` in [start, end) into `stats` (`start` a line's first byte, `end` just
+ * after a newline or the end of the file), numbering them from 1 (gzip: the whole file); resolves
+ * to the number of lines.
+ */
+export async function scanNdjsonRange(
+  path: string,
+  input: number,
+  stats: PrescanStats,
+  maxLineBytes: number,
+  start?: number,
+  end?: number,
+): Promise<number> {
+  const gzip = path.toLowerCase().endsWith('.gz');
+  const scan = new NdjsonScanner(input, stats, maxLineBytes);
+  if (gzip || (start === undefined && end === undefined)) {
+    const stream = openTextStream(path, gzip);
+    try {
+      for await (const chunk of stream.bytes()) scan.push(chunk);
+    } finally {
+      stream.close();
+    }
+  } else {
+    // end - 1: the stream's end is inclusive.
+    const file = createReadStream(path, { start, end: end === undefined ? undefined : end - 1, highWaterMark: 1 << 20 });
+    try {
+      for await (const chunk of file as AsyncIterable<Buffer>) scan.push(chunk);
+    } catch (e) {
+      throw new Error(`xrate: cannot read "${path}": ${(e as Error).message}`);
+    } finally {
+      file.destroy();
+    }
+  }
+  scan.end();
+  return scan.lineCount;
 }
 
 /**

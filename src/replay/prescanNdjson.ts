@@ -193,6 +193,11 @@ export class NdjsonScanner {
     private readonly maxLineBytes: number,
   ) {}
 
+  /** The lines read so far. */
+  get lineCount(): number {
+    return this.line;
+  }
+
   /** Takes the next bytes of the file. */
   push(chunk: Buffer): void {
     if (chunk.length === 0) return;
