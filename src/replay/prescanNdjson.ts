@@ -280,12 +280,18 @@ export class NdjsonScanner {
         return;
       }
     }
-    const time = this.value(buf, this.time, 6, start, end) === PLAIN ? this.timeAt(buf, this.valueStart, this.valueEnd) : undefined;
+    // A line of the usual form has its keys where the search would find them first: no search.
+    const usual = isUsual(buf, start, end);
+    const timeValue = usual ? this.valueAfter(buf, start + USUAL_PREFIX.length, end) : this.value(buf, this.time, 6, start, end);
+    const time = timeValue === PLAIN ? this.timeAt(buf, this.valueStart, this.valueEnd) : undefined;
     if (time === undefined) {
       this.slow(buf, line, start, end);
       return;
     }
-    const s = this.value(buf, this.symbolId, 11, start, end);
+    const s =
+      usual && startsWith(buf, this.valueEnd + 1, end, USUAL_SYMBOL)
+        ? this.valueAfter(buf, this.valueEnd + 1 + USUAL_SYMBOL.length, end)
+        : this.value(buf, this.symbolId, 11, start, end);
     if (s === ABSENT || s === ESCAPED || this.valueEnd === this.valueStart) {
       this.sink.add(this.input, line, time);
       return;
@@ -323,10 +329,15 @@ export class NdjsonScanner {
     i++;
     while (i < end && buf[i] === SPACE) i++;
     if (i >= end || buf[i] !== QUOTE) return ABSENT;
-    for (let j = i + 1; j < end; j++) {
+    return this.valueAfter(buf, i + 1, end);
+  }
+
+  /** {@link value} from the first byte of the string value, `i` (its opening quote just before). */
+  private valueAfter(buf: Buffer, i: number, end: number): number {
+    for (let j = i; j < end; j++) {
       const c = buf[j];
       if (c === QUOTE) {
-        this.valueStart = i + 1;
+        this.valueStart = i;
         this.valueEnd = j;
         return PLAIN;
       }
@@ -359,6 +370,27 @@ export class NdjsonScanner {
     }
     return t;
   }
+}
+
+/**
+ * How a quote or trade of a log usually starts, up to its time's value: `"time"` is then first
+ * found where it is (`"type"`'s value is no key), and after the time's value (which has no quote)
+ * {@link USUAL_SYMBOL} is where `"symbol_id"` is first found.
+ */
+const USUAL_PREFIX = Buffer.from('{"type":"quote","time":"');
+const USUAL_TRADE = Buffer.from('{"type":"trade","time":"');
+const USUAL_SYMBOL = Buffer.from(',"symbol_id":"');
+
+/** Whether `buf[start, end)` starts with {@link USUAL_PREFIX} or {@link USUAL_TRADE} (of one length). */
+function isUsual(buf: Buffer, start: number, end: number): boolean {
+  return startsWith(buf, start, end, USUAL_PREFIX) || startsWith(buf, start, end, USUAL_TRADE);
+}
+
+/** Whether `buf[at, end)` starts with `prefix`. */
+function startsWith(buf: Buffer, at: number, end: number, prefix: Buffer): boolean {
+  if (end - at < prefix.length) return false;
+  for (let k = 0; k < prefix.length; k++) if (buf[at + k] !== prefix[k]) return false;
+  return true;
 }
 
 /**

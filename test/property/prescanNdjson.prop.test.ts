@@ -125,11 +125,13 @@ const lineText = fc.oneof(
   {
     weight: 8,
     arbitrary: fc
-      .tuple(fc.constantFrom('quote', 'trade'), time, id, fc.boolean())
+      .tuple(fc.constantFrom('quote', 'trade', 'quotes'), time, id, fc.nat({ max: 3 }))
       .map(([type, t, sym, order]) =>
-        order
-          ? `{"type":"${type}","time":"${t}","symbol_id":"${sym}","price":1}`
-          : `{"symbol_id":"${sym}","time":"${t}","type":"${type}","price":1}`,
+        order === 0
+          ? `{"symbol_id":"${sym}","time":"${t}","type":"${type}","price":1}`
+          : order === 1
+            ? `{"type":"${type}","time":"${t}","price":1,"symbol_id":"${sym}"}`
+            : `{"type":"${type}","time":"${t}","symbol_id":"${sym}","price":1}`,
       ),
   },
   {
