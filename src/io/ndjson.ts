@@ -71,23 +71,27 @@ export function lineRecord(
  * ```
  */
 export function openNdjson(path: string, ro: ReaderOptions): EventSource {
-  return textEventSource('ndjson', path, ro, (ts, isClosed) => readNdjson(ts.chunks(), ro, isClosed));
+  // The lines before `startLine` are counted off in the bytes, not decoded.
+  const skipped = Math.max(0, ro.startLine - 1);
+  return textEventSource('ndjson', path, ro, (ts, isClosed) => readNdjson(ts.chunks(skipped), ro, isClosed, skipped));
 }
 
 /**
  * The records of an NDJSON text given in chunks (which must not split a surrogate pair), in
  * batches: what {@link openNdjson} reads. A line of more than `ro.maxLineBytes` bytes is a
- * `line_too_long` reject, dropped as it is read (lineLimit.ts).
+ * `line_too_long` reject, dropped as it is read (lineLimit.ts). With `skipped`, the text starts
+ * after that many lines (numbered on from there).
  */
 export async function* readNdjson(
   chunks: AsyncIterable<string>,
   ro: ReaderOptions,
   isClosed: () => boolean,
+  skipped = 0,
 ): AsyncGenerator<SourceRecord[]> {
   const { batchSize, startLine } = ro;
   const limit = new LineLimit(ro.maxLineBytes);
   const lines = new LineBuffer(limit);
-  let line = 0;
+  let line = skipped;
   let batch: SourceRecord[] = [];
   const times = new TimeCache();
   const iter = chunks[Symbol.asyncIterator]();

@@ -368,13 +368,22 @@ export class ReplayStore {
     for (const r of rows) yield { ...r, pair: -1, fresh: r.fresh === 1 };
   }
 
-  /** Every pair (`B/Q`) with a rate in some row of `rates`. */
+  /**
+   * Every pair (`B/Q`) with a rate in some row of `rates`, sorted: the pairs by a loose index scan
+   * ({@link ratePairs}), each looked up until its first row with a rate (its first row, but for
+   * one whose rate has lapsed), not every row read.
+   */
   pairsWithRate(): string[] {
-    const rows = this.db.prepare('SELECT DISTINCT base, quote FROM rates WHERE rate IS NOT NULL').all() as {
-      base: string;
-      quote: string;
-    }[];
-    return rows.map((r) => `${r.base}/${r.quote}`);
+    return this.ratePairs()
+      .filter((p) => this.hasRateStmt().get(p.base, p.quote) !== undefined)
+      .map((p) => `${p.base}/${p.quote}`);
+  }
+
+  private hasRate: Database.Statement | undefined;
+
+  private hasRateStmt(): Database.Statement {
+    this.hasRate ??= this.db.prepare('SELECT 1 FROM rates WHERE base = ? AND quote = ? AND rate IS NOT NULL LIMIT 1');
+    return this.hasRate;
   }
 
   /**
@@ -390,6 +399,21 @@ export class ReplayStore {
   /** Merges a partitioned replay's databases into this one's output tables, after its rows (partitionMerge.ts). */
   mergePartitions(parts: readonly PartitionOutput[]): MergedCounts {
     return mergePartitionOutputs(this.db, parts);
+  }
+
+  /**
+   * Runs `fn` with the rollback journal in memory rather than the WAL: each page it writes is
+   * written once, into the file, where the WAL writes it twice (and checkpoints it at the commit).
+   * Only for a database no other connection uses, and that is discarded when `fn` or the process
+   * fails (a crash can leave it corrupt): a partitioned replay's new target before it takes its name.
+   */
+  unjournaled<T>(fn: () => T): T {
+    this.db.pragma('journal_mode = MEMORY');
+    try {
+      return fn();
+    } finally {
+      this.db.pragma('journal_mode = WAL');
+    }
   }
 
   /** Runs `fn` in one transaction. */
@@ -449,19 +473,26 @@ export class ReplayStore {
     return this.lastRateStmt.get(base, quote, tick) as Omit<RateRow, 'tick' | 'base' | 'quote'> | undefined;
   }
 
-  /** Every pair with rows in `rates`, sorted, by a loose index scan of rates(base, quote, tick): one seek per pair. */
+  private pairStmts: { first: Database.Statement; sameBase: Database.Statement; nextBase: Database.Statement } | undefined;
+
+  /**
+   * Every pair with rows in `rates`, sorted, by a loose index scan of rates(base, quote, tick): from
+   * each pair, one seek to the next quote of its base, or else to the first pair of the next base.
+   */
   ratePairs(): { base: string; quote: string }[] {
-    return this.db
-      .prepare(
-        `WITH RECURSIVE p(base, quote) AS (
-           SELECT base, quote FROM (SELECT base, quote FROM rates ORDER BY base, quote LIMIT 1)
-           UNION ALL
-           SELECT (SELECT r.base FROM rates r WHERE (r.base, r.quote) > (p.base, p.quote) ORDER BY r.base, r.quote LIMIT 1),
-                  (SELECT r.quote FROM rates r WHERE (r.base, r.quote) > (p.base, p.quote) ORDER BY r.base, r.quote LIMIT 1)
-           FROM p WHERE p.base IS NOT NULL)
-         SELECT base, quote FROM p WHERE base IS NOT NULL`,
-      )
-      .all() as { base: string; quote: string }[];
+    this.pairStmts ??= {
+      first: this.db.prepare('SELECT base, quote FROM rates ORDER BY base, quote LIMIT 1'),
+      sameBase: this.db.prepare('SELECT base, quote FROM rates WHERE base = ? AND quote > ? ORDER BY base, quote LIMIT 1'),
+      nextBase: this.db.prepare('SELECT base, quote FROM rates WHERE base > ? ORDER BY base, quote LIMIT 1'),
+    };
+    const { first, sameBase, nextBase } = this.pairStmts;
+    type Pair = { base: string; quote: string };
+    const out: Pair[] = [];
+    for (let p = first.get() as Pair | undefined; p !== undefined; ) {
+      out.push(p);
+      p = (sameBase.get(p.base, p.quote) ?? nextBase.get(p.base)) as Pair | undefined;
+    }
+    return out;
   }
 
   private hasPeriodStmt: Database.Statement | undefined;

@@ -18,8 +18,13 @@ const GUNZIP_CHUNK = 1 << 18;
 
 /** An open text stream: iterate `chunks()` once; `close()` releases the file. */
 export interface TextStream {
-  /** UTF-8 decoded text, in chunks; a chunk never splits a multi-byte character. */
-  chunks(): AsyncGenerator<string>;
+  /**
+   * UTF-8 decoded text, in chunks; a chunk never splits a multi-byte character. With `skipLines`,
+   * the text after that many newlines: the bytes before are counted off, never decoded.
+   */
+  chunks(skipLines?: number): AsyncGenerator<string>;
+  /** The bytes (gunzipped), in chunks, undecoded: iterate either this or {@link chunks}, once. */
+  bytes(): AsyncGenerator<Buffer>;
   /** File bytes consumed so far (compressed bytes for gzip). */
   bytesRead(): number;
   /** Destroys the streams. */
@@ -49,27 +54,56 @@ export function openTextStream(path: string, gzip: boolean): TextStream {
     if (stream !== file) stream.destroy();
     file.destroy();
   };
+  // Where it broke: for gzip, the compressed bytes the decompressor had taken in and the text
+  // it had given out (the lines before that were read); else the bytes of the file read.
+  const broken = (e: unknown, text: number): Error => {
+    const where = gunzip
+      ? `gzip data broken near byte ${gunzip.bytesWritten} of the file, after ${text} bytes of text`
+      : `after ${file.bytesRead} bytes`;
+    return new Error(`xrate: cannot read "${path}" (${where}): ${(e as Error).message}`);
+  };
   return {
-    async *chunks() {
+    async *chunks(skipLines = 0) {
       const decoder = new StringDecoder('utf8');
       let text = 0;
+      let skip = skipLines;
       try {
         for await (const chunk of stream as AsyncIterable<Buffer>) {
           if (closed) return;
           text += chunk.length;
-          const s = decoder.write(chunk);
+          let from = 0;
+          // A newline byte is a newline of the text (never part of a multi-byte character), and the
+          // decoder holds nothing after one.
+          while (skip > 0) {
+            const nl = chunk.indexOf(10, from);
+            if (nl < 0) break;
+            skip--;
+            from = nl + 1;
+          }
+          if (skip > 0) continue;
+          const s = decoder.write(from === 0 ? chunk : chunk.subarray(from));
           if (s.length > 0) yield s;
         }
         const tail = decoder.end();
         if (tail.length > 0) yield tail;
       } catch (e) {
         if (closed) return; // closed by the caller: stop quietly
-        // Where it broke: for gzip, the compressed bytes the decompressor had taken in and the text
-        // it had given out (the lines before that were read); else the bytes of the file read.
-        const where = gunzip
-          ? `gzip data broken near byte ${gunzip.bytesWritten} of the file, after ${text} bytes of text`
-          : `after ${file.bytesRead} bytes`;
-        throw new Error(`xrate: cannot read "${path}" (${where}): ${(e as Error).message}`);
+        throw broken(e, text);
+      } finally {
+        close();
+      }
+    },
+    async *bytes() {
+      let text = 0;
+      try {
+        for await (const chunk of stream as AsyncIterable<Buffer>) {
+          if (closed) return;
+          text += chunk.length;
+          yield chunk;
+        }
+      } catch (e) {
+        if (closed) return;
+        throw broken(e, text);
       } finally {
         close();
       }

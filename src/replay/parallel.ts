@@ -433,18 +433,14 @@ function finish(
     rejectsByReason: {},
     quotesDiscarded: 0,
   } as OwnedTotals);
-  // A new database: the first partition's becomes it (its rows are already the first ones). An
-  // existing one keeps what is not output (its keys, its earlier runs): every partition is copied in.
+  // A new database: the first partition's becomes it (its rows are already the first ones), merged
+  // in place and given the target's name once complete, so the merge needs no journal: a failure
+  // leaves no database. An existing one keeps what is not output (its keys, its earlier runs):
+  // every partition is copied in.
   const fresh = !existsSync(opts.db);
-  if (fresh) renameSync(jobs[0].db, opts.db);
-  let target: ReplayStore;
-  try {
-    target = ReplayStore.open(opts.db);
-  } catch (e) {
-    if (fresh) removeDb(opts.db);
-    throw e;
-  }
-  let ok = false;
+  const into = fresh ? jobs[0].db : opts.db;
+  const target = ReplayStore.open(into);
+  let summary: ReplaySummary;
   try {
     const runId = target.beginRun(
       opts.inputs,
@@ -455,7 +451,8 @@ function finish(
     );
     if (fresh) target.adoptOutputs(runId);
     else target.transaction(() => target.clearOutputs(runId));
-    const merged = target.mergePartitions((fresh ? jobs.slice(1) : jobs).map((j) => ({ path: j.db, from: j.from })));
+    const merge = () => target.mergePartitions((fresh ? jobs.slice(1) : jobs).map((j) => ({ path: j.db, from: j.from })));
+    const merged = fresh ? target.unjournaled(merge) : merge();
     const firstTick = snapshots[0].engine.t0 ?? undefined;
     const lastTick = final.lastTick ?? undefined;
     const totals = {
@@ -471,7 +468,7 @@ function finish(
     target.transaction(() => target.saveSnapshot(runId, { ...last, engine: final, batch: 0 }, new Date(ended).toISOString()));
     target.finishRun(runId, completedRun(totals, { finishedAt: ended, durationMs: ended - started, stopped: false }));
     const durationMs = ended - started;
-    const summary: ReplaySummary = {
+    summary = {
       inputs: opts.inputs,
       ...totals,
       durationMs,
@@ -481,13 +478,15 @@ function finish(
       alreadyComplete: false,
       engine,
     };
-    ok = true;
-    return summary;
   } finally {
     target.close();
-    // A new database that could not be completed is not left half-made.
-    if (!ok && fresh) removeDb(opts.db);
   }
+  // Closed, its WAL is checkpointed and gone; were it not, the WAL goes with it.
+  if (fresh) {
+    for (const f of ['-wal', '-shm']) if (existsSync(into + f)) renameSync(into + f, opts.db + f);
+    renameSync(into, opts.db);
+  }
+  return summary;
 }
 
 /** Removes a SQLite database and its journal files. */

@@ -3,7 +3,7 @@
  * late lines, pre-scanned and replayed in partitions into databases of their own, merges to the
  * serial replay's rate changes and rejects, and the partitions' own lines add up to its counts.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,7 +24,7 @@ import {
 } from '../../src/replay/partition.js';
 import { planPartitions, prescan, SYMBOL_WARM_UP_US } from '../../src/replay/prescan.js';
 import { replay, type ReplaySummary } from '../../src/replay/replay.js';
-import { replayParallel } from '../../src/replay/parallel.js';
+import { replayParallel, runPartitionHere } from '../../src/replay/parallel.js';
 import { type RateRow, ReplayStore } from '../../src/io/store.js';
 import { COMPARED_TABLES } from '../../src/io/compareReplays.js';
 
@@ -320,8 +320,11 @@ describe('replayParallel', () => {
     } finally {
       store.close();
     }
-    // The partitions' own databases are gone.
+    // The partitions' own databases are gone; the target keeps the WAL (merged without it).
     expect(readdirSync(dir).filter((f) => f.startsWith('parallel.sqlite.part-'))).toEqual([]);
+    const file = new Database(db, { readonly: true });
+    expect(file.pragma('journal_mode', { simple: true })).toBe('wal');
+    file.close();
     // Into an existing database: its outputs are replaced, the rest (earlier runs, keys) kept.
     await replayParallel({ inputs: [LOG], db, config, ownMetrics: true, workers: 3 });
     expectSameOutputs(db, serialDb);
@@ -357,6 +360,25 @@ describe('replayParallel at cuts of its caller', () => {
     });
     expect([...new Set(at)].sort((a, b) => a - b)).toEqual(off);
     expectSameOutputs(db, serialDb);
+  }, 120_000);
+});
+
+describe('replayParallel into a new database', () => {
+  it('gives it its name only once it is complete: a merge that fails leaves no database', async () => {
+    const db = join(dir, 'failing.sqlite');
+    // A column of the later partitions' OHLC renamed: their merge fails.
+    const run = async (job: Parameters<typeof runPartitionHere>[0]) => {
+      const r = await runPartitionHere(job);
+      if (job.index > 0) {
+        const d = new Database(job.db);
+        d.exec('ALTER TABLE ohlc RENAME COLUMN high TO hi');
+        d.close();
+      }
+      return r;
+    };
+    await expect(replayParallel({ inputs: [LOG], db, config, track: ['BTC/USD'], workers: 3, run })).rejects.toThrow(/high/);
+    expect(existsSync(db)).toBe(false);
+    expect(readdirSync(dir).filter((f) => f.startsWith('failing.sqlite'))).toEqual([]);
   }, 120_000);
 });
 
