@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { renameSync, rmSync } from 'node:fs';
+import { existsSync, renameSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { type Job, Queue, QueueEvents, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -124,7 +124,7 @@ export async function queueRunner(opts: QueueRunnerOptions): Promise<QueueRunner
     pending.add(id);
     try {
       const added = await queue.add(
-        `partition ${job.index}`,
+        `partition ${job.index + 1}`,
         { job: encodeJob(job), version: VERSION },
         {
           jobId: id,
@@ -206,7 +206,8 @@ export async function startQueueWorker(opts: QueueWorkerOptions): Promise<QueueW
       const job = decodeJob(bj.data.job);
       const mine = `${job.db}.attempt-${hostname()}-${process.pid}-${bj.attemptsStarted}`;
       removeDb(mine);
-      log(`partition ${job.index} (job ${bj.id}, attempt ${bj.attemptsStarted}): started`);
+      const name = `partition ${job.index + 1}`;
+      log(`${name} (job ${bj.id}, attempt ${bj.attemptsStarted}): started`);
       let last = 0;
       try {
         const result = await opts.run({ ...job, db: mine }, (eventsRead) => {
@@ -215,13 +216,17 @@ export async function startQueueWorker(opts: QueueWorkerOptions): Promise<QueueW
           last = t;
           void bj.updateProgress({ eventsRead }).catch(() => {});
         });
-        for (const suffix of ['-wal', '-shm']) rmSync(job.db + suffix, { force: true });
+        // Closed, its WAL is checkpointed and gone; were it not, the WAL goes with it.
+        for (const suffix of ['-wal', '-shm']) {
+          rmSync(job.db + suffix, { force: true });
+          if (existsSync(mine + suffix)) renameSync(mine + suffix, job.db + suffix);
+        }
         renameSync(mine, job.db);
-        log(`partition ${job.index} (job ${bj.id}): done, ${result.owned.eventsRead} own events`);
+        log(`${name} (job ${bj.id}): done, ${result.owned.eventsRead} own events`);
         return result;
       } catch (e) {
         removeDb(mine);
-        log(`partition ${job.index} (job ${bj.id}): failed: ${(e as Error).message}`);
+        log(`${name} (job ${bj.id}): failed: ${(e as Error).message}`);
         throw e;
       }
     },

@@ -328,7 +328,7 @@ describe('a run that fails', () => {
     );
     expect(existsSync(db)).toBe(false);
     expect(readdirSync(dir).filter((f) => f.includes('.part-'))).toEqual([]);
-    expect((w.err().match(/partition 1 \(job [^)]*\): failed:/g) ?? []).length).toBe(2);
+    expect((w.err().match(/partition 2 \(job [^)]*\): failed:/g) ?? []).length).toBe(2);
     await stop(w);
   }, 120_000);
 });
