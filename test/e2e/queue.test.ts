@@ -40,34 +40,23 @@ async function stop(w: BinProcess): Promise<void> {
   await w.exited;
 }
 
-/** What the summaries of a serial and a partitioned replay must share. */
+/** The fields of a summary that a serial and a partitioned replay must share. */
+const SHARED = [
+  'eventsRead',
+  'eventsAccepted',
+  'eventsRejected',
+  'rejectsByReason',
+  'quotesDiscarded',
+  'ticks',
+  'firstTick',
+  'lastTick',
+  'pairsWithRate',
+  'rateChanges',
+  'buckets',
+] as const;
+
 function counts(s: Record<string, unknown>): Record<string, unknown> {
-  const {
-    eventsRead,
-    eventsAccepted,
-    eventsRejected,
-    rejectsByReason,
-    quotesDiscarded,
-    ticks,
-    firstTick,
-    lastTick,
-    pairsWithRate,
-    rateChanges,
-    buckets,
-  } = s;
-  return {
-    eventsRead,
-    eventsAccepted,
-    eventsRejected,
-    rejectsByReason,
-    quotesDiscarded,
-    ticks,
-    firstTick,
-    lastTick,
-    pairsWithRate,
-    rateChanges,
-    buckets,
-  };
+  return Object.fromEntries(SHARED.map((k) => [k, s[k]]));
 }
 
 beforeAll(async () => {
