@@ -24,7 +24,7 @@ import type { BenchResult } from './run.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(ROOT, 'bin', 'xrate.js');
-const ROUNDS = 2;
+const ROUNDS = 3;
 const LOG = { seed: 12, events: 20 * 86_400, rate: 1, span: '20 days' } as const;
 
 function runReplay(log: string, db: string, extra: string[]): number {

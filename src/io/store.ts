@@ -180,10 +180,13 @@ export class ReplayStore {
   ) {}
 
   /**
-   * Opens (and, unless `readonly`, creates) a replay database.
+   * Opens (and, unless `readonly`, creates) a replay database. `scratch`: a database that is
+   * thrown away when its writer fails (a partition of a partitioned replay): the rollback journal in
+   * memory and no syncs, so each page is written once, where the WAL writes it twice; a crash can
+   * leave it corrupt, and no other connection may read it while it is written.
    * @throws `xrate:` error when the file cannot be opened or is not a replay database.
    */
-  static open(path: string, opts: { readonly?: boolean } = {}): ReplayStore {
+  static open(path: string, opts: { readonly?: boolean; scratch?: boolean } = {}): ReplayStore {
     let db: Database.Database;
     try {
       db = new Database(path, { readonly: !!opts.readonly, fileMustExist: !!opts.readonly });
@@ -192,8 +195,13 @@ export class ReplayStore {
     }
     try {
       if (!opts.readonly) {
-        db.pragma('journal_mode = WAL');
-        db.pragma('synchronous = NORMAL');
+        if (opts.scratch) {
+          db.pragma('journal_mode = MEMORY');
+          db.pragma('synchronous = OFF');
+        } else {
+          db.pragma('journal_mode = WAL');
+          db.pragma('synchronous = NORMAL');
+        }
         db.exec(SCHEMA);
         db.exec(METRIC_SCHEMA);
         migrate(db);

@@ -206,7 +206,8 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
   const periods = opts.periods ?? DEFAULT_STORED_PERIODS;
   const trackSpecs = opts.track?.map(parsePairSpec);
 
-  const store = opts.db ? ReplayStore.open(opts.db) : undefined;
+  // A partition's database is thrown away if the partition fails: it needs no WAL (ReplayStore.open).
+  const store = opts.db ? ReplayStore.open(opts.db, { scratch: part !== undefined }) : undefined;
   const rateFile = opts.out ? new RateFileWriter(opts.out) : undefined;
   try {
     const cp = opts.resume ? store!.latestSnapshot() : undefined;

@@ -1,0 +1,45 @@
+/** The journal of a replay database: WAL for a replay's own, none on disk for a partition's scratch file. */
+import { existsSync, mkdtempSync, openSync, readSync, rmSync, closeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ReplayStore } from '../../../src/io/store.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'xrate-journal-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Bytes 18 and 19 of an SQLite file's header: 2 in WAL mode, 1 for a rollback journal. */
+function fileFormat(path: string): [number, number] {
+  const fd = openSync(path, 'r');
+  const b = Buffer.alloc(20);
+  readSync(fd, b, 0, 20, 0);
+  closeSync(fd);
+  return [b[18], b[19]];
+}
+
+describe('ReplayStore.open', () => {
+  it('keeps a replay database in WAL mode', () => {
+    const path = join(dir, 'replay.sqlite');
+    const s = ReplayStore.open(path);
+    expect(existsSync(`${path}-wal`)).toBe(true);
+    s.close();
+    expect(fileFormat(path)).toEqual([2, 2]);
+  });
+
+  it('writes a scratch database (a partition) with the journal in memory and no WAL, and reopens it in WAL mode', () => {
+    const path = join(dir, 'partition.sqlite');
+    const s = ReplayStore.open(path, { scratch: true });
+    s.transaction(() => s.clearOutputs());
+    expect(existsSync(`${path}-wal`)).toBe(false);
+    expect(existsSync(`${path}-journal`)).toBe(false);
+    s.close();
+    expect(fileFormat(path)).toEqual([1, 1]);
+    const again = ReplayStore.open(path);
+    again.close();
+    expect(fileFormat(path)).toEqual([2, 2]);
+    const d = new Database(path, { readonly: true });
+    expect(d.pragma('journal_mode', { simple: true })).toBe('wal');
+    d.close();
+  });
+});
