@@ -18,6 +18,7 @@ import { hostname } from 'node:os';
 import { type Job, Queue, QueueEvents, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { VERSION } from '../version.js';
+import { isRedisUrl } from './redisUrl.js';
 import { type PartitionJob, type PartitionResult, type PartitionRunner, removeDb } from './parallel.js';
 
 /** The queue's default name. */
@@ -39,11 +40,6 @@ export function decodeJob(text: string): PartitionJob {
       ? Number((v as { $number: string }).$number)
       : v,
   ) as PartitionJob;
-}
-
-/** Whether `url` is a Redis URL the queue can use. */
-export function isRedisUrl(url: string): boolean {
-  return /^rediss?:\/\/[^/\s]+/.test(url);
 }
 
 /**

@@ -8,7 +8,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { EXCHANGE_RATE_PERIODS } from '../../core/periods.js';
 import { type PartitionRunner, replayParallel, runPartitionInWorker } from '../../replay/parallel.js';
-import { isRedisUrl, queueRunner } from '../../replay/queue.js';
+import { isRedisUrl } from '../../replay/redisUrl.js';
 import { replay, type ReplayOptions, type ReplaySummary } from '../../replay/replay.js';
 import { COMMON, format, inputs, loadConfig, maxLineBytes, pairList, parse, seconds, time, UsageError, type Io } from '../args.js';
 import { help } from '../help.js';
@@ -155,6 +155,8 @@ async function replayOnQueue(
   io: Io,
   showProgress: boolean,
 ): Promise<ReplaySummary> {
+  // The queue's client libraries are loaded only by the runs that use them.
+  const { queueRunner } = await import('../../replay/queue.js');
   const q = await queueRunner({ url, name, attempts });
   // Interrupted: the jobs not yet taken leave the queue, so no worker replays a partition for nobody.
   const interrupt = (signal: NodeJS.Signals): void => {

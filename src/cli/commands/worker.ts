@@ -5,7 +5,7 @@
  * @module
  */
 import { runPartitionInWorker } from '../../replay/parallel.js';
-import { isRedisUrl, startQueueWorker } from '../../replay/queue.js';
+import { isRedisUrl } from '../../replay/redisUrl.js';
 import { parseFlags, UsageError, type Io } from '../args.js';
 import { help } from '../help.js';
 
@@ -32,6 +32,7 @@ export async function cmdWorker(args: string[], io: Io): Promise<number> {
   if (values.queue === undefined) throw new UsageError('worker needs --queue redis://HOST:PORT');
   if (!isRedisUrl(values.queue)) throw new UsageError(`--queue must be a redis:// URL, got "${values.queue}"`);
   const log = values.quiet ? undefined : (line: string) => io.err(`xrate worker: ${line}\n`);
+  const { startQueueWorker } = await import('../../replay/queue.js');
   const worker = await startQueueWorker({
     url: values.queue,
     name: values['queue-name'],
