@@ -29,3 +29,14 @@ export { ReorderWindow, type Positioned } from './reorder.js';
 export { ReplayStore, type ReplayCheckpoint, type RunRow, type RateRow } from '../io/store.js';
 export { openSource, detectFormat, type EventSource, type SourceRecord, type SourceFormat } from '../io/source.js';
 export { RateFileWriter } from '../io/rateFile.js';
+export {
+  replayParallel,
+  runPartitionHere,
+  runPartitionInWorker,
+  type ParallelOptions,
+  type ParallelProgress,
+  type PartitionJob,
+  type PartitionResult,
+  type PartitionRunner,
+} from './parallel.js';
+export { compareReplays, replaysEqual, COMPARED_TABLES, type TableComparison } from '../io/compareReplays.js';
