@@ -75,6 +75,21 @@ export function expectSameOutputs(db: string, want: string, tables?: readonly st
   return Object.fromEntries(compared.map((t) => [t.table, t.rows[0]]));
 }
 
+/** The fields of a replay summary that two replays of one log share, however they ran (serial, resumed, partitioned). */
+export const SUMMARY_COUNTS = [
+  'eventsRead',
+  'eventsAccepted',
+  'eventsRejected',
+  'rejectsByReason',
+  'quotesDiscarded',
+  'ticks',
+  'firstTick',
+  'lastTick',
+  'pairsWithRate',
+  'rateChanges',
+  'buckets',
+] as const;
+
 function newestMtime(dir: string): number {
   let t = 0;
   for (const e of readdirSync(dir, { withFileTypes: true })) {

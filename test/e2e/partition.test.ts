@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bin, cli, expectSameOutputs } from './helpers.js';
+import { bin, cli, expectSameOutputs, SUMMARY_COUNTS } from './helpers.js';
 import { writeLog } from '../../scripts/gen-log.js';
 import { resolveConfig } from '../../src/core/config.js';
 import { type PairRateChange, restoreEngine } from '../../src/core/engine.js';
@@ -296,19 +296,7 @@ describe('replayParallel', () => {
     // A third partition would read the whole log again (the last one warms up over 24 h): the plan keeps two.
     expect(done.length).toBeGreaterThanOrEqual(2);
     expectSameOutputs(db, serialDb);
-    for (const k of [
-      'eventsRead',
-      'eventsAccepted',
-      'eventsRejected',
-      'rejectsByReason',
-      'quotesDiscarded',
-      'ticks',
-      'firstTick',
-      'lastTick',
-      'pairsWithRate',
-      'rateChanges',
-    ] as const)
-      expect(s[k], k).toEqual(serial[k]);
+    for (const k of SUMMARY_COUNTS) expect(s[k], k).toEqual(serial[k]);
     const store = ReplayStore.open(db);
     try {
       const run = store.latestCompleteRun()!;

@@ -15,7 +15,7 @@ import { Redis } from 'ioredis';
 import { decodeJob, encodeJob } from '../../src/replay/queue.js';
 import { type PartitionJob, type PartitionRunner, replayParallel, runPartitionHere } from '../../src/replay/parallel.js';
 import { startRedis, type RedisServer } from '../helpers/redis.js';
-import { type BinProcess, bin, binStart, cli, ensureBuilt, expectSameOutputs } from './helpers.js';
+import { type BinProcess, bin, binStart, cli, ensureBuilt, expectSameOutputs, SUMMARY_COUNTS } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-e2e-queue-'));
 /** Short windows (a warm-up of about 2 hours), so a log of a day or two has several partitions. */
@@ -40,23 +40,9 @@ async function stop(w: BinProcess): Promise<void> {
   await w.exited;
 }
 
-/** The fields of a summary that a serial and a partitioned replay must share. */
-const SHARED = [
-  'eventsRead',
-  'eventsAccepted',
-  'eventsRejected',
-  'rejectsByReason',
-  'quotesDiscarded',
-  'ticks',
-  'firstTick',
-  'lastTick',
-  'pairsWithRate',
-  'rateChanges',
-  'buckets',
-] as const;
-
+/** What a serial and a partitioned replay's summaries share. */
 function counts(s: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(SHARED.map((k) => [k, s[k]]));
+  return Object.fromEntries(SUMMARY_COUNTS.map((k) => [k, s[k]]));
 }
 
 beforeAll(async () => {
