@@ -102,7 +102,9 @@ export async function queueRunner(opts: QueueRunnerOptions): Promise<QueueRunner
     throw e;
   });
   const queue = new Queue(name, { connection: conn });
-  const events = new QueueEvents(name, { connection: eventsConn });
+  // From the stream's start (BullMQ keeps its last 10,000 events): an event published before the
+  // first read would be lost reading from now on, and a job would wait for it forever.
+  const events = new QueueEvents(name, { connection: eventsConn, lastEventId: '0-0' });
   await events.waitUntilReady();
   const listeners = new Map<string, (eventsRead: number) => void>();
   events.on('progress', ({ jobId, data }) => {

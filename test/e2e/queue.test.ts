@@ -120,7 +120,7 @@ describe('xrate worker', () => {
     await w.waitErr(/waiting for partitions/);
     const conn = new Redis(redis.url, { maxRetriesPerRequest: null });
     const queue = new Queue('versions', { connection: conn });
-    const events = new QueueEvents('versions', { connection: new Redis(redis.url, { maxRetriesPerRequest: null }) });
+    const events = new QueueEvents('versions', { connection: new Redis(redis.url, { maxRetriesPerRequest: null }), lastEventId: '0-0' });
     try {
       await events.waitUntilReady();
       const job: PartitionJob = {
