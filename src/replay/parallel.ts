@@ -376,18 +376,27 @@ function progressReporter(opts: ParallelOptions, started: number, now: () => num
   };
 }
 
-/** The partitions to run again, each with the pairs a serial replay tracks at its cut that it did not ({@link missingTracks}). */
-function retrackJobs(jobs: readonly PartitionJob[], results: readonly PartitionResult[]): PartitionJob[] {
-  const withRate = jobs.map((j) => {
-    const store = ReplayStore.open(j.db);
+/**
+ * For each partition database (in partition order), the pairs a serial replay tracks at its cut
+ * that it did not track there (`trackedAtCut`): {@link missingTracks} over the pairs each database
+ * gives a rate.
+ */
+export function missingTracksOf(dbs: readonly string[], trackedAtCut: readonly (readonly string[])[]): string[][] {
+  const withRate = dbs.map((db) => {
+    const store = ReplayStore.open(db);
     try {
       return store.pairsWithRate();
     } finally {
       store.close();
     }
   });
-  const missing = missingTracks(
-    withRate,
+  return missingTracks(withRate, trackedAtCut);
+}
+
+/** The partitions to run again, each with the pairs a serial replay tracks at its cut that it did not ({@link missingTracksOf}). */
+function retrackJobs(jobs: readonly PartitionJob[], results: readonly PartitionResult[]): PartitionJob[] {
+  const missing = missingTracksOf(
+    jobs.map((j) => j.db),
     results.map((r) => r.trackedAtCut),
   );
   const again: PartitionJob[] = [];

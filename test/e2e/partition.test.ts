@@ -17,14 +17,13 @@ import {
   mergeBuckets,
   mergeFinalSnapshot,
   mergeRateChanges,
-  missingTracks,
   type PartitionBucket,
   trimFirstPerSeries,
   warmUpUs,
 } from '../../src/replay/partition.js';
 import { planPartitions, prescan, SYMBOL_WARM_UP_US } from '../../src/replay/prescan.js';
 import { replay, type ReplaySummary } from '../../src/replay/replay.js';
-import { replayParallel, runPartitionHere } from '../../src/replay/parallel.js';
+import { missingTracksOf, replayParallel, runPartitionHere } from '../../src/replay/parallel.js';
 import { type RateRow, ReplayStore } from '../../src/io/store.js';
 import { COMPARED_TABLES } from '../../src/io/compareReplays.js';
 
@@ -130,16 +129,8 @@ async function partitioned(inputs: string[], n: number, name: string, lastWarmUp
   for (let k = 0; k < plan.length; k++) parts.push(await run(k));
   // Phase 2: a pair a serial replay tracks from its first rate on, which had a rate before a
   // partition's window but none at its cut, is tracked by that partition only when told.
-  const withRate = parts.map((p) => {
-    const store = ReplayStore.open(p.db);
-    try {
-      return store.pairsWithRate();
-    } finally {
-      store.close();
-    }
-  });
-  const missing = missingTracks(
-    withRate,
+  const missing = missingTracksOf(
+    parts.map((p) => p.db),
     parts.map((p) => p.summary.trackedAtCut!),
   );
   let retracked = 0;
