@@ -29,7 +29,7 @@ import type { RejectReason } from '../core/types.js';
 import { clipText, DEFAULT_MAX_LINE_BYTES, KEEP_CHARS, LineBuffer, LineLimit, tooLongMessage, utf8Bytes } from './lineLimit.js';
 import { JsonRecord } from './record.js';
 import type { EventSource, ReaderOptions, SourceRecord } from './source.js';
-import { lineAdded, textEventSource } from './textStream.js';
+import { textEventSource, withLastLine } from './textStream.js';
 
 /** One parsed CSV row: `fields`, or `error`; `end` is the index just after the row's line ending. */
 interface RowResult {
@@ -339,16 +339,8 @@ export function openCsv(path: string, ro: ReaderOptions): EventSource {
         batch.push(new JsonRecord(row.line, record));
       }
     };
-    const chunks = ts.chunks();
-    for (;;) {
-      let next: IteratorResult<string>;
-      try {
-        next = await chunks.next();
-      } catch (e) {
-        throw lineAdded(e, lastLine);
-      }
-      if (next.done) break;
-      take(sp.push(next.value));
+    for await (const chunk of withLastLine(ts.chunks(), () => lastLine)) {
+      take(sp.push(chunk));
       if (batch.length >= batchSize) {
         const all = batch;
         let k = 0;

@@ -15,7 +15,7 @@
 import { fastParseLine, TimeCache } from './fastNdjson.js';
 import { LineBuffer, LineLimit } from './lineLimit.js';
 import type { EventSource, ReaderOptions, SourceRecord } from './source.js';
-import { lineAdded, textEventSource } from './textStream.js';
+import { textEventSource, withLastLine } from './textStream.js';
 
 /** Reads one line's text into a {@link SourceRecord}, or `undefined` for a blank line. */
 export function readJsonLine(raw: string, line: number): SourceRecord | undefined {
@@ -94,16 +94,8 @@ export async function* readNdjson(
   let line = skipped;
   let batch: SourceRecord[] = [];
   const times = new TimeCache();
-  const iter = chunks[Symbol.asyncIterator]();
-  for (;;) {
-    let next: IteratorResult<string>;
-    try {
-      next = await iter.next();
-    } catch (e) {
-      throw lineAdded(e, line);
-    }
-    if (next.done) break;
-    const text = lines.join(next.value);
+  for await (const chunk of withLastLine(chunks, () => line)) {
+    const text = lines.join(chunk);
     const long = lines.takeLong();
     if (long !== undefined) {
       line++;

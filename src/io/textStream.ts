@@ -31,10 +31,18 @@ export interface TextStream {
   close(): void;
 }
 
-/** A read error, with the last line read whole (the records before it were handed over). */
-export function lineAdded(e: unknown, line: number): Error {
-  const msg = e instanceof Error ? e.message : String(e);
-  return new Error(line > 0 ? `${msg}; the last line read whole was line ${line}` : `${msg}; no whole line was read`);
+/**
+ * `chunks`, with a read error that names the last line read whole (`lastLine()`, asked when the
+ * error comes: the records before it were handed over).
+ */
+export async function* withLastLine(chunks: AsyncIterable<string>, lastLine: () => number): AsyncGenerator<string> {
+  try {
+    yield* chunks;
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    const line = lastLine();
+    throw new Error(line > 0 ? `${msg}; the last line read whole was line ${line}` : `${msg}; no whole line was read`);
+  }
 }
 
 /** Opens `path` as a text stream (gunzipped when `gzip`). */
