@@ -56,6 +56,25 @@ export const COMMON = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
+/**
+ * For the commands that run until stopped (`serve`, `worker`): on SIGINT or SIGTERM, says
+ * `what` on stderr (unless `quiet`), awaits `close`, and exits 0 (1, with the error, if it fails).
+ */
+export function closeOnSignals(command: string, what: string, close: () => Promise<void>, io: Pick<Io, 'err'>, quiet = false): void {
+  const shutdown = (signal: string): void => {
+    if (!quiet) io.err(`xrate ${command}: ${signal}: ${what}\n`);
+    close().then(
+      () => process.exit(0),
+      (e: Error) => {
+        io.err(`xrate ${command}: ${e.message}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+}
+
 /** The `--help` option alone. */
 export const HELP_OPTION = { help: { type: 'boolean', short: 'h' } } as const;
 

@@ -6,7 +6,7 @@
  */
 import type { EngineConfig } from '../core/config.js';
 import { startService, type ServiceIo } from '../service/start.js';
-import { int } from './args.js';
+import { closeOnSignals, int } from './args.js';
 
 /** Makes a bad-usage error (exit code 2) of the caller's kind. */
 export type UsageErrorFactory = (message: string) => Error;
@@ -53,17 +53,6 @@ export async function serveCommand(
     },
     io,
   );
-  const shutdown = (signal: string): void => {
-    io.err(`xrate serve: ${signal}: closing\n`);
-    svc.close().then(
-      () => process.exit(0),
-      (e: Error) => {
-        io.err(`xrate serve: ${e.message}\n`);
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGINT', () => shutdown('SIGINT'));
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  closeOnSignals('serve', 'closing', () => svc.close(), io);
   return 0;
 }

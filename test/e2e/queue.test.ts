@@ -35,9 +35,9 @@ function worker(...extra: string[]): BinProcess {
   return w;
 }
 
-async function stop(w: BinProcess): Promise<void> {
+async function stop(w: BinProcess): Promise<number | NodeJS.Signals> {
   if (w.proc.exitCode === null && w.proc.signalCode === null) w.proc.kill('SIGTERM');
-  await w.exited;
+  return w.exited;
 }
 
 /** What a serial and a partitioned replay's summaries share. */
@@ -159,7 +159,9 @@ describe('xrate replay --queue with two xrate worker processes', () => {
     expect(took.reduce((a, b) => a + b)).toBeGreaterThanOrEqual(3);
     expect(took.every((n) => n > 0)).toBe(true);
     expect(readdirSync(dir).filter((f) => f.includes('.part-'))).toEqual([]);
-    await Promise.all(workers.map(stop));
+    // SIGTERM: each worker says so and exits 0.
+    expect(await Promise.all(workers.map(stop))).toEqual([0, 0]);
+    for (const w of workers) expect(w.err()).toMatch(/xrate worker: SIGTERM: finishing the partitions in hand, then stopping/);
   }, 120_000);
 
   it('loses nothing when a worker is killed mid-partition: another takes the partition, and the result is the same', async () => {

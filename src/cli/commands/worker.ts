@@ -6,7 +6,7 @@
  */
 import { runPartitionInWorker } from '../../replay/parallel.js';
 import { isRedisUrl } from '../../replay/redisUrl.js';
-import { parseFlags, UsageError, type Io } from '../args.js';
+import { closeOnSignals, parseFlags, UsageError, type Io } from '../args.js';
 import { help } from '../help.js';
 
 const OPTIONS = {
@@ -42,17 +42,6 @@ export async function cmdWorker(args: string[], io: Io): Promise<number> {
     log,
   });
   log?.(`waiting for partitions on ${values.queue}`);
-  const shutdown = (signal: string): void => {
-    log?.(`${signal}: finishing the partitions in hand, then stopping`);
-    worker.close().then(
-      () => process.exit(0),
-      (e: Error) => {
-        io.err(`xrate worker: ${e.message}\n`);
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGINT', () => shutdown('SIGINT'));
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  closeOnSignals('worker', 'finishing the partitions in hand, then stopping', () => worker.close(), io, !!values.quiet);
   return 0;
 }
