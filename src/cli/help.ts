@@ -57,7 +57,7 @@ Options:
                           every worker reads at the same path. Partitions: --workers N, else one per
                           worker connected
   --queue-name NAME       the queue (default xrate-partitions)
-  --attempts N            tries per partition before the run fails (default 3)
+  --attempts N            tries per partition before the run fails (1-100, default 3)
   --quiet                 no progress bar or summary
   --json                  print the summary as JSON
 `,
@@ -151,8 +151,9 @@ every machine (docs/parallel.md).
 Options:
   --queue redis://H:P     the Redis server of the queue
   --queue-name NAME       the queue (default xrate-partitions)
-  --concurrency N         partitions at once (default 1; each takes about one core)
-  --lock-ms N             how long a partition stays taken without a sign of life (default 30000)
+  --concurrency N         partitions at once (1-256, default 1; each takes about one core)
+  --lock-ms N             how long a partition stays taken without a sign of life (1000-3600000,
+                          default 30000)
   --quiet                 no log lines on stderr
 `,
   keys: `Usage: xrate keys <create|list|revoke|jwt-import> [--db FILE | --keys FILE] [options]

@@ -90,10 +90,10 @@ describe('bad queue flags', () => {
     const cases: [string[], number, RegExp][] = [
       [['worker'], 2, /^xrate: worker needs --queue redis:\/\/HOST:PORT\n$/],
       [['worker', '--queue', 'localhost:6379'], 2, /--queue must be a redis:\/\/ URL, got "localhost:6379"/],
-      [['worker', '--queue', redis.url, '--lock-ms', '10'], 2, /--lock-ms must be a whole number of at least 1000, got "10"/],
+      [['worker', '--queue', redis.url, '--lock-ms', '10'], 2, /--lock-ms must be an integer in 1000\.\.3600000, got "10"/],
       [['replay', LOG, '--queue', 'http://x'], 2, /--queue must be a redis:\/\/ URL, got "http:\/\/x"/],
       [['replay', LOG, '--attempts', '2'], 2, /--queue-name and --attempts go with --queue/],
-      [['replay', LOG, '--queue', redis.url, '--attempts', '0'], 2, /--attempts must be a positive whole number, got "0"/],
+      [['replay', LOG, '--queue', redis.url, '--attempts', '0'], 2, /--attempts must be an integer in 1\.\.100, got "0"/],
       [
         ['replay', LOG, '--queue', redis.url, '--from', '2024-03-01T00:00:00Z'],
         2,

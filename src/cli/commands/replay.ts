@@ -10,7 +10,7 @@ import { EXCHANGE_RATE_PERIODS } from '../../core/periods.js';
 import { type PartitionRunner, replayParallel, runPartitionInWorker } from '../../replay/parallel.js';
 import { isRedisUrl } from '../../replay/redisUrl.js';
 import { replay, type ReplayOptions, type ReplaySummary } from '../../replay/replay.js';
-import { COMMON, format, inputs, loadConfig, maxLineBytes, pairList, parse, seconds, time, UsageError, type Io } from '../args.js';
+import { COMMON, format, inputs, int, loadConfig, maxLineBytes, pairList, parse, seconds, time, UsageError, type Io } from '../args.js';
 import { help } from '../help.js';
 import { parallelProgressLine, progressLine, summaryTable } from '../progress.js';
 
@@ -101,7 +101,15 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
   if (queue !== undefined || (workers !== undefined && workers > 1)) refuseForPartitions(opts);
   const summary =
     queue !== undefined
-      ? await replayOnQueue(opts, workers, queue, values['queue-name'], positiveInt('attempts', values.attempts), io, showProgress)
+      ? await replayOnQueue(
+          opts,
+          workers,
+          queue,
+          values['queue-name'],
+          int('attempts', values.attempts, 1, 100, (m) => new UsageError(m)),
+          io,
+          showProgress,
+        )
       : workers !== undefined && workers > 1
         ? await replayInPartitions(opts, workers, runPartitionInWorker, io, showProgress)
         : await replay(opts);
@@ -186,14 +194,6 @@ async function replayOnQueue(
     process.removeListener('SIGTERM', interrupt);
     await q.close();
   }
-}
-
-/** A positive whole number flag, or undefined when absent. */
-function positiveInt(flag: string, v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${flag} must be a positive whole number, got "${v}"`);
-  return n;
 }
 
 function printSummary(s: ReplaySummary, io: Io, json: boolean, quiet: boolean, where: string): void {

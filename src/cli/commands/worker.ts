@@ -6,7 +6,9 @@
  */
 import { runPartitionInWorker } from '../../replay/parallel.js';
 import { isRedisUrl } from '../../replay/redisUrl.js';
-import { closeOnSignals, parseFlags, UsageError, type Io } from '../args.js';
+import { closeOnSignals, int, parseFlags, UsageError, type Io } from '../args.js';
+
+const usage = (m: string): Error => new UsageError(m);
 import { help } from '../help.js';
 
 const OPTIONS = {
@@ -17,13 +19,6 @@ const OPTIONS = {
   quiet: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
-
-function whole(flag: string, v: string | undefined, min: number): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${flag} must be a whole number of at least ${min}, got "${v}"`);
-  return n;
-}
 
 /** Runs `xrate worker` with `args` (after the command name); returns the exit code once it is listening. */
 export async function cmdWorker(args: string[], io: Io): Promise<number> {
@@ -36,8 +31,8 @@ export async function cmdWorker(args: string[], io: Io): Promise<number> {
   const worker = await startQueueWorker({
     url: values.queue,
     name: values['queue-name'],
-    concurrency: whole('concurrency', values.concurrency, 1),
-    lockMs: whole('lock-ms', values['lock-ms'], 1000),
+    concurrency: int('concurrency', values.concurrency, 1, 256, usage),
+    lockMs: int('lock-ms', values['lock-ms'], 1000, 3_600_000, usage),
     run: runPartitionInWorker,
     log,
   });
