@@ -16,16 +16,11 @@
  *
  * @module
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { StringDecoder } from 'node:string_decoder';
 import type { EngineConfig } from '../core/config.js';
 import { createEngine, type Engine } from '../core/engine.js';
 import { US_PER_SECOND } from '../core/time.js';
-import { DEFAULT_MAX_LINE_BYTES, LineBuffer, LineLimit } from '../io/lineLimit.js';
-import { TimeCache } from '../io/fastNdjson.js';
-import { lineRecord } from '../io/ndjson.js';
-import { detectFormat } from '../io/source.js';
 import { ReplayStore } from '../io/store.js';
+import { FileTail } from '../io/tail.js';
 import { Ingest } from '../replay/ingest.js';
 import { DEFAULT_STORED_PERIODS, replay } from '../replay/replay.js';
 import { LiveRateProvider } from './provider.js';
@@ -93,8 +88,6 @@ export interface Follower {
   stop(): Promise<void>;
 }
 
-const CHUNK = 1 << 20;
-
 /**
  * Starts following `log` (see the module description). The first poll (reading the whole log
  * so far) runs before this returns.
@@ -102,20 +95,11 @@ const CHUNK = 1 << 20;
  * @throws `xrate:` error when the log is not a plain NDJSON file or cannot be opened
  */
 export function startFollow(opts: FollowOptions): Follower {
-  const fmt = detectFormat(opts.log);
-  if (/\.gz$/i.test(opts.log) || (fmt !== undefined && fmt !== 'ndjson')) {
-    throw new Error(`xrate: --follow tails a plain NDJSON log (one event per line), not "${opts.log}"`);
-  }
   const now = opts.now ?? Date.now;
   const lagUs = (opts.lagMs ?? 1000) * 1000;
   const maxCatchUpUs = (opts.maxCatchUpMs ?? 3_600_000) * 1000;
   const warn = opts.warn ?? ((m: string) => void process.stderr.write(`xrate serve: ${m}\n`));
-  let fd: number;
-  try {
-    fd = openSync(opts.log, 'r');
-  } catch (e) {
-    throw new Error(`xrate: cannot open "${opts.log}": ${(e as Error).message}`);
-  }
+  const tail = FileTail.open(opts.log, { maxLineBytes: opts.maxLineBytes, warn });
 
   const store = ReplayStore.open(opts.db);
   let provider: LiveRateProvider | undefined;
@@ -136,54 +120,13 @@ export function startFollow(opts: FollowOptions): Follower {
     run: { config: JSON.stringify(engine.snapshot().config), options: '{}', first_tick: null, last_tick: null },
   });
 
-  const decoder = new StringDecoder('utf8');
-  const buf = Buffer.allocUnsafe(CHUNK);
-  const limit = new LineLimit(opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
-  // The unfinished last line; a line over the limit is dropped as it is read.
-  const pending = new LineBuffer(limit);
-  let offset = 0;
-  let line = 0;
   let warnedClock = false;
-  let warnedShrink = false;
-
-  const times = new TimeCache();
-  const applyLine = (text: string, start: number, nl: number): void => {
-    line++;
-    const end = nl > start && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
-    const rec = lineRecord(text, start, end, line, limit, times);
-    if (rec !== undefined) ingest.ingestRecord(rec, 0);
-  };
-
-  const readAppended = (): void => {
-    const size = fstatSync(fd).size;
-    if (size < offset) {
-      if (!warnedShrink) warn(`"${opts.log}" shrank (truncated or rotated?): waiting for it to grow past the ${offset} bytes already read`);
-      warnedShrink = true;
-      return;
-    }
-    while (offset < size) {
-      const n = readSync(fd, buf, 0, Math.min(CHUNK, size - offset), offset);
-      if (n <= 0) break;
-      offset += n;
-      const text = pending.join(decoder.write(buf.subarray(0, n)));
-      const long = pending.takeLong();
-      const lastNl = text.lastIndexOf('\n');
-      pending.keep(text, lastNl + 1);
-      if (lastNl < 0 && long === undefined) continue;
+  const readAppended = (): void =>
+    tail.read((records) =>
       ingest.inBatch(() => {
-        if (long !== undefined) {
-          line++;
-          ingest.ingestRecord(long.record(line, limit.max), 0);
-        }
-        let start = 0;
-        while (start <= lastNl) {
-          const nl = text.indexOf('\n', start);
-          applyLine(text, start, nl);
-          start = nl + 1;
-        }
-      });
-    }
-  };
+        for (const rec of records) ingest.ingestRecord(rec, 0);
+      }),
+    );
 
   const tickToClock = (): void => {
     const last = engine.lastTickTime ?? engine.firstTickTime;
@@ -223,18 +166,14 @@ export function startFollow(opts: FollowOptions): Follower {
     if (stopped) return;
     stopped = true;
     clearInterval(timer);
-    try {
-      closeSync(fd);
-    } catch {
-      // already closed
-    }
+    tail.close();
     if (!store.isOpen) return;
     ingest.inBatch(() => engine.flush());
     // `stopped`: the log may go on past what was read, so later times are not covered.
-    ingest.saveSnapshot({ input: 0, line, final: false, driver: { follow: true, offset, stopped: true } }, now());
+    ingest.saveSnapshot({ input: 0, line: tail.lines, final: false, driver: { follow: true, offset: tail.offset, stopped: true } }, now());
     const finishedAt = now();
     ingest.finishRun(ingest.totals(), { finishedAt, durationMs: now() - started, stopped: true });
   };
   provider.onClose(stop);
-  return { provider, engine, poll, lines: () => line, stop };
+  return { provider, engine, poll, lines: () => tail.lines, stop };
 }
