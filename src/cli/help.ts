@@ -25,6 +25,7 @@ Commands:
   serve              the rate service: /v1/exchangerate HTTP endpoints (docs/service.md)
   keys               API keys of the service: create, list, revoke, jwt-import
   worker             replay partitions of "replay --queue" runs, from a Redis queue
+  publish LOG...     put event logs on a NATS JetStream stream for "serve --nats" replicas
 
 Run "xrate <command> --help" for a command's options.
 Exit codes: 0 ok, 1 bad input that stopped the run, 2 bad usage.
@@ -139,6 +140,33 @@ Options:
   --follow                with --replay: keep reading LOG as it grows (wall-clock ticks)
   --heavy-concurrency N   history requests with a limit above 1000 a key may have in flight (default 2)
   --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N   as for replay
+  --log-level L           JSON logs on stderr: fatal, error, warn, info (default), debug, trace, silent
+
+A replica of a stream (docs/deploy.md): reads the stream of "xrate publish" in sequence order,
+ticks in event time, keeps its own replay database, and answers as "xrate replay" of the same
+events; restarted, it resumes from its last snapshot and stream position.
+  --nats nats://H:P       be a replica of the JetStream stream on this NATS server
+  --stream NAME           the stream (default XRATE)
+  --snapshot-every DUR    event time between snapshots (default 1h)
+  --ready-lag N           /readyz is ready while at most N messages behind (default 1000)
+
+Also, without a key: GET /healthz (alive), GET /readyz (ready to answer), GET /metrics (Prometheus).
+`,
+  publish: `Usage: xrate publish LOG... --nats nats://HOST:PORT [--stream NAME] [--rate N | --follow]
+
+Puts the records of LOGs (any format "xrate replay" reads) on a NATS JetStream stream, in order,
+creating the stream (subjects NAME.>) when missing: one message per record on NAME.ev.EXCHANGE,
+then an end-of-run message. Replicas ("xrate serve --nats") read it (docs/deploy.md).
+
+Options:
+  --nats nats://H:P       the NATS server (JetStream enabled)
+  --stream NAME           the stream (default XRATE)
+  --rate N                at most N events per second (default: as fast as the server takes them)
+  --follow                keep publishing the lines appended to LOG (one plain NDJSON log) until
+                          SIGINT/SIGTERM (no end-of-run message)
+  --format F              ndjson | csv | sqlite (default: from the file name)
+  --max-line-bytes N      a longer line is published as a line_too_long reject (default 1048576)
+  --quiet                 no progress lines on stderr
 `,
   worker: `Usage: xrate worker --queue redis://HOST:PORT [options]
 

@@ -16,6 +16,7 @@ import { cmdKeys } from './commands/keys.js';
 import { cmdMetrics } from './commands/metrics.js';
 import { cmdSymbols } from './commands/symbols.js';
 import { cmdPeriods } from './commands/periods.js';
+import { cmdPublish } from './commands/publish.js';
 import { cmdRate } from './commands/rate.js';
 import { cmdReplay } from './commands/replay.js';
 import { cmdServe } from './commands/serve.js';
@@ -67,6 +68,8 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
         return await cmdKeys(rest, io);
       case 'worker':
         return await cmdWorker(rest, io);
+      case 'publish':
+        return await cmdPublish(rest, io);
       case undefined:
       case 'help':
       case '--help':
@@ -77,7 +80,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
         return 0;
       default:
         throw new UsageError(
-          `unknown command "${cmd}" (expected replay, rate, history, explain, metrics, symbols, periods, demo, serve, keys or worker)`,
+          `unknown command "${cmd}" (expected replay, rate, history, explain, metrics, symbols, periods, demo, serve, keys, worker or publish)`,
         );
     }
   } catch (e) {

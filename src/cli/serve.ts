@@ -5,8 +5,9 @@
  * @module
  */
 import type { EngineConfig } from '../core/config.js';
+import { isNatsUrl, isStreamName } from '../distributed/feed.js';
 import { startService, type ServiceIo } from '../service/start.js';
-import { closeOnSignals, int } from './args.js';
+import { closeOnSignals, int, seconds } from './args.js';
 
 /** Makes a bad-usage error (exit code 2) of the caller's kind. */
 export type UsageErrorFactory = (message: string) => Error;
@@ -20,7 +21,14 @@ export interface ServeFlags {
   replay?: string;
   follow?: boolean;
   'heavy-concurrency'?: string;
+  nats?: string;
+  stream?: string;
+  'snapshot-every'?: string;
+  'ready-lag'?: string;
+  'log-level'?: string;
 }
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** `xrate serve` with parsed flags: starts the service and keeps it running until SIGINT/SIGTERM. */
 export async function serveCommand(
@@ -32,12 +40,23 @@ export async function serveCommand(
   const port = int('port', values.port, 0, 65535, usage);
   const heavyConcurrency = int('heavy-concurrency', values['heavy-concurrency'], 1, 10_000, usage);
   if (values.follow && !values.replay) throw usage('--follow needs --replay LOG (the NDJSON log to follow)');
+  if (values.nats !== undefined) {
+    if (values.replay) throw usage('give either --nats URL (a replica of a stream) or --replay LOG, not both');
+    if (!isNatsUrl(values.nats)) throw usage(`--nats must be a nats:// URL (nats://HOST:PORT), got "${values.nats}"`);
+    if (values.stream !== undefined && !isStreamName(values.stream))
+      throw usage(`--stream must be 1 to 64 letters, digits, "_" or "-", got "${values.stream}"`);
+  } else if (values.stream !== undefined || values['snapshot-every'] !== undefined || values['ready-lag'] !== undefined) {
+    throw usage('--stream, --snapshot-every and --ready-lag apply to a replica (--nats URL)');
+  }
+  const logLevel = values['log-level'] ?? 'info';
+  if (!LOG_LEVELS.includes(logLevel)) throw usage(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   if (
     !values.replay &&
+    !values.nats &&
     (extra.config !== undefined || extra.format !== undefined || extra.reorderWindowUs !== undefined || extra.maxLineBytes !== undefined)
   ) {
     throw usage(
-      '--config, --format, --reorder-window and --max-line-bytes apply to --replay LOG; a database answers with the config of its run',
+      '--config, --format, --reorder-window and --max-line-bytes apply to --replay LOG (--config also to --nats); a database answers with the config of its run',
     );
   }
   const svc = await startService(
@@ -49,6 +68,11 @@ export async function serveCommand(
       replay: values.replay,
       follow: !!values.follow,
       heavyConcurrency,
+      nats: values.nats,
+      stream: values.stream,
+      snapshotEveryUs: seconds('snapshot-every', values['snapshot-every']),
+      readyLag: int('ready-lag', values['ready-lag'], 0, 1_000_000_000, usage),
+      logLevel,
       ...extra,
     },
     io,

@@ -82,7 +82,7 @@ export interface HistoryQuery {
 
 /** What a provider serves, for the start-up banner and `/v1/...` consumers. */
 export interface ProviderInfo {
-  mode: 'database' | 'replay' | 'follow';
+  mode: 'database' | 'replay' | 'follow' | 'replica';
   /** Database path. */
   source: string;
   firstTick: number | undefined;
@@ -589,12 +589,14 @@ export class LiveRateProvider implements RateProvider {
   /**
    * @param engine - the live engine (its listener writes to `store`)
    * @param store - the database the engine writes to (read here on the same connection)
-   * @param mode - `replay` (static after the replay) or `follow`
+   * @param mode - `replay` (static after the replay), `follow` (a followed log) or `replica` (a
+   * stream, src/distributed/replica.ts): past its last tick, a replay's engine is advanced with no
+   * more events, while a feed that goes on answers as of its last tick
    */
   constructor(
     readonly engine: Engine,
     store: ReplayStore,
-    private readonly mode: 'replay' | 'follow',
+    private readonly mode: 'replay' | 'follow' | 'replica',
     opts: DatabaseProviderOptions = {},
   ) {
     this.store = store;

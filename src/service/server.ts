@@ -23,6 +23,7 @@ import type { MetricsSource } from '../core/metrics/source.js';
 import type { ApiKey, KeyStore } from './keys.js';
 import { Limiter } from './limits.js';
 import { registerMetricRoutes } from './metrics.js';
+import { registerOps, type OpsMetrics, type OpsOptions } from './ops.js';
 import type { RateProvider } from './provider.js';
 import { registerRoutes, type RouteConfig } from './routes.js';
 import { registerSymbolRoutes } from './symbols.js';
@@ -33,6 +34,10 @@ declare module 'fastify' {
     apiKey: ApiKey | null;
     /** Whether the request's cost has been charged. */
     charged: boolean;
+  }
+  interface FastifyInstance {
+    /** The operations metrics' hooks (ops.ts). */
+    ops: OpsMetrics;
   }
 }
 
@@ -50,6 +55,10 @@ export interface ServiceOptions {
   compressThreshold?: number;
   /** Heavy requests (history with a `limit` above 1000) a key may have in flight at once (default 2). */
   heavyConcurrency?: number;
+  /** Sources of `/readyz` and `/metrics` (ops.ts). */
+  ops?: OpsOptions;
+  /** Where internal errors are reported (default: a line on stderr). */
+  log?: { error(obj: object, msg: string): void };
 }
 
 /** What the onRequest hook needs to know about a route. */
@@ -171,6 +180,7 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
     done();
   });
 
+  app.decorate('ops', registerOps(app, opts.ops));
   registerRoutes(app, opts.provider, limiter);
   if (opts.metrics) registerMetricRoutes(app, opts.metrics, { limiter });
   registerSymbolRoutes(app, opts.provider, { limiter });
@@ -204,9 +214,9 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
     } else {
       status = 500;
       message = 'Internal error';
-      process.stderr.write(
-        `xrate serve: internal error on ${req.method} ${req.url.split('?')[0]}: ${(err as Error).stack ?? String(err)}\n`,
-      );
+      const where = `${req.method} ${req.url.split('?')[0]}`;
+      if (opts.log) opts.log.error({ route: req.routeOptions.url, err: (err as Error).stack ?? String(err) }, `internal error on ${where}`);
+      else process.stderr.write(`xrate serve: internal error on ${where}: ${(err as Error).stack ?? String(err)}\n`);
     }
     const key = req.apiKey;
     let cost = 0;

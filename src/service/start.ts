@@ -8,13 +8,16 @@
  */
 import { existsSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
+import { pino, type Logger } from 'pino';
 import type { EngineConfig } from '../core/config.js';
 import { formatTime } from '../core/time.js';
 import { ReplayStore } from '../io/store.js';
 import { KeyStore, DEFAULT_CONCURRENCY, DEFAULT_LIMIT } from './keys.js';
 import { startFollow, startReplay } from './live.js';
-import { DatabaseRateProvider, type RateProvider } from './provider.js';
+import { DatabaseRateProvider, type LiveRateProvider, type RateProvider } from './provider.js';
 import { createService } from './server.js';
+import type { Readiness } from './ops.js';
+import type { Replica } from '../distributed/replica.js';
 import { OWN_METRICS } from '../core/engine/ownMetrics.js';
 import type { MetricsSource } from '../core/metrics/source.js';
 
@@ -46,6 +49,18 @@ export interface ServeOptions {
   pollMs?: number;
   /** Heavy requests (history with a `limit` above 1000) a key may have in flight at once (default 2). */
   heavyConcurrency?: number;
+  /** Be a replica fed by this NATS server's JetStream stream (`stream`), writing `db` (src/distributed/replica.ts). */
+  nats?: string;
+  /** With `nats`: the stream (default `XRATE`). */
+  stream?: string;
+  /** With `nats`: event time between the replica's snapshots, µs (default 1 h). */
+  snapshotEveryUs?: number;
+  /** With `nats`: the stream lag (messages) under which `/readyz` answers ready (default 1000). */
+  readyLag?: number;
+  /** Structured logs (pino): this logger, or one writing JSON lines to stderr at `logLevel`. */
+  logger?: Logger;
+  /** Level of the default logger (default `silent`; `xrate serve` sets `info`). */
+  logLevel?: string;
 }
 
 /** A running service. */
@@ -56,14 +71,38 @@ export interface RunningService {
   keys: KeyStore;
   /** The development key created at this start, if any. */
   devKey: string | undefined;
+  /** The replica, when fed by a stream. */
+  replica: Replica | undefined;
+  logger: Logger;
+  /**
+   * Graceful stop: `/readyz` turns 503, the server stops accepting connections and finishes the
+   * requests in flight, then the feed stops (a replica saves a snapshot) and the stores close.
+   */
   close(): Promise<void>;
 }
 
 /** Sets up the provider, the keys (creating a development key when there is none) and listens. */
 export async function startService(opts: ServeOptions, io: ServiceIo): Promise<RunningService> {
   const db = opts.db ?? DEFAULT_DB;
+  const logger = opts.logger ?? pino({ level: opts.logLevel ?? 'silent', base: { service: 'xrate' } }, pino.destination(2));
   let provider: RateProvider;
-  if (opts.replay) {
+  let replica: Replica | undefined;
+  if (opts.nats) {
+    const { startReplica } = await import('../distributed/replica.js');
+    const { DEFAULT_STREAM } = await import('../distributed/feed.js');
+    const stream = opts.stream ?? DEFAULT_STREAM;
+    io.out(`replica of the stream ${stream} on ${opts.nats} (rates and OHLC written to ${db})\n`);
+    replica = await startReplica({
+      nats: opts.nats,
+      stream,
+      db,
+      config: opts.config,
+      snapshotEveryUs: opts.snapshotEveryUs,
+      readyLag: opts.readyLag,
+      log: logger,
+    });
+    provider = replica.provider;
+  } else if (opts.replay) {
     if (!existsSync(opts.replay)) throw new Error(`xrate: cannot open "${opts.replay}": no such file`);
     if (opts.follow) {
       io.out(`following ${opts.replay} (rates and OHLC written to ${db})\n`);
@@ -111,7 +150,35 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
     if (keys.activeCount() === 0) {
       devKey = keys.create({ name: 'dev' }).key;
     }
-    const app = await createService({ provider, keys, metrics, heavyConcurrency: opts.heavyConcurrency });
+    let closing = false;
+    const live = provider instanceof DatabaseRateProvider ? undefined : (provider as LiveRateProvider).engine;
+    const r = replica;
+    const readiness = (): Readiness => {
+      if (closing) return { ready: false, message: 'The service is shutting down' };
+      if (r) {
+        const s = r.status();
+        const detail = { stream: s.stream, applied_seq: s.appliedSeq, stream_seq: s.streamSeq, lag: s.lag };
+        if (!s.connected) return { ready: false, message: `Not ready: the stream ${s.stream} cannot be read (NATS unreachable?)`, detail };
+        if (!s.ready)
+          return {
+            ready: false,
+            message: `Not ready: ${s.lag} messages of the stream behind (ready at ${opts.readyLag ?? 1000} or fewer)`,
+            detail,
+          };
+        return { ready: true, detail };
+      }
+      if (provider.info().lastTick === undefined) return { ready: false, message: 'Not ready: no tick has been computed yet' };
+      return { ready: true };
+    };
+    const app = await createService({
+      provider,
+      keys,
+      metrics,
+      heavyConcurrency: opts.heavyConcurrency,
+      ops: { readiness, engine: live ? () => live : undefined, lag: r ? () => r.status().lag : undefined },
+      log: logger,
+    });
+    if (r) r.onTicks((s) => app.ops.observeTicks(s));
     const host = opts.host ?? '127.0.0.1';
     try {
       await app.listen({ host, port: opts.port ?? 3000 });
@@ -133,6 +200,7 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
         ? `ticks ${formatTime(info.firstTick)} .. ${formatTime(info.lastTick)}`
         : 'no tick yet';
     io.out(`xrate serve: listening on ${url} (${info.mode}: ${info.source}, ${info.pairs} pairs, ${span})\n`);
+    logger.info({ url, mode: info.mode, db: info.source, pairs: info.pairs }, 'listening');
     if (devKey) {
       io.out(
         `created a local development key "dev" (limit ${DEFAULT_LIMIT} requests per 24 h, concurrency ${DEFAULT_CONCURRENCY}) in ${keys.path}; ` +
@@ -151,13 +219,29 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
       provider,
       keys: k,
       devKey,
+      replica: r,
+      logger,
       async close() {
         if (closed) return;
         closed = true;
-        await app.close();
+        closing = true;
+        logger.info({}, 'shutting down: finishing the requests in flight');
+        // A connection becomes idle when its request in flight is answered: close those as they
+        // come (Node closes the idle ones only once, when closing starts; a keep-alive client
+        // would hold the stop for its whole timeout).
+        const idle = setInterval(() => app.server.closeIdleConnections(), 50);
+        try {
+          await app.close();
+        } finally {
+          clearInterval(idle);
+        }
+        // The read-only connection first: the last one to close checkpoints the database's WAL
+        // into its file (so that a stopped replica's file can be copied on its own).
+        m?.close();
         await provider.close();
         k.close();
-        m?.close();
+        logger.info({}, 'stopped');
+        logger.flush();
       },
     };
   } catch (e) {

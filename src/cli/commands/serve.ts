@@ -16,6 +16,11 @@ const OPTIONS = {
   replay: { type: 'string' },
   follow: { type: 'boolean' },
   'heavy-concurrency': { type: 'string' },
+  nats: { type: 'string' },
+  stream: { type: 'string' },
+  'snapshot-every': { type: 'string' },
+  'ready-lag': { type: 'string' },
+  'log-level': { type: 'string' },
 } as const;
 
 /** Runs `xrate serve` with `args` (after the command name); returns the exit code. */

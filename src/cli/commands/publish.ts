@@ -1,0 +1,66 @@
+/**
+ * `xrate publish LOG... --nats nats://HOST:PORT [--stream NAME]`: puts the logs' records on a
+ * JetStream stream for the replicas of `xrate serve --nats` (src/distributed/publish.ts,
+ * docs/deploy.md), at full speed, at `--rate N` events/s, or following a growing log.
+ *
+ * @module
+ */
+import { DEFAULT_STREAM, isNatsUrl, isStreamName } from '../../distributed/feed.js';
+import { format, HELP_OPTION, inputs, maxLineBytes, parse, UsageError, type Io } from '../args.js';
+import { help } from '../help.js';
+
+const OPTIONS = {
+  ...HELP_OPTION,
+  nats: { type: 'string' },
+  stream: { type: 'string' },
+  rate: { type: 'string' },
+  follow: { type: 'boolean' },
+  format: { type: 'string' },
+  'max-line-bytes': { type: 'string' },
+  quiet: { type: 'boolean' },
+} as const;
+
+/** Runs `xrate publish` with `args` (after the command name); returns the exit code. */
+export async function cmdPublish(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(args, OPTIONS);
+  if (values.help) return help('publish', io);
+  if (values.nats === undefined) throw new UsageError('publish needs --nats nats://HOST:PORT');
+  if (!isNatsUrl(values.nats)) throw new UsageError(`--nats must be a nats:// URL (nats://HOST:PORT), got "${values.nats}"`);
+  const stream = values.stream ?? DEFAULT_STREAM;
+  if (!isStreamName(stream)) throw new UsageError(`--stream must be 1 to 64 letters, digits, "_" or "-", got "${stream}"`);
+  let rate: number | undefined;
+  if (values.rate !== undefined) {
+    rate = Number(values.rate);
+    if (!(rate > 0) || !Number.isFinite(rate))
+      throw new UsageError(`--rate must be a positive number of events per second, got "${values.rate}"`);
+  }
+  if (values.follow && positionals.length !== 1) throw new UsageError('--follow publishes one plain NDJSON log as it grows');
+  if (values.follow && rate !== undefined) throw new UsageError('--follow publishes lines as they are appended: no --rate');
+  const logs = inputs(positionals, 'publish');
+  const { publish } = await import('../../distributed/publish.js');
+  const run = await publish({
+    inputs: logs,
+    nats: values.nats,
+    stream,
+    rate,
+    follow: values.follow,
+    format: format(values.format),
+    maxLineBytes: maxLineBytes(values['max-line-bytes']),
+    onProgress: values.quiet
+      ? undefined
+      : (p) => io.err(`xrate publish: ${p.published} records published (stream sequence ${p.lastSeq}), reading ${p.input}\n`),
+  });
+  const stop = (): void => run.stop();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    const p = await run.done;
+    io.out(
+      `published ${p.published} records to the stream ${stream} (last sequence ${p.lastSeq}) in ${(p.elapsedMs / 1000).toFixed(1)} s\n`,
+    );
+    return 0;
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+}

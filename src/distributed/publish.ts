@@ -1,0 +1,211 @@
+/**
+ * `xrate publish`: puts the records of event logs on a JetStream stream (feed.ts), creating the
+ * stream when it does not exist, at full speed or at a given rate, or following a growing log.
+ *
+ * Order: the records are published from one connection, in log order, with at most
+ * {@link PublishOptions.window} acknowledgements outstanding; NATS keeps one connection's messages
+ * in order, so the stream's sequence is the logs' order. A publish the server does not acknowledge
+ * stops the run with its log and line (the stream then ends with the records before it; publish
+ * the rest again from there with care, as a record published twice is applied twice).
+ *
+ * @module
+ */
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type PubAck } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { openSource, type SourceFormat, type SourceRecord } from '../io/source.js';
+import { FileTail } from '../io/tail.js';
+import { controlSubject, encodeRecord, endMessage, eventSubject, exchangeOf, streamSubjects, type FeedMessage } from './feed.js';
+
+/** Options of {@link publish}. */
+export interface PublishOptions {
+  /** Event logs, published in this order. */
+  inputs: string[];
+  /** NATS server URL(s), comma-separated. */
+  nats: string;
+  /** The stream (created with subjects `NAME.>` when missing). */
+  stream: string;
+  /** At most this many events per second (default: as fast as the server acknowledges). */
+  rate?: number;
+  /** Keep reading the (single, plain NDJSON) log as it grows, until {@link PublishRun.stop}. */
+  follow?: boolean;
+  /** Follow: how often to look for appended lines, ms (default 200). */
+  pollMs?: number;
+  format?: SourceFormat;
+  maxLineBytes?: number;
+  /** Acknowledgements outstanding at most (default 1024). */
+  window?: number;
+  /** Called every `progressEveryMs` (default 1000) and at the end. */
+  onProgress?: (p: PublishProgress) => void;
+  progressEveryMs?: number;
+  /** Wall clock, ms. */
+  now?: () => number;
+}
+
+/** Progress and result of a publish run. */
+export interface PublishProgress {
+  /** Records published (acknowledged or in flight). */
+  published: number;
+  /** The stream's sequence of the last acknowledged record. */
+  lastSeq: number;
+  /** The log being read. */
+  input: string;
+  elapsedMs: number;
+}
+
+/** A running publish. */
+export interface PublishRun {
+  /** Settles when every input is published (follow: once stopped), with the totals. */
+  done: Promise<PublishProgress>;
+  /** Stops reading (follow, or a run to be interrupted); what was read is still published. */
+  stop(): void;
+}
+
+/** Connects to NATS with an error that names the URL. */
+export async function connectNats(url: string, name: string): Promise<NatsConnection> {
+  try {
+    return await connect({ servers: url.split(',').map((u) => u.trim()), name, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
+  } catch (e) {
+    throw new Error(`xrate: cannot reach NATS at ${url}: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * Creates the stream `name` (file storage, subjects `NAME.>`, everything kept) unless it exists;
+ * an existing stream must hold those subjects.
+ */
+export async function ensureStream(jsm: JetStreamManager, name: string): Promise<void> {
+  const subjects = streamSubjects(name);
+  try {
+    const info = await jsm.streams.info(name);
+    const have = info.config.subjects ?? [];
+    if (!subjects.every((s) => have.includes(s)))
+      throw new Error(`xrate: the stream "${name}" exists with subjects ${JSON.stringify(have)}, not ${JSON.stringify(subjects)}`);
+    return;
+  } catch (e) {
+    if ((e as Error).message.startsWith('xrate:')) throw e;
+    if (!/not found/i.test((e as Error).message)) throw new Error(`xrate: cannot read the stream "${name}": ${(e as Error).message}`);
+  }
+  try {
+    await jsm.streams.add({ name, subjects });
+  } catch (e) {
+    throw new Error(`xrate: cannot create the stream "${name}": ${(e as Error).message}`);
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Publishes `opts.inputs` (see the module description).
+ *
+ * @throws `xrate:` errors when NATS cannot be reached, the stream cannot be made, or a log cannot be opened
+ * @example
+ * ```ts
+ * const run = await publish({ inputs: ['day.ndjson.gz'], nats: 'nats://127.0.0.1:4222', stream: 'XRATE' });
+ * const { published, lastSeq } = await run.done;
+ * ```
+ */
+export async function publish(opts: PublishOptions): Promise<PublishRun> {
+  if (opts.follow && (opts.inputs.length !== 1 || opts.rate !== undefined))
+    throw new Error('xrate: --follow publishes one plain NDJSON log as it grows (without --rate)');
+  const now = opts.now ?? Date.now;
+  // Open the first log before connecting: a missing file is reported as such.
+  const tail = opts.follow ? FileTail.open(opts.inputs[0], { maxLineBytes: opts.maxLineBytes }) : undefined;
+  const nc = await connectNats(opts.nats, 'xrate publish');
+  let js: JetStreamClient;
+  try {
+    await ensureStream(await jetstreamManager(nc), opts.stream);
+    js = jetstream(nc);
+  } catch (e) {
+    tail?.close();
+    await nc.close();
+    throw e;
+  }
+  const window = Math.max(1, opts.window ?? 1024);
+  const started = now();
+  let stopped = false;
+  let published = 0;
+  let lastSeq = 0;
+  let input = opts.inputs[0] ?? '';
+  let failure: Error | undefined;
+  const inflight: Promise<unknown>[] = [];
+  let lastProgress = started;
+  const progress = (): PublishProgress => ({ published, lastSeq, input, elapsedMs: now() - started });
+
+  const send = async (subject: string, m: FeedMessage, where: string): Promise<void> => {
+    if (failure) throw failure;
+    const p = js.publish(subject, m.data, { headers: m.headers }).then(
+      (ack: PubAck) => {
+        if (ack.seq > lastSeq) lastSeq = ack.seq;
+      },
+      (e: Error) => {
+        failure ??= new Error(`xrate: the server did not take ${where}: ${e.message}`);
+      },
+    );
+    inflight.push(p);
+    if (inflight.length >= window) await Promise.all(inflight.splice(0, inflight.length >> 1));
+    if (opts.onProgress && now() - lastProgress >= (opts.progressEveryMs ?? 1000)) {
+      lastProgress = now();
+      opts.onProgress(progress());
+    }
+  };
+
+  // --rate: the n-th record leaves no earlier than n / rate seconds after the start.
+  const pace = async (): Promise<void> => {
+    if (opts.rate === undefined) return;
+    const due = started + (published * 1000) / opts.rate;
+    const wait = due - now();
+    if (wait > 1) await sleep(wait);
+  };
+
+  const sendRecords = async (records: readonly SourceRecord[], name: string): Promise<void> => {
+    for (const rec of records) {
+      await pace();
+      await send(eventSubject(opts.stream, exchangeOf(rec)), encodeRecord(rec, name), `line ${rec.line} of ${name}`);
+      published++;
+    }
+  };
+
+  const run = async (): Promise<PublishProgress> => {
+    try {
+      if (tail) {
+        const name = tail.path;
+        while (!stopped) {
+          const batches: SourceRecord[][] = [];
+          tail.read((records) => batches.push(records));
+          for (const b of batches) await sendRecords(b, name);
+          if (batches.length === 0) await sleep(opts.pollMs ?? 200);
+        }
+      } else {
+        for (const path of opts.inputs) {
+          if (stopped) break;
+          input = path;
+          const src = openSource(path, { format: opts.format, maxLineBytes: opts.maxLineBytes });
+          try {
+            for await (const records of src.batches()) {
+              await sendRecords(records, path);
+              if (stopped) break;
+            }
+          } finally {
+            src.close();
+          }
+        }
+        if (!stopped) await send(controlSubject(opts.stream), endMessage(), 'the end-of-run message');
+      }
+      await Promise.all(inflight);
+      if (failure) throw failure;
+      const p = progress();
+      opts.onProgress?.(p);
+      return p;
+    } finally {
+      tail?.close();
+      await Promise.allSettled(inflight);
+      await nc.drain().catch(() => nc.close());
+    }
+  };
+  return {
+    done: run(),
+    stop: () => {
+      stopped = true;
+    },
+  };
+}
