@@ -148,6 +148,8 @@ events; restarted, it resumes from its last snapshot and stream position.
   --nats nats://H:P       be a replica of the JetStream stream on this NATS server
   --stream NAME           the stream (default XRATE)
   --snapshot-every DUR    event time between snapshots (default 1h)
+  --snapshot-from FILE    a new replica (--db FILE, not existing yet) starts from the newest
+                          snapshot in FILE, another replica's database, copied while it runs
   --ready-lag N           /readyz is ready while at most N messages behind (default 1000)
 
 Also, without a key: GET /healthz (alive), GET /readyz (ready to answer), GET /metrics (Prometheus).

@@ -24,6 +24,7 @@ export interface ServeFlags {
   nats?: string;
   stream?: string;
   'snapshot-every'?: string;
+  'snapshot-from'?: string;
   'ready-lag'?: string;
   'log-level'?: string;
 }
@@ -45,8 +46,15 @@ export async function serveCommand(
     if (!isNatsUrl(values.nats)) throw usage(`--nats must be a nats:// URL (nats://HOST:PORT), got "${values.nats}"`);
     if (values.stream !== undefined && !isStreamName(values.stream))
       throw usage(`--stream must be 1 to 64 letters, digits, "_" or "-", got "${values.stream}"`);
-  } else if (values.stream !== undefined || values['snapshot-every'] !== undefined || values['ready-lag'] !== undefined) {
-    throw usage('--stream, --snapshot-every and --ready-lag apply to a replica (--nats URL)');
+    if (values['snapshot-from'] !== undefined && values.db === undefined)
+      throw usage("--snapshot-from FILE copies another replica's database into the new one: give it with --db FILE");
+  } else if (
+    values.stream !== undefined ||
+    values['snapshot-every'] !== undefined ||
+    values['snapshot-from'] !== undefined ||
+    values['ready-lag'] !== undefined
+  ) {
+    throw usage('--stream, --snapshot-every, --snapshot-from and --ready-lag apply to a replica (--nats URL)');
   }
   const logLevel = values['log-level'] ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw usage(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
@@ -71,6 +79,7 @@ export async function serveCommand(
       nats: values.nats,
       stream: values.stream,
       snapshotEveryUs: seconds('snapshot-every', values['snapshot-every']),
+      snapshotFrom: values['snapshot-from'],
       readyLag: int('ready-lag', values['ready-lag'], 0, 1_000_000_000, usage),
       logLevel,
       ...extra,

@@ -14,12 +14,14 @@
  *   database, after a stop or a `kill -9`, drops what was written after its newest snapshot, then
  *   reads the stream again from the sequence after it: the outputs are those of a replica that
  *   never stopped. With no snapshot, or a new database, it starts at the stream's first message.
- *   A new replica can also start from a copy of another replica's database.
+ *   A new replica can also start from another replica's newest snapshot (`snapshotFrom`: its
+ *   database copied with SQLite's online backup, while it runs), and read the stream from there.
  * - **Lag**: the stream's last sequence (asked of the server every second, and learnt from each
  *   delivery) minus the last sequence applied.
  *
  * @module
  */
+import { rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -62,6 +64,11 @@ export interface ReplicaOptions {
   config?: Partial<EngineConfig>;
   /** Event time between snapshots, µs (default 1 h). */
   snapshotEveryUs?: number;
+  /**
+   * Start from the newest snapshot of this replica database (another replica's, copied with
+   * SQLite's online backup while it runs) instead of the stream's start; `db` must not exist.
+   */
+  snapshotFrom?: string;
   /** Messages applied in one transaction at most (default 4096). */
   batchSize?: number;
   /** Compute and store xrate's own metrics. */
@@ -143,11 +150,14 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
   const readyLag = opts.readyLag ?? DEFAULT_READY_LAG;
   const infoEveryMs = opts.infoEveryMs ?? 1000;
 
+  if (opts.snapshotFrom !== undefined) await ReplayStore.copy(opts.snapshotFrom, opts.db);
   const store = ReplayStore.open(opts.db);
   let nc: NatsConnection | undefined;
   try {
     const cp = store.latestSnapshot();
     const resume = cp !== undefined && isReplicaDriver(cp.driver) ? cp : undefined;
+    if (opts.snapshotFrom !== undefined && !resume)
+      throw new Error(`xrate: "${opts.snapshotFrom}" holds no snapshot of a replica: start from the stream's beginning instead`);
     if (resume && (resume.driver as ReplicaDriver).replica.stream !== opts.stream) {
       throw new Error(
         `xrate: "${opts.db}" holds a replica of the stream "${(resume.driver as ReplicaDriver).replica.stream}", not "${opts.stream}": give each stream its own --db`,
@@ -339,6 +349,8 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
   } catch (e) {
     await nc?.close().catch(() => undefined);
     store.close();
+    // A copy this start made is of no use to the next.
+    if (opts.snapshotFrom !== undefined) for (const f of [opts.db, `${opts.db}-wal`, `${opts.db}-shm`]) rmSync(f, { force: true });
     throw e;
   }
 }

@@ -14,7 +14,9 @@
  */
 import Database from 'better-sqlite3';
 import { type MergedCounts, mergePartitionOutputs, type PartitionOutput } from './partitionMerge.js';
+import { existsSync, mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { dirname, resolve } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { EngineSnapshot, PairRateChange } from '../core/engine.js';
 import type { OhlcBucket } from '../core/ohlc.js';
@@ -234,6 +236,26 @@ export class ReplayStore {
       }
     } catch {
       return false;
+    }
+  }
+
+  /**
+   * Copies the replay database `from` into the new file `to` with SQLite's online backup: a
+   * consistent copy even while another process writes `from` (a running replica).
+   *
+   * @throws `xrate:` error when `from` is not a replay database or `to` exists
+   */
+  static async copy(from: string, to: string): Promise<void> {
+    if (!ReplayStore.isReplayDatabase(from)) throw new Error(`xrate: "${from}" is not a database written by xrate`);
+    if (existsSync(to)) throw new Error(`xrate: "${to}" exists already: a copy goes to a new file`);
+    const db = new Database(from, { readonly: true, fileMustExist: true });
+    try {
+      mkdirSync(dirname(resolve(to)), { recursive: true });
+      await db.backup(to);
+    } catch (e) {
+      throw new Error(`xrate: cannot copy "${from}" to "${to}": ${(e as Error).message}`);
+    } finally {
+      db.close();
     }
   }
 

@@ -55,6 +55,8 @@ export interface ServeOptions {
   stream?: string;
   /** With `nats`: event time between the replica's snapshots, µs (default 1 h). */
   snapshotEveryUs?: number;
+  /** With `nats`: start from the newest snapshot of this other replica's database (copied into `db`, which must not exist). */
+  snapshotFrom?: string;
   /** With `nats`: the stream lag (messages) under which `/readyz` answers ready (default 1000). */
   readyLag?: number;
   /** Structured logs (pino): this logger, or one writing JSON lines to stderr at `logLevel`. */
@@ -98,6 +100,7 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
       db,
       config: opts.config,
       snapshotEveryUs: opts.snapshotEveryUs,
+      snapshotFrom: opts.snapshotFrom,
       readyLag: opts.readyLag,
       log: logger,
     });

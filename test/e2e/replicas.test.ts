@@ -193,6 +193,13 @@ describe('replicas of one stream', () => {
     expect(d.p.err()).toContain(`resuming the replica from its snapshot at stream sequence ${lastSeq}`);
     await caughtUp(d, lastSeq);
     expect(await answers(d.url, d.key)).toEqual(want);
+
+    // From a running replica's database, copied while it runs.
+    const e = await replica(join(dir, 'e-from-a.sqlite'), ['--snapshot-from', join(dir, 'a.sqlite')]);
+    expect(e.p.err()).toMatch(/resuming the replica from its snapshot at stream sequence [1-9]\d*/);
+    await caughtUp(e, lastSeq);
+    expect(await answers(e.url, e.key)).toEqual(want);
+    expectSameOutputs(join(dir, 'e-from-a.sqlite'), SERIAL, TABLES);
   }, 120_000);
 });
 
@@ -221,6 +228,31 @@ describe('a replica killed with SIGKILL', () => {
     c.p.proc.kill('SIGTERM');
     expect(await c.p.exited).toBe(0);
   }, 150_000);
+});
+
+describe('bad usage and unreachable servers', () => {
+  it('say what is wrong, with exit code 2 for usage and 1 for a server that cannot be reached', async () => {
+    expect(await cli('serve', '--nats', 'redis://127.0.0.1:6379')).toMatchObject({
+      code: 2,
+      err: 'xrate: --nats must be a nats:// URL (nats://HOST:PORT), got "redis://127.0.0.1:6379"\n',
+    });
+    expect((await cli('serve', '--nats', nats.url, '--stream', 'a.b')).err).toMatch(/--stream must be 1 to 64 letters/);
+    expect((await cli('serve', '--stream', 'X')).err).toMatch(/apply to a replica \(--nats URL\)/);
+    expect((await cli('serve', '--nats', nats.url, '--replay', LOG)).code).toBe(2);
+    expect((await cli('serve', '--nats', nats.url, '--snapshot-from', SERIAL)).err).toMatch(/give it with --db FILE/);
+    expect(await cli('publish', LOG)).toMatchObject({ code: 2, err: 'xrate: publish needs --nats nats://HOST:PORT\n' });
+    expect((await cli('publish', LOG, '--nats', nats.url, '--rate', '0')).err).toMatch(/--rate must be a positive number/);
+    expect((await cli('publish', LOG, LOG, '--nats', nats.url, '--follow')).err).toMatch(/--follow publishes one plain NDJSON log/);
+    expect((await cli('publish', join(dir, 'missing.ndjson'), '--nats', nats.url)).code).toBe(1);
+    const down = await cli('publish', LOG, '--nats', 'nats://127.0.0.1:1', '--quiet');
+    expect(down.code).toBe(1);
+    expect(down.err).toMatch(/^xrate: cannot reach NATS at nats:\/\/127\.0\.0\.1:1: /);
+    // A database that is not a replica's snapshot cannot seed one.
+    const seeded = await cli('serve', '--nats', nats.url, '--stream', STREAM, '--db', join(dir, 'g.sqlite'), '--snapshot-from', SERIAL);
+    expect(seeded.code).toBe(1);
+    expect(seeded.err).toMatch(/holds no snapshot of a replica/);
+    expect(existsSync(join(dir, 'g.sqlite'))).toBe(false);
+  }, 60_000);
 });
 
 describe('readiness', () => {

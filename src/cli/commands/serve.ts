@@ -19,6 +19,7 @@ const OPTIONS = {
   nats: { type: 'string' },
   stream: { type: 'string' },
   'snapshot-every': { type: 'string' },
+  'snapshot-from': { type: 'string' },
   'ready-lag': { type: 'string' },
   'log-level': { type: 'string' },
 } as const;
