@@ -163,6 +163,13 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
         `xrate: "${opts.db}" holds a replica of the stream "${(resume.driver as ReplicaDriver).replica.stream}", not "${opts.stream}": give each stream its own --db`,
       );
     }
+    if (resume && opts.config !== undefined) {
+      const given = JSON.stringify(createEngine(opts.config).snapshot().config);
+      if (given !== JSON.stringify(resume.engine.config))
+        throw new Error(
+          `xrate: "${opts.db}" was computed with another engine configuration than --config gives (${JSON.stringify(resume.engine.config)}): a replica keeps its configuration; start one with a new --db for another`,
+        );
+    }
     const st: ReplicaDriver = resume
       ? (resume.driver as ReplicaDriver)
       : {

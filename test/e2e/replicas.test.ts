@@ -252,6 +252,21 @@ describe('bad usage and unreachable servers', () => {
     expect(seeded.code).toBe(1);
     expect(seeded.err).toMatch(/holds no snapshot of a replica/);
     expect(existsSync(join(dir, 'g.sqlite'))).toBe(false);
+    // A replica keeps the configuration its database was computed with.
+    writeFileSync(join(dir, 'other.json'), JSON.stringify({ maxRateAgeSeconds: 600 }));
+    const other = await cli(
+      'serve',
+      '--nats',
+      nats.url,
+      '--stream',
+      STREAM,
+      '--db',
+      join(dir, 'a.sqlite'),
+      '--config',
+      join(dir, 'other.json'),
+    );
+    expect(other.code).toBe(1);
+    expect(other.err).toMatch(/was computed with another engine configuration than --config gives/);
   }, 60_000);
 });
 
