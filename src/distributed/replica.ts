@@ -302,13 +302,18 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
       log?.error({ err: e.message }, `the replica stopped reading the stream: ${e.message}`);
     });
 
+    // Losing and regaining the stream are logged once each.
+    let lost = false;
     const askStream = async (): Promise<void> => {
       try {
         const info = await jsm.streams.info(opts.stream);
         if (info.state.last_seq > streamSeq) streamSeq = info.state.last_seq;
         infoAt = now();
+        if (lost) log?.info({ stream: opts.stream, seq: rs.seq }, 'the stream can be read again');
+        lost = false;
       } catch (e) {
-        log?.warn({ err: (e as Error).message }, `cannot read the stream's state: ${(e as Error).message}`);
+        if (!lost) log?.warn({ err: (e as Error).message }, `cannot read the stream's state: ${(e as Error).message}`);
+        lost = true;
       }
     };
     await askStream();
