@@ -27,6 +27,7 @@ import { replay } from '../src/replay/replay.js';
 import { writeLog } from '../scripts/gen-log.js';
 import { buildC, runRefresh, writeUniverseBin, type RefreshFigures } from './c-limits.js';
 import { metricsHistoryBench } from './metrics.js';
+import { feedBench } from './feed.js';
 import { parallelBench } from './parallel.js';
 import { replayDbBench } from './replay-db.js';
 import { Universe, type SizeName } from './universe.js';
@@ -307,6 +308,7 @@ async function main(): Promise<void> {
     ['memory/L', memoryBench],
     ['http/rate', httpBench],
     ['http/history-contention', () => historyContentionBench(dir)],
+    ['feed/publish feed/replica', () => feedBench(dir)],
   ];
   const results: BenchResult[] = [];
   for (const [name, run] of suites) {

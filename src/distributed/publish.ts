@@ -2,11 +2,18 @@
  * `xrate publish`: puts the records of event logs on a JetStream stream (feed.ts), creating the
  * stream when it does not exist, at full speed or at a given rate, or following a growing log.
  *
- * Order: the records are published from one connection, in log order, with at most
- * {@link PublishOptions.window} acknowledgements outstanding; NATS keeps one connection's messages
- * in order, so the stream's sequence is the logs' order. A publish the server does not acknowledge
- * stops the run with its log and line (the stream then ends with the records before it; publish
- * the rest again from there with care, as a record published twice is applied twice).
+ * Order and delivery: the records are published from one connection, in log order; NATS keeps
+ * one connection's messages in order, so the stream's sequence is the logs' order. Most records go
+ * out without waiting for an acknowledgement (the client library makes one object with a stack trace
+ * per acknowledged publish, which cost most of the time); every {@link CHECK_EVERY}-th record, the
+ * last record of each batch read and the end-of-run message are checkpoints: published with
+ * JetStream's acknowledgement and the header that makes the server refuse them unless the stream's
+ * last sequence is the one expected (`Nats-Expected-Last-Sequence`). So a checkpoint acknowledged
+ * proves that every record before it was stored, in order, with no other message in between; one
+ * refused stops the run, naming the log and line of the checkpoint (the records since the previous
+ * checkpoint may be missing: publish again from there with care, as a record published twice is
+ * applied twice). At most {@link PublishOptions.window} checkpoints are outstanding. One publisher
+ * writes a stream at a time: a second one is caught by the first checkpoint of either.
  *
  * @module
  */
@@ -32,7 +39,7 @@ export interface PublishOptions {
   pollMs?: number;
   format?: SourceFormat;
   maxLineBytes?: number;
-  /** Acknowledgements outstanding at most (default 1024). */
+  /** Checkpoints (acknowledged publishes) outstanding at most (default 8). */
   window?: number;
   /** Called every `progressEveryMs` (default 1000) and at the end. */
   onProgress?: (p: PublishProgress) => void;
@@ -94,6 +101,9 @@ export async function ensureStream(jsm: JetStreamManager, name: string): Promise
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** A record out of this many is a checkpoint (see the module description). */
+export const CHECK_EVERY = 1000;
+
 /**
  * Publishes `opts.inputs` (see the module description).
  *
@@ -112,37 +122,50 @@ export async function publish(opts: PublishOptions): Promise<PublishRun> {
   const tail = opts.follow ? FileTail.open(opts.inputs[0], { maxLineBytes: opts.maxLineBytes }) : undefined;
   const nc = await connectNats(opts.nats, 'xrate publish');
   let js: JetStreamClient;
+  /** The stream's last sequence once every record published so far is stored. */
+  let expected: number;
   try {
-    await ensureStream(await jetstreamManager(nc), opts.stream);
+    const jsm = await jetstreamManager(nc);
+    await ensureStream(jsm, opts.stream);
+    expected = (await jsm.streams.info(opts.stream)).state.last_seq;
     js = jetstream(nc);
   } catch (e) {
     tail?.close();
     await nc.close();
     throw e;
   }
-  const window = Math.max(1, opts.window ?? 1024);
+  const window = Math.max(1, opts.window ?? 8);
   const started = now();
   let stopped = false;
   let published = 0;
-  let lastSeq = 0;
+  let lastSeq = expected;
   let input = opts.inputs[0] ?? '';
   let failure: Error | undefined;
   const inflight: Promise<unknown>[] = [];
   let lastProgress = started;
   const progress = (): PublishProgress => ({ published, lastSeq, input, elapsedMs: now() - started });
 
-  const send = async (subject: string, m: FeedMessage, where: string): Promise<void> => {
+  /** Publishes `m`; a checkpoint waits for its acknowledgement (at most `window` outstanding). */
+  const send = async (subject: string, m: FeedMessage, checkpoint: boolean, where: string): Promise<void> => {
     if (failure) throw failure;
-    const p = js.publish(subject, m.data, { headers: m.headers }).then(
+    expected++;
+    if (!checkpoint) {
+      nc.publish(subject, m.data, { headers: m.headers });
+      return;
+    }
+    const want = expected;
+    const p = js.publish(subject, m.data, { headers: m.headers, expect: { lastSequence: want - 1 } }).then(
       (ack: PubAck) => {
         if (ack.seq > lastSeq) lastSeq = ack.seq;
       },
       (e: Error) => {
-        failure ??= new Error(`xrate: the server did not take ${where}: ${e.message}`);
+        failure ??= new Error(
+          `xrate: the stream did not take ${where} (sequence ${want} expected: a record before it was not stored, or another publisher wrote the stream): ${e.message}`,
+        );
       },
     );
     inflight.push(p);
-    if (inflight.length >= window) await Promise.all(inflight.splice(0, inflight.length >> 1));
+    if (inflight.length >= window) await inflight.shift();
     if (opts.onProgress && now() - lastProgress >= (opts.progressEveryMs ?? 1000)) {
       lastProgress = now();
       opts.onProgress(progress());
@@ -158,9 +181,11 @@ export async function publish(opts: PublishOptions): Promise<PublishRun> {
   };
 
   const sendRecords = async (records: readonly SourceRecord[], name: string): Promise<void> => {
-    for (const rec of records) {
+    for (let i = 0; i < records.length; i++) {
+      const rec = records[i];
       await pace();
-      await send(eventSubject(opts.stream, exchangeOf(rec)), encodeRecord(rec, name), `line ${rec.line} of ${name}`);
+      const checkpoint = i === records.length - 1 || (published + 1) % CHECK_EVERY === 0;
+      await send(eventSubject(opts.stream, exchangeOf(rec)), encodeRecord(rec, name), checkpoint, `line ${rec.line} of ${name}`);
       published++;
     }
   };
@@ -189,7 +214,7 @@ export async function publish(opts: PublishOptions): Promise<PublishRun> {
             src.close();
           }
         }
-        if (!stopped) await send(controlSubject(opts.stream), endMessage(), 'the end-of-run message');
+        if (!stopped) await send(controlSubject(opts.stream), endMessage(), true, 'the end-of-run message');
       }
       await Promise.all(inflight);
       if (failure) throw failure;

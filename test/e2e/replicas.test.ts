@@ -270,6 +270,25 @@ describe('bad usage and unreachable servers', () => {
   }, 60_000);
 });
 
+describe('a publish the stream does not store whole', () => {
+  it('stops with the log and line of the checkpoint that found the gap, never silently', async () => {
+    const { connect } = await import('@nats-io/transport-node');
+    const { jetstreamManager, DiscardPolicy } = await import('@nats-io/jetstream');
+    const nc = await connect({ servers: nats.url });
+    try {
+      // A stream that takes 100 messages and refuses the rest.
+      await (await jetstreamManager(nc)).streams.add({ name: 'SMALL', subjects: ['SMALL.>'], max_msgs: 100, discard: DiscardPolicy.New });
+    } finally {
+      await nc.close();
+    }
+    const r = bin(['publish', LOG, '--nats', nats.url, '--stream', 'SMALL', '--quiet']);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(
+      /^xrate: the stream did not take line 1000 of .*log\.ndjson \(sequence 1000 expected: a record before it was not stored, or another publisher wrote the stream\): /,
+    );
+  }, 60_000);
+});
+
 describe('readiness', () => {
   it('is 503 with a message while NATS is down, and ready again once it is back', async () => {
     const e = await replica(join(dir, 'e.sqlite'));
