@@ -70,25 +70,36 @@ export function registerOps(app: FastifyInstance, opts: OpsOptions = {}): OpsMet
     buckets: TICK_BUCKETS,
     registers: [registry],
   });
-  const engineStat = (name: string, help: string, read: (e: Engine) => number): void => {
-    new Gauge({
+  // The engine's own counts, read at each scrape: counters (they only grow while the process runs).
+  const engineCount = (name: string, help: string, read: (e: Engine) => number): void => {
+    new Counter({
       name,
       help,
       registers: [registry],
       collect() {
         const e = opts.engine?.();
-        if (e) this.set(read(e));
+        if (!e) return;
+        this.reset();
+        this.inc(read(e));
       },
     });
   };
-  engineStat('xrate_events_applied_total', 'Events the live engine accepted', (e) =>
+  engineCount('xrate_events_applied_total', 'Events the live engine accepted', (e) =>
     Object.values(e.getStats().events).reduce((a, b) => a + b, 0),
   );
-  engineStat('xrate_events_rejected_total', 'Records the live engine rejected', (e) =>
+  engineCount('xrate_events_rejected_total', 'Records the live engine rejected', (e) =>
     Object.values(e.getStats().rejects).reduce((a, b) => a + (b ?? 0), 0),
   );
-  engineStat('xrate_ticks_total', 'Ticks the live engine computed', (e) => e.getStats().ticks);
-  engineStat('xrate_last_tick_seconds', 'Event time of the last tick, seconds since the epoch', (e) => (e.lastTickTime ?? 0) / 1e6);
+  engineCount('xrate_ticks_total', 'Ticks the live engine computed', (e) => e.getStats().ticks);
+  new Gauge({
+    name: 'xrate_last_tick_seconds',
+    help: 'Event time of the last tick, seconds since the epoch',
+    registers: [registry],
+    collect() {
+      const t = opts.engine?.()?.lastTickTime;
+      if (t !== undefined) this.set(t / 1e6);
+    },
+  });
   new Gauge({
     name: 'xrate_stream_lag_messages',
     help: "Messages of the stream the replica has not applied yet (the stream's last sequence minus the last applied)",
