@@ -200,9 +200,13 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
       engine.emitAllAtNextTick();
       engine.trackDirectPairs(DEFAULT_STORED_PERIODS);
     }
-    provider = new LiveRateProvider(engine, store, 'replica', {
-      run: { config: JSON.stringify(engine.snapshot().config), options: '{}', first_tick: null, last_tick: null },
-    });
+    provider = new LiveRateProvider(
+      engine,
+      store,
+      'replica',
+      { run: { config: JSON.stringify(engine.snapshot().config), options: '{}', first_tick: null, last_tick: null } },
+      () => rs.seq,
+    );
     log?.info(
       { stream: opts.stream, db: opts.db, fromSeq: rs.seq + 1, resumed: !!resume },
       resume ? `resuming the replica from its snapshot at stream sequence ${rs.seq}` : 'starting the replica at the stream start',

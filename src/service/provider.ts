@@ -20,7 +20,7 @@
  *
  * @module
  */
-import type { Engine, SymbolFilter, SymbolRecord } from '../core/engine.js';
+import { restoreEngine, type Engine, type SymbolFilter, type SymbolRecord } from '../core/engine.js';
 import type { MetricDefinition, MetricsSource } from '../core/metrics/source.js';
 import type { OhlcBucket } from '../core/ohlc.js';
 import { bucketEnd, bucketStartAtOrAfter, EXCHANGE_RATE_PERIODS, type PeriodRecord } from '../core/periods.js';
@@ -28,7 +28,7 @@ import type { RateExplanation } from '../core/provenance.js';
 import { formatTime, US_PER_SECOND } from '../core/time.js';
 import { ReplayStore } from '../io/store.js';
 import { partialOutputs, ReplayDatabase, ReplayDatabaseError, ReplayDatabaseWatch, type RunInfo, type Series } from '../replay/database.js';
-import { EngineSource, type CachedRate, type ExchangeRate, type RateSource } from '../replay/rateSources.js';
+import { EngineSource, PairTable, type CachedRate, type ExchangeRate, type RateSource } from '../replay/rateSources.js';
 import { noData } from './errors.js';
 
 export type { CachedRate, ExchangeRate, RateSource, RunInfo };
@@ -585,19 +585,25 @@ export class LiveRateProvider implements RateProvider {
   private readonly store: ReplayStore;
   private current: EngineSource | undefined;
   private stopFeed: (() => void | Promise<void>) | undefined;
+  /** A replica's engine advanced past its last tick, for the engine state `version` it was copied from. */
+  private ahead: { version: number; engine: Engine; source?: EngineSource } | undefined;
 
   /**
    * @param engine - the live engine (its listener writes to `store`)
    * @param store - the database the engine writes to (read here on the same connection)
    * @param mode - `replay` (static after the replay), `follow` (a followed log) or `replica` (a
-   * stream, src/distributed/replica.ts): past its last tick, a replay's engine is advanced with no
-   * more events, while a feed that goes on answers as of its last tick
+   * stream, src/distributed/replica.ts): past its last tick, a replay's and a replica's engine is
+   * advanced with no more events (what a replay of what they read gives), while a followed log,
+   * whose ticks follow the wall clock, answers as of its last tick
+   * @param version - replica: a number that changes whenever the engine applies something (its
+   * stream position), so that the engine advanced past the last tick is made again
    */
   constructor(
     readonly engine: Engine,
     store: ReplayStore,
     private readonly mode: 'replay' | 'follow' | 'replica',
     opts: DatabaseProviderOptions = {},
+    private readonly version: () => number = () => 0,
   ) {
     this.store = store;
     this.db = new DatabaseRateProvider(store, {
@@ -634,8 +640,34 @@ export class LiveRateProvider implements RateProvider {
     if (last === undefined) throw noData(`${what}: no tick has been computed yet`);
     const T = at === undefined ? last : floorSecond(at);
     if (T < last || (T > last && this.mode === 'replay')) return this.db.sourceFor(at, what);
+    if (T > last && this.mode === 'replica') {
+      // As a replay database answers (database.ts): once every carried rate has expired, no pair.
+      const c = this.engine.config;
+      if (T - last > c.maxRateAgeUs + US_PER_SECOND) return new PairTable(T, [], c.crossMethod);
+      const x = this.advanced(T);
+      x.source ??= new EngineSource(x.engine);
+      return x.source;
+    }
     if (!this.current || this.current.tick !== last) this.current = new EngineSource(this.engine);
     return this.current;
+  }
+
+  /**
+   * A replica's engine copied and advanced with no further events to tick T past its last, as a
+   * replay of what it has read gives at T; reused while the replica has applied nothing new.
+   */
+  private advanced(T: number): { engine: Engine; source?: EngineSource } {
+    const v = this.version();
+    let x = this.ahead;
+    if (!x || x.version !== v || (x.engine.lastTickTime ?? Number.NEGATIVE_INFINITY) > T) {
+      x = { version: v, engine: restoreEngine(this.engine.snapshot(), {}) };
+      this.ahead = x;
+    }
+    if (x.engine.lastTickTime !== T) {
+      x.engine.advanceTo(T);
+      x.source = undefined;
+    }
+    return x;
   }
 
   private openBucket(series: Series): OhlcBucket | undefined {
@@ -663,15 +695,18 @@ export class LiveRateProvider implements RateProvider {
   explain(base: string, quote: string, at?: number): RateExplanation {
     const last = this.engine.lastTickTime;
     if (this.mode === 'replay' && at !== undefined && last !== undefined && floorSecond(at) > last) return this.db.explain(base, quote, at);
+    if (this.mode === 'replica' && at !== undefined && last !== undefined && floorSecond(at) > last)
+      return explainWith(this.advanced(floorSecond(at)).engine, base, quote, at);
     return explainWith(this.engine, base, quote, at === undefined || last === undefined ? at : Math.min(at, last));
   }
 
-  /** The engine's records at its last tick; earlier times and (after a replay) later ones as from the database. */
+  /** The engine's records at its last tick; earlier times from the database, later ones (replay, replica) from the engine advanced. */
   symbols(at: number | undefined, filter: SymbolFilter): SymbolRecord[] {
     const last = this.engine.lastTickTime;
     if (last === undefined) throw noData('no symbol records: no tick has been computed yet');
     const T = at === undefined ? last : floorSecond(at);
     if (T < last || (T > last && this.mode === 'replay')) return this.db.symbols(at, filter);
+    if (T > last && this.mode === 'replica') return this.advanced(T).engine.symbols(filter);
     return this.engine.symbols(filter);
   }
 
