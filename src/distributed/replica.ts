@@ -93,8 +93,10 @@ export interface ReplicaStatus {
   lag: number;
   /** Whether the server answered the last question about the stream (within 3 periods). */
   connected: boolean;
-  /** connected, and lag at most the ready bound. */
+  /** connected, and lag at most {@link readyLag}. */
   ready: boolean;
+  /** The lag bound of {@link ready}, messages. */
+  readyLag: number;
   /** Messages applied by this process. */
   applied: number;
 }
@@ -327,7 +329,7 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
     const status = (): ReplicaStatus => {
       const lag = Math.max(0, streamSeq - rs.seq);
       const connected = failed === undefined && now() - infoAt <= 3 * infoEveryMs;
-      return { stream: opts.stream, appliedSeq: rs.seq, streamSeq, lag, connected, ready: connected && lag <= readyLag, applied };
+      return { stream: opts.stream, appliedSeq: rs.seq, streamSeq, lag, connected, ready: connected && lag <= readyLag, readyLag, applied };
     };
 
     let stopped = false;

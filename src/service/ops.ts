@@ -18,6 +18,7 @@ import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Engine } from '../core/engine.js';
 import { CONTENT_TYPES } from './format/index.js';
+import { DatabaseRateProvider, type RateProvider } from './provider.js';
 
 /** A readiness answer. */
 export interface Readiness {
@@ -28,9 +29,20 @@ export interface Readiness {
   detail?: Record<string, unknown>;
 }
 
+/**
+ * Whether `provider` can answer: a database while no replay is writing into it and it holds a
+ * computed tick; a live engine once it has ticked.
+ */
+export function providerReadiness(provider: RateProvider): Readiness {
+  const why = provider instanceof DatabaseRateProvider ? provider.unavailable() : undefined;
+  if (why !== undefined) return { ready: false, message: `Not ready: ${why}` };
+  if (provider.info().lastTick === undefined) return { ready: false, message: 'Not ready: no tick has been computed yet' };
+  return { ready: true };
+}
+
 /** The operations routes' sources. */
 export interface OpsOptions {
-  /** Readiness now (default: always ready). */
+  /** Readiness now (default: the provider's, {@link providerReadiness}). */
   readiness?: () => Readiness;
   /** The live engine, whose statistics are exported. */
   engine?: () => Engine | undefined;
@@ -48,7 +60,7 @@ const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0
 const TICK_BUCKETS = [0.00001, 0.00005, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1];
 
 /** Registers `/healthz`, `/readyz` and `/metrics` and the hook that counts requests. */
-export function registerOps(app: FastifyInstance, opts: OpsOptions = {}): OpsMetrics {
+export function registerOps(app: FastifyInstance, provider: RateProvider, opts: OpsOptions = {}): OpsMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({
@@ -119,7 +131,7 @@ export function registerOps(app: FastifyInstance, opts: OpsOptions = {}): OpsMet
 
   app.get('/healthz', (_req, reply) => reply.header('content-type', CONTENT_TYPES.json).send('{"status":"ok"}'));
   app.get('/readyz', (_req, reply) => {
-    const r = opts.readiness?.() ?? { ready: true };
+    const r = opts.readiness?.() ?? providerReadiness(provider);
     if (r.ready) return reply.header('content-type', CONTENT_TYPES.json).send(JSON.stringify({ status: 'ready', ...r.detail }));
     return reply
       .code(503)

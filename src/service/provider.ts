@@ -341,6 +341,16 @@ export class DatabaseRateProvider implements RateProvider {
     this.served.notePair(base, quote);
   }
 
+  /** Why no data request can be answered now (a replay writing into the file), or undefined when they can. */
+  unavailable(): string | undefined {
+    try {
+      this.current();
+      return undefined;
+    } catch (e) {
+      return (e as Error).message;
+    }
+  }
+
   info(): ProviderInfo {
     try {
       this.current(); // the newest complete run, if the database changed

@@ -180,7 +180,7 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
     done();
   });
 
-  app.decorate('ops', registerOps(app, opts.ops));
+  app.decorate('ops', registerOps(app, opts.provider, opts.ops));
   registerRoutes(app, opts.provider, limiter);
   if (opts.metrics) registerMetricRoutes(app, opts.metrics, { limiter });
   registerSymbolRoutes(app, opts.provider, { limiter });

@@ -16,7 +16,7 @@ import { KeyStore, DEFAULT_CONCURRENCY, DEFAULT_LIMIT } from './keys.js';
 import { startFollow, startReplay } from './live.js';
 import { DatabaseRateProvider, type LiveRateProvider, type RateProvider } from './provider.js';
 import { createService } from './server.js';
-import type { Readiness } from './ops.js';
+import { providerReadiness, type Readiness } from './ops.js';
 import type { Replica } from '../distributed/replica.js';
 import { OWN_METRICS } from '../core/engine/ownMetrics.js';
 import type { MetricsSource } from '../core/metrics/source.js';
@@ -163,15 +163,10 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
         const detail = { stream: s.stream, applied_seq: s.appliedSeq, stream_seq: s.streamSeq, lag: s.lag };
         if (!s.connected) return { ready: false, message: `Not ready: the stream ${s.stream} cannot be read (NATS unreachable?)`, detail };
         if (!s.ready)
-          return {
-            ready: false,
-            message: `Not ready: ${s.lag} messages of the stream behind (ready at ${opts.readyLag ?? 1000} or fewer)`,
-            detail,
-          };
+          return { ready: false, message: `Not ready: ${s.lag} messages of the stream behind (ready at ${s.readyLag} or fewer)`, detail };
         return { ready: true, detail };
       }
-      if (provider.info().lastTick === undefined) return { ready: false, message: 'Not ready: no tick has been computed yet' };
-      return { ready: true };
+      return providerReadiness(provider);
     };
     const app = await createService({
       provider,

@@ -108,11 +108,17 @@ describe('a replay into the database being served', () => {
       }
       expect((await srv.get('/v1/exchangerate/history/periods', H)).status).toBe(200);
       expect((await srv.get('/v1/metrics/listing', H)).status).not.toBe(200);
+      // Not ready while the replay runs, alive all the same.
+      const ready = await srv.get('/readyz', {});
+      expect(ready.status).toBe(503);
+      expect((ready.json() as { message: string }).message).toMatch(/^Not ready: .*replay run 2, which has not completed/);
+      expect((await srv.get('/healthz', {})).status).toBe(200);
 
       r.child.kill('SIGCONT');
       expect(await r.exited).toBe(0);
       const after = await srv.get(RATE, H);
       expect(after.status, after.text).toBe(200);
+      expect((await srv.get('/readyz', {})).json()).toEqual({ status: 'ready' });
       expect(after.json()).toEqual(await freshRate(db));
       expect(after.json()).not.toEqual(before);
       expect((await srv.get('/v1/metrics/listing', H)).status).toBe(200);
@@ -149,6 +155,7 @@ describe('a replay into the database being served', () => {
       await replay({ inputs: [otherLog], db });
       const after = await srv.get(RATE, H);
       expect(after.status, after.text).toBe(200);
+      expect((await srv.get('/readyz', {})).json()).toEqual({ status: 'ready' });
       expect(after.json()).toEqual(await freshRate(db));
     } finally {
       r.child.kill('SIGKILL');
