@@ -100,11 +100,16 @@ export interface ChartQuery {
   periodId?: string;
 }
 
-/** Why a chart cannot be drawn: a bad request (CLI exit 2, HTTP 400) or no data (exit 1, HTTP 550). */
+/**
+ * Why a chart cannot be drawn: a bad request (CLI exit 2, HTTP 400 naming `param`) or no data
+ * (exit 1, HTTP 550).
+ */
 export class ChartError extends Error {
   constructor(
     readonly kind: 'bad-request' | 'no-data',
     message: string,
+    /** The service's parameter at fault, for a bad request. */
+    readonly param?: 'time_end' | 'period_id',
   ) {
     super(message);
   }
@@ -113,15 +118,16 @@ export class ChartError extends Error {
 /** The whole-second ticks in [from, to], checked against {@link CHART_MAX_POINTS}. */
 function tickSpan(q: ChartQuery): { first: number; last: number; n: number } {
   if (!(q.to > q.from))
-    throw new ChartError('bad-request', `the end (${formatTime(q.to)}) must be after the start (${formatTime(q.from)})`);
+    throw new ChartError('bad-request', `the end (${formatTime(q.to)}) must be after the start (${formatTime(q.from)})`, 'time_end');
   const first = Math.ceil(q.from / US_PER_SECOND) * US_PER_SECOND;
   const last = Math.floor(q.to / US_PER_SECOND) * US_PER_SECOND;
   const n = last >= first ? (last - first) / US_PER_SECOND + 1 : 0;
-  if (n === 0) throw new ChartError('bad-request', `no whole second lies in [${formatTime(q.from)}, ${formatTime(q.to)}]`);
+  if (n === 0) throw new ChartError('bad-request', `no whole second lies in [${formatTime(q.from)}, ${formatTime(q.to)}]`, 'time_end');
   if (n > CHART_MAX_POINTS) {
     throw new ChartError(
       'bad-request',
       `the range holds ${n} ticks, more than the ${CHART_MAX_POINTS} (2 hours) a chart may span: narrow it`,
+      'time_end',
     );
   }
   return { first, last, n };
@@ -135,6 +141,7 @@ function checkPeriod(q: ChartQuery): string | undefined {
     throw new ChartError(
       'bad-request',
       `unknown period_id "${q.periodId}" (one of ${EXCHANGE_RATE_PERIODS.map((x) => x.period_id).join(', ')})`,
+      'period_id',
     );
   }
   const len = p.length_months > 0 ? p.length_months * 28 * 86_400 : p.length_seconds;
@@ -142,6 +149,7 @@ function checkPeriod(q: ChartQuery): string | undefined {
     throw new ChartError(
       'bad-request',
       `period ${p.period_id} gives more than ${CHART_MAX_CANDLES} candles over the range: choose a longer one`,
+      'period_id',
     );
   }
   return p.period_id;
