@@ -151,6 +151,8 @@ written by "xrate replay" (default out/xrate.sqlite, what "npm start" writes), o
 engine: --replay LOG replays LOG into --db and keeps serving its engine; with --follow it keeps
 reading LOG (plain NDJSON) as it grows and ticks on the wall clock every second.
 The first start with no key creates a local development key and prints it.
+GET / is a chart page (pair, range, candles; hover a point for its provenance): open
+http://HOST:PORT/?apikey=KEY, or it prompts for the key.
 
 Options:
   --db FILE               replay database (default out/xrate.sqlite)
