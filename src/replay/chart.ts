@@ -32,8 +32,7 @@ import type { MarketProvenance, RateExplanation } from '../core/provenance.js';
 import { formatTime, parseTime, US_PER_SECOND } from '../core/time.js';
 import type { SourceFormat } from '../io/source.js';
 import { ReplayDatabase, ReplayDatabaseError } from './database.js';
-import { isDatabaseSource, queryHistory, type QuerySource } from './query.js';
-import { replay } from './replay.js';
+import { isDatabaseSource, queryHistory, replayTo, type QuerySource } from './query.js';
 
 /** Most ticks one chart may span (two hours of ticks): a wider range is refused, not thinned. */
 export const CHART_MAX_POINTS = 7200;
@@ -253,28 +252,12 @@ class Collector {
   }
 }
 
-/** The inputs a log replay reads. */
-interface LogInputs {
-  inputs: string[];
-  format?: SourceFormat;
-  config?: Partial<EngineConfig>;
-  reorderWindowUs?: number;
-  maxLineBytes?: number;
-}
-
 /** Replays `src` through the last tick and collects the explanation of every tick of the span. */
-async function collectFromLog(src: LogInputs, q: ChartQuery, span: { first: number; last: number; n: number }): Promise<Collector> {
+async function collectFromLog(src: QuerySource, q: ChartQuery, span: { first: number; last: number; n: number }): Promise<Collector> {
   resolveConfig(src.config ?? {}); // fail fast on a bad config
   const c = new Collector(span.first, span.n);
   let engine: Engine | undefined;
-  await replay({
-    inputs: src.inputs,
-    format: src.format,
-    config: src.config,
-    reorderWindowUs: src.reorderWindowUs,
-    maxLineBytes: src.maxLineBytes,
-    to: span.last,
-    track: [],
+  await replayTo(src, span.last, {
     onEngine: (e) => {
       engine = e;
     },

@@ -8,7 +8,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, extname, resolve } from 'node:path';
 import { ChartError, chartData } from '../../replay/chart.js';
-import { COMMON, InputError, pairList, parse, querySource, time, UsageError, type Io } from '../args.js';
+import { COMMON, InputError, int, pairList, parse, querySource, time, UsageError, type Io } from '../args.js';
 import { help } from '../help.js';
 import { svgToPng } from '../plot/png.js';
 import { renderSvg } from '../plot/svg.js';
@@ -24,13 +24,6 @@ const OPTIONS = {
   height: { type: 'string' },
 } as const;
 
-function size(name: string, v: string | undefined, dflt: number): number {
-  if (v === undefined) return dflt;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 320 || n > 4096) throw new UsageError(`--${name} must be an integer in 320..4096 (pixels), got "${v}"`);
-  return n;
-}
-
 /** Runs `xrate plot` with `args` (after the command name); returns the exit code. */
 export async function cmdPlot(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(args, OPTIONS);
@@ -43,8 +36,9 @@ export async function cmdPlot(args: string[], io: Io): Promise<number> {
   if (!out) throw new UsageError('missing --out FILE.svg or FILE.png');
   const kind = extname(out).toLowerCase();
   if (kind !== '.svg' && kind !== '.png') throw new UsageError(`--out: "${out}" must end in .svg or .png`);
-  const width = size('width', values.width, 960);
-  const height = size('height', values.height, 540);
+  const usage = (m: string): Error => new UsageError(m);
+  const width = int('width', values.width, 320, 4096, usage) ?? 960;
+  const height = int('height', values.height, 320, 4096, usage) ?? 540;
   const src = querySource(values, positionals, 'plot');
   let chart: Awaited<ReturnType<typeof chartData>>;
   try {
