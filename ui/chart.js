@@ -242,6 +242,19 @@
     state.plotted = data;
   }
 
+  /** Offers the assets of the pair drawn (every asset with a rate from `base`) in the pair's inputs. */
+  async function offerAssets(base, key) {
+    try {
+      const res = await fetch(`/v1/exchangerate/${encodeURIComponent(base)}`, { headers: { 'X-CoinAPI-Key': key } });
+      if (!res.ok) return;
+      const body = await res.json();
+      const ids = [body.asset_id_base, ...body.rates.map((r) => r.asset_id_quote)].sort();
+      $('assets').replaceChildren(...ids.map((a) => el('option', undefined, { value: a })));
+    } catch {
+      // a convenience only: the inputs take any id
+    }
+  }
+
   async function draw() {
     state.ready = false;
     state.error = null;
@@ -292,6 +305,7 @@
     const what = `${body.ticks.length} ticks, ${body.markets.length} markets, ${body.exclusions.length} points left out${body.candles ? `, ${body.candles.length} candles` : ''}`;
     setStatus(body.note ? `${what}. Note: ${body.note}` : `${what}.`, body.note ? 'note' : '');
     state.ready = true;
+    void offerAssets(body.asset_id_base, key);
   }
 
   // A key given in the address is kept for the tab, and taken out of the address (and its history).

@@ -409,7 +409,11 @@ async function fromDatabase(
       span,
     );
     const got = finish(c, span);
-    for (const i of [0, span.n >> 1, span.n - 1]) {
+    // Checked where the database has ticks: after its last one, both are the final engine advanced.
+    const { firstTick, lastTick } = db.coverage;
+    const lo = firstTick === undefined ? span.n : Math.max(0, Math.ceil((firstTick - span.first) / US_PER_SECOND));
+    const hi = lastTick === undefined ? -1 : Math.min(span.n - 1, Math.floor((lastTick - span.first) / US_PER_SECOND));
+    for (const i of lo <= hi ? [lo, (lo + hi) >> 1, hi] : []) {
       if (got.rate[i] !== rates[i]) {
         return rateOnly(
           `the database keeps no quotes, and the log its run read, replayed again, no longer gives its rates ` +

@@ -80,12 +80,16 @@ export function registerChartRoutes(app: FastifyInstance, provider: RateProvider
         limiter.acquireHeavy(key);
         reply.raw.once('close', () => limiter.releaseHeavy(key));
       }
+      // Asset ids as the other routes match them: exactly, else ignoring case (as of the last tick).
+      let { asset_id_base: base, asset_id_quote: quote } = req.params;
+      try {
+        ({ asset_id_base: base, asset_id_quote: quote } = provider.rate(base, quote).value);
+      } catch {
+        // no rate at the last tick: the ids as given
+      }
       let data: Awaited<ReturnType<typeof chartData>>;
       try {
-        data = await chartData(
-          { inputs: [info.source] },
-          { base: req.params.asset_id_base, quote: req.params.asset_id_quote, from, to, periodId },
-        );
+        data = await chartData({ inputs: [info.source] }, { base, quote, from, to, periodId });
       } catch (e) {
         if (e instanceof ChartError) {
           if (e.kind === 'bad-request') throw badParam(e.param ?? 'time_end', e.message);

@@ -117,6 +117,12 @@ describe('the chart page', () => {
     expect(await page.$eval('#status', (e) => e.textContent)).toBe(
       `1201 ticks, 1 markets, ${want.exclusions.length} points left out, 4 candles.`,
     );
+    // The pair's inputs offer every asset with a rate from the base.
+    await page.waitForFunction("document.querySelectorAll('#assets option').length > 0");
+    const offered = await page.$$eval('#assets option', (os) => os.map((o) => o.getAttribute('value')));
+    const all = (await api('/v1/exchangerate/BTC')).body as { rates: { asset_id_quote: string }[] };
+    expect(offered).toEqual(['BTC', ...all.rates.map((r) => r.asset_id_quote)].sort());
+    expect(offered).toContain('ETH');
     await page.screenshot({ path: join(SHOTS, 'chart-page.png') });
     await page.close();
   });

@@ -39,6 +39,13 @@ describe('GET /v1/exchangerate/{base}/{quote}/chart', () => {
     expect(want.markets_detail).toBe(true);
   });
 
+  it('matches asset ids ignoring case, as the other routes do', async () => {
+    const q = '?time_start=2024-03-01T04:20:00Z&time_end=2024-03-01T04:21:00Z';
+    const lower = await srv.get(`/v1/exchangerate/btc/usd/chart${q}`, H());
+    expect(lower.status).toBe(200);
+    expect(lower.text).toBe((await srv.get(`${CHART}${q}`, H())).text);
+  });
+
   it('defaults to the hour before the last tick', async () => {
     const res = await srv.get(CHART, H());
     expect(res.status).toBe(200);

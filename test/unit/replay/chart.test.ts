@@ -108,6 +108,16 @@ describe('chartData from a replay database', () => {
     expect(c).toEqual({ ...log, source: 'database' });
   });
 
+  it('past its last tick, charts what the log gives (the final engine advanced), markets included', async () => {
+    const db = join(dir, 'demo.sqlite');
+    const q = { base: 'ETH', quote: 'BTC', from: T('2024-03-01T05:50:00Z'), to: T('2024-03-01T06:00:00Z'), periodId: '1MIN' };
+    const fromLog = await chartData({ inputs: [DEMO] }, q);
+    const fromDb = await chartData({ inputs: [db] }, q);
+    expect(fromDb).toEqual({ ...fromLog, source: 'database' });
+    expect(fromDb.markets_detail).toBe(true);
+    expect(fromDb.rate.at(-1)).not.toBe(null);
+  });
+
   it('has the rate only, and says why, when the run log is gone', async () => {
     const copy = join(dir, 'moved.ndjson.gz');
     copyFileSync(DEMO, copy);
