@@ -195,6 +195,11 @@ class Collector {
 
   add(T: number, e: RateExplanation, engineTick: number | undefined): void {
     const i = (T - this.first) / US_PER_SECOND;
+    // Ticks of the span before the engine's first one have no rate.
+    while (this.rate.length < i) {
+      this.rate.push(null);
+      this.pointProvenance.push(-1);
+    }
     this.rate.push(e.rate);
     if (e.kind === 'none' || e.kind === 'identity') {
       this.pointProvenance.push(e.kind === 'none' ? -1 : this.keep(T, e, engineTick));

@@ -8,6 +8,7 @@ import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeLog } from '../../../scripts/gen-log.js';
 import { parseTime, US_PER_SECOND } from '../../../src/core/time.js';
 import { CHART_MAX_POINTS, ChartError, chartData, type ChartData } from '../../../src/replay/chart.js';
 import { queryExplain, queryHistory, queryRates } from '../../../src/replay/query.js';
@@ -84,6 +85,21 @@ describe('chartData from a log', () => {
     expect(cross.markets).toEqual([]);
     expect(cross.rate.every((r) => r !== null)).toBe(true);
     expect(cross.provenance[0].kind).toBe('cross');
+  });
+
+  it('puts each tick at its place when the range starts before the log first tick', async () => {
+    const log = join(dir, 'gen.ndjson');
+    await writeLog(log, { seed: 3, events: 20_000, start: '2024-03-01T03:55:00Z', rate: 50 });
+    const from = T('2024-03-01T03:54:50Z');
+    const c = await chartData({ inputs: [log] }, { base: 'BTC', quote: 'USD', from, to: T('2024-03-01T04:00:20Z') });
+    expect(c.ticks.length).toBe(331);
+    const at = (iso: string): number => (T(iso) - from) / US_PER_SECOND;
+    expect(c.rate.slice(0, at('2024-03-01T04:00:00Z')).every((r) => r === null)).toBe(true);
+    for (const iso of ['2024-03-01T04:00:00Z', '2024-03-01T04:00:07Z', '2024-03-01T04:00:20Z']) {
+      const [r] = await queryRates({ inputs: [log] }, T(iso), [['BTC', 'USD']]);
+      expect(r.rate).not.toBe(null);
+      expect(c.rate[at(iso)]).toBe(r.rate);
+    }
   });
 
   it('refuses a bad range, too many ticks, a bad period and a pair without rate', async () => {
