@@ -69,6 +69,12 @@ export function registerChartRoutes(app: FastifyInstance, provider: RateProvider
     async (req, reply) => {
       const q = new Query(req.query);
       const info = provider.info();
+      if (info.mode === 'follow') {
+        throw noData(
+          'a chart replays the logs of a complete replay run, and under --follow the run completes only when the service stops: ' +
+            'chart the log with "xrate plot LOG", or serve the database once the service has stopped',
+        );
+      }
       if (info.lastTick === undefined) throw noData('no tick has been computed yet');
       const to = q.time('time_end') ?? info.lastTick;
       const from = q.time('time_start') ?? Math.max(info.firstTick ?? to, to - US_PER_HOUR);

@@ -4,11 +4,13 @@
  * one request per 100 ticks, defaults to the hour before the last tick, and words bad parameters
  * as 400 and missing data as 550. The page (`/`, `/ui/...`) needs no key.
  */
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseTime } from '../../src/core/time.js';
+import { formatTime, parseTime } from '../../src/core/time.js';
 import { chartData, type ChartData } from '../../src/replay/chart.js';
 import { parseRights } from '../../src/service/keys.js';
+import { startFollow } from '../../src/service/live.js';
 import { demoProvider, expectError, startServer, type TestServer } from './helpers.js';
 
 const demo = demoProvider();
@@ -89,6 +91,28 @@ describe('GET /v1/exchangerate/{base}/{quote}/chart', () => {
     expect(expectError(await srv.get('/v1/exchangerate/FOO/USD/chart', H()), 550)).toBe(
       "You requested specific single item that we don't have at this moment: no rate for FOO/USD between 2024-03-01T04:54:11.0000000Z and 2024-03-01T05:54:11.0000000Z",
     );
+  });
+
+  it('is a 550 saying why under --follow, whose run completes only when the service stops', async () => {
+    const log = join(demo.tmp.dir, 'follow.ndjson');
+    const T0 = Date.UTC(2026, 0, 1);
+    writeFileSync(
+      log,
+      `${JSON.stringify({ type: 'trade', time: formatTime((T0 - 20_000) * 1000), symbol_id: 'EXA_SPOT_BTC_USD', price: 100, size: 1 })}\n` +
+        `${JSON.stringify({ type: 'quote', time: formatTime((T0 - 20_000) * 1000), symbol_id: 'EXA_SPOT_BTC_USD', bid_price: 99, bid_size: 2, ask_price: 101, ask_size: 3 })}\n`,
+    );
+    const f = startFollow({ log, db: join(demo.tmp.dir, 'follow.sqlite'), now: () => T0, pollMs: 3_600_000 });
+    const live = await startServer({ provider: f.provider, keysPath: join(demo.tmp.dir, 'keys-follow.sqlite') });
+    try {
+      const H2 = { 'X-CoinAPI-Key': live.key() };
+      expect((await live.get('/v1/exchangerate/BTC/USD', H2)).status).toBe(200);
+      expect(expectError(await live.get(CHART, H2), 550)).toMatch(
+        /under --follow the run completes only when the service stops: chart the log with "xrate plot LOG"/,
+      );
+    } finally {
+      await live.close();
+      await f.provider.close();
+    }
   });
 
   it('serves the page and its assets without a key', async () => {
