@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { CHART_MAX_POINTS } from '../replay/chart.js';
 import { HISTORY_MAX_LIMIT } from '../replay/query.js';
 import { DEFAULT_STORED_PERIODS } from '../replay/replay.js';
 import type { Io } from './args.js';
@@ -18,6 +19,7 @@ Commands:
   rate LOG|DB        rates of pairs at a time, as a JSON array
   history LOG|DB     OHLC timeseries of a pair, as a JSON array
   explain LOG|DB     provenance of a rate: markets used and left out, path, legs
+  plot LOG|DB        chart of a rate, its markets and the markets left out, as SVG or PNG
   metrics LOG|DB     stored metrics: what GET /v1/metrics/... answers, as JSON
   symbols LOG|DB     symbol records: what GET /v1/symbols/... answers, as JSON
   periods            the 33 period records (TimeseriesPeriod)
@@ -89,6 +91,26 @@ From a database: the engine state at the end of the replay.
 
 Options: --pair, --at, --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N
 `,
+  plot: `Usage: xrate plot LOG|DB --pair B/Q --from T1 --to T2 [--period P] --out FILE.svg|.png [options]
+
+Draws rate(B, Q) at every tick in [T1, T2] (at most ${CHART_MAX_POINTS} ticks), the price of each market
+that contributes to it, the markets left out marked by reason (stale, spread, rank, outlier, ...)
+at their midpoint, and with --period the OHLC candles of that period, with value and UTC time axes
+and a legend. Markets are drawn for a direct pair (or its inverse); a cross rate is drawn alone.
+From a LOG, the log is replayed. From a database: it keeps rate changes, not quotes, so the logs its
+run read are replayed again when they are still at the recorded paths (and still give its rates);
+otherwise the chart has the rate only, and a note says why.
+An .svg is written by xrate itself (same data, same bytes); a .png is that SVG drawn by headless
+Chromium (the "chromium" package, or XRATE_CHROMIUM=PATH).
+
+Options:
+  --pair B/Q              the pair (direct, inverse or cross)
+  --from TIME, --to TIME  the range (ISO 8601, UTC unless an offset is given)
+  --period P              also draw OHLC candles of period P (e.g. 5MIN; see xrate periods)
+  --out FILE              FILE.svg or FILE.png
+  --width N, --height N   size in pixels (default 960 x 540)
+  --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N   as for xrate rate
+`,
   metrics: `Usage: xrate metrics LOG|DB ROUTE [NAME=VALUE ...] [options]
 
 Prints what the service answers for GET /v1/metrics/ROUTE?NAME=VALUE&... over the same data (the
@@ -130,6 +152,8 @@ written by "xrate replay" (default out/xrate.sqlite, what "npm start" writes), o
 engine: --replay LOG replays LOG into --db and keeps serving its engine; with --follow it keeps
 reading LOG (plain NDJSON) as it grows and ticks on the wall clock every second.
 The first start with no key creates a local development key and prints it.
+GET / is a chart page (pair, range, candles; hover a point for its provenance): open
+http://HOST:PORT/?apikey=KEY, or it prompts for the key.
 
 Options:
   --db FILE               replay database (default out/xrate.sqlite)

@@ -17,6 +17,7 @@ import { cmdMetrics } from './commands/metrics.js';
 import { cmdSymbols } from './commands/symbols.js';
 import { cmdPeriods } from './commands/periods.js';
 import { cmdPublish } from './commands/publish.js';
+import { cmdPlot } from './commands/plot.js';
 import { cmdRate } from './commands/rate.js';
 import { cmdReplay } from './commands/replay.js';
 import { cmdServe } from './commands/serve.js';
@@ -56,6 +57,8 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
         return await cmdExplain(rest, io);
       case 'periods':
         return await cmdPeriods(rest, io);
+      case 'plot':
+        return await cmdPlot(rest, io);
       case 'metrics':
         return await cmdMetrics(rest, io);
       case 'symbols':
@@ -80,7 +83,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
         return 0;
       default:
         throw new UsageError(
-          `unknown command "${cmd}" (expected replay, rate, history, explain, metrics, symbols, periods, demo, serve, keys, worker or publish)`,
+          `unknown command "${cmd}" (expected replay, rate, history, explain, plot, metrics, symbols, periods, demo, serve, keys, worker or publish)`,
         );
     }
   } catch (e) {

@@ -31,7 +31,7 @@ import type { SourceFormat } from '../io/source.js';
 import { ReplayStore } from '../io/store.js';
 import { partialOutputs, ReplayDatabase, ReplayDatabaseError, type NotCovered } from './database.js';
 import { MemoryMetrics } from './memoryMetrics.js';
-import { replay } from './replay.js';
+import { replay, type ReplayOptions } from './replay.js';
 
 /** One answer of {@link queryRates}: the interface's ExchangeRate shape. */
 export interface RateAnswer {
@@ -65,8 +65,11 @@ function floorSecond(t: number): number {
   return Math.floor(t / US_PER_SECOND) * US_PER_SECOND;
 }
 
-/** Replays a query's log through `at` (the whole log when undefined), keeping no OHLC. */
-function replayTo(src: QuerySource, at: number | undefined) {
+/**
+ * Replays a query's log through `at` (the whole log when undefined), keeping no OHLC; `extra`
+ * adds a listener and a hook that receives the engine (chart.ts explains each tick with them).
+ */
+export function replayTo(src: QuerySource, at: number | undefined, extra: Pick<ReplayOptions, 'listener' | 'onEngine'> = {}) {
   return replay({
     inputs: src.inputs,
     format: src.format,
@@ -75,6 +78,7 @@ function replayTo(src: QuerySource, at: number | undefined) {
     track: [],
     reorderWindowUs: src.reorderWindowUs,
     maxLineBytes: src.maxLineBytes,
+    ...extra,
   });
 }
 

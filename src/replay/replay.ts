@@ -90,6 +90,8 @@ export interface ReplayOptions {
   progressEveryMs?: number;
   /** Extra engine listener (e.g. to collect buckets in memory). */
   listener?: EngineListener;
+  /** Called with the engine once it is made, before any event (a listener that explains each tick reads it). */
+  onEngine?: (engine: Engine) => void;
   /** Wall clock for run metadata and timing (injectable for tests). */
   now?: () => number;
   /**
@@ -240,10 +242,11 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
       engine: (listener) => (cp ? restoreEngine(cp.engine, listener) : createEngine(opts.config ?? {}, listener)),
     });
     const engine = ingest.engine;
+    opts.onEngine?.(engine);
     if (cp?.final) return summarize(ingest, st, opts.inputs, started, now(), true, true);
 
     const runId = ingest.beginRun(
-      { ...opts, listener: undefined, onProgress: undefined, now: undefined, heapBudget: undefined },
+      { ...opts, listener: undefined, onProgress: undefined, now: undefined, heapBudget: undefined, onEngine: undefined },
       started,
       !!cp,
     );

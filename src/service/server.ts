@@ -17,6 +17,7 @@ import compress from '@fastify/compress';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Socket } from 'node:net';
 import { Authenticator, stripPathKey, type RawRequest } from './auth.js';
+import { registerChartRoutes } from './chart.js';
 import { errorBody, forbidden, NO_DATA, notFound, ServiceError } from './errors.js';
 import { CONTENT_TYPES } from './format/index.js';
 import type { MetricsSource } from '../core/metrics/source.js';
@@ -133,7 +134,7 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
     global: true,
     threshold: opts.compressThreshold ?? 0,
     encodings: ['gzip', 'deflate'],
-    customTypes: /^(application\/(json|xml|x-msgpack)|text\/(csv|plain))/,
+    customTypes: /^(application\/(json|xml|x-msgpack)|text\/(csv|plain|html|javascript|css))/,
   });
 
   const admit = (req: FastifyRequest, reply: FastifyReply, key: ApiKey, right: RouteConfig['right']): void => {
@@ -182,6 +183,7 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
 
   app.decorate('ops', registerOps(app, opts.provider, opts.ops));
   registerRoutes(app, opts.provider, limiter);
+  registerChartRoutes(app, opts.provider, limiter);
   if (opts.metrics) registerMetricRoutes(app, opts.metrics, { limiter });
   registerSymbolRoutes(app, opts.provider, { limiter });
 

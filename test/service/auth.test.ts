@@ -54,7 +54,8 @@ describe('the six methods', () => {
     await ok(`${RATE}/apikey-${key}?time=2024-03-01T05:00:00Z`);
     await ok(`/v1/exchangerate/BTC/USD/history/ApiKey-${key}?period_id=1MIN&time_start=2024-03-01T05:00:00Z`);
     await ok(`/v1/exchangerate/history/periods/APIKEY-${key}`);
-    expectError(await srv.get(`/APIKEY-${key}`), 404);
+    expectError(await srv.get(`/v1/APIKEY-${key}`), 404);
+    expect((await srv.get(`/APIKEY-${key}`)).headers['content-type']).toBe('text/html; charset=utf-8'); // `/`: the chart page
     expect(stripPathKey({ url: `/v1/exchangerate/APIKEY-abc/BTC?x=1` } as RawRequest)).toBe('/v1/exchangerate/BTC?x=1');
     expect(stripPathKey({ url: `/APIKEY-abc` } as RawRequest)).toBe('/');
   });

@@ -339,7 +339,7 @@ describe('errors', () => {
     expect(expectError(await srv.get('/v1/exchangerate/BTC/USD/extra/more', H()), 404)).toMatch(
       /Unknown route GET \/v1\/exchangerate\/BTC\/USD\/extra\/more/,
     );
-    expect(expectError(await srv.get('/', H()), 404)).toMatch(/Unknown route/);
+    expect(expectError(await srv.get('/v1', H()), 404)).toMatch(/Unknown route/); // `/` is the chart page
     expect(expectError(await srv.get('/v2/exchangerate/BTC/USD'), 404)).toMatch(/Unknown route/);
     const { request } = await import('./helpers.js');
     expect(expectError(await request(`${srv.url}/v1/exchangerate/BTC/USD`, { method: 'POST', headers: H() }), 404)).toMatch(

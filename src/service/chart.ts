@@ -1,0 +1,112 @@
+/**
+ * The chart of the service: the data route and the page that draws it.
+ *
+ * - `GET /v1/exchangerate/{base}/{quote}/chart?time_start=&time_end=&period_id=` (extension, right
+ *   `history`): the {@link ChartData} of `xrate plot` (src/replay/chart.ts) over the served
+ *   database: the rate per tick, each market's price, the markets left out with their reason,
+ *   each point's provenance, and candles with `period_id`. Without `time_end`, through the last
+ *   tick; without `time_start`, the hour before `time_end` (from the first tick at the earliest).
+ *   It replays the run's logs, so it is heavy (limits.ts: a few per key at once) and costs one
+ *   request per 100 ticks; a range of more than 7200 ticks (CHART_MAX_POINTS) is a 400.
+ * - `GET /` the page, and `GET /ui/{file}` its script, style and the uPlot library (served from the
+ *   installed `uplot` package): no key, since they hold no data; the page asks the data route
+ *   with the key of `?apikey=` in its address or one it prompts for (kept in sessionStorage).
+ *
+ * @module
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+import { US_PER_HOUR } from '../core/time.js';
+import { ChartError, chartData } from '../replay/chart.js';
+import { badParam, noData } from './errors.js';
+import { CONTENT_TYPES } from './format/index.js';
+import type { Limiter } from './limits.js';
+import { Query } from './params.js';
+import type { RateProvider } from './provider.js';
+import { charger } from './routes.js';
+
+/** The page's own files, in the package's `ui/` folder. */
+const UI_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'ui');
+
+/** What `/` and `/ui/...` serve: path, file, content type. */
+function assets(): { path: string; file: string; type: string }[] {
+  const uplot = dirname(createRequire(import.meta.url).resolve('uplot/dist/uPlot.iife.min.js'));
+  return [
+    { path: '/', file: join(UI_DIR, 'index.html'), type: 'text/html; charset=utf-8' },
+    { path: '/ui/chart.js', file: join(UI_DIR, 'chart.js'), type: 'text/javascript; charset=utf-8' },
+    { path: '/ui/chart.css', file: join(UI_DIR, 'chart.css'), type: 'text/css; charset=utf-8' },
+    { path: '/ui/uPlot.iife.min.js', file: join(uplot, 'uPlot.iife.min.js'), type: 'text/javascript; charset=utf-8' },
+    { path: '/ui/uPlot.min.css', file: join(uplot, 'uPlot.min.css'), type: 'text/css; charset=utf-8' },
+  ];
+}
+
+/**
+ * Registers the chart route and the page on `app` (the onRequest hook of server.ts authenticates
+ * the chart route; the page's routes have no right, so no key).
+ */
+export function registerChartRoutes(app: FastifyInstance, provider: RateProvider, limiter: Limiter): void {
+  const charge = charger(limiter);
+
+  for (const a of assets()) {
+    const body = readFileSync(a.file);
+    // The page is small and names its assets without a version: revalidated at every load.
+    app.get(a.path, (_req, reply) =>
+      reply
+        .header('content-type', a.type)
+        .header('cache-control', 'no-cache')
+        .header('x-content-type-options', 'nosniff')
+        .header('content-security-policy', "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:")
+        .send(body),
+    );
+  }
+
+  app.get<{ Params: { asset_id_base: string; asset_id_quote: string } }>(
+    '/v1/exchangerate/:asset_id_base/:asset_id_quote/chart',
+    { config: { right: 'history' } },
+    async (req, reply) => {
+      const q = new Query(req.query);
+      const info = provider.info();
+      if (info.mode === 'follow') {
+        throw noData(
+          'a chart replays the logs of a complete replay run, and under --follow the run completes only when the service stops: ' +
+            'chart the log with "xrate plot LOG", or serve the database once the service has stopped',
+        );
+      }
+      if (info.lastTick === undefined) throw noData('no tick has been computed yet');
+      const to = q.time('time_end') ?? info.lastTick;
+      const from = q.time('time_start') ?? Math.max(info.firstTick ?? to, to - US_PER_HOUR);
+      if (!(to > from)) throw badParam('time_end', 'must be after time_start');
+      const periodId = q.text('period_id')?.toUpperCase();
+      const key = req.apiKey;
+      if (key) {
+        // Replaying the run's logs: as heavy as a long history, whatever the range.
+        limiter.acquireHeavy(key);
+        reply.raw.once('close', () => limiter.releaseHeavy(key));
+      }
+      // Asset ids as the other routes match them: exactly, else ignoring case (as of the last tick).
+      let { asset_id_base: base, asset_id_quote: quote } = req.params;
+      try {
+        ({ asset_id_base: base, asset_id_quote: quote } = provider.rate(base, quote).value);
+      } catch {
+        // no rate at the last tick: the ids as given
+      }
+      let data: Awaited<ReturnType<typeof chartData>>;
+      try {
+        data = await chartData({ inputs: [info.source] }, { base, quote, from, to, periodId });
+      } catch (e) {
+        if (e instanceof ChartError) {
+          if (e.kind === 'bad-request') throw badParam(e.param ?? 'time_end', e.message);
+          throw noData(e.message);
+        }
+        const m = (e as Error).message;
+        if (m.startsWith('xrate:')) throw noData(m.replace(/^xrate: /, ''));
+        throw e;
+      }
+      charge(req, reply, Math.max(1, Math.ceil(data.ticks.length / 100)));
+      return reply.header('content-type', CONTENT_TYPES.json).send(JSON.stringify(data));
+    },
+  );
+}
