@@ -75,6 +75,12 @@ export function registerChartRoutes(app: FastifyInstance, provider: RateProvider
             'chart the log with "xrate plot LOG", or serve the database once the service has stopped',
         );
       }
+      if (info.mode === 'replica') {
+        throw noData(
+          'a chart replays the logs of a complete replay run, and a replica reads a stream, not logs: ' +
+            'chart the published logs with "xrate plot LOG" (the same rates, by determinism)',
+        );
+      }
       if (info.lastTick === undefined) throw noData('no tick has been computed yet');
       const to = q.time('time_end') ?? info.lastTick;
       const from = q.time('time_start') ?? Math.max(info.firstTick ?? to, to - US_PER_HOUR);

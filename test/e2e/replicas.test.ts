@@ -156,6 +156,10 @@ describe('replicas of one stream', () => {
     expect(rb.lag).toBe(0);
     expect(await answers(a.url, a.key)).toEqual(want);
     expect(await answers(b.url, b.key)).toEqual(want);
+    // A chart replays logs, which a replica does not have.
+    const chart = await json(`${a.url}/v1/exchangerate/BTC/USD/chart`, a.key);
+    expect(chart.status).toBe(550);
+    expect(JSON.parse(chart.body).message).toMatch(/a replica reads a stream, not logs: chart the published logs with "xrate plot LOG"/);
   }, 120_000);
 
   it('write the outputs of the replay, row for row, rejects included', () => {
