@@ -24,6 +24,7 @@ import { parseEvent } from '../core/events.js';
 import type { OhlcBucket } from '../core/ohlc.js';
 import type { MetricDefinitionEvent, MetricEvent } from '../core/metrics/events.js';
 import type { PeriodRecord } from '../core/periods.js';
+import type { ConnectivityEvent, PositionEvent } from '../core/positions/events.js';
 import { isReject, type Reject, type RejectReason, type XrateEvent } from '../core/types.js';
 import { clipText } from '../io/lineLimit.js';
 import type { RateFileWriter } from '../io/rateFile.js';
@@ -54,6 +55,11 @@ export interface IngestState {
    * of a replay snapshotted before metrics were stored.
    */
   metricEvents?: number;
+  /**
+   * Position and connectivity events written: the last one's `seq` (log order). Absent in the
+   * state of a replay snapshotted before positions were stored.
+   */
+  positionEvents?: number;
 }
 
 /** Options of {@link Ingest}. */
@@ -176,6 +182,20 @@ export class Ingest {
         st.metricEvents = (st.metricEvents ?? 0) + 1;
         writers?.definition(e, st.metricEvents, this.batchNo);
         user.onMetricDefinition?.(e);
+      },
+      // Like metric points: written while the output is on (a warm-up's are the partition
+      // before's, or before --from), in log order (`seq`).
+      onPosition: (e: PositionEvent, assets: { base: string; quote: string } | undefined) => {
+        if (!st.outputOn) return;
+        st.positionEvents = (st.positionEvents ?? 0) + 1;
+        writers?.position(e, assets, st.positionEvents, this.batchNo);
+        user.onPosition?.(e, assets);
+      },
+      onConnectivity: (e: ConnectivityEvent) => {
+        if (!st.outputOn) return;
+        st.positionEvents = (st.positionEvents ?? 0) + 1;
+        writers?.connectivity(e, st.positionEvents, this.batchNo);
+        user.onConnectivity?.(e);
       },
     };
     this.engine = opts.engine(this.listener);
