@@ -8,7 +8,6 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import type { FastifyInstance } from 'fastify';
@@ -348,28 +347,7 @@ function certificates(): {
 }
 
 function httpsGet(url: string, ca: string, client?: { cert: string; key: string }, headers: Record<string, string> = {}): Promise<Res> {
-  const u = new URL(url);
-  return new Promise((res, rej) => {
-    const req = httpsRequest(
-      { host: u.hostname, port: u.port, path: u.pathname + u.search, ca, headers, ...(client && { cert: client.cert, key: client.key }) },
-      (r) => {
-        const chunks: Buffer[] = [];
-        r.on('data', (c: Buffer) => chunks.push(c));
-        r.on('end', () => {
-          const body = Buffer.concat(chunks);
-          res({
-            status: r.statusCode ?? 0,
-            headers: r.headers,
-            body,
-            text: body.toString('utf8'),
-            json: () => JSON.parse(body.toString('utf8')) as unknown,
-          });
-        });
-      },
-    );
-    req.on('error', rej);
-    req.end();
-  });
+  return request(url, { headers, tls: { ca, ...client } });
 }
 
 describe('managed mode', () => {
