@@ -7,7 +7,7 @@
  * and, for the management operations it lacks, against the schemas of the EMS documentation.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import type { FastifyInstance } from 'fastify';
@@ -16,10 +16,11 @@ import { createEmsApp, type EmsAppOptions, startEms } from '../../src/ems/server
 import { PositionSource } from '../../src/ems/positions.js';
 import { loadSites } from '../../src/ems/sites.js';
 import { loadTls } from '../../src/ems/tls.js';
+import { formatTime } from '../../src/core/time.js';
 import { ReplayStore } from '../../src/io/store.js';
 import { replay } from '../../src/replay/replay.js';
 import { KeyStore } from '../../src/service/keys.js';
-import { startReplay } from '../../src/service/live.js';
+import { startFollow, startReplay } from '../../src/service/live.js';
 import { DatabaseRateProvider, type RateProvider } from '../../src/service/provider.js';
 import { FIXTURES, request, type Res, tempDir } from './helpers.js';
 
@@ -165,8 +166,16 @@ let provider: DatabaseRateProvider;
 let store: ReplayStore;
 const apps: FastifyInstance[] = [];
 
-async function serve(opts: Partial<EmsAppOptions> = {}, p: RateProvider = provider): Promise<string> {
-  const app = await createEmsApp({ positions: new PositionSource(p, store), sites: { locations: [], endpoints: [] }, ...opts });
+/** Serves the gateway (default: over the replay database `DB`) on 127.0.0.1, port 0; its URL. */
+async function serve(
+  opts: Partial<EmsAppOptions> = {},
+  data: { provider: RateProvider; store: ReplayStore } = { provider, store },
+): Promise<string> {
+  const app = await createEmsApp({
+    positions: new PositionSource(data.provider, data.store),
+    sites: { locations: [], endpoints: [] },
+    ...opts,
+  });
   apps.push(app);
   await app.listen({ host: '127.0.0.1', port: 0 });
   const addr = app.server.address();
@@ -284,10 +293,7 @@ describe('GET /v1/positions (self-hosted, no key)', () => {
     const live = await startReplay({ log: LOG_PATH, db: liveDb });
     const liveStore = ReplayStore.open(liveDb, { readonly: true });
     try {
-      const app = await createEmsApp({ positions: new PositionSource(live, liveStore), sites: { locations: [], endpoints: [] } });
-      apps.push(app);
-      await app.listen({ host: '127.0.0.1', port: 0 });
-      const liveUrl = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+      const liveUrl = await serve({}, { provider: live, store: liveStore });
       const url = await serve();
       for (const q of ['exchange_id=BINANCE', 'exchange_id=OKX', '', `time=${at('00:00:03')}`, 'exchange_id=KRAKEN']) {
         const [a, b] = [await get(`${liveUrl}/v1/positions?${q}`), await get(`${url}/v1/positions?${q}`)];
@@ -296,6 +302,75 @@ describe('GET /v1/positions (self-hosted, no key)', () => {
     } finally {
       liveStore.close();
       await live.close();
+    }
+  });
+});
+
+describe('GET /v1/positions over a followed log (--follow LOG)', () => {
+  it('answers the current book at the current rate as lines are appended, then 490 once the exchange is down', async () => {
+    const T0 = Date.parse('2024-03-01T01:00:00Z');
+    let clock = T0;
+    const iso = (ms: number) => formatTime(ms * 1000);
+    const quote = (ms: number, mid: number) =>
+      line({
+        type: 'quote',
+        time: iso(ms),
+        symbol_id: 'EXA_SPOT_BTC_USD',
+        bid_price: mid - 1,
+        bid_size: 1,
+        ask_price: mid + 1,
+        ask_size: 1,
+      });
+    const log = join(dir, 'follow.ndjson');
+    const db = join(dir, 'follow.sqlite');
+    writeFileSync(
+      log,
+      `${[
+        line({ type: 'trade', time: iso(T0 - 20_000), symbol_id: 'EXA_SPOT_BTC_USD', price: 100, size: 1 }),
+        quote(T0 - 20_000, 100),
+        line({
+          type: 'position',
+          time: iso(T0 - 10_000),
+          exchange_id: 'EXA~desk',
+          symbol_id_exchange: 'BTCUSD',
+          symbol_id: 'EXA_SPOT_BTC_USD',
+          avg_entry_price: 90,
+          quantity: 2,
+          side: 'BUY',
+        }),
+      ].join('\n')}\n`,
+    );
+    const f = startFollow({ log, db, now: () => clock, pollMs: 3_600_000, lagMs: 1000 });
+    const followStore = ReplayStore.open(db, { readonly: true });
+    try {
+      const live = await serve({}, { provider: f.provider, store: followStore });
+      const pnl = async () =>
+        positionsOf(await get(`${live}/v1/positions`)).map((a) => [a.exchange_id, a.data.map((p) => p.unrealized_pnl)]);
+      // (100 - 90) x 2.
+      expect(await pnl()).toEqual([['EXA~desk', [20]]]);
+      // The price moves: the same position is worth more, at once.
+      appendFileSync(log, `${quote(T0 + 500, 110)}\n`);
+      clock = T0 + 2000;
+      f.poll();
+      expect(await pnl()).toEqual([['EXA~desk', [40]]]);
+      // Closed, and another opened on the exchange's untagged account; then the exchange goes down.
+      appendFileSync(
+        log,
+        `${line({ type: 'position', time: iso(T0 + 2500), exchange_id: 'EXA~desk', symbol_id_exchange: 'BTCUSD', avg_entry_price: 90, quantity: 0, side: 'BUY' })}\n` +
+          `${line({ type: 'position', time: iso(T0 + 2500), exchange_id: 'EXA', symbol_id_exchange: 'BTCUSD', symbol_id: 'EXA_SPOT_BTC_USD', avg_entry_price: 120, quantity: 1, side: 'SELL' })}\n`,
+      );
+      clock = T0 + 4000;
+      f.poll();
+      expect(await pnl()).toEqual([['EXA', [10]]]);
+      appendFileSync(log, `${line({ type: 'connectivity', time: iso(T0 + 4500), exchange_id: 'EXA', reachable: false })}\n`);
+      clock = T0 + 6000;
+      f.poll();
+      expect(rejectOf(await get(`${live}/v1/positions?exchange_id=EXA~desk`)).exchange_id).toBe('EXA');
+      // Earlier ticks from the rows the follower wrote.
+      expect(positionsOf(await get(`${live}/v1/positions?time=${iso(T0 + 1000)}`)).map((a) => a.exchange_id)).toEqual(['EXA~desk']);
+    } finally {
+      followStore.close();
+      await f.provider.close();
     }
   });
 });
