@@ -39,6 +39,21 @@ const SYMBOLS: [string, string | undefined][] = [
 function withPositions(lines: string[]): string[] {
   const out: string[] = [];
   let k = 0;
+  // A position opened in the first hour and never touched again, and an exchange down from then
+  // on: the last partition's warm-up does not reach back to them.
+  const first = /"time":"([^"]+)"/.exec(lines[5])?.[1];
+  out.push(
+    JSON.stringify({
+      type: 'position',
+      time: first,
+      exchange_id: 'DERIBIT',
+      symbol_id_exchange: 'BTC-PERPETUAL',
+      avg_entry_price: 60000,
+      quantity: 3,
+      side: 'SELL',
+    }),
+  );
+  out.push(JSON.stringify({ type: 'connectivity', time: first, exchange_id: 'HUOBI', reachable: false }));
   for (const l of lines) {
     const time = /"time":"([^"]+)"/.exec(l)?.[1];
     if (time && k++ % 97 === 0) {
