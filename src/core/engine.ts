@@ -33,6 +33,7 @@ import type { EngineListener, EngineSnapshot, EngineStats, RateResult, RatesOpti
 import type { OhlcBucket } from './ohlc.js';
 import type { PeriodRecord } from './periods.js';
 import type { AccountPositions } from './positions/book.js';
+import type { ConnectivityEvent } from './positions/events.js';
 import { positionAssets, valuePositions, type ValuedPosition } from './positions/pnl.js';
 import type { PairExplanation, RateExplanation } from './provenance.js';
 import { formatTime, US_PER_SECOND } from './time.js';
@@ -393,6 +394,11 @@ export class Engine {
   /** The exchanges whose latest `connectivity` event says unreachable, sorted. */
   unreachableExchanges(): string[] {
     return this.state.positions.unreachable();
+  }
+
+  /** The latest `connectivity` event of every exchange that had one, in exchange order. */
+  connectivity(): ConnectivityEvent[] {
+    return this.state.positions.connectivity();
   }
 
   // ---------------------------------------------------------------- OHLC

@@ -289,6 +289,31 @@ export class Ingest {
     return r;
   }
 
+  /**
+   * Writes the engine's position book as rows, its snapshots and connectivity events as they were
+   * applied: the state a replay's output starts from when it starts late (`--from`), so that the
+   * stored rows rebuild the engine's book (docs/methodology.md section 11). Call in a batch.
+   */
+  writePositionBook(): void {
+    const st = this.state;
+    const w = this.writers;
+    for (const a of this.engine.positions()) {
+      for (const p of a.positions) {
+        st.positionEvents = (st.positionEvents ?? 0) + 1;
+        w?.position(
+          p.event,
+          p.base !== undefined && p.quote !== undefined ? { base: p.base, quote: p.quote } : undefined,
+          st.positionEvents,
+          this.batchNo,
+        );
+      }
+    }
+    for (const c of this.engine.connectivity()) {
+      st.positionEvents = (st.positionEvents ?? 0) + 1;
+      w?.connectivity(c, st.positionEvents, this.batchNo);
+    }
+  }
+
   /** {@link parseRecord} then {@link applyEvent}: a record straight into the engine. */
   ingestRecord(rec: SourceRecord, input: number): void {
     const ev = this.parseRecord(rec, input);

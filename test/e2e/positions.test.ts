@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeLog } from '../../scripts/gen-log.js';
 import { COMPARED_TABLES } from '../../src/io/compareReplays.js';
 import { writeEventTable } from '../../src/io/sqliteSource.js';
+import { parseTime } from '../../src/core/time.js';
 import { ReplayStore } from '../../src/io/store.js';
 import { replayParallel } from '../../src/replay/parallel.js';
 import { replay, type ReplaySummary } from '../../src/replay/replay.js';
@@ -232,6 +233,27 @@ describe('position events through the replay', () => {
     expect(s.resumed).toBe(true);
     expectSameOutputs(db, SERIAL);
     expect(s.engine.positions()).toEqual(serial.engine.positions());
+  }, 120_000);
+
+  it('replayed with --from, the stored rows start from the book of the warm-up', async () => {
+    const db = p('from.sqlite');
+    const times = lines.map((l) => /"time":"([^"]+)"/.exec(l)?.[1]).filter((t): t is string => t !== undefined);
+    const from = parseTime(times[Math.floor(times.length / 2)])!;
+    const s = await replay({ inputs: [LOG], db, config, from });
+    expect(s.engine.positions()).toEqual(serial.engine.positions());
+    const [fromStore, serialStore] = [ReplayStore.open(db, { readonly: true }), ReplayStore.open(SERIAL, { readonly: true })];
+    try {
+      // Every tick from --from on: the same book as the serial replay's rows give.
+      for (const T of [from, from + 3600e6, undefined]) {
+        const [a, b] = [fromStore.positions().bookAt(T), serialStore.positions().bookAt(T)];
+        expect(a.open(), String(T)).toEqual(b.open());
+        expect(a.unreachable(), String(T)).toEqual(b.unreachable());
+      }
+      expect(fromStore.positions().bookAt(from).open().length).toBeGreaterThan(2);
+    } finally {
+      fromStore.close();
+      serialStore.close();
+    }
   }, 120_000);
 
   it('leave no trace in the outputs or the snapshots of a log without them', async () => {

@@ -40,16 +40,16 @@ export interface AccountPositions {
 
 /**
  * The book as plain JSON (part of an engine snapshot): open positions in account and symbol
- * order, and the latest reachability of every exchange that had a `connectivity` event.
+ * order, and the latest connectivity event of every exchange that had one, in exchange order.
  *
  * @example
  * ```ts
- * const j: PositionBookJSON = { positions: [], reachable: [['KRAKEN', false]] };
+ * const j: PositionBookJSON = { positions: [], connectivity: [{ time: 1709251204500000, exchangeId: 'KRAKEN', reachable: false }] };
  * ```
  */
 export interface PositionBookJSON {
   positions: (Omit<PositionEvent, 'type'> & { base?: string; quote?: string })[];
-  reachable: [string, boolean][];
+  connectivity: Omit<ConnectivityEvent, 'type'>[];
 }
 
 /**
@@ -103,8 +103,8 @@ export function accountMatches(account: string, filter: string): boolean {
 export class PositionBook {
   /** account → symbol_id_exchange → position. */
   private readonly accounts = new Map<string, Map<string, BookPosition>>();
-  /** exchange → reachable, from its latest connectivity event. */
-  private readonly reachability = new Map<string, boolean>();
+  /** exchange → its latest connectivity event. */
+  private readonly reachability = new Map<string, ConnectivityEvent>();
 
   /** Whether the book holds nothing (no open position, no connectivity seen). */
   get isEmpty(): boolean {
@@ -134,15 +134,20 @@ export class PositionBook {
 
   /** Applies a connectivity event: the exchange's reachability from now on. */
   applyConnectivity(e: ConnectivityEvent): void {
-    this.reachability.set(e.exchangeId, e.reachable);
+    this.reachability.set(e.exchangeId, e);
   }
 
   /** The exchanges whose latest connectivity event says unreachable, sorted. */
   unreachable(): string[] {
-    return [...this.reachability]
-      .filter(([, r]) => !r)
-      .map(([x]) => x)
+    return [...this.reachability.values()]
+      .filter((e) => !e.reachable)
+      .map((e) => e.exchangeId)
       .sort(byKey);
+  }
+
+  /** The latest connectivity event of every exchange that had one, in exchange order. */
+  connectivity(): ConnectivityEvent[] {
+    return [...this.reachability.values()].sort((a, b) => byKey(a.exchangeId, b.exchangeId));
   }
 
   /**
@@ -174,7 +179,7 @@ export class PositionBook {
         positions.push(p.base === undefined ? rest : { ...rest, base: p.base, quote: p.quote });
       }
     }
-    return { positions, reachable: [...this.reachability].sort((x, y) => byKey(x[0], y[0])) };
+    return { positions, connectivity: this.connectivity().map(({ type: _type, ...rest }) => rest) };
   }
 
   /** Loads {@link toJSON} output into an empty book (absent: stays empty). */
@@ -185,6 +190,6 @@ export class PositionBook {
       const e: PositionEvent = { type: 'position', ...rest };
       this.apply(e, base !== undefined && quote !== undefined ? { base, quote } : undefined);
     }
-    for (const [x, r] of j.reachable) this.reachability.set(x, r);
+    for (const c of j.connectivity) this.applyConnectivity({ type: 'connectivity', ...c });
   }
 }
