@@ -14,7 +14,7 @@ import type { StoredPositions } from '../io/positionStore.js';
 import type { ReplayStore } from '../io/store.js';
 import { badParam, ServiceError } from '../service/errors.js';
 import { shown } from '../service/params.js';
-import { LiveRateProvider, type RateProvider } from '../service/provider.js';
+import { DatabaseRateProvider, LiveRateProvider, type RateProvider } from '../service/provider.js';
 
 /** The interface's status for "exchange is unreachable". */
 export const EXCHANGE_UNREACHABLE = 490;
@@ -123,6 +123,9 @@ export class PositionSource {
       }
     }
     const T = at === undefined ? undefined : floorSecond(at);
+    // A time the database does not cover (before the replay's --from or its first tick, after a
+    // --to stop) is the same 550 as a rate's: the rows there are not the log's whole book.
+    if (T !== undefined && p instanceof DatabaseRateProvider) p.sourceFor(T, `no positions at ${formatTime(T)}`);
     return { book: this.stored.bookAt(T), rate: (b, q) => rateOrNone(p, b, q, T) };
   }
 

@@ -275,6 +275,10 @@ describe('GET /v1/positions (self-hosted, no key)', () => {
     expect(before[4].data[0].unrealized_pnl as number).toBeCloseTo(2000, 6);
     // Before any position.
     expect(positionsOf(await get(`${url}/v1/positions?time=${at('00:00:01')}`))).toEqual([]);
+    // Before the first tick: not covered, the same 550 as a rate's.
+    expect(errorOf(await get(`${url}/v1/positions?time=${at('00:00:00')}`), 550)).toMatch(
+      /no positions at 2024-03-01T00:00:00.0000000Z: no data before the first tick/,
+    );
   });
 
   it('refuses bad parameters with 400 and a specific message', async () => {
