@@ -138,15 +138,12 @@ export class PositionSource {
    *   exchange) is unreachable at that time; a 400 {@link ServiceError} for a bad `exchangeId`
    */
   answer(exchangeId: string | undefined, at: number | undefined): WireAccount[] {
-    if (exchangeId !== undefined) {
-      const a = splitAccount(exchangeId);
-      if (typeof a === 'string') throw badParam('exchange_id', `${shown(exchangeId)} is not an exchange or account id: ${a}`);
-    }
+    const a = exchangeId === undefined ? undefined : splitAccount(exchangeId);
+    if (typeof a === 'string') throw badParam('exchange_id', `${shown(exchangeId!)} is not an exchange or account id: ${a}`);
     const { book, rate } = this.bookAt(at);
     const when = at === undefined ? '' : ` at ${formatTime(floorSecond(at))}`;
     const down = book.unreachable();
-    if (exchangeId !== undefined) {
-      const a = splitAccount(exchangeId) as { exchangeId: string };
+    if (a !== undefined) {
       if (down.includes(a.exchangeId)) {
         throw new UnreachableError({
           type: 'MESSAGE_REJECT',
