@@ -28,6 +28,27 @@ export {
 export { REJECT_REASONS, takerSideOf, parseEvent, parseJsonLine } from './core/events.js';
 export { SYMBOL_TYPES, symbolTypeFromText, parseSymbolId } from './core/symbols.js';
 export { parseDec, type ExactDecimal } from './core/decimal.js';
+
+// Positions (docs/methodology.md section 11, docs/ems.md).
+export {
+  ACCOUNT_SEPARATORS,
+  splitAccount,
+  parsePositionEvent,
+  parseConnectivityEvent,
+  type Account,
+  type PositionSide,
+  type PositionEvent,
+  type ConnectivityEvent,
+} from './core/positions/events.js';
+export {
+  PositionBook,
+  accountMatches,
+  isZeroQuantity,
+  type AccountPositions,
+  type BookPosition,
+  type PositionBookJSON,
+} from './core/positions/book.js';
+export { positionAssets, unrealizedPnl, valuePositions, type ValuedPosition } from './core/positions/pnl.js';
 export { US_PER_SECOND, US_PER_MINUTE, US_PER_HOUR, US_PER_DAY, parseTime, formatTime, parseDuration } from './core/time.js';
 
 // Configuration (docs/methodology.md section 8).

@@ -26,6 +26,7 @@ Commands:
   demo               replay the bundled example into out/xrate.sqlite (npm start)
   serve              the rate service: /v1/exchangerate HTTP endpoints (docs/service.md)
   keys               API keys of the service: create, list, revoke, jwt-import
+  ems serve          the EMS gateway: positions valued at xrate's rates, 490 when unreachable (docs/ems.md)
   worker             replay partitions of "replay --queue" runs, from a Redis queue
   publish LOG...     put event logs on a NATS JetStream stream for "serve --nats" replicas
 
@@ -209,6 +210,34 @@ Options:
   --lock-ms N             how long a partition stays taken without a sign of life (1000-3600000,
                           default 30000)
   --quiet                 no log lines on stderr
+`,
+  ems: `Usage: xrate ems serve [--db FILE] [--replay LOG | --follow LOG] [--port N] [--host H] [options]
+
+The EMS gateway (docs/ems.md): GET /v1/positions[?exchange_id=X][&time=T] answers the open
+positions of the log's position events, per account (BINANCE, BINANCE~hedge, ...), valued at
+xrate's own rates (unrealized_pnl at rate(base, quote) of the symbol; absent without a rate), or
+490 when the exchange asked for (without exchange_id: any exchange) is unreachable. The
+management operations GET /v1/endpoints[?filter_exchange_id=X], /v1/locations and
+/v1/certificate/pem answer from --sites and --client-pem.
+Data: a replay database (default out/xrate.sqlite), or --replay LOG (replay it into --db, then
+serve its engine), or --follow LOG (keep reading a growing NDJSON log, wall-clock ticks).
+
+Options:
+  --db FILE               replay database (default out/xrate.sqlite)
+  --replay LOG            replay LOG into --db first, then serve the live engine
+  --follow LOG            follow LOG (plain NDJSON) into --db as it grows
+  --host H                listen address (default 127.0.0.1)
+  --port N                listen port (default 3001; 0 = any free port)
+  --managed               require an API key (X-CoinAPI-Key header or apikey parameter; keys as
+                          for "xrate serve", "xrate keys create") or a trusted client certificate;
+                          the first start with no key and no --tls-client-ca creates a dev key
+  --keys FILE             API keys database of --managed (default: the --db file)
+  --tls-cert FILE         serve HTTPS with this certificate (PEM) ...
+  --tls-key FILE          ... and its private key (PEM)
+  --tls-client-ca FILE    with --managed: client certificates signed by this CA authenticate
+  --sites FILE.json       {"locations": [...], "endpoints": [...]} of /v1/locations, /v1/endpoints
+  --client-pem FILE       the client certificate (and key) PEM that /v1/certificate/pem hands out
+  --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N   as for replay
 `,
   keys: `Usage: xrate keys <create|list|revoke|jwt-import> [--db FILE | --keys FILE] [options]
 

@@ -10,6 +10,7 @@
 import { ConfigError } from '../core/config.js';
 import { InputError, UsageError, type Io } from './args.js';
 import { cmdDemo } from './commands/demo.js';
+import { cmdEms } from './commands/ems.js';
 import { cmdExplain } from './commands/explain.js';
 import { cmdHistory } from './commands/history.js';
 import { cmdKeys } from './commands/keys.js';
@@ -73,6 +74,8 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
         return await cmdWorker(rest, io);
       case 'publish':
         return await cmdPublish(rest, io);
+      case 'ems':
+        return await cmdEms(rest, io);
       case undefined:
       case 'help':
       case '--help':
@@ -83,7 +86,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
         return 0;
       default:
         throw new UsageError(
-          `unknown command "${cmd}" (expected replay, rate, history, explain, plot, metrics, symbols, periods, demo, serve, keys, worker or publish)`,
+          `unknown command "${cmd}" (expected replay, rate, history, explain, plot, metrics, symbols, periods, demo, serve, keys, worker, publish or ems)`,
         );
     }
   } catch (e) {

@@ -32,12 +32,24 @@ import type { SymbolFilter, SymbolRecord } from './engine/symbolRecords.js';
 import type { EngineListener, EngineSnapshot, EngineStats, RateResult, RatesOptions, TrackedPair } from './engine/types.js';
 import type { OhlcBucket } from './ohlc.js';
 import type { PeriodRecord } from './periods.js';
+import type { AccountPositions } from './positions/book.js';
+import type { ConnectivityEvent } from './positions/events.js';
+import { positionAssets, valuePositions, type ValuedPosition } from './positions/pnl.js';
 import type { PairExplanation, RateExplanation } from './provenance.js';
 import { formatTime, US_PER_SECOND } from './time.js';
 import type { Reject, XrateEvent } from './types.js';
 
 /** The event types the engine applies (any other is an `unknown_type` reject). */
-const KNOWN_TYPES: ReadonlySet<string> = new Set(['quote', 'trade', 'exchange', 'symbol', 'metric', 'metric_definition']);
+const KNOWN_TYPES: ReadonlySet<string> = new Set([
+  'quote',
+  'trade',
+  'exchange',
+  'symbol',
+  'metric',
+  'metric_definition',
+  'position',
+  'connectivity',
+]);
 
 export type { SymbolFilter, SymbolRecord } from './engine/symbolRecords.js';
 export { OWN_METRIC_IDS, OWN_METRICS, OwnMetricBatch } from './engine/ownMetrics.js';
@@ -146,6 +158,21 @@ export class Engine {
     if (type === 'metric_definition') {
       s.stats.events.metricDefinition++;
       s.listener.onMetricDefinition?.(event);
+      return undefined;
+    }
+    // Positions and connectivity change no rate either (docs/methodology.md section 11): the book
+    // keeps them, valued on demand at the rates of the last tick.
+    if (type === 'position') {
+      s.stats.events.position = (s.stats.events.position ?? 0) + 1;
+      const assets = positionAssets(event.symbolId, (id) => this.declaredAssets(id));
+      s.positions.apply(event, assets);
+      s.listener.onPosition?.(event, assets);
+      return undefined;
+    }
+    if (type === 'connectivity') {
+      s.stats.events.connectivity = (s.stats.events.connectivity ?? 0) + 1;
+      s.positions.applyConnectivity(event);
+      s.listener.onConnectivity?.(event);
       return undefined;
     }
     s.eventSinceTick = true;
@@ -322,6 +349,56 @@ export class Engine {
   /** Explains rate(base, quote) at the last tick: the path and, per leg, its pair explanation. */
   explain(base: string, quote: string): RateExplanation {
     return this.explainer.explain(base, quote);
+  }
+
+  // ---------------------------------------------------------------- positions
+
+  /** The base and quote a `symbol` event (or an earlier quote or trade's id) gave market `symbolId`, if any. */
+  private declaredAssets(symbolId: string): { base: string; quote: string } | undefined {
+    const s = this.state;
+    const m = s.markets.index.get(symbolId);
+    if (m === undefined) return undefined;
+    const b = s.markets.base[m];
+    const q = s.markets.quote[m];
+    return b >= 0 && q >= 0 ? { base: s.assets.names[b], quote: s.assets.names[q] } : undefined;
+  }
+
+  /**
+   * The open positions (docs/methodology.md section 11) of the accounts `exchangeId` selects (an
+   * account id exactly, or a bare exchange id: all its accounts; every account without it), sorted
+   * by account and symbol_id_exchange, with every position applied so far.
+   *
+   * @example
+   * ```ts
+   * engine.positions('BINANCE')[0].account; // 'BINANCE~hedge'
+   * ```
+   */
+  positions(exchangeId?: string): AccountPositions[] {
+    return this.state.positions.open(exchangeId);
+  }
+
+  /**
+   * {@link positions} valued at the last tick: unrealized P&L at rate(base, quote) of each
+   * position's symbol ({@link rate}: direct, inverse or cross, fresh or carried); none where there
+   * is no rate.
+   *
+   * @example
+   * ```ts
+   * engine.valuedPositions()[0].positions[0].unrealizedPnl; // 1000
+   * ```
+   */
+  valuedPositions(exchangeId?: string): { account: string; exchangeId: string; positions: ValuedPosition[] }[] {
+    return valuePositions(this.positions(exchangeId), (b, q) => this.rate(b, q)?.rate);
+  }
+
+  /** The exchanges whose latest `connectivity` event says unreachable, sorted. */
+  unreachableExchanges(): string[] {
+    return this.state.positions.unreachable();
+  }
+
+  /** The latest `connectivity` event of every exchange that had one, in exchange order. */
+  connectivity(): ConnectivityEvent[] {
+    return this.state.positions.connectivity();
   }
 
   // ---------------------------------------------------------------- OHLC

@@ -27,6 +27,7 @@ import {
   trimmed,
 } from './fields.js';
 import { parseMetricDefinitionEvent, parseMetricEvent } from './metrics/events.js';
+import { parseConnectivityEvent, parsePositionEvent } from './positions/events.js';
 import { symbolTypeFromText } from './symbols.js';
 import { isReject } from './types.js';
 import type {
@@ -67,6 +68,8 @@ export const REJECT_REASONS: readonly RejectReason[] = Object.freeze([
   'late',
 ] as const);
 
+// The version-1 wording, kept as it is: the rejects of a log without position events stay
+// byte-identical (docs/methodology.md section 11). The EMS types are accepted all the same.
 const EXPECTED_TYPES = '(expected exchange, symbol, quote, trade, metric or metric_definition)';
 
 /** A price: > 0, also as a float (an exactly positive text that underflows to 0 is rejected). */
@@ -326,6 +329,10 @@ export function parseEvent(record: Record<string, unknown>): XrateEvent | Reject
         return parseMetricEvent(record);
       case 'metric_definition':
         return parseMetricDefinitionEvent(record);
+      case 'position':
+        return parsePositionEvent(record);
+      case 'connectivity':
+        return parseConnectivityEvent(record);
     }
     if (isAbsent(type)) {
       return reject('unknown_type', `missing event type ${EXPECTED_TYPES}`, 'type');
@@ -344,6 +351,10 @@ export function parseEvent(record: Record<string, unknown>): XrateEvent | Reject
           return parseMetricEvent(record);
         case 'metric_definition':
           return parseMetricDefinitionEvent(record);
+        case 'position':
+          return parsePositionEvent(record);
+        case 'connectivity':
+          return parseConnectivityEvent(record);
       }
     }
     return reject('unknown_type', `unknown event type ${show(type)} ${EXPECTED_TYPES}`, 'type');

@@ -10,6 +10,7 @@
  */
 
 import type { MetricDefinitionEvent, MetricEvent } from './metrics/events.js';
+import type { ConnectivityEvent, PositionEvent } from './positions/events.js';
 
 /** Integer microseconds since 1970-01-01T00:00:00Z. */
 export type TimeUs = number;
@@ -110,14 +111,23 @@ export interface TradeEvent {
 }
 
 /** Any event the engine consumes. */
-export type XrateEvent = ExchangeEvent | SymbolEvent | QuoteEvent | TradeEvent | MetricEvent | MetricDefinitionEvent;
+export type XrateEvent =
+  | ExchangeEvent
+  | SymbolEvent
+  | QuoteEvent
+  | TradeEvent
+  | MetricEvent
+  | MetricDefinitionEvent
+  | PositionEvent
+  | ConnectivityEvent;
 
 /**
  * Why an event was rejected. Every reject is counted and recorded, never fatal.
  *
  * - `bad_json`: the line is not a JSON object (or the CSV row could not be read)
  * - `line_too_long`: the line (CSV row, SQLite row) is longer than the maximum line length
- * - `unknown_type`: `type` missing or not one of exchange, symbol, quote, trade, metric, metric_definition
+ * - `unknown_type`: `type` missing or not one of exchange, symbol, quote, trade, metric, metric_definition,
+ *   position, connectivity
  * - `missing_field`: a required field is absent or empty
  * - `bad_time`: `time` is not an ISO 8601 UTC time the methodology accepts
  * - `bad_number`: a numeric field is not a finite decimal

@@ -13,6 +13,8 @@
  * | `rejects` | rowid | all but `batch` |
  * | `metric_points` | seq | all but `batch` (`seq` included) |
  * | `metric_definitions` | seq | all but `batch` (`seq` included) |
+ * | `positions` | seq | all but `batch` (`seq` included) |
+ * | `connectivity` | seq | all but `batch` (`seq` included) |
  * | `runs` | the run the outputs belong to (one row) | its counts: events read, accepted, rejected, rejects by reason (as an object: key order aside), quotes discarded, ticks, first and last tick, pairs with a rate, rate changes, status, stopped; and the resolved `config` |
  *
  * Left out, because they legitimately differ between two replays of one log: `batch` (a serial
@@ -51,6 +53,8 @@ const TABLES: readonly { table: string; order: string; omit: readonly string[] }
   { table: 'rejects', order: 'rowid', omit: ['batch'] },
   { table: 'metric_points', order: 'seq, rowid', omit: ['batch'] },
   { table: 'metric_definitions', order: 'seq, rowid', omit: ['batch'] },
+  { table: 'positions', order: 'seq, rowid', omit: ['batch'] },
+  { table: 'connectivity', order: 'seq, rowid', omit: ['batch'] },
 ];
 
 /** The `runs` columns compared (see the module description). */

@@ -11,6 +11,7 @@
 import type Database from 'better-sqlite3';
 import { OWN_METRIC_IDS, type PairRateChange } from '../core/engine.js';
 import { trimRateDump } from '../replay/partition.js';
+import { CONNECTIVITY_COLUMNS, POSITION_COLUMNS } from './positionStore.js';
 import type { RateRow } from './store.js';
 
 /** A partition's database and its cut (the first: none). */
@@ -26,6 +27,8 @@ export interface MergedCounts {
   series: number;
   rejects: number;
   metricRows: number;
+  /** Rows of `positions` and `connectivity`. */
+  positionRows: number;
 }
 
 const RATE_COLS = 'tick, base, quote, rate, time, rank, used, fresh, volume';
@@ -67,6 +70,7 @@ export function mergePartitionOutputs(db: Database.Database, parts: readonly Par
         db.exec(`INSERT INTO rejects(input, source, line, reason, message, raw, batch)
                  SELECT input, source, line, reason, message, raw, 0 FROM ${s}.rejects ORDER BY rowid`);
         mergeMetrics(db, s, cut !== undefined);
+        mergePositions(db, s);
       });
     })();
   } finally {
@@ -80,6 +84,7 @@ export function mergePartitionOutputs(db: Database.Database, parts: readonly Par
     series: count(db, 'series'),
     rejects: count(db, 'rejects'),
     metricRows: count(db, 'metric_points') + count(db, 'metric_definitions'),
+    positionRows: count(db, 'positions') + count(db, 'connectivity'),
   };
 }
 
@@ -168,4 +173,25 @@ function mergeMetrics(db: Database.Database, s: string, trim: boolean): void {
   db.exec(`${numbered}
     INSERT INTO metric_definitions(metric_id, description, time, seq, batch)
     SELECT metric_id, description, time, n.n, 0 FROM ${s}.metric_definitions x JOIN numbered n ON n.seq = x.seq AND n.t = 'd' ORDER BY n.n`);
+}
+
+/**
+ * The position and connectivity rows of partition `s`, as they are (each partition stores those of
+ * its own lines, and they are snapshots: nothing straddles a cut), `seq` numbered on from the rows
+ * merged before, in the partition's own order.
+ */
+function mergePositions(db: Database.Database, s: string): void {
+  const offset = (
+    db
+      .prepare('SELECT max(coalesce((SELECT max(seq) FROM positions), 0), coalesce((SELECT max(seq) FROM connectivity), 0)) AS n')
+      .get() as { n: number }
+  ).n;
+  const numbered = `WITH rows AS (SELECT seq, 'p' AS t FROM ${s}.positions UNION ALL SELECT seq, 'c' FROM ${s}.connectivity),
+    numbered AS (SELECT seq, t, ${Number(offset)} + row_number() OVER (ORDER BY seq) AS n FROM rows)`;
+  db.exec(`${numbered}
+    INSERT INTO positions(${POSITION_COLUMNS}, seq, batch)
+    SELECT ${POSITION_COLUMNS}, n.n, 0 FROM ${s}.positions x JOIN numbered n ON n.seq = x.seq AND n.t = 'p' ORDER BY n.n`);
+  db.exec(`${numbered}
+    INSERT INTO connectivity(${CONNECTIVITY_COLUMNS}, seq, batch)
+    SELECT ${CONNECTIVITY_COLUMNS}, n.n, 0 FROM ${s}.connectivity x JOIN numbered n ON n.seq = x.seq AND n.t = 'c' ORDER BY n.n`);
 }

@@ -23,9 +23,10 @@ import type { OhlcBucket } from '../core/ohlc.js';
 import type { RateChangePoint, StoredSeriesPoint } from '../core/ohlcSeries.js';
 import { DatabaseMetrics, METRIC_SCHEMA, METRIC_TABLES, metricWriters } from './metricStore.js';
 import type { MetricDefinition } from '../core/metrics/source.js';
+import { POSITION_SCHEMA, POSITION_TABLES, positionWriters, StoredPositions } from './positionStore.js';
 
 /** The tables a replay writes, each row with its batch (cleared by a new replay, cut back by a resume). */
-const OUTPUT_TABLES = ['rates', 'ohlc', 'series', 'rejects', ...METRIC_TABLES];
+const OUTPUT_TABLES = ['rates', 'ohlc', 'series', 'rejects', ...METRIC_TABLES, ...POSITION_TABLES];
 
 /** Version of the schema below, kept in `meta`. */
 export const SCHEMA_VERSION = 1;
@@ -206,6 +207,7 @@ export class ReplayStore {
         }
         db.exec(SCHEMA);
         db.exec(METRIC_SCHEMA);
+        db.exec(POSITION_SCHEMA);
         migrate(db);
         db.prepare(`INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)`).run(String(SCHEMA_VERSION));
         // Runs whose process died while running are marked so (their tables stay refused until a
@@ -364,7 +366,8 @@ export class ReplayStore {
     /** A change of a tracked pair's OHLC series: `rate` from `tick` on (NaN: none), or its own fresh rate (`follow`). */
     series(base: string, quote: string, tick: number, rate: number, follow: boolean, batch: number): void;
     reject(input: number, source: string, line: number, reason: string, message: string, raw: string, batch: number): void;
-  } & ReturnType<typeof metricWriters> {
+  } & ReturnType<typeof metricWriters> &
+    ReturnType<typeof positionWriters> {
     const rate = this.db.prepare(
       `INSERT INTO rates(tick, base, quote, rate, time, rank, used, fresh, volume, batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
@@ -382,7 +385,13 @@ export class ReplayStore {
         void series.run(base, quote, tick, Number.isNaN(r) ? null : r, follow ? 1 : 0, batch),
       reject: (input, source, line, reason, message, raw, batch) => void rej.run(input, source, line, reason, message, raw, batch),
       ...metricWriters(this.db),
+      ...positionWriters(this.db),
     };
+  }
+
+  /** The stored positions and connectivity changes (docs/methodology.md section 11). */
+  positions(): StoredPositions {
+    return new StoredPositions(this.db);
   }
 
   /** The stored metrics (`own`: the definitions of xrate's own metrics, always listed). */

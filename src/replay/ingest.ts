@@ -24,6 +24,7 @@ import { parseEvent } from '../core/events.js';
 import type { OhlcBucket } from '../core/ohlc.js';
 import type { MetricDefinitionEvent, MetricEvent } from '../core/metrics/events.js';
 import type { PeriodRecord } from '../core/periods.js';
+import type { ConnectivityEvent, PositionEvent } from '../core/positions/events.js';
 import { isReject, type Reject, type RejectReason, type XrateEvent } from '../core/types.js';
 import { clipText } from '../io/lineLimit.js';
 import type { RateFileWriter } from '../io/rateFile.js';
@@ -54,6 +55,11 @@ export interface IngestState {
    * of a replay snapshotted before metrics were stored.
    */
   metricEvents?: number;
+  /**
+   * Position and connectivity events written: the last one's `seq` (log order). Absent in the
+   * state of a replay snapshotted before positions were stored.
+   */
+  positionEvents?: number;
 }
 
 /** Options of {@link Ingest}. */
@@ -177,6 +183,20 @@ export class Ingest {
         writers?.definition(e, st.metricEvents, this.batchNo);
         user.onMetricDefinition?.(e);
       },
+      // Like metric points: written while the output is on (a warm-up's are the partition
+      // before's, or before --from), in log order (`seq`).
+      onPosition: (e: PositionEvent, assets: { base: string; quote: string } | undefined) => {
+        if (!st.outputOn) return;
+        st.positionEvents = (st.positionEvents ?? 0) + 1;
+        writers?.position(e, assets, st.positionEvents, this.batchNo);
+        user.onPosition?.(e, assets);
+      },
+      onConnectivity: (e: ConnectivityEvent) => {
+        if (!st.outputOn) return;
+        st.positionEvents = (st.positionEvents ?? 0) + 1;
+        writers?.connectivity(e, st.positionEvents, this.batchNo);
+        user.onConnectivity?.(e);
+      },
     };
     this.engine = opts.engine(this.listener);
   }
@@ -267,6 +287,31 @@ export class Ingest {
     const r = this.engine.apply(event);
     if (r) this.reject(r, input, at.line, at.raw);
     return r;
+  }
+
+  /**
+   * Writes the engine's position book as rows, its snapshots and connectivity events as they were
+   * applied: the state a replay's output starts from when it starts late (`--from`), so that the
+   * stored rows rebuild the engine's book (docs/methodology.md section 11). Call in a batch.
+   */
+  writePositionBook(): void {
+    const st = this.state;
+    const w = this.writers;
+    for (const a of this.engine.positions()) {
+      for (const p of a.positions) {
+        st.positionEvents = (st.positionEvents ?? 0) + 1;
+        w?.position(
+          p.event,
+          p.base !== undefined && p.quote !== undefined ? { base: p.base, quote: p.quote } : undefined,
+          st.positionEvents,
+          this.batchNo,
+        );
+      }
+    }
+    for (const c of this.engine.connectivity()) {
+      st.positionEvents = (st.positionEvents ?? 0) + 1;
+      w?.connectivity(c, st.positionEvents, this.batchNo);
+    }
   }
 
   /** {@link parseRecord} then {@link applyEvent}: a record straight into the engine. */

@@ -434,7 +434,7 @@ function finish(
     last.engine,
     snapshots.slice(0, -1).map((s) => s.engine),
   );
-  const engine: Engine = restoreEngine(final);
+  let engine: Engine = restoreEngine(final);
   const owned = results.reduce((a, r) => addCounts(a, r.owned), {
     eventsRead: 0,
     eventsAccepted: 0,
@@ -462,6 +462,15 @@ function finish(
     else target.transaction(() => target.clearOutputs(runId));
     const merge = () => target.mergePartitions((fresh ? jobs.slice(1) : jobs).map((j) => ({ path: j.db, from: j.from })));
     const merged = fresh ? target.unjournaled(merge) : merge();
+    // The position book is every position and connectivity event of the log, the oldest
+    // included, where the last partition's engine only saw its warm-up and span: rebuilt from the
+    // merged rows (the same reducer over the same events, in log order).
+    const book = target.positions().bookAt();
+    if (!book.isEmpty || final.positions !== undefined) {
+      if (book.isEmpty) delete final.positions;
+      else final.positions = book.toJSON();
+      engine = restoreEngine(final);
+    }
     const firstTick = snapshots[0].engine.t0 ?? undefined;
     const lastTick = final.lastTick ?? undefined;
     const totals = {

@@ -293,6 +293,9 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
         if (st.outputOn) return;
         if (part) ownedFrom = ownedCounts(ingest, byEvent ? st.eventsRead - 1 : st.eventsRead);
         if (opts.from !== undefined) engine.advanceTo(opts.from - 1);
+        // The positions of the warm-up, which were not written as read: the book's state (a
+        // partition's warm-up is the partition before's, which wrote it).
+        if (opts.from !== undefined && !part) ingest.writePositionBook();
         st.outputOn = true;
         engine.emitAllAtNextTick();
         if (trackSpecs) for (const [b, q] of trackSpecs) engine.track(b, q, periods);

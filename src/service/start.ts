@@ -83,10 +83,22 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-/** Sets up the provider, the keys (creating a development key when there is none) and listens. */
-export async function startService(opts: ServeOptions, io: ServiceIo): Promise<RunningService> {
+/**
+ * The data provider of `opts` (shared by `xrate serve` and `xrate ems serve`): a replica of a
+ * stream (`nats`, with the replica), a live engine that replays (`replay`) or follows (`replay` and
+ * `follow`) a log into `opts.db`, or the replay database `opts.db` (default {@link DEFAULT_DB});
+ * says on `io` what it does. `command` names the
+ * command in the follower's warnings.
+ *
+ * @throws `xrate:` error for a missing log or database, or a file that is not a replay database
+ */
+export async function openProvider(
+  opts: ServeOptions,
+  io: ServiceIo,
+  command = 'xrate serve',
+  logger: Logger = serviceLogger(opts),
+): Promise<{ provider: RateProvider; replica?: Replica }> {
   const db = opts.db ?? DEFAULT_DB;
-  const logger = opts.logger ?? pino({ level: opts.logLevel ?? 'silent', base: { service: 'xrate' } }, pino.destination(2));
   let provider: RateProvider;
   let replica: Replica | undefined;
   if (opts.nats) {
@@ -115,7 +127,7 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
         config: opts.config,
         maxLineBytes: opts.maxLineBytes,
         pollMs: opts.pollMs,
-        warn: (m) => io.err(`xrate serve: ${m}\n`),
+        warn: (m) => io.err(`${command}: ${m}\n`),
       }).provider;
     } else {
       io.out(`replaying ${opts.replay} into ${db}\n`);
@@ -137,6 +149,19 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
     if (!ReplayStore.isReplayDatabase(db)) throw new Error(`xrate: "${db}" is not a database written by "xrate replay"`);
     provider = await DatabaseRateProvider.open(db);
   }
+  return { provider, replica };
+}
+
+/** The logger of `opts`, or one writing JSON lines to stderr at `opts.logLevel` (default silent). */
+function serviceLogger(opts: ServeOptions): Logger {
+  return opts.logger ?? pino({ level: opts.logLevel ?? 'silent', base: { service: 'xrate' } }, pino.destination(2));
+}
+
+/** Sets up the provider, the keys (creating a development key when there is none) and listens. */
+export async function startService(opts: ServeOptions, io: ServiceIo): Promise<RunningService> {
+  const db = opts.db ?? DEFAULT_DB;
+  const logger = serviceLogger(opts);
+  const { provider, replica } = await openProvider(opts, io, 'xrate serve', logger);
   let keys: KeyStore | undefined;
   let metricStore: ReplayStore | undefined;
   try {
@@ -178,20 +203,7 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
     });
     if (r) r.onTicks((s) => app.ops.observeTicks(s));
     const host = opts.host ?? '127.0.0.1';
-    try {
-      await app.listen({ host, port: opts.port ?? 3000 });
-    } catch (e) {
-      const err = e as Error & { code?: string };
-      const where = `${host}:${opts.port ?? 3000}`;
-      if (err.code === 'EADDRINUSE')
-        throw new Error(`xrate: cannot listen on ${where}: the port is in use (choose another with --port, or --port 0 for any free port)`);
-      if (err.code === 'EACCES') throw new Error(`xrate: cannot listen on ${where}: permission denied (ports below 1024 need privileges)`);
-      if (err.code === 'EADDRNOTAVAIL') throw new Error(`xrate: cannot listen on ${where}: no such local address (--host)`);
-      throw new Error(`xrate: cannot listen on ${where}: ${err.message}`);
-    }
-    const addr = app.server.address();
-    const port = typeof addr === 'object' && addr ? addr.port : (opts.port ?? 3000);
-    const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    const url = await listenOn(app, host, opts.port ?? 3000, 'http');
     const info = provider.info();
     const span =
       info.firstTick !== undefined && info.lastTick !== undefined
@@ -248,4 +260,25 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
     await provider.close();
     throw e;
   }
+}
+
+/**
+ * Makes `app` listen on host:port (port 0: any free port) and returns its URL; a failure is an
+ * `xrate:` error saying why (port in use, no privilege, no such address).
+ */
+export async function listenOn(app: FastifyInstance, host: string, port: number, scheme: 'http' | 'https'): Promise<string> {
+  try {
+    await app.listen({ host, port });
+  } catch (e) {
+    const err = e as Error & { code?: string };
+    const where = `${host}:${port}`;
+    if (err.code === 'EADDRINUSE')
+      throw new Error(`xrate: cannot listen on ${where}: the port is in use (choose another with --port, or --port 0 for any free port)`);
+    if (err.code === 'EACCES') throw new Error(`xrate: cannot listen on ${where}: permission denied (ports below 1024 need privileges)`);
+    if (err.code === 'EADDRNOTAVAIL') throw new Error(`xrate: cannot listen on ${where}: no such local address (--host)`);
+    throw new Error(`xrate: cannot listen on ${where}: ${err.message}`);
+  }
+  const addr = app.server.address();
+  const bound = typeof addr === 'object' && addr ? addr.port : port;
+  return `${scheme}://${host.includes(':') ? `[${host}]` : host}:${bound}`;
 }

@@ -4,6 +4,7 @@
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -64,17 +65,25 @@ export interface Res {
   json: () => unknown;
 }
 
-/** One HTTP request over 127.0.0.1 (no automatic decompression). */
-export function request(url: string, opts: { method?: string; headers?: Record<string, string>; path?: string } = {}): Promise<Res> {
+/**
+ * One HTTP request over 127.0.0.1 (no automatic decompression); an `https:` URL with `tls`: the CA
+ * that signed the server's certificate, and the client certificate to present, if any.
+ */
+export function request(
+  url: string,
+  opts: { method?: string; headers?: Record<string, string>; path?: string; tls?: { ca: string; cert?: string; key?: string } } = {},
+): Promise<Res> {
   const u = new URL(url);
+  const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((res, rej) => {
-    const req = httpRequest(
+    const req = send(
       {
         host: u.hostname,
         port: u.port,
         method: opts.method ?? 'GET',
         path: opts.path ?? u.pathname + u.search,
         headers: opts.headers ?? {},
+        ...opts.tls,
       },
       (r) => {
         const chunks: Buffer[] = [];

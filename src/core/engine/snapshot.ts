@@ -47,6 +47,8 @@ export function takeSnapshot(state: EngineState, tracking: Tracking): EngineSnap
     forceEmit: state.forceEmit,
     symbols: state.symbolRecords.toJSON(state.markets.index.size, state.lastTick ?? state.t0),
     own: state.ownMetrics.toJSON(),
+    // Only when there is something: a log without position events keeps its snapshots as they were.
+    ...(state.positions.isEmpty ? {} : { positions: state.positions.toJSON() }),
   };
 }
 
@@ -99,4 +101,5 @@ export function restoreSnapshot(state: EngineState, tracking: Tracking, snap: En
   state.forceEmit = snap.forceEmit === true;
   state.symbolRecords.restore(snap.symbols, M.names.length);
   state.ownMetrics.restore(snap.own);
+  state.positions.restore(snap.positions);
 }

@@ -16,6 +16,7 @@ import { MarketTable } from './tables/markets.js';
 import { PairTable } from './tables/pairs.js';
 import { SymbolRecords } from './symbolRecords.js';
 import { OwnMetrics } from './ownMetrics.js';
+import { PositionBook } from '../positions/book.js';
 import type { EngineListener, EngineStats } from './types.js';
 
 /**
@@ -72,6 +73,8 @@ export class EngineState {
   readonly symbolRecords = new SymbolRecords();
   /** xrate's own metrics: what was last written, and the values of the tick being computed. */
   readonly ownMetrics = new OwnMetrics();
+  /** Open positions and exchange reachability (docs/methodology.md section 11). */
+  readonly positions = new PositionBook();
   /** Counters (see {@link EngineStats}). */
   readonly stats: EngineStats = {
     events: { exchange: 0, symbol: 0, quote: 0, trade: 0, metric: 0, metricDefinition: 0 },

@@ -8,6 +8,8 @@ import type { EngineConfig } from '../config.js';
 import type { OhlcAggregatorSnapshot, OhlcBucket } from '../ohlc.js';
 import type { PeriodRecord } from '../periods.js';
 import type { MetricDefinitionEvent, MetricEvent } from '../metrics/events.js';
+import type { PositionBookJSON } from '../positions/book.js';
+import type { ConnectivityEvent, PositionEvent } from '../positions/events.js';
 import type { RejectReason } from '../types.js';
 import type { VolumeWindowJSON } from '../volumeWindow.js';
 import type { ExchangeTableJSON } from './tables/exchanges.js';
@@ -67,6 +69,13 @@ export interface EngineListener {
   /** A `metric_definition` event was accepted. */
   onMetricDefinition?(event: MetricDefinitionEvent): void;
   /**
+   * A `position` event was accepted (docs/methodology.md section 11); the engine's book holds it
+   * already. `base` and `quote` are its symbol's assets as known at that moment (absent: none).
+   */
+  onPosition?(event: PositionEvent, assets: { base: string; quote: string } | undefined): void;
+  /** A `connectivity` event was accepted. */
+  onConnectivity?(event: ConnectivityEvent): void;
+  /**
    * The data points of xrate's own metrics (ownMetrics.ts) written at a tick, as one batch of
    * columns (reused by the next tick: read it during the call; `batch.event(i)` gives a point as
    * a metric event), after the tick's OHLC and before `onTick`, when any series changed. The
@@ -91,8 +100,21 @@ export interface RateResult {
 
 /** Counters kept by the engine. */
 export interface EngineStats {
-  /** Accepted events by type (`metric_definition` counted as `metricDefinition`). */
-  events: { exchange: number; symbol: number; quote: number; trade: number; metric: number; metricDefinition: number };
+  /**
+   * Accepted events by type (`metric_definition` counted as `metricDefinition`). `position` and
+   * `connectivity` appear from the first such event on (a log without them keeps the version-1
+   * counters, and snapshots, byte for byte).
+   */
+  events: {
+    exchange: number;
+    symbol: number;
+    quote: number;
+    trade: number;
+    metric: number;
+    metricDefinition: number;
+    position?: number;
+    connectivity?: number;
+  };
   rejects: Partial<Record<RejectReason, number>>;
   /** Quotes discarded by rule 5 (the market keeps its previous accepted quote). */
   quotesDiscarded: number;
@@ -130,4 +152,6 @@ export interface EngineSnapshot {
   symbols?: SymbolRecordsJSON;
   /** What xrate's own metrics last wrote (absent in older snapshots: nothing). */
   own?: OwnMetricsJSON;
+  /** The position book (absent when it is empty, and in older snapshots: empty). */
+  positions?: PositionBookJSON;
 }

@@ -29,6 +29,13 @@ beforeAll(async () => {
       LOG,
       `${JSON.stringify({ type: 'metric_definition', time: new Date(end + k * 1000).toISOString(), metric_id: id, description: id })}\n`,
     );
+  // A position and a connectivity change, so that their tables have rows too.
+  const at = (s: number) => new Date(end + s * 1000).toISOString();
+  appendFileSync(
+    LOG,
+    `${JSON.stringify({ type: 'position', time: at(2), exchange_id: 'BINANCE~hedge', symbol_id_exchange: 'BTCUSDT', avg_entry_price: '60000', quantity: '0.5', side: 'BUY' })}\n` +
+      `${JSON.stringify({ type: 'connectivity', time: at(3), exchange_id: 'KRAKEN', reachable: false })}\n`,
+  );
   await replay({ inputs: [LOG], db: A, config, ownMetrics: true });
   await replay({ inputs: [LOG], db: B, config, ownMetrics: true, batchSize: 100 });
 }, 60_000);

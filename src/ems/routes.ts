@@ -1,0 +1,69 @@
+/**
+ * The routes of the EMS gateway (docs/ems.md): `GET /v1/positions` (the gateway's REST API) and
+ * the management operations `GET /v1/endpoints`, `GET /v1/locations` and
+ * `GET /v1/certificate/pem` (the managed cloud's REST API).
+ *
+ * @module
+ */
+import type { FastifyInstance } from 'fastify';
+import { splitAccount } from '../core/positions/events.js';
+import { badParam, ServiceError } from '../service/errors.js';
+import { Query, shown } from '../service/params.js';
+import type { PositionSource } from './positions.js';
+import { endpointsOf, type Sites } from './sites.js';
+
+/** What the routes answer from. */
+export interface EmsData {
+  positions: PositionSource;
+  /** The locations and endpoints of `--sites` (none given: two empty lists). */
+  sites: Sites;
+  /** The client certificate PEM of `--client-pem`, if given. */
+  clientPem?: string;
+}
+
+/** A query parameter naming an exchange or an account (400 when it is not one). */
+function accountParam(q: Query, name: string): string | undefined {
+  const v = q.str(name);
+  if (v === undefined) return undefined;
+  const t = v.trim();
+  if (t === '') throw badParam(name, 'is empty (give an exchange id such as BINANCE, or an account id such as BINANCE~hedge)');
+  const a = splitAccount(t);
+  if (typeof a === 'string') throw badParam(name, `${shown(v)} is not an exchange or account id: ${a}`);
+  return t;
+}
+
+/**
+ * Registers the EMS routes on `app` (JSON answers; errors thrown as {@link ServiceError} or the
+ * positions' 490, answered by the app's error handler).
+ *
+ * @example
+ * ```ts
+ * registerEmsRoutes(app, { positions, sites: { locations: [], endpoints: [] } });
+ * ```
+ */
+export function registerEmsRoutes(app: FastifyInstance, data: EmsData): void {
+  app.get('/v1/positions', async (req, reply) => {
+    const q = new Query(req.query);
+    const exchangeId = accountParam(q, 'exchange_id');
+    const at = q.time('time');
+    reply.header('content-type', 'application/json; charset=utf-8');
+    return JSON.stringify(data.positions.answer(exchangeId, at));
+  });
+  app.get('/v1/endpoints', async (req, reply) => {
+    const q = new Query(req.query);
+    const filter = accountParam(q, 'filter_exchange_id');
+    reply.header('content-type', 'application/json; charset=utf-8');
+    return JSON.stringify(endpointsOf(data.sites, filter));
+  });
+  app.get('/v1/locations', async (_req, reply) => {
+    reply.header('content-type', 'application/json; charset=utf-8');
+    return JSON.stringify(data.sites.locations);
+  });
+  app.get('/v1/certificate/pem', async (_req, reply) => {
+    if (data.clientPem === undefined) {
+      throw new ServiceError(404, 'No client certificate is configured on this gateway (start it with --client-pem FILE)');
+    }
+    reply.header('content-type', 'text/plain; charset=utf-8');
+    return data.clientPem;
+  });
+}
