@@ -154,7 +154,8 @@ export function parseJwtKey(input: { publicKey?: string; secret?: Buffer }): Jwt
   throw new Error(`xrate: unsupported key type ${t} (RSA for RS256/PS256, EC P-256 for ES256, or an HS256 secret)`);
 }
 
-function toApiKey(r: KeyRow): ApiKey {
+/** The key of a stored row (SQLite's, or a Redis hash read as one). */
+export function keyFromRow(r: KeyRow): ApiKey {
   let jwt: ApiKey['jwt'];
   if (r.jwt_kind && r.jwt_key) {
     const kind = r.jwt_kind as JwtKind;
@@ -172,6 +173,23 @@ function toApiKey(r: KeyRow): ApiKey {
     jwt,
     createdAt: r.created_at,
     revokedAt: r.revoked_at,
+  };
+}
+
+/** The `xrate keys list` row of a stored key with `used`, its cost charged in the last 24 h. */
+export function listingOf(r: KeyRow & { used: number }): KeyListing {
+  return {
+    id: r.id,
+    name: r.name,
+    prefix: r.key_prefix,
+    rights: r.rights,
+    limit: r.request_limit,
+    overage: r.overage === 1,
+    concurrency: r.concurrency,
+    jwt: r.jwt_kind ? JWT_ALGORITHMS[r.jwt_kind as JwtKind].join('/') : null,
+    created_at: r.created_at,
+    revoked_at: r.revoked_at,
+    used_24h: r.used,
   };
 }
 
@@ -226,7 +244,7 @@ export class KeyStore {
   reload(): void {
     this.dataVersion = this.db.dataVersion();
     const map = new Map<string, ApiKey>();
-    for (const r of this.db.activeKeys()) map.set(r.key_hash, toApiKey(r));
+    for (const r of this.db.activeKeys()) map.set(r.key_hash, keyFromRow(r));
     this.byHash = map;
     this.seen = new Map();
   }
@@ -310,19 +328,7 @@ export class KeyStore {
   /** Every key with its usage of the last 24 h (`nowMs`). */
   list(nowMs = Date.now()): KeyListing[] {
     const since = Math.floor(nowMs / 1000) - 86_400;
-    return this.db.keysWithUsage(since).map((r) => ({
-      id: r.id,
-      name: r.name,
-      prefix: r.key_prefix,
-      rights: r.rights,
-      limit: r.request_limit,
-      overage: r.overage === 1,
-      concurrency: r.concurrency,
-      jwt: r.jwt_kind ? JWT_ALGORITHMS[r.jwt_kind as JwtKind].join('/') : null,
-      created_at: r.created_at,
-      revoked_at: r.revoked_at,
-      used_24h: r.used,
-    }));
+    return this.db.keysWithUsage(since).map(listingOf);
   }
 
   /** Usage rows of the window ending at `nowMs` (oldest first). */

@@ -22,6 +22,8 @@ import { CONTENT_TYPES } from './format/index.js';
 import type { MetricsSource } from '../core/metrics/source.js';
 import type { ApiKey, KeyStore } from './keys.js';
 import { Limiter } from './limits.js';
+import { RedisKeyStore } from './redisKeys.js';
+import { RedisLimits } from './redisLimits.js';
 import { localLimits, type RequestLimits } from './requestLimits.js';
 import { registerMetricRoutes } from './metrics.js';
 import type { RateProvider } from './provider.js';
@@ -40,7 +42,8 @@ declare module 'fastify' {
 /** Options of {@link createService}. */
 export interface ServiceOptions {
   provider: RateProvider;
-  keys: KeyStore;
+  /** The keys: in SQLite (one process), or in Redis (usage and concurrency then shared by the replicas, redisLimits.ts). */
+  keys: KeyStore | RedisKeyStore;
   /** The stored metrics answered by the `/v1/metrics/...` routes (none: those routes are 404). */
   metrics?: MetricsSource;
   /** Wall clock, ms (injectable for tests of the 24 h window and JWT times). */
@@ -51,6 +54,8 @@ export interface ServiceOptions {
   compressThreshold?: number;
   /** Heavy requests (history with a `limit` above 1000) a key may have in flight at once (default 2). */
   heavyConcurrency?: number;
+  /** With keys in Redis: how long this replica's in-flight counts outlive its last heartbeat, ms (default 5000). */
+  replicaTtlMs?: number;
 }
 
 /** What the onRequest hook needs to know about a route. */
@@ -87,7 +92,10 @@ function clientError(err: Error & { code?: string }, socket: Socket): void {
  */
 export async function createService(opts: ServiceOptions): Promise<FastifyInstance> {
   const now = opts.now ?? Date.now;
-  const limits: RequestLimits = localLimits(new Limiter(opts.keys, now, opts.flushEveryMs ?? 250, opts.heavyConcurrency));
+  const limits: RequestLimits =
+    opts.keys instanceof RedisKeyStore
+      ? await RedisLimits.start(opts.keys.redis, { now, heavyConcurrency: opts.heavyConcurrency, replicaTtlMs: opts.replicaTtlMs })
+      : localLimits(new Limiter(opts.keys, now, opts.flushEveryMs ?? 250, opts.heavyConcurrency));
   const auth = new Authenticator(opts.keys, now);
 
   const app = Fastify({
@@ -120,7 +128,7 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
     }
     done();
   });
-  // Before compression: a step of the limits may replace the payload (requestLimits.ts).
+  // Before compression: a refused charge (limits in Redis) replaces the payload with its 429.
   app.addHook('onSend', (req, reply, payload, done) => limits.onSend(req, reply, payload, done));
 
   await app.register(compress, {

@@ -14,6 +14,7 @@ import { ReplayStore } from '../io/store.js';
 import { KeyStore, DEFAULT_CONCURRENCY, DEFAULT_LIMIT } from './keys.js';
 import { startFollow, startReplay } from './live.js';
 import { DatabaseRateProvider, type RateProvider } from './provider.js';
+import { RedisKeyStore } from './redisKeys.js';
 import { createService } from './server.js';
 import { OWN_METRICS } from '../core/engine/ownMetrics.js';
 import type { MetricsSource } from '../core/metrics/source.js';
@@ -31,6 +32,8 @@ export const DEFAULT_DB = 'out/xrate.sqlite';
 export interface ServeOptions {
   db?: string;
   keys?: string;
+  /** Keep the keys, their usage and their requests in flight in Redis at this URL, shared by replicas (instead of SQLite). */
+  redis?: string;
   host?: string;
   port?: number;
   /** Replay this log first, then serve the engine. */
@@ -53,7 +56,7 @@ export interface RunningService {
   app: FastifyInstance;
   url: string;
   provider: RateProvider;
-  keys: KeyStore;
+  keys: KeyStore | RedisKeyStore;
   /** The development key created at this start, if any. */
   devKey: string | undefined;
   close(): Promise<void>;
@@ -95,7 +98,7 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
     if (!ReplayStore.isReplayDatabase(db)) throw new Error(`xrate: "${db}" is not a database written by "xrate replay"`);
     provider = await DatabaseRateProvider.open(db);
   }
-  let keys: KeyStore | undefined;
+  let keys: KeyStore | RedisKeyStore | undefined;
   let metricStore: ReplayStore | undefined;
   try {
     // The stored metrics: the served run's (550 while a replay into the file runs), or, following
@@ -106,10 +109,14 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
       metricStore = ReplayStore.open(db, { readonly: true });
       metrics = metricStore.metrics(OWN_METRICS);
     }
-    keys = KeyStore.open(opts.keys ?? db);
     let devKey: string | undefined;
-    if (keys.activeCount() === 0) {
-      devKey = keys.create({ name: 'dev' }).key;
+    if (opts.redis !== undefined) {
+      keys = await RedisKeyStore.open(opts.redis);
+      // Atomic: of replicas starting together on an empty Redis, one creates the key.
+      devKey = (await keys.create({ name: 'dev' }, true))?.key;
+    } else {
+      keys = KeyStore.open(opts.keys ?? db);
+      if (keys.activeCount() === 0) devKey = keys.create({ name: 'dev' }).key;
     }
     const app = await createService({ provider, keys, metrics, heavyConcurrency: opts.heavyConcurrency });
     const host = opts.host ?? '127.0.0.1';
@@ -140,7 +147,8 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
           `try: curl -H 'X-CoinAPI-Key: ${devKey}' ${url}/v1/exchangerate/BTC/USD\n`,
       );
     } else {
-      io.out(`keys: ${keys.activeCount()} active in ${keys.path} (xrate keys list / create)\n`);
+      const redis = keys instanceof RedisKeyStore ? ` --redis ${keys.path}` : '';
+      io.out(`keys: ${await keys.activeCount()} active in ${keys.path} (xrate keys${redis} list / create)\n`);
     }
     const k = keys;
     const m = metricStore;
@@ -156,12 +164,12 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
         closed = true;
         await app.close();
         await provider.close();
-        k.close();
+        await k.close();
         m?.close();
       },
     };
   } catch (e) {
-    keys?.close();
+    await keys?.close();
     metricStore?.close();
     await provider.close();
     throw e;

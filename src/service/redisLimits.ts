@@ -1,0 +1,469 @@
+/**
+ * The request limits of limits.ts kept in Redis, shared by every replica of the service
+ * (`xrate serve --redis URL`): the same sliding 24 h window, costs, headers and messages as the
+ * {@link Limiter} of one process, exact across any number of replicas.
+ *
+ * What is stored, per key id (prefix `xrate:`):
+ *
+ * | key | type | what |
+ * |---|---|---|
+ * | `xrate:usage:{id}` | hash | second → cost charged in it, and `total`: the cost in the window |
+ * | `xrate:useq:{id}` | sorted set | the seconds of `usage`, oldest first (score = member = the second) |
+ * | `xrate:inflight:{id}` | hash | replica id → requests of the key in flight on that replica |
+ * | `xrate:replica:{rid}` | string | present while the replica is alive (refreshed every second, expires after `replicaTtlMs`) |
+ *
+ * Every step is one Lua script, which Redis runs atomically, so concurrent requests on any number
+ * of replicas can never together pass a limit:
+ *
+ * - **admission** (onRequest hook): drops the seconds that left the window; refuses (429, nothing
+ *   counted) when not even a request of cost 1 fits, unless overage; counts the requests in flight
+ *   of the live replicas (the fields of replicas whose liveness key has expired, e.g. killed by
+ *   SIGKILL, are deleted on the way); refuses past the concurrency limit; else adds one for this
+ *   replica. It returns what the headers need (used, newest second, in flight).
+ * - **charge** (onSend hook, once the route knows the cost: a history with `limit` costs one per
+ *   100 points returned): checks `used + cost <= limit` unless overage and adds the cost to the
+ *   current second (or, after a clock step back, to the newest), as `Window.add` does; a refused
+ *   charge turns the response into its 429 (charged nothing). The response leaves once the
+ *   charge is in Redis: a restart of any replica, or of all, loses nothing.
+ * - **release** (the reply closed): one less in flight for this replica.
+ *
+ * Each replica keeps its own requests in flight in memory too; when a release fails (Redis away)
+ * or its liveness key had expired, the next heartbeat writes its true counts back.
+ *
+ * Heavy requests (history `limit` above HEAVY_LIMIT) are capped per key **per replica** (in
+ * memory, as with one process): the cap protects each replica's event loop, which is what it is
+ * for; across n replicas a key may thus have n times the cap in flight.
+ *
+ * Redis unreachable: every request that needs a key is answered 503 with a message (never served
+ * without its limits); the connection comes back by itself when Redis does.
+ *
+ * The scripts touch keys they compute (a key's hash, the replicas' liveness keys): one Redis
+ * server (or a primary with replicas), not Redis Cluster.
+ *
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
+import { errorBody, ServiceError } from './errors.js';
+import { CONTENT_TYPES } from './format/index.js';
+import type { ApiKey } from './keys.js';
+import {
+  concurrencyExceeded,
+  DEFAULT_HEAVY_CONCURRENCY,
+  HEAVY_LIMIT,
+  heavyExceeded,
+  type LimitHeaders,
+  limitExceeded,
+  limitHeaders,
+  WINDOW_SECONDS,
+  type WindowState,
+} from './limits.js';
+import { defineScript, PREFIX, type Script } from './redisKeys.js';
+import type { RequestLimits } from './requestLimits.js';
+
+/** Liveness of a replica, by default, ms: its in-flight counts stop counting this long after it died. */
+export const DEFAULT_REPLICA_TTL_MS = 5000;
+
+/** The message of the 503 answered while Redis is unreachable. */
+export const LIMITS_UNREACHABLE =
+  'The limits store (Redis) is unreachable: requests that need an API key are refused until it is back; try again shortly';
+
+const COMMON = `
+local W = ${WINDOW_SECONDS}
+local function prune(u, q, nowS)
+  local min = nowS - W
+  while true do
+    local old = redis.call('ZRANGEBYSCORE', q, '-inf', min, 'LIMIT', 0, 1000)
+    if #old == 0 then break end
+    local costs = redis.call('HMGET', u, unpack(old))
+    local freed = 0
+    for i = 1, #costs do freed = freed + (tonumber(costs[i]) or 0) end
+    redis.call('HDEL', u, unpack(old))
+    redis.call('ZREM', q, unpack(old))
+    redis.call('HINCRBY', u, 'total', -freed)
+  end
+  return tonumber(redis.call('HGET', u, 'total')) or 0
+end
+local function newest(q)
+  local r = redis.call('ZRANGE', q, -1, -1)
+  if #r == 0 then return nil end
+  return tonumber(r[1])
+end
+local function shown(s)
+  if s == nil then return 'none' end
+  return tostring(s)
+end
+local function untilFreed(u, q, need, nowS)
+  local start = 0
+  local freed = 0
+  while true do
+    local secs = redis.call('ZRANGE', q, start, start + 999)
+    if #secs == 0 then return W end
+    local costs = redis.call('HMGET', u, unpack(secs))
+    for i = 1, #secs do
+      freed = freed + (tonumber(costs[i]) or 0)
+      if freed >= need then return tonumber(secs[i]) + W - nowS end
+    end
+    start = start + 1000
+  end
+end
+local function inflight(h, rp, self)
+  local f = redis.call('HGETALL', h)
+  local n = 0
+  for i = 1, #f, 2 do
+    if f[i] == self or redis.call('EXISTS', rp .. f[i]) == 1 then n = n + tonumber(f[i + 1])
+    else redis.call('HDEL', h, f[i]) end
+  end
+  return n
+end
+`;
+
+/** KEYS usage, useq, inflight; ARGV nowS, limit, overage, concurrency, replica, replica prefix. */
+const ADMIT = `${COMMON}
+local nowS = tonumber(ARGV[1])
+local limit = tonumber(ARGV[2])
+local used = prune(KEYS[1], KEYS[2], nowS)
+local last = shown(newest(KEYS[2]))
+local n = inflight(KEYS[3], ARGV[6], ARGV[5])
+if ARGV[3] ~= '1' and used + 1 > limit then
+  return {0, used, last, n, untilFreed(KEYS[1], KEYS[2], used + 1 - limit, nowS)}
+end
+if n >= tonumber(ARGV[4]) then return {2, used, last, n, 1} end
+redis.call('HINCRBY', KEYS[3], ARGV[5], 1)
+return {1, used, last, n + 1, 0}
+`;
+
+/** KEYS usage, useq, inflight; ARGV nowS, cost, limit, overage, replica, replica prefix. */
+const CHARGE = `${COMMON}
+local nowS = tonumber(ARGV[1])
+local cost = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+local used = prune(KEYS[1], KEYS[2], nowS)
+local n = inflight(KEYS[3], ARGV[6], ARGV[5])
+local last = newest(KEYS[2])
+if ARGV[4] ~= '1' and used + cost > limit then
+  local wait = W
+  if cost <= limit then wait = untilFreed(KEYS[1], KEYS[2], used + cost - limit, nowS) end
+  return {0, used, shown(last), n, wait}
+end
+local sec = nowS
+if last ~= nil and last >= nowS then sec = last else redis.call('ZADD', KEYS[2], nowS, nowS) end
+redis.call('HINCRBY', KEYS[1], sec, cost)
+used = redis.call('HINCRBY', KEYS[1], 'total', cost)
+redis.call('EXPIRE', KEYS[1], W + 60)
+redis.call('EXPIRE', KEYS[2], W + 60)
+return {1, used, shown(sec), n, 0}
+`;
+
+/** KEYS usage, useq, inflight; ARGV nowS, replica, replica prefix. */
+const STATE = `${COMMON}
+local used = prune(KEYS[1], KEYS[2], tonumber(ARGV[1]))
+return {1, used, shown(newest(KEYS[2])), inflight(KEYS[3], ARGV[3], ARGV[2]), 0}
+`;
+
+/** KEYS usage, useq; ARGV since: the cost of the seconds after `since`. */
+const USED = `
+local secs = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. ARGV[1], '+inf')
+local total = 0
+for i = 1, #secs, 1000 do
+  local costs = redis.call('HMGET', KEYS[1], unpack(secs, i, math.min(i + 999, #secs)))
+  for j = 1, #costs do total = total + (tonumber(costs[j]) or 0) end
+end
+return total
+`;
+
+/** KEYS inflight; ARGV replica. */
+const RELEASE = `
+local n = redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
+if n <= 0 then redis.call('HDEL', KEYS[1], ARGV[1]) end
+return n
+`;
+
+/** KEYS replica key; ARGV ttl ms: whether it was alive, and keeps it alive. */
+const BEAT = `
+local alive = redis.call('EXISTS', KEYS[1])
+redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
+return alive
+`;
+
+const usageKey = (id: number): string => `${PREFIX}usage:${id}`;
+const useqKey = (id: number): string => `${PREFIX}useq:${id}`;
+const inflightKey = (id: number): string => `${PREFIX}inflight:${id}`;
+const REPLICA = `${PREFIX}replica:`;
+
+type ScriptResult = [number, number, string, number, number];
+
+function stateOf(r: ScriptResult): WindowState {
+  return { used: Number(r[1]), newest: r[2] === 'none' ? undefined : Number(r[2]), inflight: Number(r[3]) };
+}
+
+/** The 503 of a request whose limits could not be checked or charged. */
+function unreachable(): ServiceError {
+  return new ServiceError(503, LIMITS_UNREACHABLE, { 'retry-after': '1' });
+}
+
+/** What a request's limits know of it. */
+interface RequestState {
+  key: ApiKey;
+  /** The window as the last script of the request saw it. */
+  state?: WindowState;
+  /** Cost to charge in onSend. */
+  cost?: number;
+}
+
+/** The requests in flight of one key on this replica. */
+interface LocalCount {
+  /** Admitted and not released. */
+  n: number;
+  /** Scripts sent for the key and not answered. */
+  pending: number;
+}
+
+/** Options of {@link RedisLimits}. */
+export interface RedisLimitsOptions {
+  /** Wall clock in ms (injectable for tests). */
+  now?: () => number;
+  /** Heavy requests a key may have in flight at once on this replica. */
+  heavyConcurrency?: number;
+  /** Liveness of this replica's in-flight counts after its last heartbeat, ms (default 5000). */
+  replicaTtlMs?: number;
+}
+
+/**
+ * The {@link RequestLimits} of the replicas sharing one Redis (see the module description).
+ *
+ * @example
+ * ```ts
+ * const keys = await RedisKeyStore.open('redis://127.0.0.1:6379');
+ * const limits = await RedisLimits.start(keys.redis);
+ * ```
+ */
+export class RedisLimits implements RequestLimits {
+  /** This replica's id (its field in the in-flight hashes). */
+  readonly replica = randomUUID();
+  private readonly now: () => number;
+  private readonly heavyCap: number;
+  private readonly ttlMs: number;
+  private readonly requests = new WeakMap<FastifyRequest, RequestState>();
+  private readonly local = new Map<number, LocalCount>();
+  /** Keys whose in-flight count in Redis may differ from {@link local}'s. */
+  private readonly dirty = new Set<number>();
+  private readonly heavy = new Map<number, number>();
+  private readonly scripts: Record<'admit' | 'charge' | 'state' | 'used' | 'release' | 'beat', Script>;
+  private timer: NodeJS.Timeout | undefined;
+  private beating = false;
+
+  private constructor(
+    private readonly redis: Redis,
+    opts: RedisLimitsOptions,
+  ) {
+    this.now = opts.now ?? Date.now;
+    this.heavyCap = opts.heavyConcurrency ?? DEFAULT_HEAVY_CONCURRENCY;
+    this.ttlMs = opts.replicaTtlMs ?? DEFAULT_REPLICA_TTL_MS;
+    this.scripts = {
+      admit: defineScript(redis, 'xrateAdmit', ADMIT),
+      charge: defineScript(redis, 'xrateCharge', CHARGE),
+      state: defineScript(redis, 'xrateState', STATE),
+      used: defineScript(redis, 'xrateUsed', USED),
+      release: defineScript(redis, 'xrateRelease', RELEASE),
+      beat: defineScript(redis, 'xrateBeat', BEAT),
+    };
+  }
+
+  /** The limits over `redis` (the connection of a RedisKeyStore), this replica announced alive. */
+  static async start(redis: Redis, opts: RedisLimitsOptions = {}): Promise<RedisLimits> {
+    const l = new RedisLimits(redis, opts);
+    await l.beat();
+    l.timer = setInterval(() => void l.beat(), Math.min(1000, Math.max(50, Math.floor(l.ttlMs / 3))));
+    l.timer.unref();
+    return l;
+  }
+
+  /** The cost charged to each key of `ids` in the seconds after `since` (for `xrate keys list`). */
+  static async usedSince(redis: Redis, ids: number[], since: number): Promise<number[]> {
+    const used = defineScript(redis, 'xrateUsed', USED);
+    return Promise.all(ids.map(async (id) => Number(await used([usageKey(id), useqKey(id)], [since]))));
+  }
+
+  private count(id: number): LocalCount {
+    let c = this.local.get(id);
+    if (!c) {
+      c = { n: 0, pending: 0 };
+      this.local.set(id, c);
+    }
+    return c;
+  }
+
+  /** Keeps this replica alive; writes back the in-flight counts Redis may have wrong. */
+  private async beat(): Promise<void> {
+    if (this.beating) return;
+    this.beating = true;
+    try {
+      const alive = Number(await this.scripts.beat([REPLICA + this.replica], [this.ttlMs]));
+      // Expired (Redis away too long): the other replicas may have dropped this one's counts.
+      if (alive === 0) for (const [id, c] of this.local) if (c.n > 0) this.dirty.add(id);
+      const fix = [...this.dirty].filter((id) => this.count(id).pending === 0);
+      if (fix.length === 0) return;
+      const m = this.redis.multi();
+      for (const id of fix) {
+        const n = this.count(id).n;
+        if (n > 0) m.hset(inflightKey(id), this.replica, n);
+        else m.hdel(inflightKey(id), this.replica);
+      }
+      await m.exec();
+      for (const id of fix) this.dirty.delete(id);
+    } catch {
+      // Redis away: the requests get 503 meanwhile; the next beat tries again.
+    } finally {
+      this.beating = false;
+    }
+  }
+
+  private run(script: Script, key: ApiKey, args: (string | number)[]): Promise<ScriptResult> {
+    return script([usageKey(key.id), useqKey(key.id), inflightKey(key.id)], args) as Promise<ScriptResult>;
+  }
+
+  admit(req: FastifyRequest, reply: FastifyReply, key: ApiKey): Promise<void> {
+    const rs: RequestState = { key };
+    this.requests.set(req, rs);
+    const c = this.count(key.id);
+    let closed = false;
+    let held = false;
+    reply.raw.once('close', () => {
+      closed = true;
+      if (held) this.release(key);
+    });
+    const nowMs = this.now();
+    c.pending++;
+    return this.run(this.scripts.admit, key, [
+      Math.floor(nowMs / 1000),
+      key.limit,
+      key.overage ? 1 : 0,
+      key.concurrency,
+      this.replica,
+      REPLICA,
+    ]).then(
+      (r) => {
+        c.pending--;
+        rs.state = stateOf(r);
+        if (r[0] === 1) {
+          c.n++;
+          held = true;
+          if (closed) this.release(key);
+          return;
+        }
+        if (r[0] === 2) throw concurrencyExceeded(key);
+        throw limitExceeded(key, rs.state.used, 1, Number(r[4]), limitHeaders(key, 0, rs.state, nowMs));
+      },
+      () => {
+        c.pending--;
+        this.dirty.add(key.id); // the count may or may not have been added
+        throw unreachable();
+      },
+    );
+  }
+
+  private release(key: ApiKey): void {
+    const c = this.count(key.id);
+    c.n--;
+    c.pending++;
+    this.scripts.release([inflightKey(key.id)], [this.replica]).then(
+      () => {
+        c.pending--;
+      },
+      () => {
+        c.pending--;
+        this.dirty.add(key.id);
+      },
+    );
+  }
+
+  charge(req: FastifyRequest, _reply: FastifyReply, cost: number): void {
+    const rs = this.requests.get(req);
+    if (!rs) return;
+    rs.cost = cost;
+    req.charged = true;
+  }
+
+  headers(req: FastifyRequest, key: ApiKey, cost: number): LimitHeaders {
+    const s = this.requests.get(req)?.state;
+    return s ? limitHeaders(key, cost, s, this.now()) : {};
+  }
+
+  holdHeavy(req: FastifyRequest, reply: FastifyReply, limit: number): void {
+    const key = req.apiKey;
+    if (!key || limit <= HEAVY_LIMIT) return;
+    const n = this.heavy.get(key.id) ?? 0;
+    if (n >= this.heavyCap) throw heavyExceeded(this.heavyCap);
+    this.heavy.set(key.id, n + 1);
+    reply.raw.once('close', () => {
+      const m = (this.heavy.get(key.id) ?? 1) - 1;
+      if (m > 0) this.heavy.set(key.id, m);
+      else this.heavy.delete(key.id);
+    });
+  }
+
+  onSend(req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void): void {
+    const key = req.apiKey;
+    if (!key) {
+      done(null, payload);
+      return;
+    }
+    const rs = this.requests.get(req) ?? { key };
+    const cost = rs.cost;
+    const nowMs = this.now();
+    if (cost === undefined) {
+      if (rs.state) {
+        done(null, payload);
+        return;
+      }
+      // Refused before admission (403): the headers still say where the key stands.
+      this.run(this.scripts.state, key, [Math.floor(nowMs / 1000), this.replica, REPLICA]).then(
+        (r) => {
+          reply.headers(limitHeaders(key, 0, stateOf(r), nowMs));
+          done(null, payload);
+        },
+        () => this.replace(reply, payload, unreachable(), done),
+      );
+      return;
+    }
+    this.run(this.scripts.charge, key, [Math.floor(nowMs / 1000), cost, key.limit, key.overage ? 1 : 0, this.replica, REPLICA]).then(
+      (r) => {
+        const s = stateOf(r);
+        rs.state = s;
+        if (r[0] === 1) {
+          reply.headers(limitHeaders(key, cost, s, nowMs));
+          done(null, payload);
+          return;
+        }
+        this.replace(reply, payload, limitExceeded(key, s.used, cost, Number(r[4]), limitHeaders(key, 0, s, nowMs)), done);
+      },
+      () => this.replace(reply, payload, unreachable(), done),
+    );
+  }
+
+  /** Sends `err` instead of the response (whose charge was refused, or could not be made). */
+  private replace(reply: FastifyReply, payload: unknown, err: ServiceError, done: (err: Error | null, payload?: unknown) => void): void {
+    if (payload instanceof Readable) payload.destroy();
+    reply.code(err.status);
+    reply.raw.statusMessage = STATUS_CODES[err.status] ?? '';
+    reply.headers(err.headers);
+    reply.header('content-type', CONTENT_TYPES.json);
+    reply.header('x-ratelimit-request-cost', '0');
+    done(null, errorBody(err.message));
+  }
+
+  /** Stops the heartbeat and withdraws this replica (its in-flight counts stop counting at once). */
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    try {
+      await this.redis.del(REPLICA + this.replica);
+    } catch {
+      // Redis away: the liveness key expires by itself.
+    }
+  }
+}
