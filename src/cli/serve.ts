@@ -6,6 +6,7 @@
  */
 import type { EngineConfig } from '../core/config.js';
 import { startService, type ServiceIo } from '../service/start.js';
+import { isRedisUrl } from '../replay/redisUrl.js';
 import { closeOnSignals, int } from './args.js';
 
 /** Makes a bad-usage error (exit code 2) of the caller's kind. */
@@ -15,6 +16,7 @@ export type UsageErrorFactory = (message: string) => Error;
 export interface ServeFlags {
   db?: string;
   keys?: string;
+  redis?: string;
   host?: string;
   port?: string;
   replay?: string;
@@ -32,6 +34,11 @@ export async function serveCommand(
   const port = int('port', values.port, 0, 65535, usage);
   const heavyConcurrency = int('heavy-concurrency', values['heavy-concurrency'], 1, 10_000, usage);
   if (values.follow && !values.replay) throw usage('--follow needs --replay LOG (the NDJSON log to follow)');
+  if (values.redis !== undefined) {
+    if (values.keys !== undefined) throw usage('--redis keeps the keys in Redis: give it without --keys');
+    if (!isRedisUrl(values.redis))
+      throw usage(`--redis must be a redis:// URL (redis://HOST[:PORT][/DB], or rediss:// for TLS), got "${values.redis}"`);
+  }
   if (
     !values.replay &&
     (extra.config !== undefined || extra.format !== undefined || extra.reorderWindowUs !== undefined || extra.maxLineBytes !== undefined)
@@ -44,6 +51,7 @@ export async function serveCommand(
     {
       db: values.db,
       keys: values.keys,
+      redis: values.redis,
       host: values.host,
       port,
       replay: values.replay,
