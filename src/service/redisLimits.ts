@@ -25,7 +25,9 @@
  *   current second (or, after a clock step back, to the newest), as `Window.add` does; a refused
  *   charge turns the response into its 429 (charged nothing). The response leaves once the
  *   charge is in Redis: a restart of any replica, or of all, loses nothing.
- * - **release** (the reply closed): one less in flight for this replica.
+ * - **release**: one less in flight for this replica, done by the charge script itself for a
+ *   response sent in one piece (it leaves right after), else when the reply closes (a long answer
+ *   sent a slice at a time, a refusal): two scripts per request in the common case.
  *
  * Each replica keeps its own requests in flight in memory too; when a release fails (Redis away)
  * or its liveness key had expired, the next heartbeat writes its true counts back.
@@ -136,13 +138,17 @@ redis.call('HINCRBY', KEYS[3], ARGV[5], 1)
 return {1, used, last, n + 1, 0}
 `;
 
-/** KEYS usage, useq, inflight; ARGV nowS, cost, limit, overage, replica, replica prefix. */
+/**
+ * KEYS usage, useq, inflight; ARGV nowS, cost, limit, overage, replica, replica prefix, release
+ * ('1': the request's slot is released too, after counting it for the headers).
+ */
 const CHARGE = `${COMMON}
 local nowS = tonumber(ARGV[1])
 local cost = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
 local used = prune(KEYS[1], KEYS[2], nowS)
 local n = inflight(KEYS[3], ARGV[6], ARGV[5])
+if ARGV[7] == '1' and redis.call('HINCRBY', KEYS[3], ARGV[5], -1) <= 0 then redis.call('HDEL', KEYS[3], ARGV[5]) end
 local last = newest(KEYS[2])
 if ARGV[4] ~= '1' and used + cost > limit then
   local wait = W
@@ -208,6 +214,10 @@ function unreachable(): ServiceError {
 /** What a request's limits know of it. */
 interface RequestState {
   key: ApiKey;
+  /** Its slot among the key's requests in flight: not taken, held, or given back (or being). */
+  slot: 'none' | 'held' | 'released';
+  /** Whether the reply has closed. */
+  closed: boolean;
   /** The window as the last script of the request saw it. */
   state?: WindowState;
   /** Cost to charge in onSend. */
@@ -327,14 +337,12 @@ export class RedisLimits implements RequestLimits {
   }
 
   admit(req: FastifyRequest, reply: FastifyReply, key: ApiKey): Promise<void> {
-    const rs: RequestState = { key };
+    const rs: RequestState = { key, slot: 'none', closed: false };
     this.requests.set(req, rs);
     const c = this.count(key.id);
-    let closed = false;
-    let held = false;
     reply.raw.once('close', () => {
-      closed = true;
-      if (held) this.release(key);
+      rs.closed = true;
+      if (rs.slot === 'held') this.release(rs);
     });
     const nowMs = this.now();
     c.pending++;
@@ -351,8 +359,8 @@ export class RedisLimits implements RequestLimits {
         rs.state = stateOf(r);
         if (r[0] === 1) {
           c.n++;
-          held = true;
-          if (closed) this.release(key);
+          rs.slot = 'held';
+          if (rs.closed) this.release(rs);
           return;
         }
         if (r[0] === 2) throw concurrencyExceeded(key);
@@ -366,7 +374,9 @@ export class RedisLimits implements RequestLimits {
     );
   }
 
-  private release(key: ApiKey): void {
+  private release(rs: RequestState): void {
+    const key = rs.key;
+    rs.slot = 'released';
     const c = this.count(key.id);
     c.n--;
     c.pending++;
@@ -412,7 +422,7 @@ export class RedisLimits implements RequestLimits {
       done(null, payload);
       return;
     }
-    const rs = this.requests.get(req) ?? { key };
+    const rs = this.requests.get(req) ?? { key, slot: 'none', closed: false };
     const cost = rs.cost;
     const nowMs = this.now();
     if (cost === undefined) {
@@ -430,8 +440,18 @@ export class RedisLimits implements RequestLimits {
       );
       return;
     }
-    this.run(this.scripts.charge, key, [Math.floor(nowMs / 1000), cost, key.limit, key.overage ? 1 : 0, this.replica, REPLICA]).then(
+    // A response in one piece leaves right after: its slot is given back by the charge script.
+    const c = this.count(key.id);
+    const release = rs.slot === 'held' && !(payload instanceof Readable);
+    if (release) {
+      rs.slot = 'released';
+      c.n--;
+      c.pending++;
+    }
+    const args = [Math.floor(nowMs / 1000), cost, key.limit, key.overage ? 1 : 0, this.replica, REPLICA, release ? 1 : 0];
+    this.run(this.scripts.charge, key, args).then(
       (r) => {
+        if (release) c.pending--;
         const s = stateOf(r);
         rs.state = s;
         if (r[0] === 1) {
@@ -441,7 +461,13 @@ export class RedisLimits implements RequestLimits {
         }
         this.replace(reply, payload, limitExceeded(key, s.used, cost, Number(r[4]), limitHeaders(key, 0, s, nowMs)), done);
       },
-      () => this.replace(reply, payload, unreachable(), done),
+      () => {
+        if (release) {
+          c.pending--;
+          this.dirty.add(key.id); // released or not: the next heartbeat writes the true count
+        }
+        this.replace(reply, payload, unreachable(), done);
+      },
     );
   }
 
