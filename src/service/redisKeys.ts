@@ -88,6 +88,8 @@ export async function limitsConnection(url: string): Promise<Redis> {
     connectTimeout: 2000,
     commandTimeout: 1000,
     retryStrategy: (times) => Math.min(times * 100, 1000),
+    // The scripts of the requests of one turn of the event loop go in one write.
+    enableAutoPipelining: true,
   });
   let lastError: Error | undefined;
   conn.on('error', (e: Error) => {
