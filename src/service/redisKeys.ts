@@ -20,21 +20,10 @@
  *
  * @module
  */
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
+import { connectRedis } from '../replay/redisConnect.js';
 import { isRedisUrl } from '../replay/redisUrl.js';
-import {
-  type ApiKey,
-  type CreateKeyOptions,
-  DEFAULT_CONCURRENCY,
-  DEFAULT_LIMIT,
-  generateKey,
-  hashKey,
-  type JwtMaterial,
-  type KeyListing,
-  keyFromRow,
-  RIGHTS,
-  listingOf,
-} from './keys.js';
+import { ActiveKeys, type ApiKey, type CreateKeyOptions, hashKey, type JwtMaterial, type KeyListing, listingOf, newKey } from './keys.js';
 import type { KeyRow } from '../io/keyDb.js';
 
 /** Prefix of every Redis key the service writes. */
@@ -80,7 +69,7 @@ export function shownUrl(url: string): string {
 export async function limitsConnection(url: string): Promise<Redis> {
   if (!isRedisUrl(url))
     throw new Error(`xrate: --redis must be a redis:// URL (redis://HOST[:PORT][/DB], or rediss:// for TLS), got "${url}"`);
-  const conn = new Redis(url, {
+  const options: RedisOptions = {
     lazyConnect: true,
     enableOfflineQueue: false,
     autoResendUnfulfilledCommands: false,
@@ -90,18 +79,8 @@ export async function limitsConnection(url: string): Promise<Redis> {
     retryStrategy: (times) => Math.min(times * 100, 1000),
     // The scripts of the requests of one turn of the event loop go in one write.
     enableAutoPipelining: true,
-  });
-  let lastError: Error | undefined;
-  conn.on('error', (e: Error) => {
-    lastError = e;
-  });
-  try {
-    await conn.connect();
-  } catch (e) {
-    conn.disconnect();
-    throw new Error(`xrate: cannot reach Redis at ${shownUrl(url)}: ${(lastError ?? (e as Error)).message}`);
-  }
-  return conn;
+  };
+  return connectRedis(new Redis(url, options), `Redis at ${shownUrl(url)}`);
 }
 
 const CREATE = `
@@ -163,9 +142,7 @@ function rowOf(h: Record<string, string>): KeyRow {
  * ```
  */
 export class RedisKeyStore {
-  private byHash = new Map<string, ApiKey>();
-  /** Clear key -> active key, for keys seen recently (spares the hash on the hot path). */
-  private seen = new Map<string, ApiKey>();
+  private active = new ActiveKeys();
   private version: string | null = null;
   private checkedAt = -Infinity;
   private checking = false;
@@ -241,27 +218,19 @@ export class RedisKeyStore {
     const p = this.redis.pipeline();
     for (const id of ids) p.hgetall(K.key(id));
     const res = (await p.exec()) ?? [];
-    const map = new Map<string, ApiKey>();
+    const rows: KeyRow[] = [];
     for (const [err, h] of res) {
       if (err) throw err;
       const row = h as Record<string, string>;
-      if (row.key_hash && !row.revoked_at) map.set(row.key_hash, keyFromRow(rowOf(row)));
+      if (row.key_hash) rows.push(rowOf(row));
     }
-    this.byHash = map;
-    this.seen = new Map();
+    this.active = new ActiveKeys(rows);
     this.version = version;
   }
 
   /** The active key matching `key` (hashed), or undefined. */
   find(key: string): ApiKey | undefined {
-    const hit = this.seen.get(key);
-    if (hit) return hit;
-    const k = this.byHash.get(hashKey(key));
-    if (k) {
-      if (this.seen.size >= 10_000) this.seen.clear();
-      this.seen.set(key, k);
-    }
-    return k;
+    return this.active.find(key);
   }
 
   /** Number of active keys. */
@@ -275,34 +244,26 @@ export class RedisKeyStore {
    * undefined.
    */
   async create(opts: CreateKeyOptions = {}, ifNoActive = false): Promise<{ key: string; record: ApiKey } | undefined> {
-    const limit = opts.limit ?? DEFAULT_LIMIT;
-    const concurrency = opts.concurrency ?? DEFAULT_CONCURRENCY;
-    if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`xrate: --limit must be a positive integer, got ${limit}`);
-    if (!Number.isSafeInteger(concurrency) || concurrency < 1)
-      throw new Error(`xrate: --concurrency must be a positive integer, got ${concurrency}`);
-    const key = generateKey();
-    const rights = opts.rights ?? RIGHTS;
-    const all = RIGHTS.every((x) => rights.includes(x));
+    const { key, row } = newKey(opts);
     const id = Number(
       await this.scripts.create(
         [K.nextId, K.byHash, K.active, K.version],
         [
           ifNoActive ? '1' : '0',
-          hashKey(key),
-          key.slice(0, 8),
-          opts.name ?? 'key',
-          // Every right is stored as `all`, so the key also reaches the families added later.
-          all ? 'all' : rights.join(','),
-          limit,
-          opts.overage ? 1 : 0,
-          concurrency,
-          opts.createdAt ?? new Date().toISOString(),
+          row.key_hash,
+          row.key_prefix,
+          row.name,
+          row.rights,
+          row.request_limit,
+          row.overage,
+          row.concurrency,
+          row.created_at,
         ],
       ),
     );
     if (id === 0) return undefined;
     await this.reload();
-    const record = [...this.byHash.values()].find((k) => k.id === id);
+    const record = this.active.byId(id);
     if (!record) throw new Error(`xrate: key ${id} was created but is not active (revoked at once by another client?)`);
     return { key, record };
   }
