@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedis, type RedisServer } from '../helpers/redis.js';
-import { request, type Res } from '../service/helpers.js';
+import { eventually, request, type Res } from '../service/helpers.js';
 import { type BinProcess, bin, binStart, cli, DEMO, ensureBuilt } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-e2e-replicas-'));
@@ -53,14 +53,6 @@ function keys(...argv: string[]): { code: number | null; out: string; err: strin
 
 function lastLine(s: string): string {
   return s.trimEnd().split('\n').at(-1)!;
-}
-
-async function eventually(f: () => Promise<boolean>): Promise<void> {
-  const end = Date.now() + 10_000;
-  while (!(await f())) {
-    if (Date.now() > end) throw new Error('condition not reached in 10 s');
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 const get = (url: string, key: string): Promise<Res> => request(url + RATE, { headers: { 'X-CoinAPI-Key': key } });

@@ -16,7 +16,7 @@ import { RedisKeyStore } from '../../src/service/redisKeys.js';
 import { LIMITS_UNREACHABLE } from '../../src/service/redisLimits.js';
 import { createService } from '../../src/service/server.js';
 import { startRedis, type RedisServer } from '../helpers/redis.js';
-import { demoProvider, expectError, Gate, GatedHistory, request, type Res, startServer, tempDir } from './helpers.js';
+import { demoProvider, eventually, expectError, Gate, GatedHistory, limitsOf, request, type Res, startServer, tempDir } from './helpers.js';
 
 const demo = demoProvider();
 const clock = Date.UTC(2026, 0, 1, 12, 0, 0, 250);
@@ -66,29 +66,6 @@ async function replica(
   };
 }
 
-function limits(r: Res): Record<string, string | undefined> {
-  const h = r.headers;
-  return {
-    used: h['x-ratelimit-used'] as string,
-    limit: h['x-ratelimit-limit'] as string,
-    remaining: h['x-ratelimit-remaining'] as string,
-    cost: h['x-ratelimit-request-cost'] as string,
-    reset: h['x-ratelimit-reset'] as string,
-    overage: h['x-ratelimit-overage'] as string,
-    climit: h['x-concurrencylimit-limit'] as string,
-    cremaining: h['x-concurrencylimit-remaining'] as string,
-  };
-}
-
-/** Polls `f` until it is true (a replica's view changes about once a second); fails after 10 s. */
-async function eventually(f: () => Promise<boolean>): Promise<void> {
-  const end = Date.now() + 10_000;
-  while (!(await f())) {
-    if (Date.now() > end) throw new Error('condition not reached in 10 s');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 describe('headers and costs as with SQLite', () => {
   it('every authenticated response carries the limit headers; errors cost 1, refusals 0', async () => {
     const a = await replica();
@@ -98,7 +75,7 @@ describe('headers and costs as with SQLite', () => {
       const sec = Math.floor(clock / 1000);
       let r = await a.get(RATE, H);
       expect(r.status).toBe(200);
-      expect(limits(r)).toEqual({
+      expect(limitsOf(r)).toEqual({
         used: '1',
         limit: '1000',
         remaining: '999',
@@ -110,22 +87,22 @@ describe('headers and costs as with SQLite', () => {
       });
       r = await a.get('/v1/exchangerate/BTC/USD?time=bad', H);
       expectError(r, 400);
-      expect(limits(r)).toMatchObject({ used: '2', remaining: '998', cost: '1', climit: '7' });
+      expect(limitsOf(r)).toMatchObject({ used: '2', remaining: '998', cost: '1', climit: '7' });
       r = await a.get('/v1/exchangerate/BTC/NOPE', H);
       expectError(r, 550);
-      expect(limits(r)).toMatchObject({ used: '3', cost: '1' });
+      expect(limitsOf(r)).toMatchObject({ used: '3', cost: '1' });
       const noHistory = await a.key({ rights: ['rate'] });
       r = await a.get(HIST, { 'X-CoinAPI-Key': noHistory });
       expectError(r, 403);
-      expect(limits(r)).toMatchObject({ used: '0', remaining: '1000000', cost: '0', reset: formatTime(Math.floor(clock) * 1000) });
+      expect(limitsOf(r)).toMatchObject({ used: '0', remaining: '1000000', cost: '0', reset: formatTime(Math.floor(clock) * 1000) });
       r = await a.get('/v1/exchangerate/history/periods', H);
-      expect(limits(r)).toMatchObject({ used: '4', cost: '1' });
+      expect(limitsOf(r)).toMatchObject({ used: '4', cost: '1' });
       r = await a.get(`${HIST}&limit=250`, H);
       expect((r.json() as unknown[]).length).toBe(250);
-      expect(limits(r)).toMatchObject({ cost: '3', used: '7' });
+      expect(limitsOf(r)).toMatchObject({ cost: '3', used: '7' });
       r = await a.get('/v1/metrics/listing', H);
       expect(r.status).toBe(200);
-      expect(limits(r)).toMatchObject({ cost: '1', used: '8' });
+      expect(limitsOf(r)).toMatchObject({ cost: '1', used: '8' });
       r = await a.get('/nothing/here', H);
       expectError(r, 404);
       expect(r.headers['x-ratelimit-request-cost']).toBe('0');
@@ -143,18 +120,18 @@ describe('headers and costs as with SQLite', () => {
       expect((await a.get(RATE, H)).status).toBe(200);
       let r = await a.get(`${HIST}&limit=400`, H);
       expect(expectError(r, 429)).toBe('Request limit exceeded: 2 of 5 used in the last 24 hours and this request costs 4');
-      expect(limits(r)).toMatchObject({ used: '2', remaining: '3', cost: '0' });
+      expect(limitsOf(r)).toMatchObject({ used: '2', remaining: '3', cost: '0' });
       expect(r.headers['content-type']).toMatch(/^application\/json/);
       r = await a.get(`${HIST}&limit=300`, { ...H, 'Accept-Encoding': 'gzip' });
       expect(r.status).toBe(200);
       expect(r.headers['content-encoding']).toBe('gzip');
-      expect(limits(r)).toMatchObject({ used: '5', remaining: '0', cost: '3' });
+      expect(limitsOf(r)).toMatchObject({ used: '5', remaining: '0', cost: '3' });
       r = await a.get(RATE, H);
       expect(expectError(r, 429)).toMatch(/Request limit exceeded: 5 of 5/);
       expect(Number(r.headers['retry-after'])).toBe(86_400);
       const O = { 'X-CoinAPI-Key': await a.key({ limit: 2, overage: true }) };
       for (let i = 0; i < 3; i++) r = await a.get(RATE, O);
-      expect(limits(r)).toMatchObject({ used: '3', limit: '2', remaining: '-1', overage: 'ENABLED' });
+      expect(limitsOf(r)).toMatchObject({ used: '3', limit: '2', remaining: '-1', overage: 'ENABLED' });
     } finally {
       await a.close();
     }
@@ -190,7 +167,7 @@ describe('headers and costs as with SQLite', () => {
               const path = s.cost === 0 ? RATE : `${HIST}&limit=${s.cost * 100}`;
               const [r, l] = [await a.get(path, HR), await local.get(path, HL)];
               expect(r.status).toBe(l.status);
-              expect(limits(r)).toEqual(limits(l));
+              expect(limitsOf(r)).toEqual(limitsOf(l));
               expect(r.headers['retry-after']).toBe(l.headers['retry-after']);
               if (r.status !== 200) expect(r.json()).toEqual(l.json());
             }
@@ -263,7 +240,7 @@ describe('shared by replicas', () => {
       await gate.waitFor(2);
       for (const r of [await a.get(RATE, H), await c.get(RATE, H)]) {
         expect(expectError(r, 429)).toMatch(/concurrency limit of this API key is 2/);
-        expect(limits(r)).toMatchObject({ climit: '2', cremaining: '0', cost: '0' });
+        expect(limitsOf(r)).toMatchObject({ climit: '2', cremaining: '0', cost: '0' });
       }
       gate.open();
       const done = await Promise.all(slow);
@@ -271,7 +248,7 @@ describe('shared by replicas', () => {
       // The two slots are free again once the replicas' releases reach Redis.
       await eventually(async () => {
         const r = await c.get(RATE, H);
-        return r.status === 200 && limits(r).cremaining === '1';
+        return r.status === 200 && limitsOf(r).cremaining === '1';
       });
 
       // A replica that vanishes with requests in flight (its connection to Redis gone, as when
@@ -304,7 +281,7 @@ describe('shared by replicas', () => {
       await b.close();
       b = await replica({ now: Date.now });
       const r = await b.get(RATE, H);
-      expect(limits(r)).toMatchObject({ used: '5', remaining: '5' });
+      expect(limitsOf(r)).toMatchObject({ used: '5', remaining: '5' });
       // Revoked through a third connection (as `xrate keys --redis ... revoke` does).
       const admin = await RedisKeyStore.open(redis.url);
       expect(await admin.revoke(await admin.idOf({ key }))).toBe(true);
@@ -326,7 +303,7 @@ describe('shared by replicas', () => {
       await gate.waitFor(1);
       const r = await a.get(`${HIST}&limit=5000`, H);
       expect(expectError(r, 429)).toMatch(/may have 1 history requests with a limit above 1000 in flight/);
-      expect(limits(r)).toMatchObject({ cost: '0' });
+      expect(limitsOf(r)).toMatchObject({ cost: '0' });
       gate.open();
       expect((await first).status).toBe(200);
     } finally {
@@ -355,9 +332,9 @@ describe('Redis away', () => {
       own = await startRedis({ port: own.port, dir: dir.dir });
       await eventually(async () => (await a.get(RATE, H)).status === 200);
       const r = await a.get(RATE, H);
-      expect(limits(r)).toMatchObject({ limit: '100' });
+      expect(limitsOf(r)).toMatchObject({ limit: '100' });
       // The usage charged before Redis stopped is still counted (persistent Redis), the 503s were not.
-      expect(limits(r).used).toBe('3');
+      expect(limitsOf(r).used).toBe('3');
     } finally {
       await a.close();
       await own.stop();
