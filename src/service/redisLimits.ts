@@ -156,11 +156,15 @@ if ARGV[4] ~= '1' and used + cost > limit then
   return {0, used, shown(last), n, wait}
 end
 local sec = nowS
-if last ~= nil and last >= nowS then sec = last else redis.call('ZADD', KEYS[2], nowS, nowS) end
+local fresh = last == nil or last < nowS
+if fresh then redis.call('ZADD', KEYS[2], nowS, nowS) else sec = last end
 redis.call('HINCRBY', KEYS[1], sec, cost)
 used = redis.call('HINCRBY', KEYS[1], 'total', cost)
-redis.call('EXPIRE', KEYS[1], W + 60)
-redis.call('EXPIRE', KEYS[2], W + 60)
+if fresh then
+  -- A day after its newest second has left the window, the key's usage goes by itself.
+  redis.call('EXPIRE', KEYS[1], W + 60)
+  redis.call('EXPIRE', KEYS[2], W + 60)
+end
 return {1, used, shown(sec), n, 0}
 `;
 

@@ -8,9 +8,10 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { Redis } from 'ioredis';
 import { formatTime } from '../../src/core/time.js';
 import { OWN_METRICS } from '../../src/core/engine/ownMetrics.js';
-import type { CreateKeyOptions } from '../../src/service/keys.js';
+import { type CreateKeyOptions, hashKey } from '../../src/service/keys.js';
 import type { RateProvider } from '../../src/service/provider.js';
 import { RedisKeyStore } from '../../src/service/redisKeys.js';
 import { LIMITS_UNREACHABLE } from '../../src/service/redisLimits.js';
@@ -180,6 +181,33 @@ describe('headers and costs as with SQLite', () => {
       await local.close(true);
       local.keys.close();
       tmp.remove();
+    }
+  });
+});
+
+describe('what Redis holds', () => {
+  it('the key hashed, never in clear; usage that expires a day after its newest second', async () => {
+    const a = await replica();
+    const raw = new Redis(redis.url);
+    try {
+      const key = await a.key({ name: 'stored' });
+      expect((await a.get(RATE, { 'X-CoinAPI-Key': key })).status).toBe(200);
+      const id = Number(await raw.hget('xrate:keys:byhash', hashKey(key)));
+      expect(await raw.hgetall(`xrate:key:${id}`)).toMatchObject({ name: 'stored', key_hash: hashKey(key), key_prefix: key.slice(0, 8) });
+      for (const k of await raw.keys('xrate:*')) {
+        const type = await raw.type(k);
+        const dump = type === 'hash' ? JSON.stringify(await raw.hgetall(k)) : type === 'set' ? JSON.stringify(await raw.smembers(k)) : '';
+        expect(dump).not.toContain(key);
+        expect(k).not.toContain(key);
+      }
+      for (const k of [`xrate:usage:${id}`, `xrate:useq:${id}`]) {
+        const ttl = await raw.ttl(k);
+        expect(ttl).toBeGreaterThan(86_400);
+        expect(ttl).toBeLessThanOrEqual(86_460);
+      }
+    } finally {
+      raw.disconnect();
+      await a.close();
     }
   });
 });
