@@ -12,8 +12,10 @@
  * | `xrate:inflight:{id}` | hash | replica id → requests of the key in flight on that replica |
  * | `xrate:replica:{rid}` | string | present while the replica is alive (refreshed every second, expires after `replicaTtlMs`) |
  *
- * Every step is one Lua script, which Redis runs atomically, so concurrent requests on any number
- * of replicas can never together pass a limit:
+ * Every step is a Lua script, which Redis runs atomically, so concurrent requests on any number
+ * of replicas can never together pass a limit. The steps of the requests of one turn of the event
+ * loop go in one call of their script (a group commit, as the SQLite limiter writes its charges),
+ * which takes them in order, each as it would alone:
  *
  * - **admission** (onRequest hook): drops the seconds that left the window; refuses (429, nothing
  *   counted) when not even a request of cost 1 fits, unless overage; counts the requests in flight
@@ -27,7 +29,8 @@
  *   charge is in Redis: a restart of any replica, or of all, loses nothing.
  * - **release**: one less in flight for this replica, done by the charge script itself for a
  *   response sent in one piece (it leaves right after), else when the reply closes (a long answer
- *   sent a slice at a time, a refusal): two scripts per request in the common case.
+ *   sent a slice at a time, a refusal): two scripts per request in the common case, shared by
+ *   the requests of a turn.
  *
  * Each replica keeps its own requests in flight in memory too; when a release fails (Redis away)
  * or its liveness key had expired, the next heartbeat writes its true counts back.
@@ -64,6 +67,7 @@ import {
   type WindowState,
 } from './limits.js';
 import { defineScript, PREFIX, type Script } from './redisKeys.js';
+import { soon } from './slices.js';
 import type { RequestLimits } from './requestLimits.js';
 
 /** Liveness of a replica, by default, ms: its in-flight counts stop counting this long after it died. */
@@ -123,49 +127,67 @@ local function inflight(h, rp, self)
 end
 `;
 
-/** KEYS usage, useq, inflight; ARGV nowS, limit, overage, concurrency, replica, replica prefix. */
+/**
+ * The requests of one turn of the event loop, in order: KEYS usage, useq, inflight of each; ARGV
+ * replica, replica prefix, then nowS, limit, overage, concurrency of each. One reply per request:
+ * {status (1 admitted, 0 over the request limit, 2 over the concurrency limit), used, newest
+ * second, in flight, seconds to wait}.
+ */
 const ADMIT = `${COMMON}
-local nowS = tonumber(ARGV[1])
-local limit = tonumber(ARGV[2])
-local used = prune(KEYS[1], KEYS[2], nowS)
-local last = shown(newest(KEYS[2]))
-local n = inflight(KEYS[3], ARGV[6], ARGV[5])
-if ARGV[3] ~= '1' and used + 1 > limit then
-  return {0, used, last, n, untilFreed(KEYS[1], KEYS[2], used + 1 - limit, nowS)}
+local function admit(u, q, h, nowS, limit, overage, concurrency, self, rp)
+  local used = prune(u, q, nowS)
+  local last = shown(newest(q))
+  local n = inflight(h, rp, self)
+  if overage ~= '1' and used + 1 > limit then return {0, used, last, n, untilFreed(u, q, used + 1 - limit, nowS)} end
+  if n >= concurrency then return {2, used, last, n, 1} end
+  redis.call('HINCRBY', h, self, 1)
+  return {1, used, last, n + 1, 0}
 end
-if n >= tonumber(ARGV[4]) then return {2, used, last, n, 1} end
-redis.call('HINCRBY', KEYS[3], ARGV[5], 1)
-return {1, used, last, n + 1, 0}
+local out = {}
+for e = 1, #KEYS / 3 do
+  local a = 2 + 4 * (e - 1)
+  out[e] = admit(KEYS[3 * e - 2], KEYS[3 * e - 1], KEYS[3 * e], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), ARGV[a + 3],
+    tonumber(ARGV[a + 4]), ARGV[1], ARGV[2])
+end
+return out
 `;
 
 /**
- * KEYS usage, useq, inflight; ARGV nowS, cost, limit, overage, replica, replica prefix, release
- * ('1': the request's slot is released too, after counting it for the headers).
+ * The charges of one turn, in order: KEYS usage, useq, inflight of each; ARGV replica, replica
+ * prefix, then nowS, cost, limit, overage, release of each (release '1': the request's slot is
+ * given back too, after counting it for the headers). One reply per charge: {status (1 charged,
+ * 0 refused), used, newest second, in flight, seconds to wait}.
  */
 const CHARGE = `${COMMON}
-local nowS = tonumber(ARGV[1])
-local cost = tonumber(ARGV[2])
-local limit = tonumber(ARGV[3])
-local used = prune(KEYS[1], KEYS[2], nowS)
-local n = inflight(KEYS[3], ARGV[6], ARGV[5])
-if ARGV[7] == '1' and redis.call('HINCRBY', KEYS[3], ARGV[5], -1) <= 0 then redis.call('HDEL', KEYS[3], ARGV[5]) end
-local last = newest(KEYS[2])
-if ARGV[4] ~= '1' and used + cost > limit then
-  local wait = W
-  if cost <= limit then wait = untilFreed(KEYS[1], KEYS[2], used + cost - limit, nowS) end
-  return {0, used, shown(last), n, wait}
+local function charge(u, q, h, nowS, cost, limit, overage, release, self, rp)
+  local used = prune(u, q, nowS)
+  local n = inflight(h, rp, self)
+  if release == '1' and redis.call('HINCRBY', h, self, -1) <= 0 then redis.call('HDEL', h, self) end
+  local last = newest(q)
+  if overage ~= '1' and used + cost > limit then
+    local wait = W
+    if cost <= limit then wait = untilFreed(u, q, used + cost - limit, nowS) end
+    return {0, used, shown(last), n, wait}
+  end
+  local sec = nowS
+  local fresh = last == nil or last < nowS
+  if fresh then redis.call('ZADD', q, nowS, nowS) else sec = last end
+  redis.call('HINCRBY', u, sec, cost)
+  used = redis.call('HINCRBY', u, 'total', cost)
+  if fresh then
+    -- A day after its newest second has left the window, the key's usage goes by itself.
+    redis.call('EXPIRE', u, W + 60)
+    redis.call('EXPIRE', q, W + 60)
+  end
+  return {1, used, shown(sec), n, 0}
 end
-local sec = nowS
-local fresh = last == nil or last < nowS
-if fresh then redis.call('ZADD', KEYS[2], nowS, nowS) else sec = last end
-redis.call('HINCRBY', KEYS[1], sec, cost)
-used = redis.call('HINCRBY', KEYS[1], 'total', cost)
-if fresh then
-  -- A day after its newest second has left the window, the key's usage goes by itself.
-  redis.call('EXPIRE', KEYS[1], W + 60)
-  redis.call('EXPIRE', KEYS[2], W + 60)
+local out = {}
+for e = 1, #KEYS / 3 do
+  local a = 2 + 5 * (e - 1)
+  out[e] = charge(KEYS[3 * e - 2], KEYS[3 * e - 1], KEYS[3 * e], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]),
+    ARGV[a + 4], ARGV[a + 5], ARGV[1], ARGV[2])
 end
-return {1, used, shown(sec), n, 0}
+return out
 `;
 
 /** KEYS usage, useq, inflight; ARGV nowS, replica, replica prefix. */
@@ -185,12 +207,53 @@ end
 return total
 `;
 
-/** KEYS inflight; ARGV replica. */
+/** The releases of one turn: KEYS the inflight hash of each; ARGV replica. */
 const RELEASE = `
-local n = redis.call('HINCRBY', KEYS[1], ARGV[1], -1)
-if n <= 0 then redis.call('HDEL', KEYS[1], ARGV[1]) end
-return n
+for i = 1, #KEYS do
+  if redis.call('HINCRBY', KEYS[i], ARGV[1], -1) <= 0 then redis.call('HDEL', KEYS[i], ARGV[1]) end
+end
+return #KEYS
 `;
+
+/**
+ * The calls of one script made by the requests of one turn of the event loop, run as one call of
+ * it at the start of the next turn (before the slices of long answers): the script handles them
+ * in order, each as it would alone, and answers each. A failure fails them all.
+ */
+class Batched {
+  private keys: string[] = [];
+  private args: (string | number)[] = [];
+  private waiters: { resolve: (r: unknown) => void; reject: (e: unknown) => void }[] = [];
+
+  constructor(
+    private readonly script: Script,
+    private readonly head: readonly (string | number)[],
+  ) {}
+
+  run(keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      if (this.waiters.length === 0) soon(() => this.flush());
+      this.keys.push(...keys);
+      this.args.push(...args);
+      this.waiters.push({ resolve, reject });
+    });
+  }
+
+  private flush(): void {
+    const { keys, args, waiters } = this;
+    this.keys = [];
+    this.args = [];
+    this.waiters = [];
+    this.script(keys, [...this.head, ...args]).then(
+      (rs) => {
+        for (let i = 0; i < waiters.length; i++) waiters[i].resolve((rs as unknown[])[i]);
+      },
+      (e: unknown) => {
+        for (const w of waiters) w.reject(e);
+      },
+    );
+  }
+}
 
 /** KEYS replica key; ARGV ttl ms: whether it was alive, and keeps it alive. */
 const BEAT = `
@@ -266,7 +329,10 @@ export class RedisLimits implements RequestLimits {
   /** Keys whose in-flight count in Redis may differ from {@link local}'s. */
   private readonly dirty = new Set<number>();
   private readonly heavy = new Map<number, number>();
-  private readonly scripts: Record<'admit' | 'charge' | 'state' | 'used' | 'release' | 'beat', Script>;
+  private readonly scripts: Record<'state' | 'beat', Script>;
+  private readonly admits: Batched;
+  private readonly charges: Batched;
+  private readonly releases: Batched;
   private timer: NodeJS.Timeout | undefined;
   private beating = false;
 
@@ -277,14 +343,11 @@ export class RedisLimits implements RequestLimits {
     this.now = opts.now ?? Date.now;
     this.heavyCap = opts.heavyConcurrency ?? DEFAULT_HEAVY_CONCURRENCY;
     this.ttlMs = opts.replicaTtlMs ?? DEFAULT_REPLICA_TTL_MS;
-    this.scripts = {
-      admit: defineScript(redis, 'xrateAdmit', ADMIT),
-      charge: defineScript(redis, 'xrateCharge', CHARGE),
-      state: defineScript(redis, 'xrateState', STATE),
-      used: defineScript(redis, 'xrateUsed', USED),
-      release: defineScript(redis, 'xrateRelease', RELEASE),
-      beat: defineScript(redis, 'xrateBeat', BEAT),
-    };
+    this.scripts = { state: defineScript(redis, 'xrateState', STATE), beat: defineScript(redis, 'xrateBeat', BEAT) };
+    const head = [this.replica, REPLICA];
+    this.admits = new Batched(defineScript(redis, 'xrateAdmit', ADMIT), head);
+    this.charges = new Batched(defineScript(redis, 'xrateCharge', CHARGE), head);
+    this.releases = new Batched(defineScript(redis, 'xrateRelease', RELEASE), [this.replica]);
   }
 
   /** The limits over `redis` (the connection of a RedisKeyStore), this replica announced alive. */
@@ -336,8 +399,8 @@ export class RedisLimits implements RequestLimits {
     }
   }
 
-  private run(script: Script, key: ApiKey, args: (string | number)[]): Promise<ScriptResult> {
-    return script([usageKey(key.id), useqKey(key.id), inflightKey(key.id)], args) as Promise<ScriptResult>;
+  private static keysOf(key: ApiKey): string[] {
+    return [usageKey(key.id), useqKey(key.id), inflightKey(key.id)];
   }
 
   admit(req: FastifyRequest, reply: FastifyReply, key: ApiKey): Promise<void> {
@@ -350,14 +413,8 @@ export class RedisLimits implements RequestLimits {
     });
     const nowMs = this.now();
     c.pending++;
-    return this.run(this.scripts.admit, key, [
-      Math.floor(nowMs / 1000),
-      key.limit,
-      key.overage ? 1 : 0,
-      key.concurrency,
-      this.replica,
-      REPLICA,
-    ]).then(
+    const args = [Math.floor(nowMs / 1000), key.limit, key.overage ? 1 : 0, key.concurrency];
+    return (this.admits.run(RedisLimits.keysOf(key), args) as Promise<ScriptResult>).then(
       (r) => {
         c.pending--;
         rs.state = stateOf(r);
@@ -384,7 +441,7 @@ export class RedisLimits implements RequestLimits {
     const c = this.count(key.id);
     c.n--;
     c.pending++;
-    this.scripts.release([inflightKey(key.id)], [this.replica]).then(
+    this.releases.run([inflightKey(key.id)], []).then(
       () => {
         c.pending--;
       },
@@ -435,9 +492,9 @@ export class RedisLimits implements RequestLimits {
         return;
       }
       // Refused before admission (403): the headers still say where the key stands.
-      this.run(this.scripts.state, key, [Math.floor(nowMs / 1000), this.replica, REPLICA]).then(
+      this.scripts.state(RedisLimits.keysOf(key), [Math.floor(nowMs / 1000), this.replica, REPLICA]).then(
         (r) => {
-          reply.headers(limitHeaders(key, 0, stateOf(r), nowMs));
+          reply.headers(limitHeaders(key, 0, stateOf(r as ScriptResult), nowMs));
           done(null, payload);
         },
         () => this.replace(reply, payload, unreachable(), done),
@@ -452,8 +509,8 @@ export class RedisLimits implements RequestLimits {
       c.n--;
       c.pending++;
     }
-    const args = [Math.floor(nowMs / 1000), cost, key.limit, key.overage ? 1 : 0, this.replica, REPLICA, release ? 1 : 0];
-    this.run(this.scripts.charge, key, args).then(
+    const args = [Math.floor(nowMs / 1000), cost, key.limit, key.overage ? 1 : 0, release ? 1 : 0];
+    (this.charges.run(RedisLimits.keysOf(key), args) as Promise<ScriptResult>).then(
       (r) => {
         if (release) c.pending--;
         const s = stateOf(r);
