@@ -215,6 +215,9 @@ end
 return #KEYS
 `;
 
+/** Calls of a script run as one at most (the arguments of a call stay well within a function call's). */
+const MAX_BATCH = 500;
+
 /**
  * The calls of one script made by the requests of one turn of the event loop, run as one call of
  * it at the start of the next turn (before the slices of long answers): the script handles them
@@ -236,11 +239,13 @@ class Batched {
       this.keys.push(...keys);
       this.args.push(...args);
       this.waiters.push({ resolve, reject });
+      if (this.waiters.length >= MAX_BATCH) this.flush();
     });
   }
 
   private flush(): void {
     const { keys, args, waiters } = this;
+    if (waiters.length === 0) return;
     this.keys = [];
     this.args = [];
     this.waiters = [];
