@@ -21,6 +21,8 @@ export function freePort(): Promise<number> {
 export interface RedisServer {
   url: string;
   port: number;
+  /** Its process id. */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -58,6 +60,7 @@ export async function startRedis(opts: { port?: number; dir?: string } = {}): Pr
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
+    pid: proc.pid!,
     stop: () =>
       new Promise<void>((resolve) => {
         if (proc.exitCode !== null) return resolve();
