@@ -344,12 +344,20 @@ describe('Redis away', () => {
   it('503 with a message while Redis is down (never served unlimited); back to 200 when it returns', async () => {
     const dir = tempDir('xrate-redis-');
     let own = await startRedis({ dir: dir.dir });
-    const a = await replica({ url: own.url });
+    const gate = new Gate();
+    const a = await replica({ url: own.url, provider: new GatedHistory(demo.provider, gate) });
     try {
       const key = await a.key({ limit: 100 });
       const H = { 'X-CoinAPI-Key': key };
       expect((await a.get(RATE, H)).status).toBe(200);
+      // Admitted while Redis was there, answered once it has gone: not sent, since it cannot be charged.
+      const admitted = a.get(HIST, H);
+      await gate.waitFor(1);
       await own.stop();
+      gate.open();
+      const late = await admitted;
+      expect(expectError(late, 503)).toBe(LIMITS_UNREACHABLE);
+      expect(late.headers['retry-after']).toBe('1');
       for (const path of [RATE, '/v1/exchangerate/history/periods', HIST, '/v1/exchangerate/BTC/NOPE']) {
         const r = await a.get(path, H);
         expect(expectError(r, 503)).toBe(LIMITS_UNREACHABLE);
