@@ -12,14 +12,23 @@
  *   (about 107,000 one-second buckets of BTC/USD, so every history answer has 100,000 items, 31 MB
  *   of JSON). The figures are the light requests'. Target: p99LatencyMs < 20.
  *
+ * - `http/rate-replicas` ({@link runHttpReplicasBench}): the requests of `http/rate` through two
+ *   replicas, `xrate serve --redis` processes of the built CLI over the same demo database, keys
+ *   and limits in a `redis-server` started for the bench (every request: an admission script, a
+ *   charge script and a release, docs/service.md); one autocannon run, its 100 connections split
+ *   over both replicas.
+ *
  * Result (units as in bench/run.ts): `median` = requests/s of the median one-second sample,
  * `p99` = the slow tail (the 1st percentile of the one-second samples, i.e. 99% of seconds were at
- * least this fast), `samples` = one-second samples, `p99LatencyMs` = 99th-percentile latency.
+ * least this fast), `samples` = one-second samples, `p99LatencyMs` = 99th-percentile latency;
+ * `http/rate` and `http/rate-replicas` also give `cpuUsPerRequest`, the CPU time (user + system,
+ * from /proc) of each server process and of Redis per request during the measure: what a request
+ * costs, which a machine shared with other work does not change as much as the throughput.
  *
- * Run alone: `npx tsx bench/http.bench.ts [rate] [history-contention]` (both by default).
+ * Run alone: `npx tsx bench/http.bench.ts [rate] [history-contention] [rate-replicas]` (all by default).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -27,13 +36,17 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { writeLog } from '../scripts/gen-log.js';
 import { replay } from '../src/replay/replay.js';
 import { KeyStore } from '../src/service/keys.js';
+import { RedisKeyStore } from '../src/service/redisKeys.js';
+import { binStartAt, type BinProcess } from '../test/helpers/process.js';
+import { startRedis } from '../test/helpers/redis.js';
+import { ensureCliBuilt } from './replay-db.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DEMO_LOG = join(ROOT, 'fixtures', 'demo', 'demo.ndjson.gz');
 
 /** One result of {@link runHttpBench}. */
 export interface HttpBenchResult {
-  name: 'http/rate' | 'http/history-contention';
+  name: 'http/rate' | 'http/history-contention' | 'http/rate-replicas';
   unit: 'req/s';
   median: number;
   p99: number;
@@ -99,6 +112,63 @@ function startServer(db: string, keys: string): Promise<{ child: ChildProcess; u
   });
 }
 
+/** CPU time (user + system) of process `pid` so far, µs, from /proc (undefined elsewhere). */
+function cpuMicros(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Clock ticks per second of /proc's CPU times. */
+const CLOCK_TICKS = (() => {
+  const r = spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' });
+  return Number(r.stdout?.trim()) || 100;
+})();
+
+/**
+ * `GET /v1/exchangerate/BTC/USD` with `key` in `X-CoinAPI-Key` from autocannon (its connections
+ * spread over the `servers` in turn), a 2 s warm-up then the measure; fails on any non-2xx answer.
+ * The CPU time the processes `cpu` (name → pid) took during the measure is reported per request,
+ * µs (`cpuUsPerRequest`): on a machine shared with other work, what a request costs.
+ */
+async function rateLoad(
+  autocannon: Autocannon,
+  name: HttpBenchResult['name'],
+  servers: string[],
+  key: string,
+  opts: { durationSeconds?: number; connections?: number },
+  cpu: Record<string, number>,
+): Promise<HttpBenchResult> {
+  const url = servers.map((s) => `${s}/v1/exchangerate/BTC/USD`);
+  const base = { url: url.length === 1 ? url[0] : url, connections: opts.connections ?? 100, headers: { 'X-CoinAPI-Key': key } };
+  await autocannon({ ...base, duration: 2 });
+  const before = Object.fromEntries(Object.entries(cpu).map(([n, pid]) => [n, cpuMicros(pid)]));
+  const r = await autocannon({ ...base, duration: opts.durationSeconds ?? 10 });
+  const cpuUsPerRequest: Record<string, number> = {};
+  for (const [n, pid] of Object.entries(cpu)) {
+    const [a, b] = [before[n], cpuMicros(pid)];
+    if (a !== undefined && b !== undefined) cpuUsPerRequest[n] = Math.round(((b - a) / r.requests.total) * 10) / 10;
+  }
+  if (r.non2xx > 0 || r.errors > 0) throw new Error(`http bench: ${r.non2xx} non-2xx responses, ${r.errors} errors`);
+  return {
+    name,
+    unit: 'req/s',
+    median: r.requests.p50,
+    p99: r.requests.p1,
+    samples: r.duration !== undefined ? Math.round(r.duration) : (opts.durationSeconds ?? 10),
+    p99LatencyMs: r.latency.p99,
+    averageReqPerSec: r.requests.average,
+    totalRequests: r.requests.total,
+    medianLatencyMs: r.latency.p50,
+    connections: base.connections,
+    ...(servers.length > 1 ? { replicas: servers.length } : {}),
+    cpuUsPerRequest,
+  };
+}
+
 /**
  * Runs the `http/rate` benchmark (see the module description).
  *
@@ -118,27 +188,59 @@ export async function runHttpBench(opts: { durationSeconds?: number; connections
     const { key } = keys.create({ name: 'bench', limit: 1e12, concurrency: 100_000 });
     keys.close();
     server = await startServer(db, keysPath);
-    const url = `${server.url}/v1/exchangerate/BTC/USD`;
-    const base = { url, connections: opts.connections ?? 100, headers: { 'X-CoinAPI-Key': key } };
-    await autocannon({ ...base, duration: 2 });
-    const r = await autocannon({ ...base, duration: opts.durationSeconds ?? 10 });
-    if (r.non2xx > 0 || r.errors > 0) throw new Error(`http bench: ${r.non2xx} non-2xx responses, ${r.errors} errors`);
-    return [
-      {
-        name: 'http/rate',
-        unit: 'req/s',
-        median: r.requests.p50,
-        p99: r.requests.p1,
-        samples: r.duration !== undefined ? Math.round(r.duration) : (opts.durationSeconds ?? 10),
-        p99LatencyMs: r.latency.p99,
-        averageReqPerSec: r.requests.average,
-        totalRequests: r.requests.total,
-        medianLatencyMs: r.latency.p50,
-        connections: base.connections,
-      },
-    ];
+    return [await rateLoad(autocannon, 'http/rate', [server.url], key, opts, { server: server.child.pid! })];
   } finally {
     if (server) await stopServer(server.child);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Starts `node bin/xrate.js serve ...args` and resolves with its URL once it listens. */
+async function startBin(args: string[]): Promise<{ p: BinProcess; url: string }> {
+  const p = binStartAt(join(ROOT, 'bin', 'xrate.js'), ROOT, ['serve', ...args]);
+  const end = Date.now() + 60_000;
+  for (;;) {
+    const m = /listening on (http:\/\/\S+)/.exec(p.out());
+    if (m) return { p, url: m[1] };
+    if (p.proc.exitCode !== null || Date.now() > end) throw new Error(`http bench: xrate serve did not start\n${p.out()}${p.err()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * Runs the `http/rate-replicas` benchmark (see the module description).
+ *
+ * @param opts.durationSeconds - measured seconds (default 10)
+ * @param opts.replicas - `xrate serve --redis` processes (default 2)
+ */
+export async function runHttpReplicasBench(
+  opts: { durationSeconds?: number; connections?: number; replicas?: number } = {},
+): Promise<HttpBenchResult[]> {
+  ensureCliBuilt();
+  const autocannon = await loadAutocannon();
+  const dir = mkdtempSync(join(tmpdir(), 'xrate-http-bench-'));
+  const redis = await startRedis();
+  const servers: BinProcess[] = [];
+  try {
+    const db = join(dir, 'demo.sqlite');
+    await replay({ inputs: [DEMO_LOG], db });
+    const keys = await RedisKeyStore.open(redis.url);
+    const { key } = (await keys.create({ name: 'bench', limit: 1e12, concurrency: 100_000 }))!;
+    await keys.close();
+    const replicas = [];
+    const cpu: Record<string, number> = { redis: redis.pid };
+    for (let i = 0; i < (opts.replicas ?? 2); i++) {
+      const r = await startBin(['--db', db, '--redis', redis.url, '--host', '127.0.0.1', '--port', '0']);
+      servers.push(r.p);
+      replicas.push(r.url);
+      cpu[`replica${i + 1}`] = r.p.proc.pid!;
+    }
+    // autocannon spreads its connections over the URLs in turn: half on each replica.
+    return [await rateLoad(autocannon, 'http/rate-replicas', replicas, key, opts, cpu)];
+  } finally {
+    for (const p of servers) p.proc.kill('SIGTERM');
+    await Promise.all(servers.map((p) => p.exited));
+    await redis.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -243,6 +345,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     const out: HttpBenchResult[] = [];
     if (all || which.includes('rate')) out.push(...(await runHttpBench()));
     if (all || which.includes('history-contention')) out.push(...(await runHistoryContentionBench()));
+    if (all || which.includes('rate-replicas')) out.push(...(await runHttpReplicasBench()));
     return out;
   })().then(
     (r) => console.log(JSON.stringify(r, null, 2)),

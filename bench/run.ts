@@ -277,6 +277,12 @@ async function httpBench(): Promise<BenchResult[]> {
   return runHttpBench();
 }
 
+/** `http/rate` through two `xrate serve --redis` replicas (bench/http.bench.ts). */
+async function httpReplicasBench(): Promise<BenchResult[]> {
+  const { runHttpReplicasBench } = await import('./http.bench.js');
+  return runHttpReplicasBench();
+}
+
 /** Light requests while four connections loop `history?limit=100000` (bench/http.bench.ts). */
 async function historyContentionBench(dir: string): Promise<BenchResult[]> {
   const { runHistoryContentionBench } = await import('./http.bench.js');
@@ -307,6 +313,7 @@ async function main(): Promise<void> {
     ['metrics/history-100k', () => metricsHistoryBench(dir)],
     ['memory/L', memoryBench],
     ['http/rate', httpBench],
+    ['http/rate-replicas', httpReplicasBench],
     ['http/history-contention', () => historyContentionBench(dir)],
     ['feed/publish feed/replica', () => feedBench(dir)],
   ];
@@ -368,6 +375,11 @@ function extras(x: BenchResult): string {
     s += `  ${x.speedup.toFixed(2)}x faster than serial (${(x.serial_s as number).toFixed(2)} s; target >= ${x.speedup_target}x)`;
   if (typeof x.ratio_to_workers === 'number')
     s += `  ${x.ratio_to_workers.toFixed(2)}x the time of --workers 2 (${(x.workers_2_s as number).toFixed(2)} s; target <= ${x.ratio_target}x)`;
+  if (typeof x.p99LatencyMs === 'number') s += `  p99 latency ${x.p99LatencyMs} ms`;
+  if (x.cpuUsPerRequest && typeof x.cpuUsPerRequest === 'object')
+    s += `  CPU per request: ${Object.entries(x.cpuUsPerRequest as Record<string, number>)
+      .map(([n, us]) => `${n} ${us} µs`)
+      .join(', ')}`;
   return s;
 }
 

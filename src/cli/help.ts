@@ -146,7 +146,7 @@ the metrics endpoints).
 Replays the bundled example log (fixtures/demo) into out/xrate.sqlite and prints the summary and
 a table of current rates. This is what "npm start" runs.
 `,
-  serve: `Usage: xrate serve [--db FILE] [--keys FILE] [--port N] [--host H] [--replay LOG [--follow]] [options]
+  serve: `Usage: xrate serve [--db FILE] [--keys FILE | --redis URL] [--port N] [--host H] [--replay LOG [--follow]] [options]
 
 Serves the exchange-rate endpoints (GET /v1/exchangerate/...; docs/service.md) over a database
 written by "xrate replay" (default out/xrate.sqlite, what "npm start" writes), or over a live
@@ -156,9 +156,13 @@ The first start with no key creates a local development key and prints it.
 GET / is a chart page (pair, range, candles; hover a point for its provenance): open
 http://HOST:PORT/?apikey=KEY, or it prompts for the key.
 
+With --redis, the keys, their 24 h usage and their requests in flight live in Redis, shared
+exactly by every replica serving with the same --redis (a request gets 503 while Redis is away).
+
 Options:
   --db FILE               replay database (default out/xrate.sqlite)
   --keys FILE             API keys database (default: the --db file)
+  --redis redis://H:P     keep keys, usage and concurrency in Redis, shared by replicas
   --host H                listen address (default 127.0.0.1)
   --port N                listen port (default 3000; 0 = any free port)
   --replay LOG            replay LOG into --db first, then serve the live engine
@@ -239,7 +243,7 @@ Options:
   --client-pem FILE       the client certificate (and key) PEM that /v1/certificate/pem hands out
   --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N   as for replay
 `,
-  keys: `Usage: xrate keys <create|list|revoke|jwt-import> [--db FILE | --keys FILE] [options]
+  keys: `Usage: xrate keys <create|list|revoke|jwt-import> [--db FILE | --keys FILE | --redis URL] [options]
 
   create [--name N] [--limit N] [--concurrency N] [--overage] [--rights LIST]
          prints the new key alone on the last line (only its SHA-256 is stored).
@@ -252,7 +256,8 @@ Options:
          require a JWT (Authorization: Bearer) signed by that key: RSA (RS256, PS256), EC P-256
          (ES256) public key in PEM or JWK, or an HS256 secret of at least 32 bytes
 
-The keys live in the --db file (default out/xrate.sqlite) unless --keys FILE is given.
+The keys live in the --db file (default out/xrate.sqlite) unless --keys FILE is given, or in
+Redis with --redis redis://HOST:PORT (the keys of "xrate serve --redis" replicas).
 `,
 };
 

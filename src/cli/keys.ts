@@ -1,11 +1,22 @@
 /**
  * The `xrate keys` command: creates, lists and revokes the API keys of the rate service and sets
- * their JWT keys.
+ * their JWT keys, in SQLite (the `--db` file, or `--keys FILE`) or with `--redis URL` in the Redis
+ * that replicas of `xrate serve --redis URL` share.
  *
  * @module
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { KeyStore, parseJwtKey, parseRights, type ApiKey, type Right } from '../service/keys.js';
+import {
+  type ApiKey,
+  type CreateKeyOptions,
+  type JwtMaterial,
+  type KeyListing,
+  KeyStore,
+  parseJwtKey,
+  parseRights,
+  type Right,
+} from '../service/keys.js';
+import { isRedisUrl } from '../replay/redisUrl.js';
 import { int } from './args.js';
 import { DEFAULT_DB, type ServiceIo } from '../service/start.js';
 import type { UsageErrorFactory } from './serve.js';
@@ -14,6 +25,7 @@ import type { UsageErrorFactory } from './serve.js';
 export interface KeysFlags {
   db?: string;
   keys?: string;
+  redis?: string;
   name?: string;
   limit?: string;
   concurrency?: string;
@@ -41,6 +53,50 @@ function keyRef(values: KeysFlags, positionals: string[], usage: UsageErrorFacto
   return { id, key };
 }
 
+/** What the subcommands do to the keys, in SQLite or in Redis (each step awaited). */
+interface KeyAdmin {
+  readonly path: string;
+  create(opts: CreateKeyOptions): Promise<{ key: string; record: ApiKey }>;
+  list(): Promise<KeyListing[]>;
+  idOf(ref: { id?: number; key?: string }): Promise<number>;
+  revoke(id: number): Promise<boolean>;
+  setJwt(id: number, material: JwtMaterial | undefined): Promise<void>;
+  close(): Promise<void>;
+}
+
+function sqliteAdmin(path: string): KeyAdmin {
+  const keys = KeyStore.open(path);
+  return {
+    path,
+    create: async (o) => keys.create(o),
+    list: async () => keys.list(),
+    idOf: async (ref) => keys.idOf(ref),
+    revoke: async (id) => keys.revoke(id),
+    setJwt: async (id, m) => keys.setJwt(id, m),
+    close: async () => keys.close(),
+  };
+}
+
+async function redisAdmin(url: string): Promise<KeyAdmin> {
+  // Loaded only here: the SQLite path does not load the Redis client.
+  const { RedisKeyStore } = await import('../service/redisKeys.js');
+  const { RedisLimits } = await import('../service/redisLimits.js');
+  const keys = await RedisKeyStore.open(url);
+  const fail = (e: unknown): never => {
+    const m = (e as Error).message;
+    throw new Error(m.startsWith('xrate: ') ? m : `xrate: Redis at ${keys.path}: ${m}`);
+  };
+  return {
+    path: keys.path,
+    create: async (o) => (await keys.create(o).catch(fail))!,
+    list: () => keys.list((ids, since) => RedisLimits.usedSince(keys.redis, ids, since)).catch(fail),
+    idOf: (ref) => keys.idOf(ref).catch(fail),
+    revoke: (id) => keys.revoke(id).catch(fail),
+    setJwt: (id, m) => keys.setJwt(id, m).catch(fail),
+    close: () => keys.close(),
+  };
+}
+
 /** `xrate keys create|list|revoke|jwt-import` with parsed flags. */
 export async function keysCommand(
   sub: string | undefined,
@@ -49,12 +105,22 @@ export async function keysCommand(
   io: ServiceIo,
   usage: UsageErrorFactory,
 ): Promise<number> {
-  const path = values.keys ?? values.db ?? DEFAULT_DB;
   if (sub !== 'create' && sub !== 'list' && sub !== 'revoke' && sub !== 'jwt-import') {
     throw usage(`keys: unknown subcommand ${sub === undefined ? '(none)' : `"${sub}"`} (expected create, list, revoke or jwt-import)`);
   }
-  if (sub !== 'create' && !existsSync(path)) throw new Error(`xrate: no keys database at "${path}"`);
-  const keys = KeyStore.open(path);
+  let keys: KeyAdmin;
+  if (values.redis !== undefined) {
+    if (values.keys !== undefined || values.db !== undefined)
+      throw usage('--redis keeps the keys in Redis: give it without --db or --keys');
+    if (!isRedisUrl(values.redis))
+      throw usage(`--redis must be a redis:// URL (redis://HOST[:PORT][/DB], or rediss:// for TLS), got "${values.redis}"`);
+    keys = await redisAdmin(values.redis);
+  } else {
+    const file = values.keys ?? values.db ?? DEFAULT_DB;
+    if (sub !== 'create' && !existsSync(file)) throw new Error(`xrate: no keys database at "${file}"`);
+    keys = sqliteAdmin(file);
+  }
+  const path = keys.path;
   try {
     switch (sub) {
       case 'create': {
@@ -64,7 +130,7 @@ export async function keysCommand(
         } catch (e) {
           throw usage((e as Error).message.replace(/^xrate: /, '--rights: '));
         }
-        const { key, record } = keys.create({
+        const { key, record } = await keys.create({
           name: values.name ?? 'key',
           limit: int('limit', values.limit, 1, Number.MAX_SAFE_INTEGER, usage),
           concurrency: int('concurrency', values.concurrency, 1, 1_000_000, usage),
@@ -77,7 +143,7 @@ export async function keysCommand(
         return 0;
       }
       case 'list': {
-        const rows = keys.list();
+        const rows = await keys.list();
         if (values.json) {
           io.out(`${JSON.stringify(rows, null, 2)}\n`);
           return 0;
@@ -111,18 +177,18 @@ export async function keysCommand(
         return 0;
       }
       case 'revoke': {
-        const id = keys.idOf(keyRef(values, positionals, usage));
-        io.out(keys.revoke(id) ? `revoked key ${id}\n` : `key ${id} was already revoked\n`);
+        const id = await keys.idOf(keyRef(values, positionals, usage));
+        io.out((await keys.revoke(id)) ? `revoked key ${id}\n` : `key ${id} was already revoked\n`);
         return 0;
       }
       case 'jwt-import': {
-        const id = keys.idOf(keyRef(values, positionals, usage));
+        const id = await keys.idOf(keyRef(values, positionals, usage));
         const pub = values['public-key'];
         const secretFile = values['secret-file'];
         const given = [pub, secretFile, values.remove ? 'remove' : undefined].filter((x) => x !== undefined).length;
         if (given !== 1) throw usage('jwt-import: give exactly one of --public-key FILE, --secret-file FILE or --remove');
         if (values.remove) {
-          keys.setJwt(id, undefined);
+          await keys.setJwt(id, undefined);
           io.out(`key ${id}: JWT authentication removed\n`);
           return 0;
         }
@@ -140,7 +206,7 @@ export async function keysCommand(
           return b.subarray(0, b.length - n);
         };
         const material = pub ? parseJwtKey({ publicKey: read(pub).toString('utf8') }) : parseJwtKey({ secret: secret() });
-        keys.setJwt(id, material);
+        await keys.setJwt(id, material);
         const algs = material.kind === 'rsa' ? 'RS256, PS256' : material.kind === 'ec' ? 'ES256' : 'HS256';
         io.out(
           `key ${id}: JWT required from now on (${algs}; nbf and exp required), sent as Authorization: Bearer <token> with the key in X-CoinAPI-Key, apikey or an APIKEY- path segment\n`,
@@ -149,7 +215,7 @@ export async function keysCommand(
       }
     }
   } finally {
-    keys.close();
+    await keys.close();
   }
   return 0;
 }

@@ -7,6 +7,7 @@
 import type { EngineConfig } from '../core/config.js';
 import { isNatsUrl, isStreamName } from '../distributed/feed.js';
 import { startService, type ServiceIo } from '../service/start.js';
+import { isRedisUrl } from '../replay/redisUrl.js';
 import { closeOnSignals, int, seconds } from './args.js';
 
 /** Makes a bad-usage error (exit code 2) of the caller's kind. */
@@ -16,6 +17,7 @@ export type UsageErrorFactory = (message: string) => Error;
 export interface ServeFlags {
   db?: string;
   keys?: string;
+  redis?: string;
   host?: string;
   port?: string;
   replay?: string;
@@ -41,6 +43,11 @@ export async function serveCommand(
   const port = int('port', values.port, 0, 65535, usage);
   const heavyConcurrency = int('heavy-concurrency', values['heavy-concurrency'], 1, 10_000, usage);
   if (values.follow && !values.replay) throw usage('--follow needs --replay LOG (the NDJSON log to follow)');
+  if (values.redis !== undefined) {
+    if (values.keys !== undefined) throw usage('--redis keeps the keys in Redis: give it without --keys');
+    if (!isRedisUrl(values.redis))
+      throw usage(`--redis must be a redis:// URL (redis://HOST[:PORT][/DB], or rediss:// for TLS), got "${values.redis}"`);
+  }
   if (values.nats !== undefined) {
     if (values.replay) throw usage('give either --nats URL (a replica of a stream) or --replay LOG, not both');
     if (!isNatsUrl(values.nats)) throw usage(`--nats must be a nats:// URL (nats://HOST:PORT), got "${values.nats}"`);
@@ -71,6 +78,7 @@ export async function serveCommand(
     {
       db: values.db,
       keys: values.keys,
+      redis: values.redis,
       host: values.host,
       port,
       replay: values.replay,

@@ -18,6 +18,7 @@ import { hostname } from 'node:os';
 import { type Job, Queue, QueueEvents, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { VERSION } from '../version.js';
+import { connectRedis } from './redisConnect.js';
 import { isRedisUrl } from './redisUrl.js';
 import { type PartitionJob, type PartitionResult, type PartitionRunner, removeDb } from './parallel.js';
 
@@ -49,19 +50,7 @@ export function decodeJob(text: string): PartitionJob {
  */
 export async function redisConnection(url: string): Promise<Redis> {
   if (!isRedisUrl(url)) throw new Error(`xrate: --queue must be a redis:// URL, got "${url}"`);
-  const conn = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: true });
-  let lastError: Error | undefined;
-  const onError = (e: Error): void => {
-    lastError = e;
-  };
-  conn.on('error', onError);
-  try {
-    await conn.connect();
-  } catch (e) {
-    conn.disconnect();
-    throw new Error(`xrate: cannot reach the queue at ${url}: ${(lastError ?? (e as Error)).message}`);
-  }
-  return conn;
+  return connectRedis(new Redis(url, { maxRetriesPerRequest: null, lazyConnect: true }), `the queue at ${url}`);
 }
 
 /** Options of {@link queueRunner}. */

@@ -22,7 +22,7 @@
 import type { IncomingMessage } from 'node:http';
 import { decodeProtectedHeader, errors as joseErrors, jwtVerify } from 'jose';
 import { unauthorized } from './errors.js';
-import type { ApiKey, KeyStore } from './keys.js';
+import type { ApiKey } from './keys.js';
 
 /** Where rewriteUrl leaves the keys found in `APIKEY-` path segments. */
 export const PATH_KEYS = Symbol('xrate.pathKeys');
@@ -130,6 +130,14 @@ function credentials(req: RawRequest, query: unknown): Credentials {
   return { keys, keyInAuthorization, token };
 }
 
+/** Where the {@link Authenticator} finds keys: the SQLite `KeyStore` or the Redis `RedisKeyStore`, both held in memory. */
+export interface KeySource {
+  /** The active key matching the clear key `key`, or undefined. */
+  find(key: string): ApiKey | undefined;
+  /** Re-reads the keys when they changed (looked at no more than about once a second; never blocks). */
+  refresh(nowMs: number): void;
+}
+
 interface CachedToken {
   keyId: number;
   version: string;
@@ -145,7 +153,7 @@ export class Authenticator {
   private readonly tokens = new Map<string, CachedToken>();
 
   constructor(
-    private readonly keys: KeyStore,
+    private readonly keys: KeySource,
     private readonly now: () => number = Date.now,
   ) {}
 

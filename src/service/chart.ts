@@ -23,10 +23,9 @@ import { US_PER_HOUR } from '../core/time.js';
 import { ChartError, chartData } from '../replay/chart.js';
 import { badParam, noData } from './errors.js';
 import { CONTENT_TYPES } from './format/index.js';
-import type { Limiter } from './limits.js';
+import type { RequestLimits } from './requestLimits.js';
 import { Query } from './params.js';
 import type { RateProvider } from './provider.js';
-import { charger } from './routes.js';
 
 /** The page's own files, in the package's `ui/` folder. */
 const UI_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'ui');
@@ -47,9 +46,7 @@ function assets(): { path: string; file: string; type: string }[] {
  * Registers the chart route and the page on `app` (the onRequest hook of server.ts authenticates
  * the chart route; the page's routes have no right, so no key).
  */
-export function registerChartRoutes(app: FastifyInstance, provider: RateProvider, limiter: Limiter): void {
-  const charge = charger(limiter);
-
+export function registerChartRoutes(app: FastifyInstance, provider: RateProvider, limits: RequestLimits): void {
   for (const a of assets()) {
     const body = readFileSync(a.file);
     // The page is small and names its assets without a version: revalidated at every load.
@@ -86,12 +83,8 @@ export function registerChartRoutes(app: FastifyInstance, provider: RateProvider
       const from = q.time('time_start') ?? Math.max(info.firstTick ?? to, to - US_PER_HOUR);
       if (!(to > from)) throw badParam('time_end', 'must be after time_start');
       const periodId = q.text('period_id')?.toUpperCase();
-      const key = req.apiKey;
-      if (key) {
-        // Replaying the run's logs: as heavy as a long history, whatever the range.
-        limiter.acquireHeavy(key);
-        reply.raw.once('close', () => limiter.releaseHeavy(key));
-      }
+      // Replaying the run's logs: as heavy as a long history, whatever the range.
+      limits.holdHeavy(req, reply, Number.POSITIVE_INFINITY);
       // Asset ids as the other routes match them: exactly, else ignoring case (as of the last tick).
       let { asset_id_base: base, asset_id_quote: quote } = req.params;
       try {
@@ -111,7 +104,7 @@ export function registerChartRoutes(app: FastifyInstance, provider: RateProvider
         if (m.startsWith('xrate:')) throw noData(m.replace(/^xrate: /, ''));
         throw e;
       }
-      charge(req, reply, Math.max(1, Math.ceil(data.ticks.length / 100)));
+      limits.charge(req, reply, Math.max(1, Math.ceil(data.ticks.length / 100)));
       return reply.header('content-type', CONTENT_TYPES.json).send(JSON.stringify(data));
     },
   );

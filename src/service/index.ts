@@ -39,6 +39,8 @@ export {
   type KeyListing,
 } from './keys.js';
 export { Limiter, WINDOW_SECONDS, HEAVY_LIMIT, DEFAULT_HEAVY_CONCURRENCY } from './limits.js';
+export { RedisKeyStore } from './redisKeys.js';
+export { LIMITS_UNREACHABLE, DEFAULT_REPLICA_TTL_MS } from './redisLimits.js';
 export { Authenticator, stripPathKey } from './auth.js';
 export {
   negotiate,

@@ -17,7 +17,7 @@
  * @module
  */
 import { createHash, createPublicKey, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
-import { KeyDatabase, type KeyRow } from '../io/keyDb.js';
+import { KeyDatabase, type KeyRow, type NewKeyRow } from '../io/keyDb.js';
 
 /** Resources a key may be granted. */
 export const RIGHTS = ['rate', 'rates', 'periods', 'history', 'explain', 'metrics', 'symbols'] as const;
@@ -154,7 +154,8 @@ export function parseJwtKey(input: { publicKey?: string; secret?: Buffer }): Jwt
   throw new Error(`xrate: unsupported key type ${t} (RSA for RS256/PS256, EC P-256 for ES256, or an HS256 secret)`);
 }
 
-function toApiKey(r: KeyRow): ApiKey {
+/** The key of a stored row (SQLite's, or a Redis hash read as one). */
+export function keyFromRow(r: KeyRow): ApiKey {
   let jwt: ApiKey['jwt'];
   if (r.jwt_kind && r.jwt_key) {
     const kind = r.jwt_kind as JwtKind;
@@ -175,6 +176,83 @@ function toApiKey(r: KeyRow): ApiKey {
   };
 }
 
+/** The `xrate keys list` row of a stored key with `used`, its cost charged in the last 24 h. */
+export function listingOf(r: KeyRow & { used: number }): KeyListing {
+  return {
+    id: r.id,
+    name: r.name,
+    prefix: r.key_prefix,
+    rights: r.rights,
+    limit: r.request_limit,
+    overage: r.overage === 1,
+    concurrency: r.concurrency,
+    jwt: r.jwt_kind ? JWT_ALGORITHMS[r.jwt_kind as JwtKind].join('/') : null,
+    created_at: r.created_at,
+    revoked_at: r.revoked_at,
+    used_24h: r.used,
+  };
+}
+
+/**
+ * A new key from `opts` (defaults filled in, limits checked): the clear key, shown once, and the
+ * row to store (its hash, never the key).
+ */
+export function newKey(opts: CreateKeyOptions): { key: string; row: NewKeyRow } {
+  const limit = opts.limit ?? DEFAULT_LIMIT;
+  const concurrency = opts.concurrency ?? DEFAULT_CONCURRENCY;
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`xrate: --limit must be a positive integer, got ${limit}`);
+  if (!Number.isSafeInteger(concurrency) || concurrency < 1)
+    throw new Error(`xrate: --concurrency must be a positive integer, got ${concurrency}`);
+  const key = generateKey();
+  const rights = opts.rights ?? RIGHTS;
+  const all = RIGHTS.every((x) => rights.includes(x));
+  const row: NewKeyRow = {
+    key_hash: hashKey(key),
+    key_prefix: key.slice(0, 8),
+    name: opts.name ?? 'key',
+    // Every right is stored as `all`, so the key also reaches the families added later.
+    rights: all ? 'all' : rights.join(','),
+    request_limit: limit,
+    overage: opts.overage ? 1 : 0,
+    concurrency,
+    created_at: opts.createdAt ?? new Date().toISOString(),
+  };
+  return { key, row };
+}
+
+/**
+ * The active keys in memory, found by their clear key: hashed on first sight, then remembered
+ * (sparing the hash on the hot path).
+ */
+export class ActiveKeys {
+  /** Clear key -> active key, for keys seen recently. */
+  private readonly seen = new Map<string, ApiKey>();
+  private readonly byHash = new Map<string, ApiKey>();
+
+  /** The keys of `rows` (rows of revoked keys are left out). */
+  constructor(rows: Iterable<KeyRow> = []) {
+    for (const r of rows) if (r.revoked_at === null) this.byHash.set(r.key_hash, keyFromRow(r));
+  }
+
+  /** The active key matching `key` (hashed), or undefined. */
+  find(key: string): ApiKey | undefined {
+    const hit = this.seen.get(key);
+    if (hit) return hit;
+    const k = this.byHash.get(hashKey(key));
+    if (k) {
+      if (this.seen.size >= 10_000) this.seen.clear();
+      this.seen.set(key, k);
+    }
+    return k;
+  }
+
+  /** The active key with this id. */
+  byId(id: number): ApiKey | undefined {
+    for (const k of this.byHash.values()) if (k.id === id) return k;
+    return undefined;
+  }
+}
+
 /**
  * The keys table (and the usage table of limits.ts) in a SQLite file.
  *
@@ -186,9 +264,7 @@ function toApiKey(r: KeyRow): ApiKey {
  * ```
  */
 export class KeyStore {
-  private byHash = new Map<string, ApiKey>();
-  /** Clear key -> active key, for keys seen recently (spares the hash on the hot path). */
-  private seen = new Map<string, ApiKey>();
+  private active = new ActiveKeys();
   private dataVersion = -1;
   private checkedAt = -Infinity;
 
@@ -225,28 +301,17 @@ export class KeyStore {
   /** Re-reads every key now. */
   reload(): void {
     this.dataVersion = this.db.dataVersion();
-    const map = new Map<string, ApiKey>();
-    for (const r of this.db.activeKeys()) map.set(r.key_hash, toApiKey(r));
-    this.byHash = map;
-    this.seen = new Map();
+    this.active = new ActiveKeys(this.db.activeKeys());
   }
 
   /** The active key matching `key` (hashed), or undefined. */
   find(key: string): ApiKey | undefined {
-    const hit = this.seen.get(key);
-    if (hit) return hit;
-    const k = this.byHash.get(hashKey(key));
-    if (k) {
-      if (this.seen.size >= 10_000) this.seen.clear();
-      this.seen.set(key, k);
-    }
-    return k;
+    return this.active.find(key);
   }
 
   /** The active key with this id. */
   byId(id: number): ApiKey | undefined {
-    for (const k of this.byHash.values()) if (k.id === id) return k;
-    return undefined;
+    return this.active.byId(id);
   }
 
   /** Number of active keys. */
@@ -256,25 +321,8 @@ export class KeyStore {
 
   /** Creates a key; the clear key is returned once and never stored. */
   create(opts: CreateKeyOptions = {}): { key: string; record: ApiKey } {
-    const limit = opts.limit ?? DEFAULT_LIMIT;
-    const concurrency = opts.concurrency ?? DEFAULT_CONCURRENCY;
-    if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`xrate: --limit must be a positive integer, got ${limit}`);
-    if (!Number.isSafeInteger(concurrency) || concurrency < 1)
-      throw new Error(`xrate: --concurrency must be a positive integer, got ${concurrency}`);
-    const key = generateKey();
-    const rights = opts.rights ?? RIGHTS;
-    const all = RIGHTS.every((x) => rights.includes(x));
-    const id = this.db.insert({
-      key_hash: hashKey(key),
-      key_prefix: key.slice(0, 8),
-      name: opts.name ?? 'key',
-      // Every right is stored as `all`, so the key also reaches the families added later.
-      rights: all ? 'all' : rights.join(','),
-      request_limit: limit,
-      overage: opts.overage ? 1 : 0,
-      concurrency,
-      created_at: opts.createdAt ?? new Date().toISOString(),
-    });
+    const { key, row } = newKey(opts);
+    const id = this.db.insert(row);
     this.reload();
     return { key, record: this.byId(id)! };
   }
@@ -310,19 +358,7 @@ export class KeyStore {
   /** Every key with its usage of the last 24 h (`nowMs`). */
   list(nowMs = Date.now()): KeyListing[] {
     const since = Math.floor(nowMs / 1000) - 86_400;
-    return this.db.keysWithUsage(since).map((r) => ({
-      id: r.id,
-      name: r.name,
-      prefix: r.key_prefix,
-      rights: r.rights,
-      limit: r.request_limit,
-      overage: r.overage === 1,
-      concurrency: r.concurrency,
-      jwt: r.jwt_kind ? JWT_ALGORITHMS[r.jwt_kind as JwtKind].join('/') : null,
-      created_at: r.created_at,
-      revoked_at: r.revoked_at,
-      used_24h: r.used,
-    }));
+    return this.db.keysWithUsage(since).map(listingOf);
   }
 
   /** Usage rows of the window ending at `nowMs` (oldest first). */

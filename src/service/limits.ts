@@ -22,7 +22,7 @@
  * @module
  */
 import { formatTime } from '../core/time.js';
-import { tooManyRequests } from './errors.js';
+import { type ServiceError, tooManyRequests } from './errors.js';
 import { soon } from './slices.js';
 import type { ApiKey, KeyStore } from './keys.js';
 
@@ -35,6 +35,7 @@ export const HEAVY_LIMIT = 1000;
 /** Heavy requests a key may have in flight at once, by default. */
 export const DEFAULT_HEAVY_CONCURRENCY = 2;
 
+/** A key's window in memory: one entry per second with traffic, oldest first. */
 class Window {
   seconds: number[] = [];
   costs: number[] = [];
@@ -85,6 +86,61 @@ class Window {
 
 /** The limit headers of a response. */
 export type LimitHeaders = Record<string, string>;
+
+/** What the limit headers say of a key's window, wherever it is kept (memory here, Redis in redisLimits.ts). */
+export interface WindowState {
+  /** Cost used in the window. */
+  used: number;
+  /** Second of the newest charge in the window, or undefined. */
+  newest: number | undefined;
+  /** Requests of the key in flight. */
+  inflight: number;
+}
+
+/**
+ * The limit headers of a response to `key` that cost `cost`, the window being `s` at `nowMs`
+ * (`X-RateLimit-Reset`: when the newest charge leaves the window, or now when there is none).
+ */
+export function limitHeaders(key: ApiKey, cost: number, s: WindowState, nowMs: number): LimitHeaders {
+  const reset = s.newest === undefined ? Math.floor(nowMs) * 1000 : (s.newest + WINDOW_SECONDS) * 1_000_000;
+  return {
+    'x-ratelimit-used': String(s.used),
+    'x-ratelimit-limit': String(key.limit),
+    'x-ratelimit-remaining': String(key.limit - s.used),
+    'x-ratelimit-request-cost': String(cost),
+    'x-ratelimit-reset': formatTime(reset),
+    'x-ratelimit-overage': key.overage ? 'ENABLED' : 'DISABLED',
+    'x-concurrencylimit-limit': String(key.concurrency),
+    'x-concurrencylimit-remaining': String(Math.max(0, key.concurrency - s.inflight)),
+  };
+}
+
+/**
+ * The 429 of a request of cost `cost` refused with `used` in the window: `waitSeconds` until
+ * enough has left it (Retry-After), `headers` the limit headers of the refusal (cost 0).
+ */
+export function limitExceeded(key: ApiKey, used: number, cost: number, waitSeconds: number, headers: LimitHeaders): ServiceError {
+  const msg =
+    cost > key.limit
+      ? `Request cost ${cost} exceeds the 24 h request limit of this API key (${key.limit}); ask for fewer data points (limit)`
+      : `Request limit exceeded: ${used} of ${key.limit} used in the last 24 hours and this request costs ${cost}`;
+  const e = tooManyRequests(msg, waitSeconds);
+  Object.assign(e.headers, headers);
+  return e;
+}
+
+/** The 429 of one request more than the key's concurrency limit. */
+export function concurrencyExceeded(key: ApiKey): ServiceError {
+  return tooManyRequests(`Too many concurrent requests: the concurrency limit of this API key is ${key.concurrency}`, 1);
+}
+
+/** The 429 of one heavy request more than `cap` in flight. */
+export function heavyExceeded(cap: number): ServiceError {
+  return tooManyRequests(
+    `Too many concurrent heavy requests: this API key may have ${cap} history requests with a limit above ${HEAVY_LIMIT} in flight at once`,
+    1,
+  );
+}
 
 /**
  * Tracks usage and concurrency of every key.
@@ -143,7 +199,7 @@ export class Limiter {
   acquire(key: ApiKey): void {
     const w = this.window(key.id);
     if (w.inflight >= key.concurrency) {
-      throw tooManyRequests(`Too many concurrent requests: the concurrency limit of this API key is ${key.concurrency}`, 1);
+      throw concurrencyExceeded(key);
     }
     w.inflight++;
   }
@@ -158,10 +214,7 @@ export class Limiter {
   acquireHeavy(key: ApiKey): void {
     const w = this.window(key.id);
     if (w.heavy >= this.heavyConcurrency) {
-      throw tooManyRequests(
-        `Too many concurrent heavy requests: this API key may have ${this.heavyConcurrency} history requests with a limit above ${HEAVY_LIMIT} in flight at once`,
-        1,
-      );
+      throw heavyExceeded(this.heavyConcurrency);
     }
     w.heavy++;
   }
@@ -183,13 +236,7 @@ export class Limiter {
 
   private exhausted(key: ApiKey, w: Window, cost: number, nowS: number): Error {
     const wait = cost > key.limit ? WINDOW_SECONDS : w.secondsUntilFreed(w.total + cost - key.limit, nowS);
-    const msg =
-      cost > key.limit
-        ? `Request cost ${cost} exceeds the 24 h request limit of this API key (${key.limit}); ask for fewer data points (limit)`
-        : `Request limit exceeded: ${w.total} of ${key.limit} used in the last 24 hours and this request costs ${cost}`;
-    const e = tooManyRequests(msg, wait);
-    Object.assign(e.headers, this.headers(key, 0));
-    return e;
+    return limitExceeded(key, w.total, cost, wait, this.headers(key, 0));
   }
 
   /**
@@ -214,21 +261,9 @@ export class Limiter {
   /** The limit headers of a response to `key` that cost `cost`. */
   headers(key: ApiKey, cost: number): LimitHeaders {
     const nowMs = this.now();
-    const nowS = Math.floor(nowMs / 1000);
     const w = this.window(key.id);
-    w.prune(nowS);
-    const newest = w.newest();
-    const reset = newest === undefined ? Math.floor(nowMs) * 1000 : (newest + WINDOW_SECONDS) * 1_000_000;
-    return {
-      'x-ratelimit-used': String(w.total),
-      'x-ratelimit-limit': String(key.limit),
-      'x-ratelimit-remaining': String(key.limit - w.total),
-      'x-ratelimit-request-cost': String(cost),
-      'x-ratelimit-reset': formatTime(reset),
-      'x-ratelimit-overage': key.overage ? 'ENABLED' : 'DISABLED',
-      'x-concurrencylimit-limit': String(key.concurrency),
-      'x-concurrencylimit-remaining': String(Math.max(0, key.concurrency - w.inflight)),
-    };
+    w.prune(Math.floor(nowMs / 1000));
+    return limitHeaders(key, cost, { used: w.total, newest: w.newest(), inflight: w.inflight }, nowMs);
   }
 
   /**

@@ -38,15 +38,15 @@ import { formatTime, TIME_RANGE } from '../core/time.js';
 import type { TimeUs } from '../core/types.js';
 import { HISTORY_MAX_LIMIT } from '../replay/query.js';
 import { badParam, missingParam, noData } from './errors.js';
-import type { Limiter } from './limits.js';
+import type { RequestLimits } from './requestLimits.js';
 import { metricHistoryJson, type TimeWriter } from './metricHistory.js';
 import { type Query, shown } from './params.js';
 import { answerFromTable, type Answer, registerRouteTable, type TableRoute } from './routeTable.js';
 
 /** Options of {@link registerMetricRoutes}. */
 export interface MetricRouteOptions {
-  /** The limiter of the service (charges and limit headers, heavy requests). */
-  limiter: Limiter;
+  /** The request limits of the service (charges and limit headers, heavy requests). */
+  limits: RequestLimits;
 }
 
 /** The id parameters that filter series (the fields of {@link SeriesKey}). */
@@ -303,5 +303,5 @@ export function answerMetrics(source: MetricsSource, path: string, query: Record
  * HEAVY_LIMIT items is a heavy request, as the exchange-rate history.
  */
 export function registerMetricRoutes(app: FastifyInstance, source: MetricsSource, opts: MetricRouteOptions): void {
-  registerRouteTable(app, ROUTES, source, 'metrics', opts.limiter);
+  registerRouteTable(app, ROUTES, source, 'metrics', opts.limits);
 }

@@ -13,9 +13,8 @@ import { CONTENT_TYPES, negotiate, render } from './format/index.js';
 import { STREAM_MIN_ITEMS } from './history.js';
 import type { Right } from './keys.js';
 import { HISTORY_MAX_LIMIT } from '../replay/query.js';
-import type { Limiter } from './limits.js';
 import { matchPath, Query } from './params.js';
-import { charger, holdHeavy } from './routes.js';
+import type { RequestLimits } from './requestLimits.js';
 import { type SlicedBody, slicedArrayBody } from './slices.js';
 
 /**
@@ -90,7 +89,7 @@ export interface TableRoute<S> {
  *
  * @example
  * ```ts
- * registerRouteTable(app, ROUTES, source, 'metrics', limiter);
+ * registerRouteTable(app, ROUTES, source, 'metrics', limits);
  * ```
  */
 export function registerRouteTable<S>(
@@ -98,16 +97,15 @@ export function registerRouteTable<S>(
   routes: readonly TableRoute<S>[],
   source: S,
   right: Right,
-  limiter: Limiter,
+  limits: RequestLimits,
 ): void {
-  const charge = charger(limiter);
   for (const r of routes) {
     app.get<{ Params: Record<string, string> }>(r.path, { config: { right } }, (req, reply) => {
       const q = new Query(req.query);
       const fmt = negotiate(q, req.headers.accept);
-      if (r.timeseries) holdHeavy(limiter, req, reply, q.int('limit', 1, HISTORY_MAX_LIMIT, 100));
+      if (r.timeseries) limits.holdHeavy(req, reply, q.int('limit', 1, HISTORY_MAX_LIMIT, 100));
       const a = r.answer(source, q, req.params);
-      charge(req, reply, a.cost);
+      limits.charge(req, reply, a.cost);
       const { body, type } = answerBody(a, fmt);
       return reply.header('content-type', type).send(body);
     });

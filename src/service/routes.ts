@@ -10,7 +10,7 @@
  * | `/v1/exchangerate/{asset_id_base}/{asset_id_quote}/explain` | explain | provenance (extension, `time` optional) |
  *
  * A history is read and, when long, written a slice at a time (history.ts), so that a long one
- * never holds up the other requests; a history with a `limit` above {@link HEAVY_LIMIT} is heavy
+ * never holds up the other requests; a history with a `limit` above HEAVY_LIMIT is heavy
  * (limits.ts: a few per key at once). A client that goes away stops the reading and the writing.
  *
  * @module
@@ -21,9 +21,9 @@ import { HISTORY_MAX_LIMIT } from '../replay/query.js';
 import { badParam, missingParam } from './errors.js';
 import { CONTENT_TYPES, negotiate, render, type OutputFormat, type PayloadKind } from './format/index.js';
 import { historyBody, readHistory } from './history.js';
-import { HEAVY_LIMIT, type Limiter } from './limits.js';
 import { Query, shown, splitList } from './params.js';
 import type { RateProvider } from './provider.js';
+import type { RequestLimits } from './requestLimits.js';
 import type { Right } from './keys.js';
 
 /** Route config: the right a key needs. */
@@ -35,34 +35,9 @@ type PairParams = { asset_id_base: string; asset_id_quote: string };
 
 const PERIODS_JSON = JSON.stringify(EXCHANGE_RATE_PERIODS);
 
-/** Charges a request `cost` and sets its limit headers (429 when past the limit). */
-export type Charge = (req: FastifyRequest, reply: FastifyReply, cost: number) => void;
-
-/** The {@link Charge} of the routes of `limiter`'s keys. */
-export function charger(limiter: Limiter): Charge {
-  return (req, reply, cost) => {
-    const key = req.apiKey;
-    if (!key) return;
-    limiter.charge(key, cost);
-    req.charged = true;
-    reply.headers(limiter.headers(key, cost));
-  };
-}
-
-/**
- * Counts a request asking for `limit` items as heavy while it is in flight when `limit` is
- * above {@link HEAVY_LIMIT} (429 past the key's cap of heavy requests).
- */
-export function holdHeavy(limiter: Limiter, req: FastifyRequest, reply: FastifyReply, limit: number): void {
-  const key = req.apiKey;
-  if (!key || limit <= HEAVY_LIMIT) return;
-  limiter.acquireHeavy(key);
-  reply.raw.once('close', () => limiter.releaseHeavy(key));
-}
-
 /** Registers the routes on `app` (the onRequest hook of server.ts has authenticated the key). */
-export function registerRoutes(app: FastifyInstance, provider: RateProvider, limiter: Limiter): void {
-  const charge = charger(limiter);
+export function registerRoutes(app: FastifyInstance, provider: RateProvider, limits: RequestLimits): void {
+  const charge = (req: FastifyRequest, reply: FastifyReply, cost: number): void => limits.charge(req, reply, cost);
 
   const send = (reply: FastifyReply, kind: PayloadKind, value: unknown, fmt: OutputFormat, json?: string): FastifyReply => {
     if (fmt.kind === 'json') return reply.header('content-type', CONTENT_TYPES.json).send(json ?? JSON.stringify(value));
@@ -116,7 +91,7 @@ export function registerRoutes(app: FastifyInstance, provider: RateProvider, lim
       if (to !== undefined && !(to > from)) throw badParam('time_end', 'must be after time_start');
       const limitGiven = q.text('limit') !== undefined;
       const limit = q.int('limit', 1, HISTORY_MAX_LIMIT, 100);
-      holdHeavy(limiter, req, reply, limit);
+      limits.holdHeavy(req, reply, limit);
       let gone = false;
       reply.raw.once('close', () => {
         gone = true;

@@ -23,6 +23,9 @@ import { CONTENT_TYPES } from './format/index.js';
 import type { MetricsSource } from '../core/metrics/source.js';
 import type { ApiKey, KeyStore } from './keys.js';
 import { Limiter } from './limits.js';
+import { RedisKeyStore } from './redisKeys.js';
+import { RedisLimits } from './redisLimits.js';
+import { localLimits, type RequestLimits } from './requestLimits.js';
 import { registerMetricRoutes } from './metrics.js';
 import { registerOps, type OpsMetrics, type OpsOptions } from './ops.js';
 import type { RateProvider } from './provider.js';
@@ -45,7 +48,8 @@ declare module 'fastify' {
 /** Options of {@link createService}. */
 export interface ServiceOptions {
   provider: RateProvider;
-  keys: KeyStore;
+  /** The keys: in SQLite (one process), or in Redis (usage and concurrency then shared by the replicas, redisLimits.ts). */
+  keys: KeyStore | RedisKeyStore;
   /** The stored metrics answered by the `/v1/metrics/...` routes (none: those routes are 404). */
   metrics?: MetricsSource;
   /** Wall clock, ms (injectable for tests of the 24 h window and JWT times). */
@@ -60,6 +64,8 @@ export interface ServiceOptions {
   ops?: OpsOptions;
   /** Where internal errors are reported (default: a line on stderr). */
   log?: { error(obj: object, msg: string): void };
+  /** With keys in Redis: how long this replica's in-flight counts outlive its last heartbeat, ms (default 5000). */
+  replicaTtlMs?: number;
 }
 
 /** What the onRequest hook needs to know about a route. */
@@ -96,7 +102,10 @@ function clientError(err: Error & { code?: string }, socket: Socket): void {
  */
 export async function createService(opts: ServiceOptions): Promise<FastifyInstance> {
   const now = opts.now ?? Date.now;
-  const limiter = new Limiter(opts.keys, now, opts.flushEveryMs ?? 250, opts.heavyConcurrency);
+  const limits: RequestLimits =
+    opts.keys instanceof RedisKeyStore
+      ? await RedisLimits.start(opts.keys.redis, { now, heavyConcurrency: opts.heavyConcurrency, replicaTtlMs: opts.replicaTtlMs })
+      : localLimits(new Limiter(opts.keys, now, opts.flushEveryMs ?? 250, opts.heavyConcurrency));
   const auth = new Authenticator(opts.keys, now);
 
   const app = Fastify({
@@ -129,6 +138,8 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
     }
     done();
   });
+  // Before compression: a refused charge (limits in Redis) replaces the payload with its 429.
+  app.addHook('onSend', (req, reply, payload, done) => limits.onSend(req, reply, payload, done));
 
   await app.register(compress, {
     global: true,
@@ -137,12 +148,28 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
     customTypes: /^(application\/(json|xml|x-msgpack)|text\/(csv|plain|html|javascript|css))/,
   });
 
-  const admit = (req: FastifyRequest, reply: FastifyReply, key: ApiKey, right: RouteConfig['right']): void => {
+  const admit = (req: FastifyRequest, reply: FastifyReply, key: ApiKey, right: RouteConfig['right']): void | Promise<void> => {
     req.apiKey = key;
     if (!key.rights.has(right)) throw forbidden(`This API key has no access to ${RIGHT_NAMES[right]}`);
-    limiter.precheck(key);
-    limiter.acquire(key);
-    reply.raw.once('close', () => limiter.release(key));
+    return limits.admit(req, reply, key);
+  };
+  /** Admits the request of `key`, then calls `done` (with the refusal, if any). */
+  const admitThen = (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    key: ApiKey,
+    right: RouteConfig['right'],
+    done: (e?: Error) => void,
+  ): void => {
+    let r: void | Promise<void>;
+    try {
+      r = admit(req, reply, key, right);
+    } catch (e) {
+      done(e as Error);
+      return;
+    }
+    if (r instanceof Promise) r.then(() => done(), done);
+    else done();
   };
 
   app.addHook('onRequest', (req, reply, done) => {
@@ -160,39 +187,19 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
     }
     if (r instanceof Promise) {
       r.then(
-        (key) => {
-          try {
-            admit(req, reply, key, right);
-            done();
-          } catch (e) {
-            done(e as Error);
-          }
-        },
+        (key) => admitThen(req, reply, key, right, done),
         (e: Error) => done(e),
       );
       return;
     }
-    try {
-      admit(req, reply, r, right);
-    } catch (e) {
-      done(e as Error);
-      return;
-    }
-    done();
+    admitThen(req, reply, r, right, done);
   });
 
   app.decorate('ops', registerOps(app, opts.provider, opts.ops));
-  registerRoutes(app, opts.provider, limiter);
-  registerChartRoutes(app, opts.provider, limiter);
-  if (opts.metrics) registerMetricRoutes(app, opts.metrics, { limiter });
-  registerSymbolRoutes(app, opts.provider, { limiter });
-
-  // A charged response leaves only once its charge is committed (one transaction per turn of the
-  // event loop), so a crash cannot lose usage that a client was answered for.
-  app.addHook('onSend', (req, _reply, payload, done) => {
-    if (!req.charged) return done(null, payload);
-    limiter.afterCommit(() => done(null, payload));
-  });
+  registerRoutes(app, opts.provider, limits);
+  registerChartRoutes(app, opts.provider, limits);
+  if (opts.metrics) registerMetricRoutes(app, opts.metrics, { limits });
+  registerSymbolRoutes(app, opts.provider, { limits });
 
   app.setNotFoundHandler((req, reply) => {
     void reply
@@ -226,8 +233,7 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
       // An answered request (bad parameter, no data) costs 1; refusals (401, 403, 429) cost nothing.
       if (!req.charged && (status === 400 || status === 404 || status === 550)) {
         try {
-          limiter.charge(key, 1);
-          req.charged = true;
+          limits.charge(req, reply, 1);
           cost = 1;
         } catch (e) {
           const se = e as ServiceError;
@@ -236,16 +242,15 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
           headers = { ...se.headers };
         }
       }
-      headers = { ...limiter.headers(key, cost), ...headers };
+      headers = { ...limits.headers(req, key, cost), ...headers };
     }
     headers['x-ratelimit-request-cost'] = String(cost);
     if (status === NO_DATA) reply.raw.statusMessage = 'No Data';
     void reply.code(status).headers(headers).header('content-type', CONTENT_TYPES.json).send(errorBody(message));
   });
 
-  app.addHook('onClose', (_instance, done) => {
-    limiter.close();
-    done();
+  app.addHook('onClose', async () => {
+    await limits.close();
   });
   return app;
 }

@@ -15,6 +15,7 @@ import { ReplayStore } from '../io/store.js';
 import { KeyStore, DEFAULT_CONCURRENCY, DEFAULT_LIMIT } from './keys.js';
 import { startFollow, startReplay } from './live.js';
 import { DatabaseRateProvider, type LiveRateProvider, type RateProvider } from './provider.js';
+import { RedisKeyStore } from './redisKeys.js';
 import { createService } from './server.js';
 import { providerReadiness, type Readiness } from './ops.js';
 import type { Replica } from '../distributed/replica.js';
@@ -34,6 +35,8 @@ export const DEFAULT_DB = 'out/xrate.sqlite';
 export interface ServeOptions {
   db?: string;
   keys?: string;
+  /** Keep the keys, their usage and their requests in flight in Redis at this URL, shared by replicas (instead of SQLite). */
+  redis?: string;
   host?: string;
   port?: number;
   /** Replay this log first, then serve the engine. */
@@ -70,7 +73,7 @@ export interface RunningService {
   app: FastifyInstance;
   url: string;
   provider: RateProvider;
-  keys: KeyStore;
+  keys: KeyStore | RedisKeyStore;
   /** The development key created at this start, if any. */
   devKey: string | undefined;
   /** The replica, when fed by a stream. */
@@ -162,7 +165,7 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
   const db = opts.db ?? DEFAULT_DB;
   const logger = serviceLogger(opts);
   const { provider, replica } = await openProvider(opts, io, 'xrate serve', logger);
-  let keys: KeyStore | undefined;
+  let keys: KeyStore | RedisKeyStore | undefined;
   let metricStore: ReplayStore | undefined;
   try {
     // The stored metrics: the served run's (550 while a replay into the file runs), or, following
@@ -173,16 +176,24 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
       metricStore = ReplayStore.open(db, { readonly: true });
       metrics = metricStore.metrics(OWN_METRICS);
     }
-    keys = KeyStore.open(opts.keys ?? db);
     let devKey: string | undefined;
-    if (keys.activeCount() === 0) {
-      devKey = keys.create({ name: 'dev' }).key;
+    if (opts.redis !== undefined) {
+      keys = await RedisKeyStore.open(opts.redis);
+      // Atomic: of replicas starting together on an empty Redis, one creates the key.
+      devKey = (await keys.create({ name: 'dev' }, true))?.key;
+    } else {
+      keys = KeyStore.open(opts.keys ?? db);
+      if (keys.activeCount() === 0) devKey = keys.create({ name: 'dev' }).key;
     }
     let closing = false;
     const live = provider instanceof DatabaseRateProvider ? undefined : (provider as LiveRateProvider).engine;
     const r = replica;
+    const shared = keys instanceof RedisKeyStore ? keys : undefined;
     const readiness = (): Readiness => {
       if (closing) return { ready: false, message: 'The service is shutting down' };
+      // Requests that need a key are 503 while the limits store is away.
+      if (shared && shared.redis.status !== 'ready')
+        return { ready: false, message: `Not ready: the keys and limits store (Redis at ${shared.path}) is unreachable` };
       if (r) {
         const s = r.status();
         const detail = { stream: s.stream, applied_seq: s.appliedSeq, stream_seq: s.streamSeq, lag: s.lag };
@@ -218,7 +229,8 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
           `try: curl -H 'X-CoinAPI-Key: ${devKey}' ${url}/v1/exchangerate/BTC/USD\n`,
       );
     } else {
-      io.out(`keys: ${keys.activeCount()} active in ${keys.path} (xrate keys list / create)\n`);
+      const redis = keys instanceof RedisKeyStore ? ` --redis ${keys.path}` : '';
+      io.out(`keys: ${await keys.activeCount()} active in ${keys.path} (xrate keys${redis} list / create)\n`);
     }
     const k = keys;
     const m = metricStore;
@@ -249,13 +261,13 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
         // into its file (so that a stopped replica's file can be copied on its own).
         m?.close();
         await provider.close();
-        k.close();
+        await k.close();
         logger.info({}, 'stopped');
         logger.flush();
       },
     };
   } catch (e) {
-    keys?.close();
+    await keys?.close();
     metricStore?.close();
     await provider.close();
     throw e;

@@ -20,7 +20,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { SymbolFilter, SymbolRecord } from '../core/engine.js';
 import { formatTime } from '../core/time.js';
-import type { Limiter } from './limits.js';
+import type { RequestLimits } from './requestLimits.js';
 import { Query, splitList } from './params.js';
 import { answerFromTable, type Answer, registerRouteTable, type TableRoute } from './routeTable.js';
 
@@ -176,6 +176,6 @@ export function symbolsTime(query: Record<string, string>): number | undefined {
 }
 
 /** Registers the symbols routes on `app` (the onRequest hook of server.ts checks the `symbols` right). */
-export function registerSymbolRoutes(app: FastifyInstance, source: SymbolSource, opts: { limiter: Limiter }): void {
-  registerRouteTable(app, ROUTES, source, 'symbols', opts.limiter);
+export function registerSymbolRoutes(app: FastifyInstance, source: SymbolSource, opts: { limits: RequestLimits }): void {
+  registerRouteTable(app, ROUTES, source, 'symbols', opts.limits);
 }

@@ -1,6 +1,6 @@
 /**
  * A real Redis server for the tests: `redis-server` (the Debian package; .ci/run installs it) on a
- * free loopback port, without persistence, stopped by `stop()`.
+ * free loopback port (or a given one), without persistence unless given a folder, stopped by `stop()`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -21,13 +21,20 @@ export function freePort(): Promise<number> {
 export interface RedisServer {
   url: string;
   port: number;
+  /** Its process id. */
+  pid: number;
   stop(): Promise<void>;
 }
 
-/** Starts `redis-server --port P --save ''` and waits until it accepts connections. */
-export async function startRedis(): Promise<RedisServer> {
-  const port = await freePort();
-  const proc: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+/**
+ * Starts `redis-server --port P --save ''` and waits until it accepts connections. With `dir`, the
+ * data is kept in an append-only file there (written at every command), so a server started again
+ * on the same port and folder has it all.
+ */
+export async function startRedis(opts: { port?: number; dir?: string } = {}): Promise<RedisServer> {
+  const port = opts.port ?? (await freePort());
+  const persistence = opts.dir ? ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', opts.dir] : ['--appendonly', 'no'];
+  const proc: ChildProcess = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let log = '';
@@ -53,6 +60,7 @@ export async function startRedis(): Promise<RedisServer> {
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
+    pid: proc.pid!,
     stop: () =>
       new Promise<void>((resolve) => {
         if (proc.exitCode !== null) return resolve();

@@ -204,6 +204,33 @@ const errorValidator = ajv.compile({
   additionalProperties: false,
 });
 
+/** The limit headers of a response, by short names. */
+export function limitsOf(r: Res): Record<string, string | undefined> {
+  const h = r.headers;
+  return {
+    used: h['x-ratelimit-used'] as string,
+    limit: h['x-ratelimit-limit'] as string,
+    remaining: h['x-ratelimit-remaining'] as string,
+    cost: h['x-ratelimit-request-cost'] as string,
+    reset: h['x-ratelimit-reset'] as string,
+    overage: h['x-ratelimit-overage'] as string,
+    climit: h['x-concurrencylimit-limit'] as string,
+    cremaining: h['x-concurrencylimit-remaining'] as string,
+  };
+}
+
+/**
+ * Polls `f` until it is true (for a state another process or replica reaches on its own, such as
+ * keys re-read about once a second); fails after 10 s.
+ */
+export async function eventually(f: () => Promise<boolean>): Promise<void> {
+  const end = Date.now() + 10_000;
+  while (!(await f())) {
+    if (Date.now() > end) throw new Error('condition not reached in 10 s');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /** Throws unless `res` is a JSON `{"message": "..."}` error with `status`; returns the message. */
 export function expectError(res: Res, status: number): string {
   if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${res.text.slice(0, 300)}`);

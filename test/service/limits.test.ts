@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { formatTime } from '../../src/core/time.js';
 import { KeyStore } from '../../src/service/keys.js';
 import type { RateProvider } from '../../src/service/provider.js';
-import { demoProvider, expectError, Gate, GatedHistory, startServer, type Res, type TestServer } from './helpers.js';
+import { demoProvider, expectError, Gate, GatedHistory, limitsOf, startServer, type Res, type TestServer } from './helpers.js';
 
 const demo = demoProvider();
 let clock = Date.UTC(2026, 0, 1, 12, 0, 0, 250);
@@ -25,20 +25,6 @@ async function server(extra: { provider?: RateProvider; flushEveryMs?: number; k
   });
 }
 
-function limits(r: Res): Record<string, string | undefined> {
-  const h = r.headers;
-  return {
-    used: h['x-ratelimit-used'] as string,
-    limit: h['x-ratelimit-limit'] as string,
-    remaining: h['x-ratelimit-remaining'] as string,
-    cost: h['x-ratelimit-request-cost'] as string,
-    reset: h['x-ratelimit-reset'] as string,
-    overage: h['x-ratelimit-overage'] as string,
-    climit: h['x-concurrencylimit-limit'] as string,
-    cremaining: h['x-concurrencylimit-remaining'] as string,
-  };
-}
-
 describe('headers and cost', () => {
   let srv: TestServer;
   afterAll(async () => srv?.close());
@@ -50,7 +36,7 @@ describe('headers and cost', () => {
     const resetOf = (sec: number): string => formatTime((sec + 86_400) * 1_000_000);
     const sec = Math.floor(clock / 1000);
     let r = await srv.get(RATE, H);
-    expect(limits(r)).toEqual({
+    expect(limitsOf(r)).toEqual({
       used: '1',
       limit: '1000',
       remaining: '999',
@@ -62,16 +48,16 @@ describe('headers and cost', () => {
     });
     r = await srv.get('/v1/exchangerate/BTC/USD?time=bad', H);
     expectError(r, 400);
-    expect(limits(r)).toMatchObject({ used: '2', remaining: '998', cost: '1', climit: '7' });
+    expect(limitsOf(r)).toMatchObject({ used: '2', remaining: '998', cost: '1', climit: '7' });
     r = await srv.get('/v1/exchangerate/BTC/NOPE', H);
     expectError(r, 550);
-    expect(limits(r)).toMatchObject({ used: '3', cost: '1' });
+    expect(limitsOf(r)).toMatchObject({ used: '3', cost: '1' });
     const noHistory = srv.key({ rights: ['rate'] });
     r = await srv.get(HIST, { 'X-CoinAPI-Key': noHistory });
     expectError(r, 403);
-    expect(limits(r)).toMatchObject({ used: '0', remaining: '1000000', cost: '0', reset: formatTime(Math.floor(clock) * 1000) });
+    expect(limitsOf(r)).toMatchObject({ used: '0', remaining: '1000000', cost: '0', reset: formatTime(Math.floor(clock) * 1000) });
     r = await srv.get('/v1/exchangerate/history/periods', H);
-    expect(limits(r)).toMatchObject({ used: '4', cost: '1' });
+    expect(limitsOf(r)).toMatchObject({ used: '4', cost: '1' });
     r = await srv.get('/nothing/here', H);
     expectError(r, 404);
     expect(r.headers['x-ratelimit-request-cost']).toBe('0');
@@ -82,16 +68,16 @@ describe('headers and cost', () => {
     const H = { 'X-CoinAPI-Key': key };
     let r = await srv.get(HIST, H);
     expect((r.json() as unknown[]).length).toBe(100);
-    expect(limits(r)).toMatchObject({ cost: '1', used: '1' });
+    expect(limitsOf(r)).toMatchObject({ cost: '1', used: '1' });
     r = await srv.get(`${HIST}&limit=250`, H);
     expect((r.json() as unknown[]).length).toBe(250);
-    expect(limits(r)).toMatchObject({ cost: '3', used: '4' });
+    expect(limitsOf(r)).toMatchObject({ cost: '3', used: '4' });
     r = await srv.get(`${HIST}&limit=100000`, H);
     expect((r.json() as unknown[]).length).toBe(600);
-    expect(limits(r)).toMatchObject({ cost: '6', used: '10' });
+    expect(limitsOf(r)).toMatchObject({ cost: '6', used: '10' });
     r = await srv.get('/v1/exchangerate/BTC/USD/history?period_id=1SEC&time_start=2025-01-01&limit=5000', H);
     expect(r.json()).toEqual([]);
-    expect(limits(r)).toMatchObject({ cost: '1', used: '11' });
+    expect(limitsOf(r)).toMatchObject({ cost: '1', used: '11' });
   });
 });
 
@@ -107,23 +93,23 @@ describe('24 h request limit', () => {
       for (let i = 0; i < 2; i++) expect((await srv.get(RATE, H)).status).toBe(200);
       let r = await srv.get(RATE, H);
       expect(expectError(r, 429)).toMatch(/Request limit exceeded: 5 of 5/);
-      expect(limits(r)).toMatchObject({ used: '5', remaining: '0', cost: '0' });
+      expect(limitsOf(r)).toMatchObject({ used: '5', remaining: '0', cost: '0' });
       // The first 3 requests leave the window 24 h after their second.
       expect(Number(r.headers['retry-after'])).toBe(86_400 - 3600 + (Math.floor(t0 / 1000) - Math.floor(clock / 1000) + 3600));
-      expect(limits(r).reset).toBe(formatTime((Math.floor(clock / 1000) + 86_400) * 1e6));
+      expect(limitsOf(r).reset).toBe(formatTime((Math.floor(clock / 1000) + 86_400) * 1e6));
       // A history call that would cost more than what is left is refused.
       clock = t0 + 86_400_000 - 1000; // the first three are still in
       expectError(await srv.get(RATE, H), 429);
       clock = t0 + 86_400_000; // they left
       r = await srv.get(RATE, H);
       expect(r.status).toBe(200);
-      expect(limits(r)).toMatchObject({ used: '3', remaining: '2' });
+      expect(limitsOf(r)).toMatchObject({ used: '3', remaining: '2' });
       r = await srv.get(`${HIST}&limit=250`, H);
       expect(expectError(r, 429)).toMatch(/this request costs 3/);
-      expect(limits(r)).toMatchObject({ used: '3', cost: '0' });
+      expect(limitsOf(r)).toMatchObject({ used: '3', cost: '0' });
       r = await srv.get(`${HIST}&limit=200`, H);
       expect(r.status).toBe(200);
-      expect(limits(r)).toMatchObject({ used: '5', remaining: '0', cost: '2' });
+      expect(limitsOf(r)).toMatchObject({ used: '5', remaining: '0', cost: '2' });
     } finally {
       await srv.close();
     }
@@ -138,7 +124,7 @@ describe('24 h request limit', () => {
         r = await srv.get(RATE, { 'X-CoinAPI-Key': key });
         expect(r.status).toBe(200);
       }
-      expect(limits(r!)).toMatchObject({ used: '4', limit: '2', remaining: '-2', overage: 'ENABLED' });
+      expect(limitsOf(r!)).toMatchObject({ used: '4', limit: '2', remaining: '-2', overage: 'ENABLED' });
     } finally {
       await srv.close();
     }
@@ -178,7 +164,7 @@ describe('concurrency limit', () => {
       await gate.waitFor(2);
       const r = await srv.get(RATE, H);
       expect(expectError(r, 429)).toMatch(/concurrency limit of this API key is 2/);
-      expect(limits(r)).toMatchObject({ climit: '2', cremaining: '0', cost: '0' });
+      expect(limitsOf(r)).toMatchObject({ climit: '2', cremaining: '0', cost: '0' });
       expect(r.headers['retry-after']).toBe('1');
       // Another key is not affected.
       expect((await srv.get(RATE, { 'X-CoinAPI-Key': srv.key() })).status).toBe(200);
@@ -186,10 +172,10 @@ describe('concurrency limit', () => {
       const done = await Promise.all(slow);
       expect(done.map((x) => x.status)).toEqual([200, 200]);
       // Both answered while the other was still in flight.
-      expect(done.map((x) => limits(x).cremaining)).toEqual(['0', '0']);
+      expect(done.map((x) => limitsOf(x).cremaining)).toEqual(['0', '0']);
       const after = await srv.get(RATE, H);
       expect(after.status).toBe(200);
-      expect(limits(after)).toMatchObject({ climit: '2', cremaining: '1' });
+      expect(limitsOf(after)).toMatchObject({ climit: '2', cremaining: '1' });
     } finally {
       await srv.close();
     }
@@ -232,7 +218,7 @@ describe('persistence', () => {
 
     srv = await server({ keysPath, flushEveryMs: 20 });
     let r = await srv.get(RATE, { 'X-CoinAPI-Key': key });
-    expect(limits(r)).toMatchObject({ used: '8', remaining: '2' });
+    expect(limitsOf(r)).toMatchObject({ used: '8', remaining: '2' });
     await srv.get(RATE, { 'X-CoinAPI-Key': key });
     await new Promise((res) => setTimeout(res, 100));
     // Written behind while running: a second connection sees it.
@@ -243,11 +229,11 @@ describe('persistence', () => {
 
     srv = await server({ keysPath });
     r = await srv.get(RATE, { 'X-CoinAPI-Key': key });
-    expect(limits(r)).toMatchObject({ used: '10', remaining: '0' });
+    expect(limitsOf(r)).toMatchObject({ used: '10', remaining: '0' });
     expectError(await srv.get(RATE, { 'X-CoinAPI-Key': key }), 429);
     clock += 86_400_000 + 1000;
     r = await srv.get(RATE, { 'X-CoinAPI-Key': key });
-    expect(limits(r)).toMatchObject({ used: '1' });
+    expect(limitsOf(r)).toMatchObject({ used: '1' });
     await srv.close();
   });
 });

@@ -12,6 +12,7 @@ const OPTIONS = {
   ...HELP_OPTION,
   db: { type: 'string' },
   keys: { type: 'string' },
+  redis: { type: 'string' },
   name: { type: 'string' },
   limit: { type: 'string' },
   concurrency: { type: 'string' },

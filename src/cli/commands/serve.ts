@@ -11,6 +11,7 @@ const OPTIONS = {
   ...COMMON,
   db: { type: 'string' },
   keys: { type: 'string' },
+  redis: { type: 'string' },
   host: { type: 'string' },
   port: { type: 'string' },
   replay: { type: 'string' },
