@@ -54,6 +54,12 @@ export interface IngestState {
    * of a replay snapshotted before metrics were stored.
    */
   metricEvents?: number;
+  /**
+   * symbol_id by exchange_id (lower case) and symbol_id_exchange, joined by a NUL character, from
+   * the `symbol` events the engine accepted that carry a symbol_id_exchange: how the rows of a
+   * tardis file find their market. Absent until the first such event (kept in snapshots).
+   */
+  venues?: Record<string, string>;
 }
 
 /** Options of {@link Ingest}. */
@@ -241,7 +247,7 @@ export class Ingest {
    */
   parseRecord(rec: SourceRecord, input: number): XrateEvent | undefined {
     this.state.eventsRead++;
-    if (rec.event !== undefined) return rec.event;
+    if (rec.event !== undefined) return rec.venue === undefined ? rec.event : this.atVenue(rec, rec.event, rec.venue, input);
     if (rec.error !== undefined || rec.record === undefined) {
       this.reject(
         this.engine.countReject({ kind: 'reject', reason: rec.reason ?? 'bad_json', message: rec.error ?? 'unreadable record' }),
@@ -266,7 +272,39 @@ export class Ingest {
   applyEvent(event: XrateEvent, input: number, at: { line: number; raw: string }): Reject | undefined {
     const r = this.engine.apply(event);
     if (r) this.reject(r, input, at.line, at.raw);
+    else if (event.type === 'symbol' && event.symbolIdExchange !== undefined) {
+      this.state.venues ??= {};
+      this.state.venues[venueKey(event.exchangeId, event.symbolIdExchange)] = event.symbolId;
+    }
     return r;
+  }
+
+  /**
+   * The event of a record that names its market by exchange and exchange symbol (a tardis row),
+   * with the symbol_id of the latest accepted `symbol` event whose exchange_id matches the exchange
+   * in any case and whose symbol_id_exchange is the symbol; without one, a reject
+   * (`unknown_symbol`) naming both (docs/methodology.md section 1).
+   */
+  private atVenue(
+    rec: SourceRecord,
+    event: XrateEvent,
+    venue: { exchange: string; symbol: string },
+    input: number,
+  ): XrateEvent | undefined {
+    const id = this.state.venues?.[venueKey(venue.exchange, venue.symbol)];
+    if (id === undefined) {
+      const message =
+        `${event.type}: no symbol event maps exchange "${venue.exchange}" symbol "${venue.symbol}" to a symbol_id ` +
+        `(give a symbol event with that exchange_id, in any case, and symbol_id_exchange "${venue.symbol}" before it)`;
+      this.reject(
+        this.engine.countReject({ kind: 'reject', reason: 'unknown_symbol', message, field: 'symbol' }),
+        input,
+        rec.line,
+        rec.raw,
+      );
+      return undefined;
+    }
+    return { ...event, symbolId: id } as XrateEvent;
   }
 
   /** {@link parseRecord} then {@link applyEvent}: a record straight into the engine. */
@@ -316,6 +354,11 @@ export class Ingest {
     if (!this.store || this.run === undefined) return;
     this.store.finishRun(this.run, completedRun(totals, end));
   }
+}
+
+/** The key of a market by exchange (any case) and exchange symbol. */
+function venueKey(exchange: string, symbol: string): string {
+  return `${exchange.toLowerCase()}\u0000${symbol}`;
 }
 
 /** The `runs` fields of a completed run with these totals (replay.ts, parallel.ts). */
