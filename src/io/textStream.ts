@@ -17,7 +17,7 @@ const FILE_CHUNK = 1 << 20;
 /** Output chunk size of gunzip. */
 const GUNZIP_CHUNK = 1 << 18;
 /** Read size of a lean stream (one of many read at once by a merge), file bytes and gunzip output alike. */
-const LEAN_CHUNK = 1 << 15;
+const LEAN_CHUNK = 1 << 13;
 
 /** An open text stream: iterate `chunks()` once; `close()` releases the file. */
 export interface TextStream {

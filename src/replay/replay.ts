@@ -52,7 +52,7 @@ export interface ReplayProgress {
  * Records per batch of each input of a merge: the merge holds one batch of every input at once, so
  * a small one keeps thousands of inputs within memory (src/io/merge.ts).
  */
-const MERGE_INPUT_BATCH = 256;
+const MERGE_INPUT_BATCH = 64;
 
 /** Options of {@link replay}. */
 export interface ReplayOptions {
