@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateLog } from '../../scripts/gen-log.js';
+import { replayParallel } from '../../src/replay/parallel.js';
+import { replay } from '../../src/replay/replay.js';
 import { exportVendor } from '../helpers/vendorExport.js';
 import { cli, cliJson, expectSameOutputs, query } from './helpers.js';
 
@@ -83,6 +85,24 @@ describe('xrate replay over vendor files', () => {
       expect(rows.rates).toBeGreaterThan(50);
     }
   });
+});
+
+describe('a directory of NDJSON logs', () => {
+  it('replayed in partitions equals its serial replay (the directory stands for its files in both)', async () => {
+    const d = p('days');
+    mkdirSync(join(d, '2024-03'), { recursive: true });
+    const lines = [...generateLog({ seed: 23, events: 20_000, rate: 0.5, badRate: 0.01 })];
+    const half = lines.length >> 1;
+    writeFileSync(join(d, '2024-03', 'a.ndjson'), `${lines.slice(0, half).join('\n')}\n`);
+    writeFileSync(join(d, '2024-03', 'b.ndjson'), `${lines.slice(half).join('\n')}\n`);
+    const config = { maxRateAgeSeconds: 1800, volumeWindowSeconds: 3600, refreshEverySeconds: 1800 };
+    const serial = await replay({ inputs: [d], db: p('days-serial.sqlite'), config });
+    expect(serial.inputs).toEqual([join(d, '2024-03', 'a.ndjson'), join(d, '2024-03', 'b.ndjson')]);
+    const par = await replayParallel({ inputs: [d], db: p('days-parallel.sqlite'), config, workers: 2 });
+    expect(par.eventsRead).toBe(serial.eventsRead);
+    const rows = expectSameOutputs(p('days-parallel.sqlite'), p('days-serial.sqlite'));
+    expect(rows.rates).toBeGreaterThan(100);
+  }, 120_000);
 });
 
 describe('usage errors', () => {
