@@ -53,8 +53,6 @@ interface Cursor {
   it: AsyncIterator<SourceRecord[]>;
   batch: SourceRecord[];
   pos: number;
-  /** The merge time of the record at `pos`. */
-  key: number;
 }
 
 /**
@@ -71,11 +69,13 @@ export function mergeSources(sources: readonly EventSource[], batchSize = 4096):
   let closed = false;
   const totalBytes = sources.reduce((s, x) => s + x.totalBytes, 0);
   const cursors: (Cursor | undefined)[] = new Array(sources.length);
+  /** The merge time of each input's next record (the one at its cursor's `pos`). */
+  const keys = new Float64Array(sources.length).fill(Number.NEGATIVE_INFINITY);
   /** Heap of input indices by (key, index). */
   const heap: number[] = [];
   const less = (a: number, b: number): boolean => {
-    const ka = cursors[a]!.key;
-    const kb = cursors[b]!.key;
+    const ka = keys[a];
+    const kb = keys[b];
     return ka < kb || (ka === kb && a < b);
   };
   const siftUp = (k: number): void => {
@@ -101,15 +101,15 @@ export function mergeSources(sources: readonly EventSource[], batchSize = 4096):
     }
     heap[k] = x;
   };
-  /** The next non-empty batch of an input into its cursor; false at its end. */
-  const load = async (c: Cursor): Promise<boolean> => {
+  /** The next non-empty batch of input `i` into its cursor; false at its end. */
+  const load = async (i: number, c: Cursor): Promise<boolean> => {
     for (;;) {
       const r = await c.it.next();
       if (r.done) return false;
       if (r.value.length > 0) {
         c.batch = r.value;
         c.pos = 0;
-        c.key = recordTime(r.value[0]) ?? c.key;
+        keys[i] = recordTime(r.value[0]) ?? keys[i];
         return true;
       }
     }
@@ -128,9 +128,9 @@ export function mergeSources(sources: readonly EventSource[], batchSize = 4096):
     async *batches() {
       try {
         for (let i = 0; i < sources.length && !closed; i++) {
-          const c: Cursor = { it: sources[i].batches()[Symbol.asyncIterator](), batch: [], pos: 0, key: Number.NEGATIVE_INFINITY };
+          const c: Cursor = { it: sources[i].batches()[Symbol.asyncIterator](), batch: [], pos: 0 };
           cursors[i] = c;
-          if (await load(c)) {
+          if (await load(i, c)) {
             heap.push(i);
             siftUp(heap.length - 1);
           }
@@ -144,9 +144,9 @@ export function mergeSources(sources: readonly EventSource[], batchSize = 4096):
           inputs.push(i);
           c.pos++;
           if (c.pos < c.batch.length) {
-            c.key = recordTime(c.batch[c.pos]) ?? c.key;
+            keys[i] = recordTime(c.batch[c.pos]) ?? keys[i];
             siftDown(0);
-          } else if (await load(c)) {
+          } else if (await load(i, c)) {
             siftDown(0);
           } else {
             const last = heap.pop()!;

@@ -16,8 +16,10 @@ import type { EventSource, ReaderOptions, SourceFormat, SourceRecord } from './s
 const FILE_CHUNK = 1 << 20;
 /** Output chunk size of gunzip. */
 const GUNZIP_CHUNK = 1 << 18;
-/** Read size of a lean stream (one of many read at once by a merge), file bytes and gunzip output alike. */
+/** Text chunk of a lean stream (one of many read at once by a merge): plain file reads and gunzip output. */
 const LEAN_CHUNK = 1 << 13;
+/** File read of a lean gzip stream: compressed bytes, about five times as much text. */
+const LEAN_GZIP_READ = 1 << 15;
 
 /** An open text stream: iterate `chunks()` once; `close()` releases the file. */
 export interface TextStream {
@@ -55,25 +57,25 @@ interface FileStream {
 }
 
 /**
- * A lean file stream: {@link LEAN_CHUNK} bytes at a time, the file opened for each read and closed
- * after it, so that a merge of thousands of files holds no file descriptor between reads and
- * about one chunk of each file in memory.
+ * A lean file stream: `chunk` bytes at a time, the file opened for each read and closed after it,
+ * so that a merge of thousands of files holds no file descriptor between reads and about one chunk
+ * of each file in memory.
  */
-function leanFile(path: string): FileStream {
+function leanFile(path: string, chunk: number): FileStream {
   let read = 0;
   async function* chunks(): AsyncGenerator<Buffer> {
     for (;;) {
       const fh = await open(path, 'r');
       let n: number;
-      const buf = Buffer.allocUnsafe(LEAN_CHUNK);
+      const buf = Buffer.allocUnsafe(chunk);
       try {
-        n = (await fh.read(buf, 0, LEAN_CHUNK, read)).bytesRead;
+        n = (await fh.read(buf, 0, chunk, read)).bytesRead;
       } finally {
         await fh.close();
       }
       if (n === 0) return;
       read += n;
-      yield n === LEAN_CHUNK ? buf : buf.subarray(0, n);
+      yield n === chunk ? buf : buf.subarray(0, n);
     }
   }
   return { stream: Readable.from(chunks(), { objectMode: false, highWaterMark: 1 }), bytesRead: () => read };
@@ -85,7 +87,7 @@ function leanFile(path: string): FileStream {
  */
 export function openTextStream(path: string, gzip: boolean, lean = false): TextStream {
   const fs: FileStream = lean
-    ? leanFile(path)
+    ? leanFile(path, gzip ? LEAN_GZIP_READ : LEAN_CHUNK)
     : (() => {
         const f = createReadStream(path, { highWaterMark: FILE_CHUNK });
         return { stream: f, bytesRead: () => f.bytesRead };
