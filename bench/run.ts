@@ -29,6 +29,7 @@ import { buildC, runRefresh, writeUniverseBin, type RefreshFigures } from './c-l
 import { metricsHistoryBench } from './metrics.js';
 import { parallelBench } from './parallel.js';
 import { replayDbBench } from './replay-db.js';
+import { vendorMergeBench } from './vendor.js';
 import { Universe, type SizeName } from './universe.js';
 
 export interface BenchResult {
@@ -300,6 +301,7 @@ async function main(): Promise<void> {
     ['replay/ndjson', () => replayBench('ndjson', dir)],
     ['replay/csv', () => replayBench('csv', dir)],
     ['replay/sqlite', () => replayBench('sqlite', dir)],
+    ['replay/coinapi-merge', () => vendorMergeBench(dir)],
     ['replay/db-sparse', () => replayDbBench('sparse', dir)],
     ['replay/db-dense', () => replayDbBench('dense', dir)],
     ['replay/parallel-2 replay/queue-2', () => parallelBench(dir)],
@@ -366,6 +368,8 @@ function extras(x: BenchResult): string {
     s += `  ${x.speedup.toFixed(2)}x faster than serial (${(x.serial_s as number).toFixed(2)} s; target >= ${x.speedup_target}x)`;
   if (typeof x.ratio_to_workers === 'number')
     s += `  ${x.ratio_to_workers.toFixed(2)}x the time of --workers 2 (${(x.workers_2_s as number).toFixed(2)} s; target <= ${x.ratio_target}x)`;
+  if (typeof x.ratio_to_ndjson === 'number')
+    s += `  ${x.files} files; the same events as one NDJSON log: ${fmt(x.ndjson_events_per_s as number)} events/s (merge at ${x.ratio_to_ndjson.toFixed(2)}x its speed)`;
   return s;
 }
 
