@@ -3,7 +3,7 @@
  * (summary counts, `runs.inputs`, rejects with their file and line), and the usage errors of the
  * combinations it does not take.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -42,6 +42,24 @@ describe('xrate replay over vendor files', () => {
     const [run] = query<{ inputs: string; events_read: number }>(db, 'SELECT inputs, events_read FROM runs');
     expect(JSON.parse(run.inputs)).toEqual([SYMBOLS, QUOTES, TRADES]);
     expect(run.events_read).toBe(801);
+  });
+
+  it('a merge reports progress over the bytes of all its inputs', async () => {
+    const seen: { bytesRead: number; totalBytes: number; inputs: number }[] = [];
+    const total = [SYMBOLS, QUOTES, TRADES].reduce((s, f) => s + statSync(f).size, 0);
+    await replay({
+      inputs: [SYMBOLS, 'fixtures/tardis'],
+      merge: true,
+      out: p('progress.ndjson'),
+      batchSize: 50,
+      progressEveryMs: 0,
+      onProgress: (x) => seen.push(x),
+    });
+    expect(seen.length).toBeGreaterThan(5);
+    for (const x of seen) expect([x.totalBytes, x.inputs]).toEqual([total, 1]);
+    const read = seen.map((x) => x.bytesRead);
+    expect(read).toEqual([...read].sort((a, b) => a - b));
+    expect(read.at(-1)).toBe(total);
   });
 
   it('without --merge, the files are read one after another: the trades after the quotes are late', async () => {
