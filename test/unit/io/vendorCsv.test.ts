@@ -192,7 +192,7 @@ describe('tardis CSV files', () => {
     );
   });
 
-  it('bad rows and rows of a market no symbol event maps are rejects with file and line', async () => {
+  it('bad rows and rows of a market no symbol event maps are rejects with file and line (merged)', async () => {
     const sym = write('g/symbols.ndjson', SYMBOLS);
     const p = write(
       'g/t/trades.csv.gz',
@@ -207,7 +207,7 @@ describe('tardis CSV files', () => {
       true,
     );
     const db = join(dir, 'g.sqlite');
-    const s = await replay({ inputs: [sym, p], db });
+    const s = await replay({ inputs: [sym, p], db, merge: true });
     expect(s.eventsAccepted).toBe(3);
     const r = rejects(db);
     expect(r.map((x) => [x.line, x.reason])).toEqual([
