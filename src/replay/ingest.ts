@@ -243,11 +243,20 @@ export class Ingest {
 
   /**
    * Counts a record read from input `input` and parses it: the event, or undefined when the record
-   * was unreadable or not a valid event (then it is counted and stored as a reject).
+   * was unreadable or not a valid event (then it is counted and stored as a reject). A record with
+   * a `venue` (a tardis row) gets its symbol_id from the accepted `symbol` events ({@link atVenue});
+   * with `defer`, one not mapped yet is returned as read (the caller maps it with `atVenue` when it
+   * applies it: a reorder window).
    */
-  parseRecord(rec: SourceRecord, input: number): XrateEvent | undefined {
+  parseRecord(rec: SourceRecord, input: number, defer = false): XrateEvent | undefined {
     this.state.eventsRead++;
-    if (rec.event !== undefined) return rec.venue === undefined ? rec.event : this.atVenue(rec, rec.event, rec.venue, input);
+    if (rec.event !== undefined) {
+      if (rec.venue === undefined) return rec.event;
+      // Not mapped yet, and the caller will apply it later (a reorder window): the event as read,
+      // for `atVenue` when it is released.
+      if (defer && this.symbolAt(rec.venue) === undefined) return rec.event;
+      return this.atVenue(rec, rec.event, rec.venue, input);
+    }
     if (rec.error !== undefined || rec.record === undefined) {
       this.reject(
         this.engine.countReject({ kind: 'reject', reason: rec.reason ?? 'bad_json', message: rec.error ?? 'unreadable record' }),
@@ -285,13 +294,13 @@ export class Ingest {
    * in any case and whose symbol_id_exchange is the symbol; without one, a reject
    * (`unknown_symbol`) naming both (docs/methodology.md section 1).
    */
-  private atVenue(
-    rec: SourceRecord,
+  atVenue(
+    rec: { line: number; raw: string },
     event: XrateEvent,
     venue: { exchange: string; symbol: string },
     input: number,
   ): XrateEvent | undefined {
-    const id = this.state.venues?.[venueKey(venue.exchange, venue.symbol)];
+    const id = this.symbolAt(venue);
     if (id === undefined) {
       const message =
         `${event.type}: no symbol event maps exchange "${venue.exchange}" symbol "${venue.symbol}" to a symbol_id ` +
@@ -305,6 +314,11 @@ export class Ingest {
       return undefined;
     }
     return { ...event, symbolId: id } as XrateEvent;
+  }
+
+  /** The symbol_id the accepted `symbol` events map a venue to, if any. */
+  private symbolAt(venue: { exchange: string; symbol: string }): string | undefined {
+    return this.state.venues?.[venueKey(venue.exchange, venue.symbol)];
   }
 
   /** {@link parseRecord} then {@link applyEvent}: a record straight into the engine. */

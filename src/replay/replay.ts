@@ -30,7 +30,7 @@ import { type EventSource, openSource, type SourceFormat, type SourceRecord } fr
 import type { VendorTime } from '../io/vendorCsv.js';
 import { ReplayStore } from '../io/store.js';
 import { Ingest, type IngestState, type RunTotals } from './ingest.js';
-import { ReorderWindow } from './reorder.js';
+import { type Positioned, ReorderWindow } from './reorder.js';
 
 /** OHLC periods stored by default for each tracked pair; any other period rolls up from these or, finer than all of them, is made from the pair's change series. */
 export const DEFAULT_STORED_PERIODS: readonly string[] = Object.freeze(['1MIN', '1HRS', '1DAY']);
@@ -326,7 +326,14 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
       // Only an event the engine accepts moves the clock (docs/methodology.md section 2): a rejected
       // one past `to` or `from` is recorded and reading goes on, and the replay's last event time
       // (where its ticks end) is that of the last accepted event.
-      const applyOne = (event: XrateEvent, input: number, rec: { line: number; raw: string }): boolean => {
+      const applyOne = (
+        read: XrateEvent,
+        input: number,
+        rec: { line: number; raw: string; event?: XrateEvent; venue?: { exchange: string; symbol: string } },
+      ): boolean => {
+        // A tardis row still as read: read before the symbol event that maps it (a reorder window).
+        const event = rec.venue === undefined || rec.event !== read ? read : ingest.atVenue(rec, read, rec.venue, input);
+        if (event === undefined) return true;
         const t = event.time;
         if (opts.to !== undefined && t > opts.to && engine.accepts(event)) {
           engine.advanceTo(opts.to);
@@ -348,10 +355,12 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
       /** One record of input `i`, read in replay order. */
       const handle = (rec: SourceRecord, i: number): void => {
         if (nextReport < reportAt.length) report(i, rec.line);
-        const ev = ingest.parseRecord(rec, i);
+        const ev = ingest.parseRecord(rec, i, window !== undefined);
         if (ev === undefined) return;
         if (window) {
-          window.push({ event: ev, input: i, line: rec.line, raw: rec.raw, seq: st.seq++ }, engine.accepts(ev));
+          const q: Positioned = { event: ev, input: i, line: rec.line, raw: rec.raw, seq: st.seq++ };
+          if (ev === rec.event && rec.venue !== undefined) q.venue = rec.venue; // not mapped yet
+          window.push(q, engine.accepts(ev));
           for (const q of window.releasable()) if (!applyOne(q.event, q.input, q)) break;
         } else applyOne(ev, i, rec);
       };

@@ -223,6 +223,23 @@ describe('tardis CSV files', () => {
     expect(r[2].raw).toBe('binance-futures,ETHUSDT,1582329602111000,1582329602418381,4,unknown,200,1');
   });
 
+  it('with a reorder window, a row read before the symbol event that maps it is mapped when released', async () => {
+    const sym = write('r/symbols.ndjson', SYMBOLS);
+    const trades = 'fixtures/tardis/binance-futures/trades/2020-02-22_BTCUSDT.csv';
+    // The symbol event (00:00:00) stays in the 5-second window while the first rows (00:00:02 on) are read.
+    const s = await replay({ inputs: [sym, trades], reorderWindowUs: 5_000_000, db: join(dir, 'r.sqlite') });
+    expect([s.eventsRead, s.eventsAccepted, s.eventsRejected]).toEqual([401, 401, 0]);
+    // A row no symbol event maps is still a reject, when released.
+    const other = write(
+      'r/eth.csv',
+      'exchange,symbol,timestamp,local_timestamp,id,side,price,amount\nbinance-futures,ETHUSDT,1582329602111000,1582329602418381,4,unknown,200,1\n',
+    );
+    const db = join(dir, 'r2.sqlite');
+    const s2 = await replay({ inputs: [sym, other], reorderWindowUs: 5_000_000, db });
+    expect(s2.rejectsByReason).toEqual({ unknown_symbol: 1 });
+    expect(rejects(db).map((x) => [x.source, x.line])).toEqual([[other, 2]]);
+  });
+
   it('quotes with an empty side are rejects (missing field, named by its tardis column)', async () => {
     const sym = write('h/symbols.ndjson', SYMBOLS);
     const p = write(
