@@ -30,6 +30,7 @@ import { metricsHistoryBench } from './metrics.js';
 import { feedBench } from './feed.js';
 import { parallelBench } from './parallel.js';
 import { replayDbBench } from './replay-db.js';
+import { vendorMergeBench } from './vendor.js';
 import { Universe, type SizeName } from './universe.js';
 
 export interface BenchResult {
@@ -307,6 +308,7 @@ async function main(): Promise<void> {
     ['replay/ndjson', () => replayBench('ndjson', dir)],
     ['replay/csv', () => replayBench('csv', dir)],
     ['replay/sqlite', () => replayBench('sqlite', dir)],
+    ['replay/coinapi-merge', () => vendorMergeBench(dir)],
     ['replay/db-sparse', () => replayDbBench('sparse', dir)],
     ['replay/db-dense', () => replayDbBench('dense', dir)],
     ['replay/parallel-2 replay/queue-2', () => parallelBench(dir)],
@@ -380,6 +382,8 @@ function extras(x: BenchResult): string {
     s += `  CPU per request: ${Object.entries(x.cpuUsPerRequest as Record<string, number>)
       .map(([n, us]) => `${n} ${us} µs`)
       .join(', ')}`;
+  if (typeof x.ratio_to_ndjson === 'number')
+    s += `  ${x.files} files; the same events as one NDJSON log: ${fmt(x.ndjson_events_per_s as number)} events/s (merge at ${x.ratio_to_ndjson.toFixed(2)}x its speed)`;
   return s;
 }
 

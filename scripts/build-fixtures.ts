@@ -10,9 +10,12 @@
  *   xrate's event format and preceded by one `exchange` and one `symbol` event.
  * - `demo/demo.ndjson.gz`: a generated 3-hour log (scripts/gen-log.ts, fixed seed) for the README
  *   quick start; it crosses the 04:00 UTC eligibility refresh.
+ * - `tardis/binance-futures/{quotes,trades}/2020-02-22_BTCUSDT.csv`: the first 400 rows of the real
+ *   tardis.dev CSV files of nautilus_trader's test data (LGPL-3.0), unchanged.
  *
  * `--data DIR` is the folder that holds `nautilus_binance_spot_btcusdt_2021-01-08/events.ndjson`
- * (nautilus_trader's parquet test files dumped to one JSON object per line). Only
+ * (nautilus_trader's parquet test files dumped to one JSON object per line) and
+ * `nautilus_tardis_binancefutures_btcusdt_2020-02-22/tardis_{quotes,trades}.csv`. Only
  * licence-compatible data may be copied here (MPL-2.0, LGPL-3.0, XFree86 and the like).
  *
  * @module
@@ -54,6 +57,19 @@ const NAUTILUS = {
     'tests/test_kit/data/binance-btcusdt-instrument.txt',
   ],
 };
+
+const TARDIS = { dir: 'nautilus_tardis_binancefutures_btcusdt_2020-02-22', rows: 400 };
+
+/** The header and first rows of nautilus_trader's tardis CSV test file of `data` under `dataDir`, verbatim. */
+export function buildTardis(dataDir: string, data: 'quotes' | 'trades'): { text: string; first: string; last: string } {
+  const lines = readFileSync(join(dataDir, TARDIS.dir, `tardis_${data}.csv`), 'utf8').split('\n');
+  const kept = lines.slice(0, TARDIS.rows + 1);
+  if (kept.length !== TARDIS.rows + 1 || !kept[0].startsWith('exchange,symbol,timestamp,local_timestamp,'))
+    throw new Error(`build-fixtures: unexpected tardis ${data} file`);
+  const local = kept.slice(1).map((l) => Number(l.split(',')[3]));
+  const iso = (us: number): string => new Date(us / 1000).toISOString();
+  return { text: `${kept.join('\n')}\n`, first: iso(Math.min(...local)), last: iso(Math.max(...local)) };
+}
 
 /** sha256 hex of a buffer. */
 export function sha256(buf: Buffer | string): string {
@@ -232,6 +248,35 @@ export async function buildFixtures(dataDir: string, outDir: string): Promise<un
     time_last: demo.last,
     changes: [],
   });
+
+  // 3. Real tardis.dev CSV files (nautilus_trader's test data, LGPL-3.0), the first rows verbatim.
+  for (const data of ['quotes', 'trades'] as const) {
+    const t = buildTardis(dataDir, data);
+    const path = join(outDir, 'tardis', 'binance-futures', data, '2020-02-22_BTCUSDT.csv');
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, t.text);
+    files.push({
+      path: rel(path),
+      kind: 'real',
+      description: `The first ${TARDIS.rows} rows of a tardis.dev CSV ${data} file: Binance USDT-margined futures BTCUSDT, ${t.first} to ${t.last}, as downloaded (header line, times in microseconds since the epoch).`,
+      source: {
+        repository: NAUTILUS.repository,
+        commit: NAUTILUS.commit,
+        paths: [`tests/test_kit/data/tardis_${data}.csv`],
+        via: `${TARDIS.dir}/tardis_${data}.csv`,
+      },
+      licence: 'LGPL-3.0',
+      attribution:
+        'nautilus_trader, Nautech Systems Pty Ltd (https://github.com/nautechsystems/nautilus_trader); data by Tardis.dev, market data by Binance',
+      sha256: sha256(t.text),
+      bytes: statSync(path).size,
+      events: TARDIS.rows,
+      header_lines: 1,
+      time_first: t.first,
+      time_last: t.last,
+      changes: [`kept the header and the first ${TARDIS.rows} rows, unchanged`],
+    });
+  }
 
   const meta = {
     about:

@@ -141,10 +141,18 @@ export function pairList(values: string[] | undefined, required: boolean): [stri
   });
 }
 
-/** Reads `--format`. */
-export function format(v: string | undefined): SourceFormat | undefined {
+/** Reads `--format` (xrate's own formats: the commands that cannot read vendor files). */
+export function format(v: string | undefined): 'ndjson' | 'csv' | 'sqlite' | undefined {
   if (v === undefined) return undefined;
   if (v !== 'ndjson' && v !== 'csv' && v !== 'sqlite') throw new UsageError(`--format must be ndjson, csv or sqlite, got "${v}"`);
+  return v;
+}
+
+/** Reads `--format` of the commands that replay logs, vendor files included (`coinapi`, `tardis`). */
+export function replayFormat(v: string | undefined): SourceFormat | undefined {
+  if (v === undefined) return undefined;
+  if (v !== 'ndjson' && v !== 'csv' && v !== 'sqlite' && v !== 'coinapi' && v !== 'tardis')
+    throw new UsageError(`--format must be ndjson, csv, sqlite, coinapi or tardis, got "${v}"`);
   return v;
 }
 
@@ -200,7 +208,7 @@ export function querySource(values: CommonValues, positionals: string[], cmd: st
   }
   return {
     inputs: files,
-    format: format(values.format),
+    format: replayFormat(values.format),
     config: loadConfig(values.config),
     reorderWindowUs: seconds('reorder-window', values['reorder-window']),
     maxLineBytes: maxLineBytes(values['max-line-bytes']),

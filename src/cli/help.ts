@@ -35,12 +35,19 @@ Exit codes: 0 ok, 1 bad input that stopped the run, 2 bad usage.
 `,
   replay: `Usage: xrate replay LOG... [options]
 
-Streams LOGs (NDJSON, .ndjson.gz, CSV, SQLite table "events") through the engine in event time.
+Streams LOGs (NDJSON, .ndjson.gz, CSV, SQLite table "events", CoinAPI flat files, tardis.dev CSV
+files, each optionally gzipped) through the engine in event time. A LOG may be a directory: the
+event log files under it, recursively, in path order. Vendor files are told by their header; tardis
+rows find their market through the symbol events (exchange_id, symbol_id_exchange) read before them.
 
 Options:
   --db FILE               SQLite output (default out/xrate.sqlite); a new replay replaces its outputs
   --out FILE              write rate changes to FILE.ndjson or FILE.csv instead of SQLite
-  --format F              ndjson | csv | sqlite (default: from the file name)
+  --format F              ndjson | csv | sqlite | coinapi | tardis (default: from the file name and header)
+  --merge                 merge all LOGs by event time (ties: LOG order, then line) instead of reading
+                          them one after another; not with --resume, --snapshot-every or --workers
+  --time receive|exchange vendor files: replay by the receive time (time_coinapi, local_timestamp;
+                          default) or by the exchange's (time_exchange, timestamp)
   --from TIME             start of output; earlier events are warm-up (ISO 8601)
   --to TIME               end of the replay: events <= TIME, ticks through TIME
   --config FILE.json      engine configuration (EngineConfig, see docs/methodology.md)
@@ -55,7 +62,7 @@ Options:
   --workers N|auto        replay in N time partitions at once, one worker thread each (auto: the
                           cores), merged into --db with the outputs of a serial replay
                           (docs/parallel.md; not with --from, --to, --resume,
-                          --snapshot-every or --reorder-window yet)
+                          --snapshot-every, --reorder-window, --merge or vendor files yet)
   --queue redis://H:P     send the partitions to "xrate worker" processes through a BullMQ queue
                           on Redis, then merge them; LOGs and --db (--out) must be on storage
                           every worker reads at the same path. Partitions: --workers N, else one per

@@ -99,6 +99,21 @@ export async function ensureStream(jsm: JetStreamManager, name: string): Promise
   }
 }
 
+/**
+ * Throws when `path` cannot be published: it cannot be opened, or it is a vendor file (CoinAPI,
+ * tardis), whose rows need the state of a replay (the `symbol` events mapping tardis symbols, the
+ * date of a CoinAPI folder) to become events: a stream carries records a replica reads alone.
+ */
+function checkPublishable(path: string, format: SourceFormat | undefined): void {
+  const src = openSource(path, { format });
+  const f = src.format;
+  src.close();
+  if (f === 'coinapi' || f === 'tardis')
+    throw new Error(
+      `xrate: "${path}" is a ${f} file: a stream carries xrate's own records (NDJSON, CSV, SQLite); replay vendor files with "xrate replay", or convert them to NDJSON first`,
+    );
+}
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** A record out of this many is a checkpoint (see the module description). */
@@ -118,7 +133,8 @@ export async function publish(opts: PublishOptions): Promise<PublishRun> {
   if (opts.follow && (opts.inputs.length !== 1 || opts.rate !== undefined))
     throw new Error('xrate: --follow publishes one plain NDJSON log as it grows (without --rate)');
   const now = opts.now ?? Date.now;
-  // Open the first log before connecting: a missing file is reported as such.
+  // The logs are checked before connecting: a missing file or a vendor file is reported as such.
+  if (!opts.follow) for (const path of opts.inputs) checkPublishable(path, opts.format);
   const tail = opts.follow ? FileTail.open(opts.inputs[0], { maxLineBytes: opts.maxLineBytes }) : undefined;
   const nc = await connectNats(opts.nats, 'xrate publish');
   let js: JetStreamClient;

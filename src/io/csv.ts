@@ -49,7 +49,7 @@ function nextNl(s: string, from: number): number {
  * Parses one row of `s` starting at `pos`. Returns `undefined` when the row may continue past the
  * end of `s` and more text is coming (`eof` false).
  */
-function parseRow(s: string, pos: number, eof: boolean): RowResult | undefined {
+function parseRow(s: string, pos: number, eof: boolean, delim: number): RowResult | undefined {
   const n = s.length;
   const fields: string[] = [];
   let quoted = false;
@@ -83,7 +83,7 @@ function parseRow(s: string, pos: number, eof: boolean): RowResult | undefined {
         return { fields, end: n, quoted };
       }
       const c = s.charCodeAt(i);
-      if (c === 44 /* , */) {
+      if (c === delim) {
         i++;
         continue;
       }
@@ -108,7 +108,7 @@ function parseRow(s: string, pos: number, eof: boolean): RowResult | undefined {
     let c = 0;
     while (j < n) {
       c = s.charCodeAt(j);
-      if (c === 44 || c === 10) break;
+      if (c === delim || c === 10) break;
       j++;
     }
     if (j >= n) {
@@ -118,7 +118,7 @@ function parseRow(s: string, pos: number, eof: boolean): RowResult | undefined {
       fields.push(s.slice(i, e));
       return { fields, end: n, quoted };
     }
-    if (c === 44) {
+    if (c === delim) {
       fields.push(s.slice(i, j));
       i = j + 1;
       continue;
@@ -187,16 +187,20 @@ export class CsvSplitter {
   private readonly limit: LineLimit;
   private line = 1;
   private width = 0;
+  private readonly delim: number;
 
   /**
    * @param header - the first row read is a header: every later row must have as many fields
    *   (else it becomes an error row).
    * @param maxLineBytes - a longer row is a `line_too_long` error row (see the module description).
+   * @param delimiter - the field separator, one character (default `,`; CoinAPI's flat files use `;`).
    */
   constructor(
     private readonly header = false,
     maxLineBytes = DEFAULT_MAX_LINE_BYTES,
+    delimiter = ',',
   ) {
+    this.delim = delimiter.charCodeAt(0);
     this.limit = new LineLimit(maxLineBytes);
     this.lines = new LineBuffer(this.limit);
   }
@@ -238,7 +242,7 @@ export class CsvSplitter {
         pos = 1;
         continue;
       }
-      const r = parseRow(s, pos, eof);
+      const r = parseRow(s, pos, eof, this.delim);
       if (r === undefined) {
         // The row goes on past the text read so far. Over the limit already (more than max + 1
         // bytes: a last CR may be the line ending) and over several lines: rejected now. On one

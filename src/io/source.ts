@@ -16,11 +16,13 @@
  */
 
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { constants, gunzipSync } from 'node:zlib';
 import type { RejectReason, XrateEvent } from '../core/types.js';
 import { openCsv } from './csv.js';
 import { DEFAULT_MAX_LINE_BYTES } from './lineLimit.js';
 import { openNdjson } from './ndjson.js';
 import { openSqlite } from './sqliteSource.js';
+import { openVendorCsv, sniffVendor, type VendorKind, type VendorTime } from './vendorCsv.js';
 
 export { JsonRecord } from './record.js';
 
@@ -53,10 +55,19 @@ export interface SourceRecord {
    * not set.
    */
   event?: XrateEvent;
+  /**
+   * With `event`, for a vendor file that names a market by exchange and exchange symbol (tardis):
+   * the event's `symbolId` is a placeholder, to be replaced by the symbol_id of the `symbol` event
+   * with this `exchange_id` (any case) and `symbol_id_exchange` (the ingest does it).
+   */
+  venue?: { exchange: string; symbol: string };
 }
 
-/** The log formats xrate reads. */
-export type SourceFormat = 'ndjson' | 'csv' | 'sqlite';
+/**
+ * The log formats xrate reads: its own event log (`ndjson`, `csv`, `sqlite`) and two vendors' CSV
+ * files (`coinapi` flat files, `tardis` CSV datasets: vendorCsv.ts).
+ */
+export type SourceFormat = 'ndjson' | 'csv' | 'sqlite' | 'coinapi' | 'tardis';
 
 /** Options of {@link openSource}. */
 export interface OpenSourceOptions {
@@ -72,6 +83,13 @@ export interface OpenSourceOptions {
    * A longer one becomes a `line_too_long` record.
    */
   maxLineBytes?: number;
+  /** Vendor files: the time events take, the receive time (default) or the exchange's. */
+  time?: VendorTime;
+  /**
+   * Read with small buffers and no file descriptor held between reads (NDJSON, CSV and vendor
+   * files): for the many inputs of a merge (merge.ts).
+   */
+  lean?: boolean;
 }
 
 /**
@@ -107,6 +125,8 @@ export interface ReaderOptions {
   totalBytes: number;
   /** See {@link OpenSourceOptions.maxLineBytes}. */
   maxLineBytes: number;
+  /** See {@link OpenSourceOptions.lean}. */
+  lean?: boolean;
 }
 
 /** Default {@link OpenSourceOptions.batchSize}. */
@@ -162,10 +182,50 @@ function sniffFormat(head: Buffer, gzip: boolean): SourceFormat {
   return text.startsWith('{') ? 'ndjson' : 'csv';
 }
 
+/** Bytes read to find a CSV file's header line (its first line). */
+const HEADER_BYTES = 16384;
+
+/**
+ * The first line of a CSV file (gunzipped), or undefined when it cannot be read: enough to tell
+ * a vendor file from an xrate CSV.
+ */
+function firstLine(path: string, gzip: boolean): string | undefined {
+  try {
+    let head = readHead(path, HEADER_BYTES);
+    // A gzip stream cut short: decompress what there is.
+    if (gzip) head = gunzipSync(head, { finishFlush: constants.Z_SYNC_FLUSH });
+    const text = head.toString('utf8');
+    const nl = text.indexOf('\n');
+    return nl < 0 ? text : text.slice(0, nl);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The vendor format of a CSV file, from its header line (vendorCsv.ts), or undefined for an xrate
+ * CSV (or a file whose header says nothing known).
+ */
+export function detectVendor(path: string, gzip = isGzipPath(path)): VendorKind | undefined {
+  const line = firstLine(path, gzip);
+  return line === undefined ? undefined : sniffVendor(line);
+}
+
+function isGzipPath(path: string): boolean {
+  if (path.toLowerCase().endsWith('.gz')) return true;
+  try {
+    const h = readHead(path, 2);
+    return h.length === 2 && h[0] === 0x1f && h[1] === 0x8b;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Opens an event log for streaming. The format comes from `opts.format`, else from the name
- * ({@link detectFormat}), else from the first bytes. NDJSON and CSV files are gunzipped when the
- * name ends in `.gz` or the file starts with the gzip magic bytes `1f 8b`.
+ * ({@link detectFormat}), else from the first bytes; a CSV file whose header is a CoinAPI flat
+ * file's or a tardis CSV dataset's is read as that vendor's (vendorCsv.ts). NDJSON and CSV files
+ * are gunzipped when the name ends in `.gz` or the file starts with the gzip magic bytes `1f 8b`.
  *
  * Throws (message starting `xrate:`) when the file cannot be opened or, for SQLite, has no
  * `events` table. A CSV header without a `type` column throws from `batches()`.
@@ -195,10 +255,23 @@ export function openSource(path: string, opts: OpenSourceOptions = {}): EventSou
   const batchSize = Math.max(1, Math.floor(opts.batchSize ?? DEFAULT_BATCH_SIZE));
   const startLine = opts.startLine ?? 1;
   const gzip = path.toLowerCase().endsWith('.gz') || (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b);
-  const format = opts.format ?? detectFormat(path) ?? sniffFormat(head, gzip);
+  let format = opts.format ?? detectFormat(path) ?? sniffFormat(head, gzip);
   const maxLineBytes = Math.floor(opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
   if (!(maxLineBytes >= 1)) throw new Error(`xrate: the maximum line length must be at least 1 byte, got ${opts.maxLineBytes}`);
-  const ro: ReaderOptions = { batchSize, startLine, gzip, totalBytes: size, maxLineBytes };
+  const ro: ReaderOptions = { batchSize, startLine, gzip, totalBytes: size, maxLineBytes, lean: opts.lean };
+  let vendor: VendorKind | undefined;
+  if (format === 'csv' || format === 'coinapi' || format === 'tardis') {
+    vendor = detectVendor(path, gzip);
+    if (vendor !== undefined && opts.format === 'csv') vendor = undefined;
+    if (opts.format === 'coinapi' || opts.format === 'tardis') {
+      if (vendor?.format !== opts.format) {
+        throw new Error(
+          `xrate: "${path}" is not a ${opts.format === 'coinapi' ? 'CoinAPI flat file' : 'tardis CSV file'} (its header is not one of the format's)`,
+        );
+      }
+    }
+    if (vendor !== undefined) format = vendor.format;
+  }
   switch (format) {
     case 'ndjson':
       return openNdjson(path, ro);
@@ -206,6 +279,9 @@ export function openSource(path: string, opts: OpenSourceOptions = {}): EventSou
       return openCsv(path, ro);
     case 'sqlite':
       return openSqlite(path, ro);
+    case 'coinapi':
+    case 'tardis':
+      return openVendorCsv(path, vendor!, { ...ro, time: opts.time });
     default:
       throw new Error(`xrate: unknown source format "${String(format)}"`);
   }

@@ -5,8 +5,8 @@
  * @module
  */
 
-import { createReadStream, type ReadStream } from 'node:fs';
-import type { Readable } from 'node:stream';
+import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { createGunzip } from 'node:zlib';
 import type { EventSource, ReaderOptions, SourceFormat, SourceRecord } from './source.js';
@@ -15,6 +15,10 @@ import type { EventSource, ReaderOptions, SourceFormat, SourceRecord } from './s
 const FILE_CHUNK = 1 << 20;
 /** Output chunk size of gunzip. */
 const GUNZIP_CHUNK = 1 << 18;
+/** Text chunk of a lean stream (one of many read at once by a merge): plain file reads and gunzip output. */
+const LEAN_CHUNK = 1 << 13;
+/** File read of a lean gzip stream: compressed bytes, about five times as much text. */
+const LEAN_GZIP_READ = 1 << 15;
 
 /** An open text stream: iterate `chunks()` once; `close()` releases the file. */
 export interface TextStream {
@@ -45,13 +49,55 @@ export async function* withLastLine(chunks: AsyncIterable<string>, lastLine: () 
   }
 }
 
-/** Opens `path` as a text stream (gunzipped when `gzip`). */
-export function openTextStream(path: string, gzip: boolean): TextStream {
-  const file: ReadStream = createReadStream(path, { highWaterMark: FILE_CHUNK });
+/** A file stream: its bytes and a count of the bytes read. */
+interface FileStream {
+  readonly stream: Readable;
+  readonly bytesRead: () => number;
+}
+
+/**
+ * A lean file stream: `chunk` bytes at a time, the file opened for each read and closed after it,
+ * so that a merge of thousands of files holds no file descriptor between reads and about one chunk
+ * of each file in memory.
+ */
+function leanFile(path: string, chunk: number): FileStream {
+  let read = 0;
+  // Synchronous reads: a few µs for a local file, where an asynchronous open, read and close are
+  // three trips through the thread pool, which left a merge of many files waiting on them.
+  function* chunks(): Generator<Buffer> {
+    for (;;) {
+      const fd = openSync(path, 'r');
+      let n: number;
+      const buf = Buffer.allocUnsafe(chunk);
+      try {
+        n = readSync(fd, buf, 0, chunk, read);
+      } finally {
+        closeSync(fd);
+      }
+      if (n === 0) return;
+      read += n;
+      yield n === chunk ? buf : buf.subarray(0, n);
+    }
+  }
+  return { stream: Readable.from(chunks(), { objectMode: false, highWaterMark: 1 }), bytesRead: () => read };
+}
+
+/**
+ * Opens `path` as a text stream (gunzipped when `gzip`). `lean`: small reads, no file descriptor
+ * held between them (see {@link leanFile}), for the inputs of a merge.
+ */
+export function openTextStream(path: string, gzip: boolean, lean = false): TextStream {
+  const fs: FileStream = lean
+    ? leanFile(path, gzip ? LEAN_GZIP_READ : LEAN_CHUNK)
+    : (() => {
+        const f = createReadStream(path, { highWaterMark: FILE_CHUNK });
+        return { stream: f, bytesRead: () => f.bytesRead };
+      })();
+  const file = fs.stream;
   let stream: Readable = file;
   let gunzip: ReturnType<typeof createGunzip> | undefined;
   if (gzip) {
-    const g = createGunzip({ chunkSize: GUNZIP_CHUNK });
+    const g = createGunzip({ chunkSize: lean ? LEAN_CHUNK : GUNZIP_CHUNK, ...(lean ? { highWaterMark: LEAN_CHUNK } : {}) });
     file.on('error', (e) => g.destroy(e));
     stream = file.pipe(g);
     gunzip = g;
@@ -67,7 +113,7 @@ export function openTextStream(path: string, gzip: boolean): TextStream {
   const broken = (e: unknown, text: number): Error => {
     const where = gunzip
       ? `gzip data broken near byte ${gunzip.bytesWritten} of the file, after ${text} bytes of text`
-      : `after ${file.bytesRead} bytes`;
+      : `after ${fs.bytesRead()} bytes`;
     return new Error(`xrate: cannot read "${path}" (${where}): ${(e as Error).message}`);
   };
   return {
@@ -116,7 +162,7 @@ export function openTextStream(path: string, gzip: boolean): TextStream {
         close();
       }
     },
-    bytesRead: () => file.bytesRead,
+    bytesRead: fs.bytesRead,
     close,
   };
 }
@@ -147,7 +193,7 @@ export function textEventSource(
     },
     async *batches() {
       if (closed) return;
-      const ts = openTextStream(path, ro.gzip);
+      const ts = openTextStream(path, ro.gzip, ro.lean === true);
       open.add(ts);
       try {
         yield* read(ts, isClosed);

@@ -60,6 +60,12 @@ export interface IngestState {
    * state of a replay snapshotted before positions were stored.
    */
   positionEvents?: number;
+  /**
+   * symbol_id by exchange_id (lower case) and symbol_id_exchange, joined by a NUL character, from
+   * the `symbol` events the engine accepted that carry a symbol_id_exchange: how the rows of a
+   * tardis file find their market. Absent until the first such event (kept in snapshots).
+   */
+  venues?: Record<string, string>;
 }
 
 /** Options of {@link Ingest}. */
@@ -257,11 +263,20 @@ export class Ingest {
 
   /**
    * Counts a record read from input `input` and parses it: the event, or undefined when the record
-   * was unreadable or not a valid event (then it is counted and stored as a reject).
+   * was unreadable or not a valid event (then it is counted and stored as a reject). A record with
+   * a `venue` (a tardis row) gets its symbol_id from the accepted `symbol` events ({@link atVenue});
+   * with `defer`, one not mapped yet is returned as read (the caller maps it with `atVenue` when it
+   * applies it: a reorder window).
    */
-  parseRecord(rec: SourceRecord, input: number): XrateEvent | undefined {
+  parseRecord(rec: SourceRecord, input: number, defer = false): XrateEvent | undefined {
     this.state.eventsRead++;
-    if (rec.event !== undefined) return rec.event;
+    if (rec.event !== undefined) {
+      if (rec.venue === undefined) return rec.event;
+      // Not mapped yet, and the caller will apply it later (a reorder window): the event as read,
+      // for `atVenue` when it is released.
+      if (defer && this.symbolAt(rec.venue) === undefined) return rec.event;
+      return this.atVenue(rec, rec.event, rec.venue, input);
+    }
     if (rec.error !== undefined || rec.record === undefined) {
       this.reject(
         this.engine.countReject({ kind: 'reject', reason: rec.reason ?? 'bad_json', message: rec.error ?? 'unreadable record' }),
@@ -286,6 +301,10 @@ export class Ingest {
   applyEvent(event: XrateEvent, input: number, at: { line: number; raw: string }): Reject | undefined {
     const r = this.engine.apply(event);
     if (r) this.reject(r, input, at.line, at.raw);
+    else if (event.type === 'symbol' && event.symbolIdExchange !== undefined) {
+      this.state.venues ??= {};
+      this.state.venues[venueKey(event.exchangeId, event.symbolIdExchange)] = event.symbolId;
+    }
     return r;
   }
 
@@ -312,6 +331,39 @@ export class Ingest {
       st.positionEvents = (st.positionEvents ?? 0) + 1;
       w?.connectivity(c, st.positionEvents, this.batchNo);
     }
+  }
+
+  /**
+   * The event of a record that names its market by exchange and exchange symbol (a tardis row),
+   * with the symbol_id of the latest accepted `symbol` event whose exchange_id matches the exchange
+   * in any case and whose symbol_id_exchange is the symbol; without one, a reject
+   * (`unknown_symbol`) naming both (docs/methodology.md section 1).
+   */
+  atVenue(
+    rec: { line: number; raw: string },
+    event: XrateEvent,
+    venue: { exchange: string; symbol: string },
+    input: number,
+  ): XrateEvent | undefined {
+    const id = this.symbolAt(venue);
+    if (id === undefined) {
+      const message =
+        `${event.type}: no symbol event maps exchange "${venue.exchange}" symbol "${venue.symbol}" to a symbol_id ` +
+        `(give a symbol event with that exchange_id, in any case, and symbol_id_exchange "${venue.symbol}" before it)`;
+      this.reject(
+        this.engine.countReject({ kind: 'reject', reason: 'unknown_symbol', message, field: 'symbol' }),
+        input,
+        rec.line,
+        rec.raw,
+      );
+      return undefined;
+    }
+    return { ...event, symbolId: id } as XrateEvent;
+  }
+
+  /** The symbol_id the accepted `symbol` events map a venue to, if any. */
+  private symbolAt(venue: { exchange: string; symbol: string }): string | undefined {
+    return this.state.venues?.[venueKey(venue.exchange, venue.symbol)];
   }
 
   /** {@link parseRecord} then {@link applyEvent}: a record straight into the engine. */
@@ -361,6 +413,11 @@ export class Ingest {
     if (!this.store || this.run === undefined) return;
     this.store.finishRun(this.run, completedRun(totals, end));
   }
+}
+
+/** The key of a market by exchange (any case) and exchange symbol. */
+function venueKey(exchange: string, symbol: string): string {
+  return `${exchange.toLowerCase()}\u0000${symbol}`;
 }
 
 /** The `runs` fields of a completed run with these totals (replay.ts, parallel.ts). */

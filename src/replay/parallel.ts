@@ -13,6 +13,7 @@ import { basename, dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { resolveConfig } from '../core/config.js';
 import { type Engine, restoreEngine } from '../core/engine.js';
+import { expandInputs } from '../io/inputs.js';
 import { RateFileWriter } from '../io/rateFile.js';
 import { ReplayStore } from '../io/store.js';
 import { completedRun } from './ingest.js';
@@ -181,8 +182,10 @@ function addCounts(a: OwnedTotals, b: OwnedTotals): OwnedTotals {
  * s.engine.rate('BTC', 'USD');
  * ```
  */
-export async function replayParallel(opts: ParallelOptions): Promise<ReplaySummary> {
-  if ((opts.db === undefined) === (opts.out === undefined)) throw new Error('xrate: give either db or out to replayParallel');
+export async function replayParallel(given: ParallelOptions): Promise<ReplaySummary> {
+  if ((given.db === undefined) === (given.out === undefined)) throw new Error('xrate: give either db or out to replayParallel');
+  // Directories stand for the files under them (src/io/inputs.ts), as in a serial replay.
+  const opts: ParallelOptions = { ...given, inputs: expandInputs(given.inputs) };
   if (opts.out !== undefined) return replayParallelToFile(opts, opts.out);
   return replayParallelInto(opts, opts.db!);
 }

@@ -19,6 +19,11 @@ export interface Positioned {
   line: number;
   raw: string;
   seq: number;
+  /**
+   * A vendor row whose market was not known when it was read (a tardis row: see
+   * `SourceRecord.venue`): `event.symbolId` is a placeholder, resolved when the event is released.
+   */
+  venue?: { exchange: string; symbol: string };
 }
 
 /**

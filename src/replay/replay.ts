@@ -24,10 +24,13 @@ import type { EngineConfig } from '../core/config.js';
 import { US_PER_SECOND } from '../core/time.js';
 import type { RejectReason, XrateEvent } from '../core/types.js';
 import { RateFileWriter } from '../io/rateFile.js';
-import { openSource, type SourceFormat } from '../io/source.js';
+import { expandInputs } from '../io/inputs.js';
+import { mergeSources } from '../io/merge.js';
+import { type EventSource, openSource, type SourceFormat, type SourceRecord } from '../io/source.js';
+import type { VendorTime } from '../io/vendorCsv.js';
 import { ReplayStore } from '../io/store.js';
 import { Ingest, type IngestState, type RunTotals } from './ingest.js';
-import { ReorderWindow } from './reorder.js';
+import { type Positioned, ReorderWindow } from './reorder.js';
 
 /** OHLC periods stored by default for each tracked pair; any other period rolls up from these or, finer than all of them, is made from the pair's change series. */
 export const DEFAULT_STORED_PERIODS: readonly string[] = Object.freeze(['1MIN', '1HRS', '1DAY']);
@@ -45,12 +48,28 @@ export interface ReplayProgress {
   elapsedMs: number;
 }
 
+/**
+ * Records per batch of each input of a merge: the merge holds one batch of every input at once, so
+ * a small one keeps thousands of inputs within memory (src/io/merge.ts).
+ */
+const MERGE_INPUT_BATCH = 64;
+
 /** Options of {@link replay}. */
 export interface ReplayOptions {
-  /** Event logs, read in this order. */
+  /**
+   * Event logs, read in this order (or merged by time: `merge`); a directory stands for the event
+   * logs under it, read recursively in path order (src/io/inputs.ts).
+   */
   inputs: string[];
   /** Input format (default: from each file's name and first bytes). */
   format?: SourceFormat;
+  /**
+   * Merge all inputs by event time (ties: input order, then line) instead of reading them one after
+   * another (src/io/merge.ts). Not with `resume`, `snapshotEveryUs` or `partition`.
+   */
+  merge?: boolean;
+  /** Vendor files (CoinAPI, tardis): events take the receive time (default) or the exchange's. */
+  time?: VendorTime;
   /** Start of output, µs (events before it are warm-up). */
   from?: number;
   /** End of the replay, µs. */
@@ -195,13 +214,17 @@ function parsePairSpec(spec: string): [string, string] {
  * summary.engine.rate('BTC', 'USD');
  * ```
  */
-export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
+export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
+  // Directories stand for the files under them: the run's inputs are those files.
+  const opts: ReplayOptions = given.inputs.length > 0 ? { ...given, inputs: expandInputs(given.inputs) } : given;
   const now = opts.now ?? (() => Date.now());
   const started = now();
   if (opts.db && opts.out) throw new Error('xrate: give either --db or --out, not both');
   if ((opts.snapshotEveryUs !== undefined || opts.resume) && !opts.db)
     throw new Error('xrate: snapshots and --resume need the SQLite output (--db)');
   if (opts.inputs.length === 0) throw new Error('xrate: no event log given');
+  if (opts.merge && (opts.resume || opts.snapshotEveryUs !== undefined || opts.partition))
+    throw new Error('xrate: a merged replay (--merge) cannot be snapshotted, resumed or partitioned (yet)');
   const part = opts.partition;
   if (part && (opts.resume || (opts.reorderWindowUs ?? 0) > 0))
     throw new Error('xrate: a partition of a replay cannot be resumed or use a reorder window (yet)');
@@ -309,7 +332,14 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
       // Only an event the engine accepts moves the clock (docs/methodology.md section 2): a rejected
       // one past `to` or `from` is recorded and reading goes on, and the replay's last event time
       // (where its ticks end) is that of the last accepted event.
-      const applyOne = (event: XrateEvent, input: number, rec: { line: number; raw: string }): boolean => {
+      const applyOne = (
+        read: XrateEvent,
+        input: number,
+        rec: { line: number; raw: string; event?: XrateEvent; venue?: { exchange: string; symbol: string } },
+      ): boolean => {
+        // A tardis row still as read: read before the symbol event that maps it (a reorder window).
+        const event = rec.venue === undefined || rec.event !== read ? read : ingest.atVenue(rec, read, rec.venue, input);
+        if (event === undefined) return true;
         const t = event.time;
         if (opts.to !== undefined && t > opts.to && engine.accepts(event)) {
           engine.advanceTo(opts.to);
@@ -328,11 +358,74 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
       const heap = opts.heapBudget ? new HeapBudget() : undefined;
       let lastProgress = 0;
       const progressEvery = opts.progressEveryMs ?? 200;
-      for (let i = startInput; i < opts.inputs.length && !st.stopped; i++) {
+      /** One record of input `i`, read in replay order. */
+      const handle = (rec: SourceRecord, i: number): void => {
+        if (nextReport < reportAt.length) report(i, rec.line);
+        const ev = ingest.parseRecord(rec, i, window !== undefined);
+        if (ev === undefined) return;
+        if (window) {
+          const q: Positioned = { event: ev, input: i, line: rec.line, raw: rec.raw, seq: st.seq++ };
+          if (ev === rec.event && rec.venue !== undefined) q.venue = rec.venue; // not mapped yet
+          window.push(q, engine.accepts(ev));
+          for (const q of window.releasable()) if (!applyOne(q.event, q.input, q)) break;
+        } else applyOne(ev, i, rec);
+      };
+      const progress = (input: number, inputs: number, path: string, bytesRead: number, totalBytes: number): void => {
+        if (!opts.onProgress) return;
+        const t = now();
+        if (t - lastProgress < progressEvery) return;
+        lastProgress = t;
+        opts.onProgress({
+          input,
+          inputs,
+          path,
+          bytesRead,
+          totalBytes,
+          eventsRead: st.eventsRead,
+          eventTime: st.lastEventTime ?? undefined,
+          elapsedMs: t - started,
+        });
+      };
+      if (opts.merge) {
+        // All inputs at once, by event time: one batch of each held at a time (src/io/merge.ts).
+        const sources: EventSource[] = [];
+        try {
+          for (const path of opts.inputs) {
+            sources.push(
+              openSource(path, {
+                format: opts.format,
+                batchSize: MERGE_INPUT_BATCH,
+                maxLineBytes: opts.maxLineBytes,
+                time: opts.time,
+                lean: true,
+              }),
+            );
+          }
+        } catch (e) {
+          for (const src of sources) src.close();
+          throw e;
+        }
+        const merged = mergeSources(sources, opts.batchSize);
+        try {
+          for await (const { records, inputs } of merged.batches()) {
+            ingest.inBatch(() => {
+              for (let k = 0; k < records.length && !st.stopped; k++) handle(records[k], inputs[k]);
+            });
+            if (rateFile) await rateFile.drained();
+            heap?.check();
+            progress(0, 1, opts.inputs[0], merged.bytesRead(), merged.totalBytes);
+            if (st.stopped) break;
+          }
+        } finally {
+          merged.close();
+        }
+      }
+      for (let i = startInput; i < opts.inputs.length && !st.stopped && !opts.merge; i++) {
         const src = openSource(opts.inputs[i], {
           format: opts.format,
           batchSize: opts.batchSize,
           maxLineBytes: opts.maxLineBytes,
+          time: opts.time,
           startLine: cp && i === cp.input ? cp.line + 1 : part && i === part.start.input ? Math.max(1, part.start.line) : 1,
         });
         try {
@@ -341,13 +434,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
               let lastLine = 0;
               for (const rec of records) {
                 lastLine = rec.line;
-                if (nextReport < reportAt.length) report(i, rec.line);
-                const ev = ingest.parseRecord(rec, i);
-                if (ev === undefined) continue;
-                if (window) {
-                  window.push({ event: ev, input: i, line: rec.line, raw: rec.raw, seq: st.seq++ }, engine.accepts(ev));
-                  for (const q of window.releasable()) if (!applyOne(q.event, q.input, q)) break;
-                } else applyOne(ev, i, rec);
+                handle(rec, i);
                 if (st.stopped) break;
               }
               const lt = engine.lastTickTime;
@@ -361,22 +448,7 @@ export async function replay(opts: ReplayOptions): Promise<ReplaySummary> {
             });
             if (rateFile) await rateFile.drained();
             heap?.check();
-            if (opts.onProgress) {
-              const t = now();
-              if (t - lastProgress >= progressEvery) {
-                lastProgress = t;
-                opts.onProgress({
-                  input: i,
-                  inputs: opts.inputs.length,
-                  path: opts.inputs[i],
-                  bytesRead: src.bytesRead(),
-                  totalBytes: src.totalBytes,
-                  eventsRead: st.eventsRead,
-                  eventTime: st.lastEventTime ?? undefined,
-                  elapsedMs: t - started,
-                });
-              }
-            }
+            progress(i, opts.inputs.length, opts.inputs[i], src.bytesRead(), src.totalBytes);
             if (st.stopped) break;
           }
         } finally {

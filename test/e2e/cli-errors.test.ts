@@ -56,7 +56,7 @@ describe('exit codes and messages', () => {
     [
       'bad --format',
       ['rate', '@L', '--at', '2024-01-01T00:00:03Z', '--pair', 'BTC/USD', '--format', 'xml'],
-      /--format must be ndjson, csv or sqlite/,
+      /--format must be ndjson, csv, sqlite, coinapi or tardis, got "xml"/,
     ],
     ['periods: positional', ['periods', 'extra'], /extra/],
     [

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeLog } from '../../scripts/gen-log.js';
 import { startService, type RunningService } from '../../src/service/start.js';
 import { startNats, type NatsServer } from '../helpers/nats.js';
-import { type BinProcess, bin, binStart, cli, ensureBuilt, expectSameOutputs } from './helpers.js';
+import { type BinProcess, bin, binStart, cli, ensureBuilt, expectSameOutputs, ROOT } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-e2e-replicas-'));
 const LOG = join(dir, 'log.ndjson');
@@ -256,6 +256,14 @@ describe('bad usage and unreachable servers', () => {
     expect((await cli('publish', LOG, '--nats', nats.url, '--rate', '0')).err).toMatch(/--rate must be a positive number/);
     expect((await cli('publish', LOG, LOG, '--nats', nats.url, '--follow')).err).toMatch(/--follow publishes one plain NDJSON log/);
     expect((await cli('publish', join(dir, 'missing.ndjson'), '--nats', nats.url)).code).toBe(1);
+    const tardis = await cli(
+      'publish',
+      join(ROOT, 'fixtures', 'tardis', 'binance-futures', 'quotes', '2020-02-22_BTCUSDT.csv'),
+      '--nats',
+      nats.url,
+    );
+    expect(tardis.code).toBe(1);
+    expect(tardis.err).toMatch(/is a tardis file: a stream carries xrate's own records/);
     const down = await cli('publish', LOG, '--nats', 'nats://127.0.0.1:1', '--quiet');
     expect(down.code).toBe(1);
     expect(down.err).toMatch(/^xrate: cannot reach NATS at nats:\/\/127\.0\.0\.1:1: /);

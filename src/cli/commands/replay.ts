@@ -10,7 +10,23 @@ import { EXCHANGE_RATE_PERIODS } from '../../core/periods.js';
 import { type PartitionRunner, replayParallel, runPartitionInWorker } from '../../replay/parallel.js';
 import { isRedisUrl } from '../../replay/redisUrl.js';
 import { replay, type ReplayOptions, type ReplaySummary } from '../../replay/replay.js';
-import { COMMON, format, inputs, int, loadConfig, maxLineBytes, pairList, parse, seconds, time, UsageError, type Io } from '../args.js';
+import { expandInputs } from '../../io/inputs.js';
+import { detectVendor } from '../../io/source.js';
+import type { VendorTime } from '../../io/vendorCsv.js';
+import {
+  COMMON,
+  inputs,
+  int,
+  loadConfig,
+  maxLineBytes,
+  pairList,
+  parse,
+  replayFormat,
+  seconds,
+  time,
+  UsageError,
+  type Io,
+} from '../args.js';
 import { help } from '../help.js';
 import { parallelProgressLine, progressLine, summaryTable } from '../progress.js';
 
@@ -32,7 +48,16 @@ const OPTIONS = {
   queue: { type: 'string' },
   'queue-name': { type: 'string' },
   attempts: { type: 'string' },
+  merge: { type: 'boolean' },
+  time: { type: 'string' },
 } as const;
+
+/** `--time receive|exchange`; undefined when absent. */
+function vendorTime(v: string | undefined): VendorTime | undefined {
+  if (v === undefined) return undefined;
+  if (v !== 'receive' && v !== 'exchange') throw new UsageError(`--time must be receive or exchange, got "${v}"`);
+  return v;
+}
 
 /** `--workers N|auto` (auto: the cores); undefined when absent. */
 function workersOf(v: string | undefined): number | undefined {
@@ -68,6 +93,8 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
   if (out !== undefined && (values['snapshot-every'] !== undefined || values.resume)) {
     throw new UsageError('--snapshot-every and --resume need the SQLite output (--db), not --out');
   }
+  if (values.merge && (values['snapshot-every'] !== undefined || values.resume))
+    throw new UsageError('--merge does not work with --snapshot-every or --resume yet');
   const db = out ? undefined : (values.db ?? 'out/xrate.sqlite');
   if (db) mkdirSync(dirname(resolve(db)), { recursive: true });
   if (out) mkdirSync(dirname(resolve(out)), { recursive: true });
@@ -76,7 +103,9 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
   const showProgress = !quiet && io.isTTY;
   const opts: ReplayOptions = {
     inputs: inputs(positionals, 'replay'),
-    format: format(values.format),
+    format: replayFormat(values.format),
+    merge: values.merge ? true : undefined,
+    time: vendorTime(values.time),
     from,
     to,
     config: loadConfig(values.config),
@@ -118,7 +147,7 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
   return 0;
 }
 
-/** The flags a partitioned replay does not take yet: a usage error. */
+/** The flags and inputs a partitioned replay does not take yet: a usage error. */
 function refuseForPartitions(opts: ReplayOptions): void {
   const unsupported: [string, unknown][] = [
     ['--from', opts.from],
@@ -126,9 +155,20 @@ function refuseForPartitions(opts: ReplayOptions): void {
     ['--resume', opts.resume || undefined],
     ['--snapshot-every', opts.snapshotEveryUs],
     ['--reorder-window', opts.reorderWindowUs],
+    ['--merge', opts.merge],
   ];
   for (const [flag, v] of unsupported)
     if (v !== undefined) throw new UsageError(`partitioned replays (--workers, --queue) do not work with ${flag} yet`);
+  // The pre-scan that plans the partitions reads xrate's own formats only.
+  if (opts.format === 'coinapi' || opts.format === 'tardis')
+    throw new UsageError(`partitioned replays (--workers, --queue) do not read ${opts.format} files yet`);
+  for (const f of expandInputs(opts.inputs)) {
+    const v = opts.format === undefined || opts.format === 'csv' ? detectVendor(f)?.format : undefined;
+    if (v !== undefined)
+      throw new UsageError(
+        `partitioned replays (--workers, --queue) do not read ${v === 'coinapi' ? 'CoinAPI flat files' : 'tardis CSV files'} yet ("${f}")`,
+      );
+  }
 }
 
 /** `--workers N` (N > 1) or `--queue`: the replay in N partitions, each run by `run` (docs/parallel.md). */

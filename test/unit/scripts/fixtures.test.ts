@@ -16,6 +16,8 @@ interface FileMeta {
   sha256: string;
   bytes: number;
   events: number;
+  /** Lines before the events (a CSV header). */
+  header_lines?: number;
   sha256_uncompressed?: string;
   generator?: { options: GenOptions };
   source: unknown;
@@ -39,7 +41,7 @@ describe('fixtures/metadata.json', () => {
     expect(sha(buf)).toBe(f.sha256);
     expect(statSync(p).size).toBe(f.bytes);
     const text = (f.path.endsWith('.gz') ? gunzipSync(buf) : buf).toString('utf8');
-    expect(text.split('\n').filter((l) => l.length > 0).length).toBe(f.events);
+    expect(text.split('\n').filter((l) => l.length > 0).length).toBe(f.events + (f.header_lines ?? 0));
     if (f.sha256_uncompressed !== undefined) expect(sha(text)).toBe(f.sha256_uncompressed);
     expect(f.licence).toBeTruthy();
     expect(f.source).toBeTruthy();
