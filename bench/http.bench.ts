@@ -13,10 +13,12 @@
  *   of JSON). The figures are the light requests'. Target: p99LatencyMs < 20.
  *
  * - `http/rate-replicas` ({@link runHttpReplicasBench}): the requests of `http/rate` through two
- *   replicas, `xrate serve --redis` processes of the built CLI over the same demo database, keys
- *   and limits in a `redis-server` started for the bench (every request: an admission script, a
- *   charge script and a release, docs/service.md); one autocannon run, its 100 connections split
- *   over both replicas.
+ *   replicas as docs/deploy.md runs them: the demo log published on a JetStream stream of a
+ *   `nats-server` started for the bench (`xrate publish`), two `xrate serve --nats … --redis …`
+ *   processes of the built CLI that read it (each its own database; measured once both have
+ *   applied the whole stream), keys and limits in a `redis-server` started for the bench (every
+ *   request: an admission script, a charge script and a release, docs/service.md); one autocannon
+ *   run, its 100 connections split over both replicas.
  *
  * Result (units as in bench/run.ts): `median` = requests/s of the median one-second sample,
  * `p99` = the slow tail (the 1st percentile of the one-second samples, i.e. 99% of seconds were at
@@ -38,6 +40,7 @@ import { replay } from '../src/replay/replay.js';
 import { KeyStore } from '../src/service/keys.js';
 import { RedisKeyStore } from '../src/service/redisKeys.js';
 import { binStartAt, type BinProcess } from '../test/helpers/process.js';
+import { startNats } from '../test/helpers/nats.js';
 import { startRedis } from '../test/helpers/redis.js';
 import { ensureCliBuilt } from './replay-db.js';
 
@@ -220,20 +223,34 @@ export async function runHttpReplicasBench(
   const autocannon = await loadAutocannon();
   const dir = mkdtempSync(join(tmpdir(), 'xrate-http-bench-'));
   const redis = await startRedis();
+  const nats = await startNats();
   const servers: BinProcess[] = [];
   try {
-    const db = join(dir, 'demo.sqlite');
-    await replay({ inputs: [DEMO_LOG], db });
+    const pub = spawnSync(process.execPath, [join(ROOT, 'bin', 'xrate.js'), 'publish', DEMO_LOG, '--nats', nats.url, '--quiet'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    if (pub.status !== 0) throw new Error(`http bench: xrate publish failed: ${pub.stderr}`);
+    const last = Number(/last sequence (\d+)/.exec(pub.stdout)?.[1]);
     const keys = await RedisKeyStore.open(redis.url);
     const { key } = (await keys.create({ name: 'bench', limit: 1e12, concurrency: 100_000 }))!;
     await keys.close();
     const replicas = [];
     const cpu: Record<string, number> = { redis: redis.pid };
     for (let i = 0; i < (opts.replicas ?? 2); i++) {
-      const r = await startBin(['--db', db, '--redis', redis.url, '--host', '127.0.0.1', '--port', '0']);
+      const db = join(dir, `replica-${i + 1}.sqlite`);
+      const r = await startBin(['--nats', nats.url, '--db', db, '--redis', redis.url, '--host', '127.0.0.1', '--port', '0']);
       servers.push(r.p);
       replicas.push(r.url);
       cpu[`replica${i + 1}`] = r.p.proc.pid!;
+    }
+    // Measured once every replica has applied the whole stream.
+    for (const url of replicas) {
+      for (;;) {
+        const ready = (await (await fetch(`${url}/readyz`)).json()) as { applied_seq?: number };
+        if (ready.applied_seq === last) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
     }
     // autocannon spreads its connections over the URLs in turn: half on each replica.
     return [await rateLoad(autocannon, 'http/rate-replicas', replicas, key, opts, cpu)];
@@ -241,6 +258,7 @@ export async function runHttpReplicasBench(
     for (const p of servers) p.proc.kill('SIGTERM');
     await Promise.all(servers.map((p) => p.exited));
     await redis.stop();
+    await nats.dispose();
     rmSync(dir, { recursive: true, force: true });
   }
 }

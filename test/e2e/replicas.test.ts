@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeLog } from '../../scripts/gen-log.js';
 import { startService, type RunningService } from '../../src/service/start.js';
 import { startNats, type NatsServer } from '../helpers/nats.js';
+import { startRedis } from '../helpers/redis.js';
 import { type BinProcess, bin, binStart, cli, ensureBuilt, expectSameOutputs, ROOT } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-e2e-replicas-'));
@@ -51,8 +52,7 @@ async function replica(db: string, extra: string[] = [], key?: string): Promise<
     CONFIG,
     '--port',
     '0',
-    '--keys',
-    `${db}.keys`,
+    ...(extra.includes('--redis') ? [] : ['--keys', `${db}.keys`]),
     ...extra,
   ]);
   started.push(p);
@@ -212,6 +212,31 @@ describe('replicas of one stream', () => {
     await caughtUp(e, lastSeq);
     expect(await answers(e.url, e.key)).toEqual(want);
     expectSameOutputs(join(dir, 'e-from-a.sqlite'), SERIAL, TABLES);
+  }, 120_000);
+});
+
+describe('a replica with its keys and limits in Redis', () => {
+  it('answers as the others with a key made by xrate keys --redis', async () => {
+    const redis = await startRedis();
+    try {
+      const k = await cli('keys', 'create', '--redis', redis.url, '--name', 'desk', '--limit', '1000');
+      expect(k.code, k.err).toBe(0);
+      const key = k.out.trimEnd().split('\n').at(-1)!;
+      const r = await replica(join(dir, 'redis.sqlite'), ['--redis', redis.url], key);
+      await caughtUp(r, lastSeq);
+      expect(await answers(r.url, key)).toEqual(want);
+      // Its usage is in Redis, where xrate keys reads it.
+      const limited = await fetch(`${r.url}/v1/exchangerate/BTC/USD`, { headers: { 'X-CoinAPI-Key': key } });
+      expect(limited.headers.get('x-ratelimit-limit')).toBe('1000');
+      const used = Number(limited.headers.get('x-ratelimit-used'));
+      expect(used).toBeGreaterThan(QUERIES.length);
+      const listed = JSON.parse((await cli('keys', 'list', '--redis', redis.url, '--json')).out) as { name: string; used_24h: number }[];
+      expect(listed.find((x) => x.name === 'desk')?.used_24h).toBe(used);
+      r.p.proc.kill('SIGTERM');
+      expect(await r.p.exited).toBe(0);
+    } finally {
+      await redis.stop();
+    }
   }, 120_000);
 });
 
