@@ -122,10 +122,19 @@ export function registerOps(app: FastifyInstance, provider: RateProvider, opts: 
     },
   });
 
+  // The labelled children of each route and status, looked up once: prom-client hashes the labels
+  // at every call otherwise.
+  const children = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
   app.addHook('onResponse', (req, reply, done) => {
     const route = req.routeOptions.url ?? 'unmatched';
-    requests.inc({ route, status: String(reply.statusCode) });
-    latency.observe({ route }, reply.elapsedTime / 1000);
+    const key = `${reply.statusCode} ${route}`;
+    let c = children.get(key);
+    if (!c) {
+      c = { count: requests.labels({ route, status: String(reply.statusCode) }), time: latency.labels({ route }) };
+      children.set(key, c);
+    }
+    c.count.inc();
+    c.time.observe(reply.elapsedTime / 1000);
     done();
   });
 
