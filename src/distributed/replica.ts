@@ -91,8 +91,10 @@ export interface ReplicaStatus {
   streamSeq: number;
   /** streamSeq - appliedSeq (at least 0). */
   lag: number;
-  /** Whether the server answered the last question about the stream (within 3 periods). */
+  /** Whether the server answered the last question about the stream (within 3 periods), and reading it has not failed. */
   connected: boolean;
+  /** Why the replica stopped reading the stream, if it did (a gap in the stream's sequence). */
+  error?: string;
   /** connected, and lag at most {@link readyLag}. */
   ready: boolean;
   /** The lag bound of {@link ready}, messages. */
@@ -217,6 +219,14 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
     nc = await connectNats(opts.nats, 'xrate serve');
     const jsm: JetStreamManager = await jetstreamManager(nc);
     await ensureStream(jsm, opts.stream);
+    // Messages the replica has not applied that the stream no longer holds (its retention removed
+    // them) would be skipped without a word: refused.
+    const first = (await jsm.streams.info(opts.stream)).state.first_seq;
+    if (first > rs.seq + 1)
+      throw new Error(
+        `xrate: the stream "${opts.stream}" starts at sequence ${first}, but this replica has applied up to ${rs.seq}: ` +
+          'the messages between are gone (retention); start from a replica that has them (--snapshot-from FILE) or a new --db on a stream that holds them all',
+      );
     const consumer = await jetstream(nc).consumers.get(
       opts.stream,
       rs.seq > 0 ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: rs.seq + 1 } : { deliver_policy: DeliverPolicy.All },
@@ -273,7 +283,12 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
 
     const applyBatch = (batch: JsMsg[]): void => {
       ingest.inBatch(() => {
-        for (const m of batch) applyMessage(m);
+        for (const m of batch) {
+          // An ordered consumer delivers every sequence in turn; anything else is a gap.
+          if (m.seq !== rs.seq + 1)
+            throw new Error(`stream message ${m.seq} came after ${rs.seq}: the messages between are gone, and the replica stops there`);
+          applyMessage(m);
+        }
         const lt = engine.lastTickTime;
         if (lt !== undefined && (rs.lastSnapTick === null || lt - rs.lastSnapTick >= snapshotEveryUs)) {
           rs.lastSnapTick = lt;
@@ -329,7 +344,17 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
     const status = (): ReplicaStatus => {
       const lag = Math.max(0, streamSeq - rs.seq);
       const connected = failed === undefined && now() - infoAt <= 3 * infoEveryMs;
-      return { stream: opts.stream, appliedSeq: rs.seq, streamSeq, lag, connected, ready: connected && lag <= readyLag, readyLag, applied };
+      return {
+        stream: opts.stream,
+        appliedSeq: rs.seq,
+        streamSeq,
+        lag,
+        connected,
+        ready: connected && lag <= readyLag,
+        readyLag,
+        applied,
+        error: failed?.message,
+      };
     };
 
     let stopped = false;

@@ -197,6 +197,7 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
       if (r) {
         const s = r.status();
         const detail = { stream: s.stream, applied_seq: s.appliedSeq, stream_seq: s.streamSeq, lag: s.lag };
+        if (s.error !== undefined) return { ready: false, message: `Not ready: ${s.error}`, detail };
         if (!s.connected) return { ready: false, message: `Not ready: the stream ${s.stream} cannot be read (NATS unreachable?)`, detail };
         if (!s.ready)
           return { ready: false, message: `Not ready: ${s.lag} messages of the stream behind (ready at ${s.readyLag} or fewer)`, detail };

@@ -334,6 +334,33 @@ describe('a publish the stream does not store whole', () => {
   }, 60_000);
 });
 
+describe('a stream that no longer holds its first messages', () => {
+  it('is refused by a replica that has not applied them, naming the sequences', async () => {
+    const { connect } = await import('@nats-io/transport-node');
+    const { jetstreamManager } = await import('@nats-io/jetstream');
+    const nc = await connect({ servers: nats.url });
+    try {
+      // Retention keeps the newest 50 messages.
+      await (await jetstreamManager(nc)).streams.add({ name: 'KEPT', subjects: ['KEPT.>'], max_msgs: 50 });
+    } finally {
+      await nc.close();
+    }
+    const small = join(dir, 'small.ndjson');
+    const lines = Array.from(
+      { length: 120 },
+      (_, i) =>
+        `{"type":"quote","time":"2024-03-01T00:00:${String(Math.floor(i / 2)).padStart(2, '0')}Z","symbol_id":"KRAKEN_SPOT_BTC_USD","bid_price":"100","bid_size":1,"ask_price":"101","ask_size":1}`,
+    );
+    writeFileSync(small, `${lines.join('\n')}\n`);
+    expect(bin(['publish', small, '--nats', nats.url, '--stream', 'KEPT', '--quiet']).status).toBe(0);
+    const r = await cli('serve', '--nats', nats.url, '--stream', 'KEPT', '--db', join(dir, 'kept.sqlite'), '--port', '0');
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(
+      /^xrate: the stream "KEPT" starts at sequence 72, but this replica has applied up to 0: the messages between are gone/,
+    );
+  }, 60_000);
+});
+
 describe('readiness', () => {
   it('is 503 with a message while NATS is down, and ready again once it is back', async () => {
     const e = await replica(join(dir, 'e.sqlite'));
