@@ -5,7 +5,7 @@
  * @module
  */
 import type { EngineConfig } from '../core/config.js';
-import { isNatsUrl, isStreamName } from '../distributed/feed.js';
+import { isNatsUrl, isStreamName } from '../distributed/names.js';
 import { startService, type ServiceIo } from '../service/start.js';
 import { isRedisUrl } from '../replay/redisUrl.js';
 import { closeOnSignals, int, seconds } from './args.js';

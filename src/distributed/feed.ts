@@ -35,22 +35,6 @@ const H_ERROR = 'Xrate-Error';
 /** Header of a control message. */
 const H_CONTROL = 'Xrate-Control';
 
-/** Default stream name of `xrate publish` and `xrate serve --nats`. */
-export const DEFAULT_STREAM = 'XRATE';
-
-/**
- * Whether `name` can name a JetStream stream (and prefix its subjects): letters, digits, `_` and
- * `-`, at most 64 characters.
- */
-export function isStreamName(name: string): boolean {
-  return /^[A-Za-z0-9_-]{1,64}$/.test(name);
-}
-
-/** Whether `url` is a NATS server URL: `nats://HOST[:PORT]` (or `tls://`, several comma-separated). */
-export function isNatsUrl(url: string): boolean {
-  return url.split(',').every((u) => /^(nats|tls):\/\/[^/\s]+\/?$/.test(u.trim()));
-}
-
 /** The subjects of stream `stream`. */
 export function streamSubjects(stream: string): string[] {
   return [`${stream}.>`];

@@ -21,13 +21,12 @@ import { registerChartRoutes } from './chart.js';
 import { errorBody, forbidden, NO_DATA, notFound, ServiceError } from './errors.js';
 import { CONTENT_TYPES } from './format/index.js';
 import type { MetricsSource } from '../core/metrics/source.js';
-import type { ApiKey, KeyStore } from './keys.js';
+import { KeyStore, type ApiKey } from './keys.js';
 import { Limiter } from './limits.js';
-import { RedisKeyStore } from './redisKeys.js';
-import { RedisLimits } from './redisLimits.js';
+import type { RedisKeyStore } from './redisKeys.js';
 import { localLimits, type RequestLimits } from './requestLimits.js';
 import { registerMetricRoutes } from './metrics.js';
-import { registerOps, type OpsMetrics, type OpsOptions } from './ops.js';
+import type { OpsMetrics, OpsOptions } from './ops.js';
 import type { RateProvider } from './provider.js';
 import { registerRoutes, type RouteConfig } from './routes.js';
 import { registerSymbolRoutes } from './symbols.js';
@@ -103,9 +102,14 @@ function clientError(err: Error & { code?: string }, socket: Socket): void {
 export async function createService(opts: ServiceOptions): Promise<FastifyInstance> {
   const now = opts.now ?? Date.now;
   const limits: RequestLimits =
-    opts.keys instanceof RedisKeyStore
-      ? await RedisLimits.start(opts.keys.redis, { now, heavyConcurrency: opts.heavyConcurrency, replicaTtlMs: opts.replicaTtlMs })
-      : localLimits(new Limiter(opts.keys, now, opts.flushEveryMs ?? 250, opts.heavyConcurrency));
+    opts.keys instanceof KeyStore
+      ? localLimits(new Limiter(opts.keys, now, opts.flushEveryMs ?? 250, opts.heavyConcurrency))
+      : // Loaded only for keys in Redis, as its client: every command of the CLI would start later.
+        await (await import('./redisLimits.js')).RedisLimits.start(opts.keys.redis, {
+          now,
+          heavyConcurrency: opts.heavyConcurrency,
+          replicaTtlMs: opts.replicaTtlMs,
+        });
   const auth = new Authenticator(opts.keys, now);
 
   const app = Fastify({
@@ -195,6 +199,8 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
     admitThen(req, reply, r, right, done);
   });
 
+  // prom-client is loaded by the service only: every command of the CLI would start later.
+  const { registerOps } = await import('./ops.js');
   app.decorate('ops', registerOps(app, opts.provider, opts.ops));
   registerRoutes(app, opts.provider, limits);
   registerChartRoutes(app, opts.provider, limits);

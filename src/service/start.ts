@@ -8,16 +8,17 @@
  */
 import { existsSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import type { EngineConfig } from '../core/config.js';
 import { formatTime } from '../core/time.js';
 import { ReplayStore } from '../io/store.js';
 import { KeyStore, DEFAULT_CONCURRENCY, DEFAULT_LIMIT } from './keys.js';
 import { startFollow, startReplay } from './live.js';
 import { DatabaseRateProvider, type LiveRateProvider, type RateProvider } from './provider.js';
-import { RedisKeyStore } from './redisKeys.js';
+import type { RedisKeyStore } from './redisKeys.js';
 import { createService } from './server.js';
-import { providerReadiness, type Readiness } from './ops.js';
+import type { Readiness } from './ops.js';
+import { DEFAULT_STREAM } from '../distributed/names.js';
 import type { Replica } from '../distributed/replica.js';
 import { OWN_METRICS } from '../core/engine/ownMetrics.js';
 import type { MetricsSource } from '../core/metrics/source.js';
@@ -99,14 +100,13 @@ export async function openProvider(
   opts: ServeOptions,
   io: ServiceIo,
   command = 'xrate serve',
-  logger: Logger = serviceLogger(opts),
+  logger?: Logger,
 ): Promise<{ provider: RateProvider; replica?: Replica }> {
   const db = opts.db ?? DEFAULT_DB;
   let provider: RateProvider;
   let replica: Replica | undefined;
   if (opts.nats) {
     const { startReplica } = await import('../distributed/replica.js');
-    const { DEFAULT_STREAM } = await import('../distributed/feed.js');
     const stream = opts.stream ?? DEFAULT_STREAM;
     io.out(`replica of the stream ${stream} on ${opts.nats} (rates and OHLC written to ${db})\n`);
     replica = await startReplica({
@@ -117,7 +117,7 @@ export async function openProvider(
       snapshotEveryUs: opts.snapshotEveryUs,
       snapshotFrom: opts.snapshotFrom,
       readyLag: opts.readyLag,
-      log: logger,
+      log: logger ?? (await serviceLogger(opts)),
     });
     provider = replica.provider;
   } else if (opts.replay) {
@@ -156,14 +156,17 @@ export async function openProvider(
 }
 
 /** The logger of `opts`, or one writing JSON lines to stderr at `opts.logLevel` (default silent). */
-function serviceLogger(opts: ServeOptions): Logger {
-  return opts.logger ?? pino({ level: opts.logLevel ?? 'silent', base: { service: 'xrate' } }, pino.destination(2));
+async function serviceLogger(opts: ServeOptions): Promise<Logger> {
+  if (opts.logger) return opts.logger;
+  // Loaded by the service only: every command of the CLI would start later.
+  const { pino } = await import('pino');
+  return pino({ level: opts.logLevel ?? 'silent', base: { service: 'xrate' } }, pino.destination(2));
 }
 
 /** Sets up the provider, the keys (creating a development key when there is none) and listens. */
 export async function startService(opts: ServeOptions, io: ServiceIo): Promise<RunningService> {
   const db = opts.db ?? DEFAULT_DB;
-  const logger = serviceLogger(opts);
+  const logger = await serviceLogger(opts);
   const { provider, replica } = await openProvider(opts, io, 'xrate serve', logger);
   let keys: KeyStore | RedisKeyStore | undefined;
   let metricStore: ReplayStore | undefined;
@@ -178,17 +181,18 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
     }
     let devKey: string | undefined;
     if (opts.redis !== undefined) {
-      keys = await RedisKeyStore.open(opts.redis);
+      keys = await (await import('./redisKeys.js')).RedisKeyStore.open(opts.redis);
       // Atomic: of replicas starting together on an empty Redis, one creates the key.
       devKey = (await keys.create({ name: 'dev' }, true))?.key;
     } else {
       keys = KeyStore.open(opts.keys ?? db);
       if (keys.activeCount() === 0) devKey = keys.create({ name: 'dev' }).key;
     }
+    const ops = await import('./ops.js');
     let closing = false;
     const live = provider instanceof DatabaseRateProvider ? undefined : (provider as LiveRateProvider).engine;
     const r = replica;
-    const shared = keys instanceof RedisKeyStore ? keys : undefined;
+    const shared = keys instanceof KeyStore ? undefined : keys;
     const readiness = (): Readiness => {
       if (closing) return { ready: false, message: 'The service is shutting down' };
       // Requests that need a key are 503 while the limits store is away.
@@ -203,7 +207,7 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
           return { ready: false, message: `Not ready: ${s.lag} messages of the stream behind (ready at ${s.readyLag} or fewer)`, detail };
         return { ready: true, detail };
       }
-      return providerReadiness(provider);
+      return ops.providerReadiness(provider);
     };
     const app = await createService({
       provider,
@@ -230,7 +234,7 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
           `try: curl -H 'X-CoinAPI-Key: ${devKey}' ${url}/v1/exchangerate/BTC/USD\n`,
       );
     } else {
-      const redis = keys instanceof RedisKeyStore ? ` --redis ${keys.path}` : '';
+      const redis = keys instanceof KeyStore ? '' : ` --redis ${keys.path}`;
       io.out(`keys: ${await keys.activeCount()} active in ${keys.path} (xrate keys${redis} list / create)\n`);
     }
     const k = keys;

@@ -12,10 +12,9 @@ import {
   endMessage,
   eventSubject,
   exchangeOf,
-  isNatsUrl,
-  isStreamName,
   streamSubjects,
 } from '../../src/distributed/feed.js';
+import { isNatsUrl, isStreamName } from '../../src/distributed/names.js';
 import type { SourceRecord } from '../../src/io/source.js';
 
 const SEED = { seed: 20261124, numRuns: 300 };

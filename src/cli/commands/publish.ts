@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { DEFAULT_STREAM, isNatsUrl, isStreamName } from '../../distributed/feed.js';
+import { DEFAULT_STREAM, isNatsUrl, isStreamName } from '../../distributed/names.js';
 import { format, HELP_OPTION, inputs, maxLineBytes, parse, UsageError, type Io } from '../args.js';
 import { help } from '../help.js';
 
