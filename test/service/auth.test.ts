@@ -203,7 +203,11 @@ describe('JWT', () => {
     const h = { 'X-CoinAPI-Key': keys.rsa };
     const good = await sign('RS256', rsa.privateKey);
     const [hd, pl, sg] = good.split('.');
-    const flipped = sg.slice(0, -2) + (sg.endsWith('A') ? 'BA' : 'AA');
+    // One bit of the signature's first byte flipped (editing its last characters could leave the
+    // bytes as they were: the final character of base64url carries padding bits).
+    const bytes = Buffer.from(sg, 'base64url');
+    bytes[0] ^= 1;
+    const flipped = bytes.toString('base64url');
     expect(expectError(await srv.get(RATE, { ...h, ...bearer(`${hd}.${pl}.${flipped}`) }), 401)).toMatch(/signature/);
     const forged = Buffer.from(JSON.stringify({ sub: 'admin', nbf: now() - 10, exp: now() + 9999 })).toString('base64url');
     expect(expectError(await srv.get(RATE, { ...h, ...bearer(`${hd}.${forged}.${sg}`) }), 401)).toMatch(/signature/);
