@@ -36,6 +36,15 @@ function timed(argv: string[]): { seconds: number; stdout: string } {
   return { seconds, stdout: r.stdout };
 }
 
+/** Resolves once the replica at `url` reports (`/readyz`) that it has applied sequence `last`; polls every `everyMs`. */
+export async function applied(url: string, last: number, everyMs: number): Promise<void> {
+  for (;;) {
+    const r = (await (await fetch(`${url}/readyz`)).json()) as { applied_seq?: number };
+    if (r.applied_seq === last) return;
+    await new Promise((f) => setTimeout(f, everyMs));
+  }
+}
+
 /** Seconds from the replica's spawn until it has applied sequence `last`. */
 async function catchUp(nats: string, stream: string, db: string, last: number): Promise<number> {
   const t0 = performance.now();
@@ -44,11 +53,8 @@ async function catchUp(nats: string, stream: string, db: string, last: number): 
     await p.waitErr(/"msg":"listening"/);
     const url = /listening on (http:\/\/\S+)/.exec(p.out())?.[1];
     if (!url) throw new Error(`feed bench: no URL in ${p.out()}`);
-    for (;;) {
-      const r = (await (await fetch(`${url}/readyz`)).json()) as { applied_seq?: number };
-      if (r.applied_seq === last) return (performance.now() - t0) / 1000;
-      await new Promise((f) => setTimeout(f, 20));
-    }
+    await applied(url, last, 20);
+    return (performance.now() - t0) / 1000;
   } finally {
     p.proc.kill('SIGTERM');
     await p.exited;

@@ -42,6 +42,7 @@ import { RedisKeyStore } from '../src/service/redisKeys.js';
 import { binStartAt, type BinProcess } from '../test/helpers/process.js';
 import { startNats } from '../test/helpers/nats.js';
 import { startRedis } from '../test/helpers/redis.js';
+import { applied } from './feed.js';
 import { ensureCliBuilt } from './replay-db.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -245,13 +246,7 @@ export async function runHttpReplicasBench(
       cpu[`replica${i + 1}`] = r.p.proc.pid!;
     }
     // Measured once every replica has applied the whole stream.
-    for (const url of replicas) {
-      for (;;) {
-        const ready = (await (await fetch(`${url}/readyz`)).json()) as { applied_seq?: number };
-        if (ready.applied_seq === last) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    for (const url of replicas) await applied(url, last, 100);
     // autocannon spreads its connections over the URLs in turn: half on each replica.
     return [await rateLoad(autocannon, 'http/rate-replicas', replicas, key, opts, cpu)];
   } finally {

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { DEFAULT_STREAM, isNatsUrl, isStreamName } from '../distributed/names.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { EngineConfig } from '../core/config.js';
@@ -172,6 +173,17 @@ export function loadConfig(path: string | undefined): Partial<EngineConfig> | un
   } catch (e) {
     throw new UsageError(`--config: "${path}" is not a JSON object: ${(e as Error).message}`);
   }
+}
+
+/**
+ * Checks the feed flags of `publish` and `serve --nats`: `--nats` a NATS URL, `--stream` a stream
+ * name; returns the stream (default `XRATE`). Throws `usage`'s error.
+ */
+export function feedFlags(nats: string, stream: string | undefined, usage: (message: string) => Error): string {
+  if (!isNatsUrl(nats)) throw usage(`--nats must be a nats:// URL (nats://HOST:PORT), got "${nats}"`);
+  const name = stream ?? DEFAULT_STREAM;
+  if (!isStreamName(name)) throw usage(`--stream must be 1 to 64 letters, digits, "_" or "-", got "${name}"`);
+  return name;
 }
 
 /** Reads a duration flag (`5`, `5s`, `1h`, `30m`), µs. */

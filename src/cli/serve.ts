@@ -5,10 +5,9 @@
  * @module
  */
 import type { EngineConfig } from '../core/config.js';
-import { isNatsUrl, isStreamName } from '../distributed/names.js';
 import { startService, type ServiceIo } from '../service/start.js';
 import { isRedisUrl } from '../replay/redisUrl.js';
-import { closeOnSignals, int, seconds } from './args.js';
+import { closeOnSignals, feedFlags, int, seconds } from './args.js';
 
 /** Makes a bad-usage error (exit code 2) of the caller's kind. */
 export type UsageErrorFactory = (message: string) => Error;
@@ -50,9 +49,7 @@ export async function serveCommand(
   }
   if (values.nats !== undefined) {
     if (values.replay) throw usage('give either --nats URL (a replica of a stream) or --replay LOG, not both');
-    if (!isNatsUrl(values.nats)) throw usage(`--nats must be a nats:// URL (nats://HOST:PORT), got "${values.nats}"`);
-    if (values.stream !== undefined && !isStreamName(values.stream))
-      throw usage(`--stream must be 1 to 64 letters, digits, "_" or "-", got "${values.stream}"`);
+    feedFlags(values.nats, values.stream, usage);
     if (values['snapshot-from'] !== undefined && values.db === undefined)
       throw usage("--snapshot-from FILE copies another replica's database into the new one: give it with --db FILE");
   } else if (

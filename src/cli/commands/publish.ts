@@ -5,8 +5,7 @@
  *
  * @module
  */
-import { DEFAULT_STREAM, isNatsUrl, isStreamName } from '../../distributed/names.js';
-import { format, HELP_OPTION, inputs, maxLineBytes, parse, UsageError, type Io } from '../args.js';
+import { feedFlags, format, HELP_OPTION, inputs, maxLineBytes, parse, UsageError, type Io } from '../args.js';
 import { help } from '../help.js';
 
 const OPTIONS = {
@@ -25,9 +24,7 @@ export async function cmdPublish(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(args, OPTIONS);
   if (values.help) return help('publish', io);
   if (values.nats === undefined) throw new UsageError('publish needs --nats nats://HOST:PORT');
-  if (!isNatsUrl(values.nats)) throw new UsageError(`--nats must be a nats:// URL (nats://HOST:PORT), got "${values.nats}"`);
-  const stream = values.stream ?? DEFAULT_STREAM;
-  if (!isStreamName(stream)) throw new UsageError(`--stream must be 1 to 64 letters, digits, "_" or "-", got "${stream}"`);
+  const stream = feedFlags(values.nats, values.stream, (m) => new UsageError(m));
   let rate: number | undefined;
   if (values.rate !== undefined) {
     rate = Number(values.rate);
