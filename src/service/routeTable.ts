@@ -8,8 +8,10 @@
  * @module
  */
 import type { FastifyInstance } from 'fastify';
+import { checkRequired, registerDeclared } from './api/declare.js';
+import { tableRouteDecl } from './api/tableRoutes.js';
 import type { OutputFormat, PayloadKind } from './format/index.js';
-import { CONTENT_TYPES, negotiate, render } from './format/index.js';
+import { CONTENT_TYPES, render } from './format/index.js';
 import { STREAM_MIN_ITEMS } from './history.js';
 import type { Right } from './keys.js';
 import { HISTORY_MAX_LIMIT } from '../replay/query.js';
@@ -84,8 +86,10 @@ export interface TableRoute<S> {
 }
 
 /**
- * Registers every route of `routes` (right `right`): query and format negotiated, heavy requests
- * held, the answer's cost charged, the payload rendered in the format asked for.
+ * Registers every route of `routes` (right `right`), each from its declaration (api/tableRoutes.ts:
+ * a route without one, or of another right, throws): query and format negotiated, declared-required
+ * parameters checked, heavy requests held, the answer's cost charged, the payload rendered in the
+ * format asked for.
  *
  * @example
  * ```ts
@@ -100,9 +104,9 @@ export function registerRouteTable<S>(
   limits: RequestLimits,
 ): void {
   for (const r of routes) {
-    app.get<{ Params: Record<string, string> }>(r.path, { config: { right } }, (req, reply) => {
-      const q = new Query(req.query);
-      const fmt = negotiate(q, req.headers.accept);
+    const decl = tableRouteDecl(r.path);
+    if (decl.right !== right) throw new Error(`xrate: the route ${r.path} is declared with the right ${decl.right}, not ${right}`);
+    registerDeclared(app, decl, (req, reply, q, fmt) => {
       if (r.timeseries) limits.holdHeavy(req, reply, q.int('limit', 1, HISTORY_MAX_LIMIT, 100));
       const a = r.answer(source, q, req.params);
       limits.charge(req, reply, a.cost);
@@ -129,7 +133,10 @@ export function answerFromTable<S>(
 ): Answer | undefined {
   for (const r of routes) {
     const params = matchPath(r.path, path);
-    if (params) return r.answer(source, new Query(query), params);
+    if (!params) continue;
+    const q = new Query(query);
+    checkRequired(tableRouteDecl(r.path), q);
+    return r.answer(source, q, params);
   }
   return undefined;
 }
