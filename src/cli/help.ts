@@ -159,7 +159,8 @@ Serves the exchange-rate endpoints (GET /v1/exchangerate/...; docs/service.md) o
 written by "xrate replay" (default out/xrate.sqlite, what "npm start" writes), or over a live
 engine: --replay LOG replays LOG into --db and keeps serving its engine; with --follow it keeps
 reading LOG (plain NDJSON) as it grows and ticks on the wall clock every second.
-The first start with no key creates a local development key and prints it.
+A start that finds no active key creates a local development key once it listens, and prints it
+(a start that fails, e.g. on a port in use, creates none).
 GET / is a chart page (pair, range, candles; hover a point for its provenance): open
 http://HOST:PORT/?apikey=KEY, or it prompts for the key.
 
