@@ -6,6 +6,7 @@
 import { CHART_MAX_POINTS } from '../replay/chart.js';
 import { HISTORY_MAX_LIMIT } from '../replay/query.js';
 import { DEFAULT_STORED_PERIODS } from '../replay/replay.js';
+import { RIGHTS } from '../service/rights.js';
 import type { Io } from './args.js';
 
 /** Help of each command (`main`: the command list). */
@@ -257,7 +258,8 @@ Options:
          prints the new key alone on the last line (only its SHA-256 is stored).
          --limit: request cost per sliding 24 h (default 1000000); --concurrency: requests in
          flight at once (default 100); --overage: allow going past the limit;
-         --rights: all (default) or a comma list of rate, rates, periods, history, explain
+         --rights: all (default; also reaches rights added later) or a comma list of
+         ${RIGHTS.join(', ')}
   list [--json]                    keys with their usage of the last 24 h
   revoke (--id N | --key KEY)      the key stops working within a second
   jwt-import (--id N | --key KEY) (--public-key FILE.pem | --secret-file FILE | --remove)
