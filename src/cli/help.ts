@@ -96,7 +96,8 @@ Options: --pair, --period, --from, --to, --limit, --format F, --config FILE.json
 
 Prints the provenance of rate(B, Q) at the last tick <= TIME (default: the end of the log):
 the path and, per leg, the markets used (price, q, V, weight, quote age) and left out (reason).
-From a database: the engine state at the end of the replay.
+From a database: the engine state at the end of the replay (a later --at advances it with no
+more events; an earlier one exits 1: explain it from the log).
 
 Options: --pair, --at, --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N
 `,
@@ -130,7 +131,8 @@ symbol/SYMBOL_ID/current, asset/ASSET_ID/current, by-exchange/EXCHANGE_ID,
 asset_id, chain_id, network_id, time, time_format, period_id, time_start, time_end, limit, groupby.
 Example: xrate metrics out/xrate.sqlite exchange/history metric_id=M exchange_id=BINANCE period_id=1HRS
 
-Options: --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N
+Options: --own-metrics (from a LOG: also xrate's own metrics, as replay --own-metrics stores them),
+         --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N
 `,
   symbols: `Usage: xrate symbols LOG|DB ROUTE [NAME=VALUE ...] [options]
 
@@ -141,8 +143,7 @@ filter_asset_id (comma or semicolon lists), time. From a LOG, any time (the log 
 it); from a replay database, its last tick or later only (an earlier time exits 1: ask the log).
 Example: xrate symbols out/xrate.sqlite BINANCE/active filter_asset_id=BTC
 
-Options: --own-metrics (from a LOG: also xrate's own metrics, as replay --own-metrics stores them),
-         --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N
+Options: --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N
 `,
   periods: `Usage: xrate periods [--months]
 
@@ -151,8 +152,8 @@ the metrics endpoints).
 `,
   demo: `Usage: xrate demo [--db FILE]
 
-Replays the bundled example log (fixtures/demo) into out/xrate.sqlite and prints the summary and
-a table of current rates. This is what "npm start" runs.
+Replays the bundled example log (fixtures/demo) into out/xrate.sqlite (or --db FILE) and prints
+the summary, a table of current rates and a cross rate. This is what "npm start" runs.
 `,
   serve: `Usage: xrate serve [--db FILE] [--keys FILE | --redis URL] [--port N] [--host H] [--replay LOG [--follow]] [options]
 
@@ -177,7 +178,9 @@ Options:
   --replay LOG            replay LOG into --db first, then serve the live engine
   --follow                with --replay: keep reading LOG as it grows (wall-clock ticks)
   --heavy-concurrency N   history requests with a limit above 1000 a key may have in flight (default 2)
-  --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N   as for replay
+  --format F              ndjson | csv | sqlite (default: from the file name; vendor files, told by
+                          their header, are read without it)
+  --config FILE.json, --reorder-window SECS, --max-line-bytes N   as for replay
   --log-level L           JSON logs on stderr: fatal, error, warn, info (default), debug, trace, silent
 
 A replica of a stream (docs/deploy.md): reads the stream of "xrate publish" in sequence order,
@@ -194,9 +197,15 @@ Also, without a key: GET /healthz (alive), GET /readyz (ready to answer), GET /m
 `,
   publish: `Usage: xrate publish LOG... --nats nats://HOST:PORT [--stream NAME] [--rate N | --follow]
 
-Puts the records of LOGs (any format "xrate replay" reads) on a NATS JetStream stream, in order,
-creating the stream (subjects NAME.>) when missing: one message per record on NAME.ev.EXCHANGE,
-then an end-of-run message. Replicas ("xrate serve --nats") read it (docs/deploy.md).
+Puts the records of LOGs on a NATS JetStream stream, in order, creating the stream (subjects
+NAME.>) when missing: one message per record on NAME.ev.EXCHANGE, then an end-of-run message.
+Replicas ("xrate serve --nats") read it (docs/deploy.md).
+A LOG is one file of xrate's own event log: NDJSON or CSV (each optionally gzipped) or SQLite
+(table "events"). Not a directory, nor a vendor file (CoinAPI flat files, tardis.dev CSV): their
+rows become events only with more than the row (a CoinAPI file's path names its symbol and date;
+a tardis row finds its market through the symbol events of a replay), while a replica reads each
+message alone. They are refused before connecting: replay them with "xrate replay", or convert
+them to NDJSON first.
 
 Options:
   --nats nats://H:P       the NATS server (JetStream enabled)
@@ -243,14 +252,17 @@ Options:
   --port N                listen port (default 3001; 0 = any free port)
   --managed               require an API key (X-CoinAPI-Key header or apikey parameter; keys as
                           for "xrate serve", "xrate keys create") or a trusted client certificate;
-                          the first start with no key and no --tls-client-ca creates a dev key
+                          a start with no key and no --tls-client-ca creates a dev key once
+                          it listens, and prints it
   --keys FILE             API keys database of --managed (default: the --db file)
   --tls-cert FILE         serve HTTPS with this certificate (PEM) ...
   --tls-key FILE          ... and its private key (PEM)
   --tls-client-ca FILE    with --managed: client certificates signed by this CA authenticate
   --sites FILE.json       {"locations": [...], "endpoints": [...]} of /v1/locations, /v1/endpoints
   --client-pem FILE       the client certificate (and key) PEM that /v1/certificate/pem hands out
-  --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N   as for replay
+  --format F              ndjson | csv | sqlite (default: from the file name; vendor files, told by
+                          their header, are read without it)
+  --config FILE.json, --reorder-window SECS, --max-line-bytes N   as for replay
 `,
   keys: `Usage: xrate keys <create|list|revoke|jwt-import> [--db FILE | --keys FILE | --redis URL] [options]
 
