@@ -98,6 +98,9 @@ Prints the provenance of rate(B, Q) at the last tick <= TIME (default: the end o
 the path and, per leg, the markets used (price, q, V, weight, quote age) and left out (reason).
 From a database: the engine state at the end of the replay (a later --at advances it with no
 more events; an earlier one exits 1: explain it from the log).
+With no rate: kind "none", and reason, pair, next_refresh and message give the first reason why
+(no_tick, unknown_asset, not_eligible, not_legitimate, stale, spread, no_quote, rank, zero_weight,
+no_path; docs/methodology.md section 6).
 
 Options: --pair, --at, --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N
 `,
