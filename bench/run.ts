@@ -290,6 +290,12 @@ async function historyContentionBench(dir: string): Promise<BenchResult[]> {
   return runHistoryContentionBench({ dir });
 }
 
+/** Light requests while eight connections loop charts, long histories and metric groups (bench/heavy.bench.ts). */
+async function heavyContentionBench(): Promise<BenchResult[]> {
+  const { runHeavyContentionBench } = await import('./heavy.bench.js');
+  return runHeavyContentionBench();
+}
+
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const fi = args.indexOf('--filter');
@@ -317,6 +323,7 @@ async function main(): Promise<void> {
     ['http/rate', httpBench],
     ['http/rate-replicas', httpReplicasBench],
     ['http/history-contention', () => historyContentionBench(dir)],
+    ['http/heavy-contention', heavyContentionBench],
     ['feed/publish feed/replica', () => feedBench(dir)],
   ];
   const results: BenchResult[] = [];

@@ -41,12 +41,14 @@ import { badParam, missingParam, noData } from './errors.js';
 import type { RequestLimits } from './requestLimits.js';
 import { metricHistoryJson, type TimeWriter } from './metricHistory.js';
 import { type Query, shown } from './params.js';
-import { answerFromTable, type Answer, registerRouteTable, type TableRoute } from './routeTable.js';
+import { answerFromTable, type Answer, type Offload, registerRouteTable, type TableRoute } from './routeTable.js';
 
 /** Options of {@link registerMetricRoutes}. */
 export interface MetricRouteOptions {
   /** The request limits of the service (charges and limit headers, heavy requests). */
   limits: RequestLimits;
+  /** Where long timeseries are answered off the event loop (heavyPool.ts); none: here. */
+  offload?: Offload;
 }
 
 /** The id parameters that filter series (the fields of {@link SeriesKey}). */
@@ -303,5 +305,5 @@ export function answerMetrics(source: MetricsSource, path: string, query: Record
  * HEAVY_LIMIT items is a heavy request, as the exchange-rate history.
  */
 export function registerMetricRoutes(app: FastifyInstance, source: MetricsSource, opts: MetricRouteOptions): void {
-  registerRouteTable(app, ROUTES, source, 'metrics', opts.limits);
+  registerRouteTable(app, ROUTES, source, 'metrics', opts.limits, opts.offload);
 }

@@ -84,6 +84,16 @@ export interface TableRoute<S> {
 }
 
 /**
+ * Answers a timeseries route of a table on a worker thread: its path (parameters filled in), the
+ * request's query and format; the finished body, its Content-Type and cost (heavyPool.ts).
+ */
+export type Offload = (
+  path: string,
+  query: Record<string, string>,
+  format: OutputFormat,
+) => Promise<{ body: Buffer; type: string; cost: number }>;
+
+/**
  * Registers every route of `routes` (right `right`): query and format negotiated, heavy requests
  * held, the answer's cost charged, the payload rendered in the format asked for.
  *
@@ -98,12 +108,20 @@ export function registerRouteTable<S>(
   source: S,
   right: Right,
   limits: RequestLimits,
+  offload?: Offload,
 ): void {
   for (const r of routes) {
-    app.get<{ Params: Record<string, string> }>(r.path, { config: { right } }, (req, reply) => {
+    app.get<{ Params: Record<string, string> }>(r.path, { config: { right } }, async (req, reply) => {
       const q = new Query(req.query);
       const fmt = negotiate(q, req.headers.accept);
       if (r.timeseries) limits.holdHeavy(req, reply, q.int('limit', 1, HISTORY_MAX_LIMIT, 100));
+      if (r.timeseries && offload) {
+        // Answered on a worker thread (heavyPool.ts), the same bytes.
+        const path = r.path.replace(/:(\w+)/g, (_m, name: string) => encodeURIComponent(req.params[name]));
+        const done = await offload(path, req.query as Record<string, string>, fmt);
+        limits.charge(req, reply, done.cost);
+        return reply.header('content-type', done.type).send(done.body);
+      }
       const a = r.answer(source, q, req.params);
       limits.charge(req, reply, a.cost);
       const { body, type } = answerBody(a, fmt);

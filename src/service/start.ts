@@ -211,6 +211,8 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
       keys,
       metrics,
       heavyConcurrency: opts.heavyConcurrency,
+      // Charts and long metric timeseries on worker threads, with their own connections to the file.
+      heavy: { db, metricsFrom: provider instanceof DatabaseRateProvider ? 'database' : 'store' },
       ops: { readiness, engine: live ? () => live : undefined, lag: r ? () => r.status().lag : undefined },
       log: logger,
     });
