@@ -161,9 +161,11 @@ export function timeseriesItem(b: OhlcBucket): TimeseriesItem {
 
 function missing(src: RateSource, base: string, quote: string, rb: string | undefined, rq: string | undefined): string {
   const at = formatTime(src.tick);
-  if (rb === undefined) return `no rate for ${base}/${quote} at ${at}: unknown asset "${base}" (no pair with a rate involves it)`;
-  if (rq === undefined) return `no rate for ${base}/${quote} at ${at}: unknown asset "${quote}" (no pair with a rate involves it)`;
-  return `no rate for ${base}/${quote} at ${at}: no path from ${rb} to ${rq} in the graph of pairs with a rate`;
+  // Why there is none is the explain route's answer (engine.whyNoRate): rule 8's warm-up, staleness, ...
+  const why = `the explain route, /v1/exchangerate/${base}/${quote}/explain, names the first reason: not yet eligible, stale, spread, rank or no path`;
+  if (rb === undefined) return `no rate for ${base}/${quote} at ${at}: unknown asset "${base}" (no pair with a rate involves it; ${why})`;
+  if (rq === undefined) return `no rate for ${base}/${quote} at ${at}: unknown asset "${quote}" (no pair with a rate involves it; ${why})`;
+  return `no rate for ${base}/${quote} at ${at}: no path from ${rb} to ${rq} in the graph of pairs with a rate (${why})`;
 }
 
 /** rate(base, quote) from a rate source, or a 550 naming why there is none. */

@@ -90,6 +90,9 @@ describe('explain with no rate', () => {
     try {
       const r = await srv.get('/v1/exchangerate/BTC/USD/explain', { 'X-CoinAPI-Key': srv.key() });
       expect(expectError(r, 550)).toContain(`no rate for BTC/USD at 2024-03-01T00:00:03.0000000Z: ${MESSAGE}`);
+      // The rate route's 550 points to the explain route for the reason.
+      const rate = await srv.get('/v1/exchangerate/BTC/USD', { 'X-CoinAPI-Key': srv.key() });
+      expect(expectError(rate, 550)).toContain('the explain route, /v1/exchangerate/BTC/USD/explain, names the first reason');
     } finally {
       await srv.close();
     }
