@@ -64,7 +64,7 @@ export async function metricsHistoryBench(dir: string): Promise<BenchResult> {
   bench.add('metrics/history-100k', async () => {
     const a = answerMetrics(source, '/v1/metrics/exchange/history', query);
     if (a === undefined) throw new Error('no metrics route /v1/metrics/exchange/history');
-    items = a.json?.length ?? a.value.length;
+    items = a.json?.length ?? (a.value as unknown[]).length;
     bytes = await bodyBytes(answerBody(a, { kind: 'json' }).body);
   });
   await bench.run();

@@ -21,7 +21,7 @@
  * @module
  */
 import { restoreEngine, type Engine, type SymbolFilter, type SymbolRecord } from '../core/engine.js';
-import type { MetricDefinition, MetricsSource } from '../core/metrics/source.js';
+import { delegatingMetrics, type MetricDefinition, type MetricsSource } from '../core/metrics/source.js';
 import type { OhlcBucket } from '../core/ohlc.js';
 import { bucketEnd, bucketStartAtOrAfter, EXCHANGE_RATE_PERIODS, type PeriodRecord } from '../core/periods.js';
 import type { RateExplanation } from '../core/provenance.js';
@@ -313,18 +313,11 @@ export class DatabaseRateProvider implements RateProvider {
    */
   metrics(own: readonly MetricDefinition[]): MetricsSource {
     let of: { db: ReplayDatabase; source: MetricsSource } | undefined;
-    const now = (): MetricsSource => {
+    return delegatingMetrics(() => {
       const db = this.current();
       if (of?.db !== db) of = { db, source: db.store.metrics(own) };
       return of.source;
-    };
-    return {
-      listing: (at) => now().listing(at),
-      series: (f, at) => now().series(f, at),
-      current: (f, at) => now().current(f, at),
-      points: (f, from, to) => now().points(f, from, to),
-      pointColumns: (f, from, to) => now().pointColumns(f, from, to),
-    };
+    });
   }
 
   /** Opens `path` read-only and serves it. */

@@ -28,10 +28,10 @@ export interface JsonItems {
   json(from: number, to: number): Buffer;
 }
 
-/** What a route answers: a payload and its cost (and, for a long one, its JSON written without `value`). */
+/** What a route answers: a payload (an array, or an object such as a grouped result) and its cost (and, for a long array, its JSON written without `value`). */
 export interface Answer {
   kind: PayloadKind;
-  value: unknown[];
+  value: unknown;
   cost: number;
   /** The JSON of `value`, written straight from the route's data: what JSON answers send when present. */
   json?: JsonItems;
