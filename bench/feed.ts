@@ -1,5 +1,5 @@
 /**
- * feed/publish and feed/replica (issue 13): the live feed as a user runs it, on a real
+ * feed/publish and feed/replica: the live feed as a user runs it, on a real
  * `nats-server` with JetStream started for the bench.
  *
  * Each round, with the built CLI as child processes, on the demo log (160,000 events):

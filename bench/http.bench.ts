@@ -50,7 +50,7 @@ const DEMO_LOG = join(ROOT, 'fixtures', 'demo', 'demo.ndjson.gz');
 
 /** One result of {@link runHttpBench}. */
 export interface HttpBenchResult {
-  name: 'http/rate' | 'http/history-contention' | 'http/rate-replicas';
+  name: 'http/rate' | 'http/history-contention' | 'http/rate-replicas' | 'http/heavy-contention';
   unit: 'req/s';
   median: number;
   p99: number;
@@ -59,7 +59,7 @@ export interface HttpBenchResult {
   [extra: string]: unknown;
 }
 
-interface AutocannonResult {
+export interface AutocannonResult {
   requests: Record<string, number>;
   latency: Record<string, number>;
   non2xx: number;
@@ -69,12 +69,12 @@ interface AutocannonResult {
 }
 type Autocannon = (opts: Record<string, unknown>) => Promise<AutocannonResult>;
 
-async function loadAutocannon(): Promise<Autocannon> {
+export async function loadAutocannon(): Promise<Autocannon> {
   return ((await import('autocannon')) as { default: Autocannon }).default;
 }
 
 /** Stops the server child (SIGTERM, then SIGKILL after 5 s). */
-function stopServer(child: ChildProcess): Promise<void> {
+export function stopServer(child: ChildProcess): Promise<void> {
   return new Promise<void>((res) => {
     child.once('exit', () => res());
     child.kill('SIGTERM');
@@ -86,7 +86,7 @@ function stopServer(child: ChildProcess): Promise<void> {
 }
 
 /** Starts `xrate serve` in a child process (through tsx) and resolves with its URL. */
-function startServer(db: string, keys: string): Promise<{ child: ChildProcess; url: string }> {
+export function startServer(db: string, keys: string): Promise<{ child: ChildProcess; url: string }> {
   const main = pathToFileURL(join(ROOT, 'src', 'cli', 'main.ts')).href;
   const args = ['serve', '--db', db, '--keys', keys, '--host', '127.0.0.1', '--port', '0'];
   const code = `const { run } = await import(${JSON.stringify(main)}); process.exitCode = await run(${JSON.stringify(args)});`;
@@ -264,11 +264,26 @@ function heavyLoad(
   keys: string[],
   seconds: number,
 ): Promise<{ total: number; non2xx: number; errors: number; timeouts: number }[]> {
+  return loops(
+    keys.map((key) => ({ url, key, connections: 2 })),
+    seconds,
+  );
+}
+
+/**
+ * Autocannon loops of GET requests for `seconds`, each with its URL, key and connections, in a child
+ * process (so that reading long answers does not delay the measuring process's clock); what each
+ * counted.
+ */
+export function loops(
+  targets: { url: string; key: string; connections: number }[],
+  seconds: number,
+): Promise<{ total: number; non2xx: number; errors: number; timeouts: number }[]> {
   const lib = pathToFileURL(createRequire(import.meta.url).resolve('autocannon')).href;
   const code = `
     const { default: autocannon } = await import(${JSON.stringify(lib)});
-    const runs = ${JSON.stringify(keys)}.map((key) =>
-      autocannon({ url: ${JSON.stringify(url)}, connections: 2, duration: ${seconds}, timeout: 60, headers: { 'X-CoinAPI-Key': key } }));
+    const runs = ${JSON.stringify(targets)}.map((t) =>
+      autocannon({ url: t.url, connections: t.connections, duration: ${seconds}, timeout: 60, headers: { 'X-CoinAPI-Key': t.key } }));
     const rs = await Promise.all(runs);
     console.log(JSON.stringify(rs.map((r) => ({ total: r.requests.total, non2xx: r.non2xx, errors: r.errors, timeouts: r.timeouts }))));`;
   const child = spawn(process.execPath, ['--input-type=module', '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -278,7 +293,7 @@ function heavyLoad(
   });
   return new Promise((res, rej) =>
     child.on('exit', (c) =>
-      c === 0 ? res(JSON.parse(out.trim().split('\n').pop()!)) : rej(new Error(`http bench: the history load exited (${c})`)),
+      c === 0 ? res(JSON.parse(out.trim().split('\n').pop()!)) : rej(new Error(`http bench: the heavy load exited (${c})`)),
     ),
   );
 }

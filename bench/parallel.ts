@@ -1,5 +1,5 @@
 /**
- * replay/parallel-2 and replay/queue-2 (issue 12): a partitioned `xrate replay` as a user runs it,
+ * replay/parallel-2 and replay/queue-2: a partitioned `xrate replay` as a user runs it,
  * against the serial replay of the same log in the same run.
  *
  * The log is 20 days at 1 event a second (scripts/gen-log.ts, seed 12). Each round runs, one

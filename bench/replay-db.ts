@@ -21,7 +21,7 @@ import type { BenchResult } from './run.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SAMPLES = 2;
-/** Goals of issue 10: a default replay <= 5x ndjson_scan, and no replay above 256 MB of RSS. */
+/** Goals: a default replay <= 5x ndjson_scan, and no replay above 256 MB of RSS. */
 const RATIO_TARGET = 5;
 const RSS_TARGET_MB = 256;
 

@@ -83,7 +83,7 @@ function stats(task: { name: string; result: unknown }): { median: number; p99: 
   return { median: r.latency.p50, p99: r.latency.p99, samples: r.latency.samplesCount };
 }
 
-/** Goal of issue 10: tick/L <= 2.5x C pair_kernel + C bfs1 (USD). */
+/** Goal: tick/L <= 2.5x C pair_kernel + C bfs1 (USD). */
 const TICK_L_RATIO_TARGET = 2.5;
 
 /**
@@ -104,7 +104,7 @@ let tickLMedian: number | undefined;
 
 /**
  * tick/L+own-metrics: tick/L with a listener taking xrate's own metrics (the engine computes them
- * only then); the entry records its overhead over tick/L measured in the same run (issue 11: under 15 %).
+ * only then); the entry records its overhead over tick/L measured in the same run (goal: under 15 %).
  */
 async function tickOwnMetricsBench(): Promise<BenchResult> {
   const st = await timeTicks('tick/L+own-metrics', 'L', true);
@@ -183,7 +183,7 @@ async function crossAllBench(): Promise<BenchResult> {
   return { name: 'cross-all/L', unit: 'ms', ...stats(bench.tasks[0]), assets: assets.length, rates: reached };
 }
 
-/** apply/quote's median of this run, for apply/metric's ratio (issue 11: a metric point costs at most 1.5x a quote). */
+/** apply/quote's median of this run, for apply/metric's ratio (goal: a metric point costs at most 1.5x a quote). */
 let applyQuoteRate: number | undefined;
 
 async function applyBench(kind: 'quote' | 'trade' | 'metric'): Promise<BenchResult> {
@@ -290,6 +290,12 @@ async function historyContentionBench(dir: string): Promise<BenchResult[]> {
   return runHistoryContentionBench({ dir });
 }
 
+/** Light requests while eight connections loop charts, long histories and metric groups (bench/heavy.bench.ts). */
+async function heavyContentionBench(): Promise<BenchResult[]> {
+  const { runHeavyContentionBench } = await import('./heavy.bench.js');
+  return runHeavyContentionBench();
+}
+
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const fi = args.indexOf('--filter');
@@ -317,6 +323,7 @@ async function main(): Promise<void> {
     ['http/rate', httpBench],
     ['http/rate-replicas', httpReplicasBench],
     ['http/history-contention', () => historyContentionBench(dir)],
+    ['http/heavy-contention', heavyContentionBench],
     ['feed/publish feed/replica', () => feedBench(dir)],
   ];
   const results: BenchResult[] = [];

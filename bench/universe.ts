@@ -12,7 +12,7 @@
 import type { MetricEvent } from '../src/core/metrics/events.js';
 import type { QuoteEvent, TradeEvent, XrateEvent } from '../src/core/types.js';
 
-/** Sizes of the issue. */
+/** The universe sizes S, M and L of the benchmarks (docs/benchmarks.md). */
 export const SIZES = {
   S: { markets: 1_000, pairs: 400, assets: 100, exchanges: 20 },
   M: { markets: 10_000, pairs: 4_000, assets: 600, exchanges: 80 },

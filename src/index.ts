@@ -79,7 +79,15 @@ export {
   type SymbolRecord,
 } from './core/engine.js';
 export type { CrossLeg, CrossResult } from './core/graph.js';
-export type { MarketProvenance, OutlierProvenance, PairExplanation, LegExplanation, RateExplanation } from './core/provenance.js';
+export type {
+  MarketProvenance,
+  OutlierProvenance,
+  PairExplanation,
+  LegExplanation,
+  RateExplanation,
+  NoRateReason,
+  NoRateExplanation,
+} from './core/provenance.js';
 
 // The rules as pure functions (docs/methodology.md section 3).
 export { spreadOf, spreadAccepted } from './core/quoteFilter.js';

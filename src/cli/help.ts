@@ -6,6 +6,7 @@
 import { CHART_MAX_POINTS } from '../replay/chart.js';
 import { HISTORY_MAX_LIMIT } from '../replay/query.js';
 import { DEFAULT_STORED_PERIODS } from '../replay/replay.js';
+import { RIGHTS } from '../service/rights.js';
 import type { Io } from './args.js';
 
 /** Help of each command (`main`: the command list). */
@@ -95,7 +96,11 @@ Options: --pair, --period, --from, --to, --limit, --format F, --config FILE.json
 
 Prints the provenance of rate(B, Q) at the last tick <= TIME (default: the end of the log):
 the path and, per leg, the markets used (price, q, V, weight, quote age) and left out (reason).
-From a database: the engine state at the end of the replay.
+From a database: the engine state at the end of the replay (a later --at advances it with no
+more events; an earlier one exits 1: explain it from the log).
+With no rate: kind "none", and reason, pair, next_refresh and message give the first reason why
+(no_tick, unknown_asset, not_eligible, not_legitimate, stale, spread, no_quote, rank, zero_weight,
+no_path; docs/methodology.md section 6).
 
 Options: --pair, --at, --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N
 `,
@@ -129,7 +134,8 @@ symbol/SYMBOL_ID/current, asset/ASSET_ID/current, by-exchange/EXCHANGE_ID,
 asset_id, chain_id, network_id, time, time_format, period_id, time_start, time_end, limit, groupby.
 Example: xrate metrics out/xrate.sqlite exchange/history metric_id=M exchange_id=BINANCE period_id=1HRS
 
-Options: --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N
+Options: --own-metrics (from a LOG: also xrate's own metrics, as replay --own-metrics stores them),
+         --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N
 `,
   symbols: `Usage: xrate symbols LOG|DB ROUTE [NAME=VALUE ...] [options]
 
@@ -140,8 +146,7 @@ filter_asset_id (comma or semicolon lists), time. From a LOG, any time (the log 
 it); from a replay database, its last tick or later only (an earlier time exits 1: ask the log).
 Example: xrate symbols out/xrate.sqlite BINANCE/active filter_asset_id=BTC
 
-Options: --own-metrics (from a LOG: also xrate's own metrics, as replay --own-metrics stores them),
-         --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N
+Options: --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N
 `,
   periods: `Usage: xrate periods [--months]
 
@@ -150,8 +155,8 @@ the metrics endpoints).
 `,
   demo: `Usage: xrate demo [--db FILE]
 
-Replays the bundled example log (fixtures/demo) into out/xrate.sqlite and prints the summary and
-a table of current rates. This is what "npm start" runs.
+Replays the bundled example log (fixtures/demo) into out/xrate.sqlite (or --db FILE) and prints
+the summary, a table of current rates and a cross rate. This is what "npm start" runs.
 `,
   serve: `Usage: xrate serve [--db FILE] [--keys FILE | --redis URL] [--port N] [--host H] [--replay LOG [--follow]] [options]
 
@@ -159,7 +164,8 @@ Serves the exchange-rate endpoints (GET /v1/exchangerate/...; docs/service.md) o
 written by "xrate replay" (default out/xrate.sqlite, what "npm start" writes), or over a live
 engine: --replay LOG replays LOG into --db and keeps serving its engine; with --follow it keeps
 reading LOG (plain NDJSON) as it grows and ticks on the wall clock every second.
-The first start with no key creates a local development key and prints it.
+A start that finds no active key creates a local development key once it listens, and prints it
+(a start that fails, e.g. on a port in use, creates none).
 GET / is a chart page (pair, range, candles; hover a point for its provenance): open
 http://HOST:PORT/?apikey=KEY, or it prompts for the key.
 
@@ -175,7 +181,9 @@ Options:
   --replay LOG            replay LOG into --db first, then serve the live engine
   --follow                with --replay: keep reading LOG as it grows (wall-clock ticks)
   --heavy-concurrency N   history requests with a limit above 1000 a key may have in flight (default 2)
-  --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N   as for replay
+  --format F              ndjson | csv | sqlite (default: from the file name; vendor files, told by
+                          their header, are read without it)
+  --config FILE.json, --reorder-window SECS, --max-line-bytes N   as for replay
   --log-level L           JSON logs on stderr: fatal, error, warn, info (default), debug, trace, silent
 
 A replica of a stream (docs/deploy.md): reads the stream of "xrate publish" in sequence order,
@@ -192,9 +200,15 @@ Also, without a key: GET /healthz (alive), GET /readyz (ready to answer), GET /m
 `,
   publish: `Usage: xrate publish LOG... --nats nats://HOST:PORT [--stream NAME] [--rate N | --follow]
 
-Puts the records of LOGs (any format "xrate replay" reads) on a NATS JetStream stream, in order,
-creating the stream (subjects NAME.>) when missing: one message per record on NAME.ev.EXCHANGE,
-then an end-of-run message. Replicas ("xrate serve --nats") read it (docs/deploy.md).
+Puts the records of LOGs on a NATS JetStream stream, in order, creating the stream (subjects
+NAME.>) when missing: one message per record on NAME.ev.EXCHANGE, then an end-of-run message.
+Replicas ("xrate serve --nats") read it (docs/deploy.md).
+A LOG is one file of xrate's own event log: NDJSON or CSV (each optionally gzipped) or SQLite
+(table "events"). Not a directory, nor a vendor file (CoinAPI flat files, tardis.dev CSV): their
+rows become events only with more than the row (a CoinAPI file's path names its symbol and date;
+a tardis row finds its market through the symbol events of a replay), while a replica reads each
+message alone. They are refused before connecting: replay them with "xrate replay", or convert
+them to NDJSON first.
 
 Options:
   --nats nats://H:P       the NATS server (JetStream enabled)
@@ -241,14 +255,17 @@ Options:
   --port N                listen port (default 3001; 0 = any free port)
   --managed               require an API key (X-CoinAPI-Key header or apikey parameter; keys as
                           for "xrate serve", "xrate keys create") or a trusted client certificate;
-                          the first start with no key and no --tls-client-ca creates a dev key
+                          a start with no key and no --tls-client-ca creates a dev key once
+                          it listens, and prints it
   --keys FILE             API keys database of --managed (default: the --db file)
   --tls-cert FILE         serve HTTPS with this certificate (PEM) ...
   --tls-key FILE          ... and its private key (PEM)
   --tls-client-ca FILE    with --managed: client certificates signed by this CA authenticate
   --sites FILE.json       {"locations": [...], "endpoints": [...]} of /v1/locations, /v1/endpoints
   --client-pem FILE       the client certificate (and key) PEM that /v1/certificate/pem hands out
-  --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N   as for replay
+  --format F              ndjson | csv | sqlite (default: from the file name; vendor files, told by
+                          their header, are read without it)
+  --config FILE.json, --reorder-window SECS, --max-line-bytes N   as for replay
 `,
   keys: `Usage: xrate keys <create|list|revoke|jwt-import> [--db FILE | --keys FILE | --redis URL] [options]
 
@@ -256,7 +273,8 @@ Options:
          prints the new key alone on the last line (only its SHA-256 is stored).
          --limit: request cost per sliding 24 h (default 1000000); --concurrency: requests in
          flight at once (default 100); --overage: allow going past the limit;
-         --rights: all (default) or a comma list of rate, rates, periods, history, explain
+         --rights: all (default; also reaches rights added later) or a comma list of
+         ${RIGHTS.join(', ')}
   list [--json]                    keys with their usage of the last 24 h
   revoke (--id N | --key KEY)      the key stops working within a second
   jwt-import (--id N | --key KEY) (--public-key FILE.pem | --secret-file FILE | --remove)

@@ -14,6 +14,7 @@ import {
   KeyStore,
   parseJwtKey,
   parseRights,
+  RIGHTS,
   type Right,
 } from '../service/keys.js';
 import { isRedisUrl } from '../replay/redisUrl.js';
@@ -41,7 +42,7 @@ export interface KeysFlags {
 
 function describeKey(k: ApiKey): string {
   return (
-    `id ${k.id}, name "${k.name}", prefix ${k.prefix}, rights ${[...k.rights].join(',')}, ` +
+    `id ${k.id}, name "${k.name}", prefix ${k.prefix}, rights ${RIGHTS.filter((r) => k.rights.has(r)).join(',')}, ` +
     `limit ${k.limit} per 24 h${k.overage ? ' (overage enabled)' : ''}, concurrency ${k.concurrency}`
   );
 }

@@ -12,8 +12,8 @@
  * Hot state lives in typed-array columns indexed by integer ids (markets, exchanges, assets, pairs);
  * strings are interned at the edges. This module is the facade; the parts live in `./engine/`:
  * the tables (`tables/`), applying events (`apply`), the tick pipeline (`tick`, `pairCompute`),
- * provenance (`explain`), OHLC tracking (`tracking`), rate look-ups (`queries`) and the snapshot
- * format (`snapshot`).
+ * provenance (`explain`; `whyNoRate` when there is no rate), OHLC tracking (`tracking`), rate
+ * look-ups (`queries`) and the snapshot format (`snapshot`).
  *
  * @module
  */
@@ -28,6 +28,7 @@ import { checkSnapshotVersion, restoreSnapshot, takeSnapshot } from './engine/sn
 import { EngineState } from './engine/state.js';
 import { TickPipeline } from './engine/tick.js';
 import { Tracking } from './engine/tracking.js';
+import { NoRateDiagnosis } from './engine/whyNoRate.js';
 import type { SymbolFilter, SymbolRecord } from './engine/symbolRecords.js';
 import type { EngineListener, EngineSnapshot, EngineStats, RateResult, RatesOptions, TrackedPair } from './engine/types.js';
 import type { OhlcBucket } from './ohlc.js';
@@ -35,7 +36,7 @@ import type { PeriodRecord } from './periods.js';
 import type { AccountPositions } from './positions/book.js';
 import type { ConnectivityEvent } from './positions/events.js';
 import { positionAssets, valuePositions, type ValuedPosition } from './positions/pnl.js';
-import type { PairExplanation, RateExplanation } from './provenance.js';
+import type { NoRateExplanation, PairExplanation, RateExplanation } from './provenance.js';
 import { formatTime, US_PER_SECOND } from './time.js';
 import type { Reject, XrateEvent } from './types.js';
 
@@ -74,6 +75,7 @@ export class Engine {
   private readonly ticks: TickPipeline;
   private readonly queries: RateQueries;
   private readonly explainer: Explainer;
+  private readonly diagnosis: NoRateDiagnosis;
 
   /**
    * @param config - partial {@link EngineConfig}; validated here (throws `xrate:` errors)
@@ -87,7 +89,8 @@ export class Engine {
     this.tracking = new Tracking(state);
     this.queries = new RateQueries(state);
     this.ticks = new TickPipeline(state, computer, this.tracking, this.queries);
-    this.explainer = new Explainer(state, computer, this.queries);
+    this.diagnosis = new NoRateDiagnosis(state, computer, this.queries);
+    this.explainer = new Explainer(state, computer, this.queries, this.diagnosis);
   }
 
   /**
@@ -346,9 +349,31 @@ export class Engine {
     return this.explainer.explainPair(base, quote);
   }
 
-  /** Explains rate(base, quote) at the last tick: the path and, per leg, its pair explanation. */
+  /**
+   * Explains rate(base, quote) at the last tick: the path and, per leg, its pair explanation; with
+   * no rate, kind `none` and the fields of {@link whyNoRate}.
+   */
   explain(base: string, quote: string): RateExplanation {
     return this.explainer.explain(base, quote);
+  }
+
+  /**
+   * Why {@link rate}(base, quote) is undefined at the last tick: the first reason in the order of
+   * the checks (`no_tick`, `unknown_asset`; then, for the pairs that would give the rate:
+   * `not_eligible` (rule 8, with the next refresh), `not_legitimate`, `stale`, `spread`,
+   * `no_quote`, `rank`, `zero_weight`; else `no_path`), with a message naming the pair and its
+   * markets. Undefined when there is a rate. Changes nothing.
+   *
+   * @example
+   * ```ts
+   * engine.rate('BTC', 'USD'); // undefined: its only market traded after the first tick
+   * engine.whyNoRate('BTC', 'USD');
+   * // { reason: 'not_eligible', pair: 'BTC/USD', next_refresh: '2024-03-01T04:00:00.0000000Z',
+   * //   message: 'BTC/USD has no eligible market yet (rule 8: ...' }
+   * ```
+   */
+  whyNoRate(base: string, quote: string): NoRateExplanation | undefined {
+    return this.diagnosis.why(base, quote);
   }
 
   // ---------------------------------------------------------------- positions

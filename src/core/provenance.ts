@@ -85,6 +85,45 @@ export interface LegExplanation {
   explanation: PairExplanation;
 }
 
+/**
+ * Why `rate(base, quote)` has no value at the last tick, checked in this order (the first that
+ * holds is the reason; docs/methodology.md section 6):
+ *
+ * - `no_tick`: no tick has been computed yet (no event applied);
+ * - `unknown_asset`: no event named the asset;
+ * - then, for the pairs without a rate that would give it (the direct pair, both ways, or those
+ *   on the path with the fewest hops through the listed pairs), the first check their markets fail:
+ *   `not_eligible` (rule 8: no market eligible at the last eligibility refresh; a market is used
+ *   only after a refresh that saw its trades), `not_legitimate` (rule 4: the exchanges of the
+ *   eligible ones are not legitimate now), `stale` (rule 7: their accepted quotes are too old),
+ *   `spread` (rule 5: every quote so far was discarded), `no_quote` (none quoted yet), `rank`
+ *   (rule 9: the top rank's markets give no weight and the lower ranks are left out),
+ *   `zero_weight` (rule 6: the weights of the fresh markets sum to 0);
+ * - `no_path` (rule 12): no listed pair links the two assets, directly or through others.
+ */
+export type NoRateReason =
+  | 'no_tick'
+  | 'unknown_asset'
+  | 'not_eligible'
+  | 'not_legitimate'
+  | 'stale'
+  | 'spread'
+  | 'no_quote'
+  | 'rank'
+  | 'zero_weight'
+  | 'no_path';
+
+/** Why there is no rate: the first reason (see {@link NoRateReason}), in words and fields. */
+export interface NoRateExplanation {
+  reason: NoRateReason;
+  /** The listed pair the reason is about (`BASE/QUOTE`), when it is about one. */
+  pair?: string;
+  /** `not_eligible`: the time of the next eligibility refresh, the first that can make a market eligible. */
+  next_refresh?: string;
+  /** The reason in words: what failed, for which markets, and (rule 8) when the next refresh is. */
+  message: string;
+}
+
 /** The explanation of `rate(base, quote)` at the last tick. */
 export interface RateExplanation {
   asset_id_base: string;
@@ -98,6 +137,9 @@ export interface RateExplanation {
   /** Asset ids along the path, base first. */
   path: string[];
   legs: LegExplanation[];
-  /** Why there is no rate, when kind is `none`. */
+  /** Why there is no rate, when kind is `none` (the fields of {@link NoRateExplanation}). */
+  reason?: NoRateReason;
+  pair?: string;
+  next_refresh?: string;
   message?: string;
 }

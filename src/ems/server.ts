@@ -167,45 +167,46 @@ export async function startEms(opts: EmsServeOptions, io: ServiceIo): Promise<Ru
   );
   let store: ReplayStore | undefined;
   let keys: KeyStore | undefined;
+  let app: FastifyInstance | undefined;
   try {
     store = ReplayStore.open(db, { readonly: true });
-    let devKey: string | undefined;
-    if (opts.managed) {
-      keys = KeyStore.open(opts.keys ?? db);
-      if (keys.activeCount() === 0 && tls?.ca === undefined) devKey = keys.create({ name: 'dev' }).key;
-    }
-    const app = await createEmsApp({
+    if (opts.managed) keys = KeyStore.open(opts.keys ?? db);
+    const served = await createEmsApp({
       positions: new PositionSource(provider, store),
       sites,
       clientPem,
       managed: keys ? { keys } : undefined,
       tls,
     });
-    const url = await listenOn(app, opts.host ?? '127.0.0.1', opts.port ?? 3001, tls ? 'https' : 'http');
+    app = served;
+    const url = await listenOn(served, opts.host ?? '127.0.0.1', opts.port ?? 3001, tls ? 'https' : 'http');
     const info = provider.info();
     const span = info.lastTick !== undefined ? `last tick ${formatTime(info.lastTick)}` : 'no tick yet';
     const auth = !keys
       ? 'self-hosted: no authentication'
       : `managed: API keys of ${keys.path}${tls?.ca !== undefined ? ' or a client certificate of the client CA' : ''}`;
+    // Made only once listening, and printed at once: a start that fails leaves no unseen key behind.
+    const devKey = keys && keys.activeCount() === 0 && tls?.ca === undefined ? keys.create({ name: 'dev' }).key : undefined;
     io.out(`xrate ems serve: listening on ${url} (${info.mode}: ${info.source}, ${span}; ${auth})\n`);
     if (devKey) io.out(`created a local development key "dev" in ${keys!.path}; it is shown only now:\n${devKey}\n`);
     const s = store;
     const k = keys;
     let closed = false;
     return {
-      app,
+      app: served,
       url,
       provider,
       async close() {
         if (closed) return;
         closed = true;
-        await app.close();
+        await served.close();
         await provider.close();
         s.close();
         k?.close();
       },
     };
   } catch (e) {
+    await app?.close();
     keys?.close();
     store?.close();
     await provider.close();

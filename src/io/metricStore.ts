@@ -19,6 +19,7 @@ import {
   type MetricFilter,
   type MetricsSource,
   metricListing,
+  type SeriesSpan,
   type StoredMetricPoint,
 } from '../core/metrics/source.js';
 import { US_PER_SECOND } from '../core/time.js';
@@ -155,7 +156,7 @@ function where(filter: MetricFilter): { sql: string; params: Record<string, stri
 
 /**
  * The {@link MetricsSource} of a replay database (a database written before metrics were stored
- * answers with no metric but xrate's own listing).
+ * answers with no metric).
  *
  * @example
  * ```ts
@@ -166,7 +167,7 @@ function where(filter: MetricFilter): { sql: string; params: Record<string, stri
 export class DatabaseMetrics implements MetricsSource {
   private readonly stored: boolean;
 
-  /** `own`: the definitions of xrate's own metrics, always listed. */
+  /** `own`: the definitions of xrate's own metrics (listed when the database holds points of them). */
   constructor(
     private readonly db: Database.Database,
     private readonly own: readonly MetricDefinition[] = [],
@@ -175,7 +176,7 @@ export class DatabaseMetrics implements MetricsSource {
   }
 
   listing(at?: TimeUs): MetricDefinition[] {
-    if (!this.stored) return metricListing(this.own, [], []);
+    if (!this.stored) return [];
     const t = asOfTick(at);
     const seen = this.db.prepare('SELECT DISTINCT metric_id FROM metric_points WHERE time <= ?').pluck().all(t) as string[];
     const defs = this.db.prepare('SELECT metric_id, description FROM metric_definitions WHERE time <= ? ORDER BY time, seq');
@@ -191,6 +192,7 @@ export class DatabaseMetrics implements MetricsSource {
   }
 
   current(filter: MetricFilter, at?: TimeUs): StoredMetricPoint[] {
+    if (!this.stored) return [];
     const latest = this.db
       .prepare(
         `SELECT ${POINT_COLUMNS} FROM metric_points WHERE metric_id = @metric_id AND exchange_id = @exchange_id AND symbol_id = @symbol_id
@@ -199,6 +201,15 @@ export class DatabaseMetrics implements MetricsSource {
       .raw();
     const t = asOfTick(at);
     return this.series(filter, at).map((k) => pointOf(latest.get({ ...k, at: t }) as PointRow));
+  }
+
+  spans(filter: MetricFilter, at?: TimeUs): SeriesSpan[] {
+    if (!this.stored) return [];
+    const w = where(filter);
+    const sql = `SELECT metric_id, exchange_id, symbol_id, asset_id, MIN(time) AS first, MAX(time) AS last FROM metric_points
+                 WHERE ${w.sql} AND time <= @at GROUP BY metric_id, exchange_id, symbol_id, asset_id
+                 ORDER BY metric_id, exchange_id, symbol_id, asset_id`;
+    return this.db.prepare(sql).all({ ...w.params, at: asOfTick(at) }) as SeriesSpan[];
   }
 
   points(filter: MetricFilter, from: TimeUs, to: TimeUs): StoredMetricPoint[] {

@@ -394,7 +394,7 @@ export class ReplayStore {
     return new StoredPositions(this.db);
   }
 
-  /** The stored metrics (`own`: the definitions of xrate's own metrics, always listed). */
+  /** The stored metrics (`own`: the definitions of xrate's own metrics, the descriptions of those stored). */
   metrics(own: readonly MetricDefinition[] = []): DatabaseMetrics {
     return new DatabaseMetrics(this.db, own);
   }

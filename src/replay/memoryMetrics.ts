@@ -12,6 +12,7 @@ import {
   type MetricsSource,
   metricListing,
   pointColumnsOf,
+  type SeriesSpan,
   type StoredMetricPoint,
 } from '../core/metrics/source.js';
 import type { MetricPointColumns } from '../core/metrics/timeseries.js';
@@ -62,7 +63,7 @@ export class MemoryMetrics implements MetricsSource {
   private readonly all: StoredMetricPoint[] = [];
   private readonly defs: (MetricDefinition & { time: TimeUs })[] = [];
 
-  /** `own`: the definitions of xrate's own metrics, always listed. */
+  /** `own`: the definitions of xrate's own metrics (listed when points of them were added). */
   constructor(private readonly own: readonly MetricDefinition[] = []) {}
 
   /** Adds the point of an accepted metric event (events come in log order, so in time order). */
@@ -105,6 +106,21 @@ export class MemoryMetrics implements MetricsSource {
       if (q === undefined || p.time >= q.time) latest.set(k, p);
     }
     return [...latest].sort((a, b) => byCodeUnit(a[0], b[0])).map(([, p]) => p);
+  }
+
+  spans(filter: MetricFilter, at?: TimeUs): SeriesSpan[] {
+    const t = asOfTick(at);
+    const first = new Map<string, TimeUs>();
+    for (const p of this.all) {
+      if (p.time > t || !matches(p, filter)) continue;
+      const k = keyText(p);
+      const f = first.get(k);
+      if (f === undefined || p.time < f) first.set(k, p.time);
+    }
+    return this.current(filter, at).map(({ metric_id, exchange_id, symbol_id, asset_id, time }) => {
+      const key = { metric_id, exchange_id, symbol_id, asset_id };
+      return { ...key, first: first.get(keyText(key)) ?? time, last: time };
+    });
   }
 
   points(filter: MetricFilter, from: TimeUs, to: TimeUs): StoredMetricPoint[] {

@@ -13,6 +13,7 @@ import { basename, dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { resolveConfig } from '../core/config.js';
 import { type Engine, restoreEngine } from '../core/engine.js';
+import { type InputWatch, watchInputs } from '../io/inputWatch.js';
 import { expandInputs } from '../io/inputs.js';
 import { RateFileWriter } from '../io/rateFile.js';
 import { ReplayStore } from '../io/store.js';
@@ -186,16 +187,18 @@ export async function replayParallel(given: ParallelOptions): Promise<ReplaySumm
   if ((given.db === undefined) === (given.out === undefined)) throw new Error('xrate: give either db or out to replayParallel');
   // Directories stand for the files under them (src/io/inputs.ts), as in a serial replay.
   const opts: ParallelOptions = { ...given, inputs: expandInputs(given.inputs) };
-  if (opts.out !== undefined) return replayParallelToFile(opts, opts.out);
-  return replayParallelInto(opts, opts.db!);
+  // What the partitions rely on in the inputs, checked before they are merged (src/io/inputWatch.ts).
+  const watch = watchInputs(given.inputs, opts.inputs);
+  if (opts.out !== undefined) return replayParallelToFile(opts, opts.out, watch);
+  return replayParallelInto(opts, opts.db!, watch);
 }
 
 /** {@link replayParallel} with `out`: merged into a database beside `out`, whose rate changes are then written to `out`. */
-async function replayParallelToFile(opts: ParallelOptions, out: string): Promise<ReplaySummary> {
+async function replayParallelToFile(opts: ParallelOptions, out: string, watch: InputWatch): Promise<ReplaySummary> {
   const db = `${out}.partitions.sqlite`;
   removeDb(db);
   try {
-    const summary = await replayParallelInto(opts, db);
+    const summary = await replayParallelInto(opts, db, watch);
     const store = ReplayStore.open(db);
     const file = new RateFileWriter(out);
     try {
@@ -215,7 +218,7 @@ async function replayParallelToFile(opts: ParallelOptions, out: string): Promise
 }
 
 /** {@link replayParallel} into the database `target`. */
-async function replayParallelInto(given: ParallelOptions, target: string): Promise<ReplaySummary> {
+async function replayParallelInto(given: ParallelOptions, target: string, watch: InputWatch): Promise<ReplaySummary> {
   const opts: IntoOptions = { ...given, db: target, out: undefined };
   const now = opts.now ?? (() => Date.now());
   const started = now();
@@ -307,6 +310,8 @@ async function replayParallelInto(given: ParallelOptions, target: string): Promi
         results[job.index] = rerun[i];
       });
     }
+    // An input that changed while the partitions read it: nothing is merged.
+    watch.check();
     report.stage('merge', []);
     return finish(opts, jobs, results, started, now);
   } finally {

@@ -25,6 +25,7 @@ import { US_PER_SECOND } from '../core/time.js';
 import type { RejectReason, XrateEvent } from '../core/types.js';
 import { RateFileWriter } from '../io/rateFile.js';
 import { expandInputs } from '../io/inputs.js';
+import { watchInputs } from '../io/inputWatch.js';
 import { mergeSources } from '../io/merge.js';
 import { type EventSource, openSource, type SourceFormat, type SourceRecord } from '../io/source.js';
 import type { VendorTime } from '../io/vendorCsv.js';
@@ -217,6 +218,8 @@ function parsePairSpec(spec: string): [string, string] {
 export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
   // Directories stand for the files under them: the run's inputs are those files.
   const opts: ReplayOptions = given.inputs.length > 0 ? { ...given, inputs: expandInputs(given.inputs) } : given;
+  // What the run relies on in its inputs, checked once they are read (a changed input fails the run).
+  const watch = watchInputs(given.inputs, opts.inputs);
   const now = opts.now ?? (() => Date.now());
   const started = now();
   if (opts.db && opts.out) throw new Error('xrate: give either --db or --out, not both');
@@ -456,6 +459,8 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
         }
       }
 
+      // An input that changed while it was read: the run is not complete (src/io/inputWatch.ts).
+      watch.check();
       // End of input: drain the window, finish the ticks, flush OHLC, store the final state.
       ingest.inBatch(() => {
         if (window && !st.stopped) for (const q of window.drain()) if (!applyOne(q.event, q.input, q)) break;

@@ -25,6 +25,7 @@ import { registerDeclared } from './api/declare.js';
 import { CHART_ROUTE, pageRoute } from './api/rateRoutes.js';
 import { badParam, noData } from './errors.js';
 import { CONTENT_TYPES } from './format/index.js';
+import type { HeavyPool } from './heavyPool.js';
 import type { RequestLimits } from './requestLimits.js';
 import type { RateProvider } from './provider.js';
 
@@ -47,7 +48,7 @@ function assets(): { path: string; file: string; type: string }[] {
  * Registers the chart route and the page on `app` (the onRequest hook of server.ts authenticates
  * the chart route; the page's routes have no right, so no key).
  */
-export function registerChartRoutes(app: FastifyInstance, provider: RateProvider, limits: RequestLimits): void {
+export function registerChartRoutes(app: FastifyInstance, provider: RateProvider, limits: RequestLimits, pool?: HeavyPool): void {
   for (const a of assets()) {
     const body = readFileSync(a.file);
     // The page is small and names its assets without a version: revalidated at every load.
@@ -88,6 +89,12 @@ export function registerChartRoutes(app: FastifyInstance, provider: RateProvider
       ({ asset_id_base: base, asset_id_quote: quote } = provider.rate(base, quote).value);
     } catch {
       // no rate at the last tick: the ids as given
+    }
+    if (pool) {
+      // Replayed on a worker thread (heavyPool.ts): the same bytes, the event loop free meanwhile.
+      const done = await pool.run({ kind: 'chart', db: info.source, base, quote, from, to, periodId });
+      limits.charge(req, reply, done.cost);
+      return reply.header('content-type', done.type).send(done.body);
     }
     let data: Awaited<ReturnType<typeof chartData>>;
     try {

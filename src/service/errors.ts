@@ -42,6 +42,13 @@ export function missingParam(name: string, detail = ''): ServiceError {
   return new ServiceError(400, `Missing required parameter '${name}'${detail ? `: ${detail}` : ''}`);
 }
 
+/** 400 for a request that gives none of the parameters of which one is required (each named). */
+export function missingOneOf(names: readonly string[]): ServiceError {
+  const quoted = names.map((n) => `'${n}'`);
+  const list = quoted.length < 2 ? quoted.join('') : `${quoted.slice(0, -1).join(', ')} or ${quoted[quoted.length - 1]}`;
+  return new ServiceError(400, `Missing required parameter: one of ${list} must be given`);
+}
+
 /** 401. */
 export function unauthorized(message: string): ServiceError {
   return new ServiceError(401, message);

@@ -18,11 +18,9 @@
  */
 import { createHash, createPublicKey, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { KeyDatabase, type KeyRow, type NewKeyRow } from '../io/keyDb.js';
+import { RIGHTS, type Right } from './rights.js';
 
-/** Resources a key may be granted. */
-export const RIGHTS = ['rate', 'rates', 'periods', 'history', 'explain', 'metrics', 'symbols'] as const;
-/** One right. */
-export type Right = (typeof RIGHTS)[number];
+export { RIGHTS, type Right } from './rights.js';
 
 /** Default 24 h request limit of a new key. */
 export const DEFAULT_LIMIT = 1_000_000;
@@ -98,7 +96,7 @@ export function parseRights(text: string | undefined): Right[] {
     if (!(RIGHTS as readonly string[]).includes(r)) throw new Error(`xrate: unknown right "${r}" (one of ${RIGHTS.join(', ')}, or all)`);
     out.add(r as Right);
   }
-  if (out.size === 0) throw new Error('xrate: --rights lists no right');
+  if (out.size === 0) throw new Error(`xrate: no right listed (all, or a comma list of ${RIGHTS.join(', ')})`);
   return RIGHTS.filter((r) => out.has(r));
 }
 

@@ -1,27 +1,38 @@
 /**
- * The metrics routes (all GET, right `metrics`), over a {@link MetricsSource}:
+ * The metrics routes (all GET, right `metrics`), over a {@link MetricsSource}. Required
+ * parameters are those of the interface description's table (a missing one is a 400 naming it;
+ * "one of" names each):
  *
- * | route | answer |
- * |---|---|
- * | `/v1/metrics/listing` | `v1.Metric[]` (`time`) |
- * | `/v1/metrics/{exchange,symbol,asset}/listing` | `v1.ListingItem[]` of the series of that scope (`metric_id`, `exchange_id` (required for exchange), `symbol_id`, `asset_id`, `chain_id`, `network_id`, `time`) |
- * | `/v1/metrics/{exchange,symbol,asset}/current` | `v1.GeneralData[]`: the latest point of each series of that scope (same filters, `time`, `time_format`) |
- * | `/v1/metrics/exchange/{exchange_id}/current`, `/v1/metrics/symbol/{symbol_id}/current`, `/v1/metrics/asset/{asset_id}/current` | the same, the id taken from the path |
- * | `/v1/metrics/by-exchange/{exchange_id}` | `v1.GeneralData[]`: the latest point of every series of the exchange, of every scope |
- * | `/v1/metrics/{exchange,symbol,asset}/history` | the timeseries items of one series (`metric_id` and the scope's id required; `period_id`, `time_start`, `time_end`, `limit`, `time_format`) |
- * | `/v1/metrics/history` | the timeseries of the points of every series matching the filters together (`metric_id` required) |
- * | `/v1/metrics/group` | `[{groupby, label, data: items}]`: one timeseries per value of `groupby` among the matching series, labels sorted |
+ * | route | requires | answer |
+ * |---|---|---|
+ * | `/v1/metrics/listing` | | `[{metric_id, description}]` (`time`) |
+ * | `/v1/metrics/exchange/listing` | exchange_id | `[{exchange_id, metric_id}]` of the exchange-level series |
+ * | `/v1/metrics/symbol/listing` | exchange_id or symbol_id | `[{exchange_id, metric_id, symbol_id}]` of the symbol-level series |
+ * | `/v1/metrics/asset/listing` | | `v1.ListingItem[]` of the asset-level series (`metric_id, exchange_id, asset_id, chain_id?, network_id?`) |
+ * | `/v1/metrics/exchange/current` | exchange_id | current values of the exchange-level series (no asset_id, no symbol_id) |
+ * | `/v1/metrics/symbol/current` | exchange_id or symbol_id | current values of the symbol-level series (asset_id and symbol_id) |
+ * | `/v1/metrics/asset/current` | | current values of the asset-level series (asset_id, no symbol_id) |
+ * | `/v1/metrics/{exchange,symbol,asset}/{id}/current` | (path) | the same, the id taken from the path |
+ * | `/v1/metrics/by-exchange/{exchange_id}` | (path) | `[{asset_id, exchange_id, metric_id, symbol_id, chain_id, network_id, min_time, max_time}]`: every series of the exchange, of every scope |
+ * | `/v1/metrics/exchange/history` | metric_id, exchange_id | the timeseries items of the series |
+ * | `/v1/metrics/symbol/history` | metric_id, symbol_id | the same |
+ * | `/v1/metrics/asset/history` | metric_id, exchange_id, asset_id | the same |
+ * | `/v1/metrics/history` | metric_id; symbol_id, asset_id or exchange_id | the items of the points of every matching series together |
+ * | `/v1/metrics/group` | metric_id; exchange_id, symbol_id or asset_id; groupby | `{series_label: [...], rows: [[items], ...]}`: one timeseries per value of `groupby` among the matching series, labels sorted |
  *
+ * Every listing and current route also filters by the other ids given (`metric_id`,
+ * `exchange_id`, `symbol_id`, `asset_id`, `chain_id`, `network_id`) and answers as of `time`.
  * Times are ISO 8601 with 7 fractional digits as in the exchange-rate answers, or Unix timestamps
  * with `time_format` (nanoseconds as a string of digits, see timeFormat.ts). `period_id` takes
- * the second-to-day ids and the month ids (default `1SEC`). A history costs one request per 100
- * items returned (at least 1); every other answer costs 1. Every bad parameter is a 400 naming it.
+ * the second-to-day ids and the month ids (default `1SEC`). A history or group costs one request
+ * per 100 items returned (at least 1); every other answer costs 1. Every bad parameter is a 400
+ * naming it.
  *
  * @module
  */
 import type { FastifyInstance } from 'fastify';
 import type { MetricScope, MetricValue, SeriesKey } from '../core/metrics/events.js';
-import type { MetricFilter, MetricsSource, StoredMetricPoint } from '../core/metrics/source.js';
+import type { MetricFilter, MetricsSource, SeriesSpan, StoredMetricPoint } from '../core/metrics/source.js';
 import { formatTimeAs, parseTimeFormat } from '../core/metrics/timeFormat.js';
 import {
   groupMetricSeries,
@@ -37,16 +48,18 @@ import { bucketStartAtOrAfter, getPeriod } from '../core/periods.js';
 import { formatTime, TIME_RANGE } from '../core/time.js';
 import type { TimeUs } from '../core/types.js';
 import { HISTORY_MAX_LIMIT } from '../replay/query.js';
-import { badParam, missingParam, noData } from './errors.js';
+import { badParam, missingOneOf, missingParam, noData } from './errors.js';
 import type { RequestLimits } from './requestLimits.js';
 import { metricHistoryJson, type TimeWriter } from './metricHistory.js';
 import { type Query, shown } from './params.js';
-import { answerFromTable, type Answer, registerRouteTable, type TableRoute } from './routeTable.js';
+import { answerFromTable, type Answer, type Offload, registerRouteTable, type TableRoute } from './routeTable.js';
 
 /** Options of {@link registerMetricRoutes}. */
 export interface MetricRouteOptions {
   /** The request limits of the service (charges and limit headers, heavy requests). */
   limits: RequestLimits;
+  /** Where long timeseries are answered off the event loop (heavyPool.ts); none: here. */
+  offload?: Offload;
 }
 
 /** The id parameters that filter series (the fields of {@link SeriesKey}). */
@@ -56,13 +69,21 @@ type Ids = Partial<Record<IdParam, string>>;
 const ID_PARAMS: readonly IdParam[] = ['metric_id', 'exchange_id', 'symbol_id', 'asset_id'];
 const GROUP_BY: readonly MetricGroupBy[] = ['symbol_id', 'asset_id', 'exchange_id', 'metric_id'];
 
-/** The required ids of the routes of each scope (spec: the `required` query parameters). */
-const REQUIRED: Record<MetricScope, { listing: IdParam[]; history: IdParam[] }> = {
-  exchange: { listing: ['exchange_id'], history: ['metric_id', 'exchange_id'] },
-  symbol: { listing: [], history: ['metric_id', 'symbol_id'] },
-  asset: { listing: [], history: ['metric_id', 'exchange_id', 'asset_id'] },
+/** What a route requires: each id of `all`, and at least one of `oneOf` (the description's table). */
+interface Required {
+  readonly all?: readonly IdParam[];
+  readonly oneOf?: readonly IdParam[];
+}
+
+/** The required ids of the query routes of each scope. */
+const REQUIRED: Record<MetricScope, { listing: Required; history: Required }> = {
+  exchange: { listing: { all: ['exchange_id'] }, history: { all: ['metric_id', 'exchange_id'] } },
+  symbol: { listing: { oneOf: ['exchange_id', 'symbol_id'] }, history: { all: ['metric_id', 'symbol_id'] } },
+  asset: { listing: {}, history: { all: ['metric_id', 'exchange_id', 'asset_id'] } },
 };
 const PATH_ID: Record<MetricScope, IdParam> = { exchange: 'exchange_id', symbol: 'symbol_id', asset: 'asset_id' };
+const HISTORY_REQUIRED: Required = { all: ['metric_id'], oneOf: ['symbol_id', 'asset_id', 'exchange_id'] };
+const GROUP_REQUIRED: Required = { all: ['metric_id'], oneOf: ['exchange_id', 'symbol_id', 'asset_id'] };
 
 /** Every point whose bucket can be answered: no bound on either side. */
 const ALL_TIME = { first: TIME_RANGE.first, end: TIME_RANGE.last };
@@ -84,9 +105,9 @@ function timeWriter(q: Query): TimeWriter {
 
 /**
  * The filter of a request: `scope`, the ids of the query (those of the path win; a query id that
- * differs from the path's is a 400), each of `required` present (else 400).
+ * differs from the path's is a 400), with what `required` asks for (else a 400 naming it).
  */
-function filterOf(q: Query, scope: MetricScope | undefined, required: readonly IdParam[], path: Ids = {}): MetricFilter {
+function filterOf(q: Query, scope: MetricScope | undefined, required: Required, path: Ids = {}): MetricFilter {
   if (q.text('asset_id_external') !== undefined) throw badParam('asset_id_external', 'xrate keeps no external asset ids: use asset_id');
   const ids: Ids = {};
   for (const name of ID_PARAMS) {
@@ -95,9 +116,11 @@ function filterOf(q: Query, scope: MetricScope | undefined, required: readonly I
     if (fromPath !== undefined && given !== undefined && given !== fromPath)
       throw badParam(name, `${shown(given)} differs from the path's ${shown(fromPath)}`);
     const v = fromPath ?? given;
-    if (v === undefined && required.includes(name)) throw missingParam(name);
+    if (v === undefined && required.all?.includes(name)) throw missingParam(name);
     if (v !== undefined) ids[name] = v;
   }
+  const oneOf = required.oneOf;
+  if (oneOf?.every((name) => ids[name] === undefined)) throw missingOneOf(oneOf);
   return scope === undefined ? ids : { scope, ...ids };
 }
 
@@ -106,9 +129,11 @@ function present<T extends Record<string, unknown>>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== '')) as Partial<T>;
 }
 
-/** The `v1.ListingItem` of a series (its chain and network as of its latest point). */
-function listingItem(p: StoredMetricPoint): Record<string, unknown> {
+/** The listing item of a series (its chain and network as of its latest point): the fields of its scope's listing. */
+function listingItem(p: StoredMetricPoint, scope: MetricScope): Record<string, unknown> {
   const { metric_id, symbol_id, exchange_id, asset_id, chain_id, network_id } = p;
+  if (scope === 'exchange') return { exchange_id, metric_id };
+  if (scope === 'symbol') return { exchange_id, metric_id, symbol_id };
   return present({ metric_id, symbol_id, exchange_id, asset_id, chain_id, network_id });
 }
 
@@ -124,10 +149,36 @@ function valueField(v: MetricValue, time: TimeWriter): Record<string, unknown> {
   }
 }
 
-/** The `v1.GeneralData` of a point, fields in the schema's order. */
-function currentItem(p: StoredMetricPoint, time: TimeWriter): Record<string, unknown> {
-  const ids = present({ exchange_id: p.exchange_id, asset_id: p.asset_id, symbol_id: p.symbol_id, metric_id: p.metric_id });
+/**
+ * The current value of a point, fields in the description's order: `asset_id` on the asset- and
+ * symbol-level answers (`""` for a symbol-level point without one), `symbol_id` on the
+ * symbol-level ones; neither on the exchange-level ones.
+ */
+function currentItem(p: StoredMetricPoint, scope: MetricScope, time: TimeWriter): Record<string, unknown> {
+  const ids =
+    scope === 'exchange'
+      ? { exchange_id: p.exchange_id, metric_id: p.metric_id }
+      : scope === 'asset'
+        ? { exchange_id: p.exchange_id, asset_id: p.asset_id, metric_id: p.metric_id }
+        : { exchange_id: p.exchange_id, asset_id: p.asset_id, symbol_id: p.symbol_id, metric_id: p.metric_id };
   return { entry_time: time(p.time), recv_time: time(p.recvTime), ...ids, ...valueField(p.value, time) };
+}
+
+/**
+ * The metric-by-exchange item of a series: its ids (`""` for those it has none of), the chain and
+ * network of its latest point (`""` when absent), the times of its first and last points.
+ */
+function byExchangeItem(s: SeriesSpan, latest: StoredMetricPoint | undefined, time: TimeWriter): Record<string, unknown> {
+  return {
+    asset_id: s.asset_id,
+    exchange_id: s.exchange_id,
+    metric_id: s.metric_id,
+    symbol_id: s.symbol_id,
+    chain_id: latest?.chain_id ?? '',
+    network_id: latest?.network_id ?? '',
+    min_time: time(s.first),
+    max_time: time(s.last),
+  };
 }
 
 /** Whether a point's chain and network match the `chain_id` / `network_id` filters. */
@@ -203,9 +254,14 @@ function itemsOf(cols: MetricBucketColumns, time: TimeWriter): MetricTimeseriesI
   return out;
 }
 
+/** The key of a series as one string. */
+function seriesId(k: SeriesKey): string {
+  return JSON.stringify([k.metric_id, k.exchange_id, k.symbol_id, k.asset_id]);
+}
+
 /** The matching series with their points in the window (a series with none is kept, empty). */
 function keyedSeries(source: MetricsSource, filter: MetricFilter, w: MetricTimeseriesQuery): KeyedMetricSeries[] {
-  const id = (k: SeriesKey) => JSON.stringify([k.metric_id, k.exchange_id, k.symbol_id, k.asset_id]);
+  const id = seriesId;
   const byId = new Map<string, { key: SeriesKey; points: StoredMetricPoint[] }>();
   for (const key of source.series(filter)) byId.set(id(key), { key, points: [] });
   for (const p of pointsOf(source, filter, w)) {
@@ -219,28 +275,43 @@ function keyedSeries(source: MetricsSource, filter: MetricFilter, w: MetricTimes
   return [...byId.values()];
 }
 
-/** `/v1/metrics/group`: one timeseries per distinct value of `groupby`, labels sorted. */
+/**
+ * `/v1/metrics/group`: one timeseries per distinct value of `groupby`, labels sorted, as
+ * `{series_label, rows}` (the items of `rows[i]` are those of `series_label[i]`).
+ */
 function groupAnswer(source: MetricsSource, q: Query): Answer {
+  const filter = filterOf(q, undefined, GROUP_REQUIRED);
   const text = q.text('groupby');
   if (text === undefined) throw missingParam('groupby', GROUP_BY.join(', '));
   const groupby = GROUP_BY.find((g) => g === text.toLowerCase());
   if (groupby === undefined) throw badParam('groupby', `${shown(text)} is not one of ${GROUP_BY.join(', ')}`);
   const time = timeWriter(q);
   const w = timeseriesQuery(q);
-  const groups = groupMetricSeries(keyedSeries(source, filterOf(q, undefined, []), w), groupby, w).map((g) => ({
-    groupby,
-    label: g.label,
-    data: g.buckets.map((b) => toMetricTimeseriesItem(b, time)),
-  }));
-  return { kind: 'metric_groups', value: groups, cost: itemsCost(groups.reduce((n, g) => n + g.data.length, 0)) };
+  const groups = groupMetricSeries(keyedSeries(source, filter, w), groupby, w);
+  const rows = groups.map((g) => g.buckets.map((b) => toMetricTimeseriesItem(b, time)));
+  const value = { series_label: groups.map((g) => g.label), rows };
+  return { kind: 'metric_groups', value, cost: itemsCost(rows.reduce((n, r) => n + r.length, 0)) };
 }
 
-/** The listing items or the current values of the series matching `filter` (cost 1). */
-function currentAnswer(source: MetricsSource, q: Query, what: 'listing' | 'current', filter: MetricFilter): Answer {
+/** The listing items or the current values of the series of `scope` matching `filter` (cost 1). */
+function currentAnswer(source: MetricsSource, q: Query, what: 'listing' | 'current', scope: MetricScope, filter: MetricFilter): Answer {
   const points = source.current(filter, q.time('time')).filter(chainFilter(q));
-  if (what === 'listing') return { kind: 'metric_listing', value: points.map(listingItem), cost: 1 };
+  if (what === 'listing') return { kind: `metric_${scope}_listing`, value: points.map((p) => listingItem(p, scope)), cost: 1 };
   const time = timeWriter(q);
-  return { kind: 'metric_current', value: points.map((p) => currentItem(p, time)), cost: 1 };
+  return { kind: 'metric_current', value: points.map((p) => currentItem(p, scope, time)), cost: 1 };
+}
+
+/** `/v1/metrics/by-exchange/{exchange_id}`: every series of the exchange with its first and last point times (cost 1). */
+function byExchangeAnswer(source: MetricsSource, q: Query, filter: MetricFilter): Answer {
+  const at = q.time('time');
+  const time = timeWriter(q);
+  const latest = new Map(source.current(filter, at).map((p) => [seriesId(p), p]));
+  const keep = chainFilter(q);
+  const value = source.spans(filter, at).flatMap((s) => {
+    const p = latest.get(seriesId(s));
+    return p === undefined || keep(p) ? [byExchangeItem(s, p, time)] : [];
+  });
+  return { kind: 'metric_by_exchange', value, cost: 1 };
 }
 
 /** A metrics route: its path (fastify syntax), whether it is a timeseries, and its answer. */
@@ -259,17 +330,17 @@ const ROUTES: readonly MetricRoute[] = [
       {
         path: `/v1/metrics/${scope}/listing`,
         timeseries: false,
-        answer: (src, q) => currentAnswer(src, q, 'listing', filterOf(q, scope, listing)),
+        answer: (src, q) => currentAnswer(src, q, 'listing', scope, filterOf(q, scope, listing)),
       },
       {
         path: `/v1/metrics/${scope}/current`,
         timeseries: false,
-        answer: (src, q) => currentAnswer(src, q, 'current', filterOf(q, scope, listing)),
+        answer: (src, q) => currentAnswer(src, q, 'current', scope, filterOf(q, scope, listing)),
       },
       {
         path: `/v1/metrics/${scope}/:${PATH_ID[scope]}/current`,
         timeseries: false,
-        answer: (src, q, p) => currentAnswer(src, q, 'current', filterOf(q, scope, [], p)),
+        answer: (src, q, p) => currentAnswer(src, q, 'current', scope, filterOf(q, scope, {}, p)),
       },
       { path: `/v1/metrics/${scope}/history`, timeseries: true, answer: (src, q) => historyAnswer(src, q, filterOf(q, scope, history)) },
     ];
@@ -277,9 +348,9 @@ const ROUTES: readonly MetricRoute[] = [
   {
     path: '/v1/metrics/by-exchange/:exchange_id',
     timeseries: false,
-    answer: (src, q, p) => currentAnswer(src, q, 'current', filterOf(q, undefined, [], p)),
+    answer: (src, q, p) => byExchangeAnswer(src, q, filterOf(q, undefined, {}, p)),
   },
-  { path: '/v1/metrics/history', timeseries: true, answer: (src, q) => historyAnswer(src, q, filterOf(q, undefined, ['metric_id'])) },
+  { path: '/v1/metrics/history', timeseries: true, answer: (src, q) => historyAnswer(src, q, filterOf(q, undefined, HISTORY_REQUIRED)) },
   { path: '/v1/metrics/group', timeseries: true, answer: (src, q) => groupAnswer(src, q) },
 ];
 
@@ -303,5 +374,5 @@ export function answerMetrics(source: MetricsSource, path: string, query: Record
  * HEAVY_LIMIT items is a heavy request, as the exchange-rate history.
  */
 export function registerMetricRoutes(app: FastifyInstance, source: MetricsSource, opts: MetricRouteOptions): void {
-  registerRouteTable(app, ROUTES, source, 'metrics', opts.limits);
+  registerRouteTable(app, ROUTES, source, 'metrics', opts.limits, opts.offload);
 }

@@ -21,7 +21,7 @@
  * @module
  */
 import { restoreEngine, type Engine, type SymbolFilter, type SymbolRecord } from '../core/engine.js';
-import type { MetricDefinition, MetricsSource } from '../core/metrics/source.js';
+import { delegatingMetrics, type MetricDefinition, type MetricsSource } from '../core/metrics/source.js';
 import type { OhlcBucket } from '../core/ohlc.js';
 import { bucketEnd, bucketStartAtOrAfter, EXCHANGE_RATE_PERIODS, type PeriodRecord } from '../core/periods.js';
 import type { RateExplanation } from '../core/provenance.js';
@@ -161,9 +161,11 @@ export function timeseriesItem(b: OhlcBucket): TimeseriesItem {
 
 function missing(src: RateSource, base: string, quote: string, rb: string | undefined, rq: string | undefined): string {
   const at = formatTime(src.tick);
-  if (rb === undefined) return `no rate for ${base}/${quote} at ${at}: unknown asset "${base}" (no pair with a rate involves it)`;
-  if (rq === undefined) return `no rate for ${base}/${quote} at ${at}: unknown asset "${quote}" (no pair with a rate involves it)`;
-  return `no rate for ${base}/${quote} at ${at}: no path from ${rb} to ${rq} in the graph of pairs with a rate`;
+  // Why there is none is the explain route's answer (engine.whyNoRate): rule 8's warm-up, staleness, ...
+  const why = `the explain route, /v1/exchangerate/${base}/${quote}/explain, names the first reason: not yet eligible, stale, spread, rank or no path`;
+  if (rb === undefined) return `no rate for ${base}/${quote} at ${at}: unknown asset "${base}" (no pair with a rate involves it; ${why})`;
+  if (rq === undefined) return `no rate for ${base}/${quote} at ${at}: unknown asset "${quote}" (no pair with a rate involves it; ${why})`;
+  return `no rate for ${base}/${quote} at ${at}: no path from ${rb} to ${rq} in the graph of pairs with a rate (${why})`;
 }
 
 /** rate(base, quote) from a rate source, or a 550 naming why there is none. */
@@ -311,18 +313,11 @@ export class DatabaseRateProvider implements RateProvider {
    */
   metrics(own: readonly MetricDefinition[]): MetricsSource {
     let of: { db: ReplayDatabase; source: MetricsSource } | undefined;
-    const now = (): MetricsSource => {
+    return delegatingMetrics(() => {
       const db = this.current();
       if (of?.db !== db) of = { db, source: db.store.metrics(own) };
       return of.source;
-    };
-    return {
-      listing: (at) => now().listing(at),
-      series: (f, at) => now().series(f, at),
-      current: (f, at) => now().current(f, at),
-      points: (f, from, to) => now().points(f, from, to),
-      pointColumns: (f, from, to) => now().pointColumns(f, from, to),
-    };
+    });
   }
 
   /** Opens `path` read-only and serves it. */

@@ -30,10 +30,10 @@ export interface JsonItems {
   json(from: number, to: number): Buffer;
 }
 
-/** What a route answers: a payload and its cost (and, for a long one, its JSON written without `value`). */
+/** What a route answers: a payload (an array, or an object such as a grouped result) and its cost (and, for a long array, its JSON written without `value`). */
 export interface Answer {
   kind: PayloadKind;
-  value: unknown[];
+  value: unknown;
   cost: number;
   /** The JSON of `value`, written straight from the route's data: what JSON answers send when present. */
   json?: JsonItems;
@@ -86,6 +86,16 @@ export interface TableRoute<S> {
 }
 
 /**
+ * Answers a timeseries route of a table on a worker thread: its path (parameters filled in), the
+ * request's query and format; the finished body, its Content-Type and cost (heavyPool.ts).
+ */
+export type Offload = (
+  path: string,
+  query: Record<string, string>,
+  format: OutputFormat,
+) => Promise<{ body: Buffer; type: string; cost: number }>;
+
+/**
  * Registers every route of `routes` (right `right`), each from its declaration (api/tableRoutes.ts:
  * a route without one, or of another right, throws): query and format negotiated, declared-required
  * parameters checked, heavy requests held, the answer's cost charged, the payload rendered in the
@@ -102,12 +112,20 @@ export function registerRouteTable<S>(
   source: S,
   right: Right,
   limits: RequestLimits,
+  offload?: Offload,
 ): void {
   for (const r of routes) {
     const decl = tableRouteDecl(r.path);
     if (decl.right !== right) throw new Error(`xrate: the route ${r.path} is declared with the right ${decl.right}, not ${right}`);
-    registerDeclared(app, decl, (req, reply, q, fmt) => {
+    registerDeclared(app, decl, async (req, reply, q, fmt) => {
       if (r.timeseries) limits.holdHeavy(req, reply, q.int('limit', 1, HISTORY_MAX_LIMIT, 100));
+      if (r.timeseries && offload) {
+        // Answered on a worker thread (heavyPool.ts), the same bytes.
+        const path = r.path.replace(/:(\w+)/g, (_m, name: string) => encodeURIComponent(req.params[name]));
+        const done = await offload(path, req.query as Record<string, string>, fmt);
+        limits.charge(req, reply, done.cost);
+        return reply.header('content-type', done.type).send(done.body);
+      }
       const a = r.answer(source, q, req.params);
       limits.charge(req, reply, a.cost);
       const { body, type } = answerBody(a, fmt);

@@ -25,12 +25,14 @@ import { errorBody, forbidden, NO_DATA, notFound, ServiceError } from './errors.
 import { CONTENT_TYPES } from './format/index.js';
 import type { MetricsSource } from '../core/metrics/source.js';
 import { KeyStore, type ApiKey } from './keys.js';
+import { HeavyPool, type HeavyPoolOptions, type MetricsFrom } from './heavyPool.js';
 import { Limiter } from './limits.js';
 import type { RedisKeyStore } from './redisKeys.js';
 import { localLimits, type RequestLimits } from './requestLimits.js';
 import { registerMetricRoutes } from './metrics.js';
 import type { OpsMetrics, OpsOptions } from './ops.js';
 import type { RateProvider } from './provider.js';
+import type { Offload } from './routeTable.js';
 import { registerRoutes, type RouteConfig } from './routes.js';
 import { registerSymbolRoutes } from './symbols.js';
 
@@ -68,6 +70,11 @@ export interface ServiceOptions {
   log?: { error(obj: object, msg: string): void };
   /** With keys in Redis: how long this replica's in-flight counts outlive its last heartbeat, ms (default 5000). */
   replicaTtlMs?: number;
+  /**
+   * Answer charts and long metric timeseries on worker threads reading this database (heavyPool.ts),
+   * `metricsFrom` saying how `metrics` reads it; none: on the event loop.
+   */
+  heavy?: HeavyPoolOptions & { db: string; metricsFrom: MetricsFrom };
 }
 
 /** What the onRequest hook needs to know about a route. */
@@ -207,9 +214,17 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
   // prom-client is loaded by the service only: every command of the CLI would start later.
   const { registerOps } = await import('./ops.js');
   app.decorate('ops', registerOps(app, opts.provider, opts.ops));
+  const heavy = opts.heavy;
+  const pool = heavy ? new HeavyPool(heavy) : undefined;
   registerRoutes(app, opts.provider, limits);
-  registerChartRoutes(app, opts.provider, limits);
-  if (opts.metrics) registerMetricRoutes(app, opts.metrics, { limits });
+  registerChartRoutes(app, opts.provider, limits, pool);
+  if (opts.metrics) {
+    const offload: Offload | undefined =
+      pool && heavy
+        ? (path, query, format) => pool.run({ kind: 'metrics', db: heavy.db, from: heavy.metricsFrom, path, query, format })
+        : undefined;
+    registerMetricRoutes(app, opts.metrics, { limits, offload });
+  }
   registerSymbolRoutes(app, opts.provider, { limits });
 
   app.setNotFoundHandler((req, reply) => {
@@ -261,6 +276,7 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
   });
 
   app.addHook('onClose', async () => {
+    await pool?.close();
     await limits.close();
   });
   return app;

@@ -1,8 +1,8 @@
 /**
  * Starting the rate service from options: the data provider (a replay database, or a live engine
- * that replays or follows a log), the API keys (a development key on first start), the HTTP
- * server, and one banner line saying what is served. `xrate serve` calls it with its flags; a
- * program may call it directly.
+ * that replays or follows a log), the API keys, the HTTP server, one banner line saying what is
+ * served, and the development key when no key is active (made once listening, printed at once).
+ * `xrate serve` calls it with its flags; a program may call it directly.
  *
  * @module
  */
@@ -75,7 +75,7 @@ export interface RunningService {
   url: string;
   provider: RateProvider;
   keys: KeyStore | RedisKeyStore;
-  /** The development key created at this start, if any. */
+  /** The development key created at this start (once listening), if any. */
   devKey: string | undefined;
   /** The replica, when fed by a stream. */
   replica: Replica | undefined;
@@ -163,13 +163,17 @@ async function serviceLogger(opts: ServeOptions): Promise<Logger> {
   return pino({ level: opts.logLevel ?? 'silent', base: { service: 'xrate' } }, pino.destination(2));
 }
 
-/** Sets up the provider, the keys (creating a development key when there is none) and listens. */
+/**
+ * Sets up the provider and the keys, listens, and then creates a development key when no key is
+ * active (printed on `io`; a start that fails creates none).
+ */
 export async function startService(opts: ServeOptions, io: ServiceIo): Promise<RunningService> {
   const db = opts.db ?? DEFAULT_DB;
   const logger = await serviceLogger(opts);
   const { provider, replica } = await openProvider(opts, io, 'xrate serve', logger);
   let keys: KeyStore | RedisKeyStore | undefined;
   let metricStore: ReplayStore | undefined;
+  let listening: FastifyInstance | undefined;
   try {
     // The stored metrics: the served run's (550 while a replay into the file runs), or, following
     // a log, those the follower has written so far.
@@ -179,15 +183,8 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
       metricStore = ReplayStore.open(db, { readonly: true });
       metrics = metricStore.metrics(OWN_METRICS);
     }
-    let devKey: string | undefined;
-    if (opts.redis !== undefined) {
-      keys = await (await import('./redisKeys.js')).RedisKeyStore.open(opts.redis);
-      // Atomic: of replicas starting together on an empty Redis, one creates the key.
-      devKey = (await keys.create({ name: 'dev' }, true))?.key;
-    } else {
-      keys = KeyStore.open(opts.keys ?? db);
-      if (keys.activeCount() === 0) devKey = keys.create({ name: 'dev' }).key;
-    }
+    keys =
+      opts.redis !== undefined ? await (await import('./redisKeys.js')).RedisKeyStore.open(opts.redis) : KeyStore.open(opts.keys ?? db);
     const ops = await import('./ops.js');
     let closing = false;
     const live = provider instanceof DatabaseRateProvider ? undefined : (provider as LiveRateProvider).engine;
@@ -214,10 +211,13 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
       keys,
       metrics,
       heavyConcurrency: opts.heavyConcurrency,
+      // Charts and long metric timeseries on worker threads, with their own connections to the file.
+      heavy: { db, metricsFrom: provider instanceof DatabaseRateProvider ? 'database' : 'store' },
       ops: { readiness, engine: live ? () => live : undefined, lag: r ? () => r.status().lag : undefined },
       log: logger,
     });
     if (r) r.onTicks((s) => app.ops.observeTicks(s));
+    listening = app;
     const host = opts.host ?? '127.0.0.1';
     const url = await listenOn(app, host, opts.port ?? 3000, 'http');
     const info = provider.info();
@@ -225,6 +225,9 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
       info.firstTick !== undefined && info.lastTick !== undefined
         ? `ticks ${formatTime(info.firstTick)} .. ${formatTime(info.lastTick)}`
         : 'no tick yet';
+    // The development key is made only now that the service listens, and printed at once: a start
+    // that fails leaves no key behind that nobody was shown.
+    const devKey = await createDevKey(keys);
     io.out(`xrate serve: listening on ${url} (${info.mode}: ${info.source}, ${info.pairs} pairs, ${span})\n`);
     logger.info({ url, mode: info.mode, db: info.source, pairs: info.pairs }, 'listening');
     if (devKey) {
@@ -272,11 +275,22 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
       },
     };
   } catch (e) {
+    await listening?.close();
     await keys?.close();
     metricStore?.close();
     await provider.close();
     throw e;
   }
+}
+
+/**
+ * Creates the development key `dev` (default limits) when no key is active, and returns it (shown
+ * once); undefined when a key is active. In Redis the check and the creation are one atomic step,
+ * so of replicas starting together on an empty Redis, one creates the key.
+ */
+async function createDevKey(keys: KeyStore | RedisKeyStore): Promise<string | undefined> {
+  if (keys instanceof KeyStore) return keys.activeCount() === 0 ? keys.create({ name: 'dev' }).key : undefined;
+  return (await keys.create({ name: 'dev' }, true))?.key;
 }
 
 /**

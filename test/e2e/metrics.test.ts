@@ -74,15 +74,16 @@ describe('xrate metrics', () => {
 
   const routes: string[][] = [
     ['listing'],
-    ['symbol/current'],
-    ['symbol/current', 'time=2024-01-01T00:00:01.9Z'],
+    ['symbol/current', 'exchange_id=BINANCE'],
+    ['symbol/current', `symbol_id=${P}`, 'time=2024-01-01T00:00:01.9Z'],
     [`symbol/${P}/current`, 'time_format=unix_millisec'],
     ['exchange/current', 'exchange_id=BINANCE'],
     ['asset/listing'],
     ['by-exchange/UNISWAP'],
     ['symbol/history', 'metric_id=FUNDING_RATE', `symbol_id=${P}`, 'period_id=1MIN'],
     ['asset/history', 'metric_id=TVL', 'exchange_id=UNISWAP', 'asset_id=ETH', 'period_id=1DAY'],
-    ['group', 'groupby=exchange_id', 'period_id=1HRS'],
+    ['group', 'metric_id=TVL', 'asset_id=ETH', 'groupby=exchange_id', 'period_id=1HRS'],
+    ['history', 'metric_id=FUNDING_RATE', 'exchange_id=BINANCE', 'time_format=unix_nanosec'],
   ];
 
   it('answers every route alike from the log and from its database', async () => {
@@ -93,12 +94,21 @@ describe('xrate metrics', () => {
   });
 
   it('answers what the methodology says', async () => {
-    // The log's metrics, and xrate's own (always listed), by metric_id.
+    // The log's metrics by metric_id; xrate's own are not listed: the replay stored none of them.
     const listing = await cliJson<{ metric_id: string; description: string }[]>('metrics', DB, 'listing');
-    expect(listing.map((d) => d.metric_id)).toEqual(['FUNDING_RATE', 'STATUS', 'TVL', ...OWN_METRICS.map((d) => d.metric_id)]);
-    expect(listing.slice(0, 3).map((d) => d.description)).toEqual(['Funding rate', '', '']);
+    expect(listing).toEqual([
+      { metric_id: 'FUNDING_RATE', description: 'Funding rate' },
+      { metric_id: 'STATUS', description: '' },
+      { metric_id: 'TVL', description: '' },
+    ]);
     // As of tick 00:00:01 only the first funding rate is known.
-    const early = await cliJson<{ value_decimal: number }[]>('metrics', DB, 'symbol/current', 'time=2024-01-01T00:00:01.9Z');
+    const early = await cliJson<{ value_decimal: number }[]>(
+      'metrics',
+      DB,
+      'symbol/current',
+      `symbol_id=${P}`,
+      'time=2024-01-01T00:00:01.9Z',
+    );
     expect(early.map((x) => x.value_decimal)).toEqual([0.0001]);
     const [bucket] = await cliJson<{ sum: number; count: number }[]>(
       'metrics',
@@ -123,12 +133,15 @@ describe('xrate metrics', () => {
   });
 
   it('exits 2 naming a bad parameter, and names an unknown route', async () => {
-    const bad = await cli('metrics', DB, 'group', 'groupby=nope');
+    const bad = await cli('metrics', DB, 'group', 'metric_id=TVL', 'asset_id=ETH', 'groupby=nope');
     expect(bad.code).toBe(2);
     expect(bad.err).toContain("'groupby'");
     const missing = await cli('metrics', DB, 'exchange/history', 'metric_id=STATUS');
     expect(missing.code).toBe(2);
     expect(missing.err).toContain('exchange_id');
+    const oneOf = await cli('metrics', DB, 'history', 'metric_id=STATUS');
+    expect(oneOf.code).toBe(2);
+    expect(oneOf.err).toContain("one of 'symbol_id', 'asset_id' or 'exchange_id'");
     const route = await cli('metrics', DB, 'nowhere');
     expect(route.code).toBe(2);
     expect(route.err).toContain('unknown metrics route');
@@ -140,14 +153,20 @@ describe('xrate metrics', () => {
     expect(r.code, r.err).toBe(0);
     for (const route of [
       ['exchange/current', 'exchange_id=KRAKEN'],
-      ['symbol/current', 'metric_id=XRATE_MARKET_SPREAD'],
+      ['symbol/current', 'metric_id=XRATE_MARKET_SPREAD', 'exchange_id=KRAKEN'],
+      ['by-exchange/KRAKEN'],
     ]) {
       const fromDb = await cliJson<{ metric_id: string }[]>('metrics', own, ...route);
       expect(fromDb.length, route.join(' ')).toBeGreaterThan(0);
       expect(fromDb.every((x) => x.metric_id.startsWith('XRATE_'))).toBe(true);
       expect(await cliJson('metrics', DEMO, ...route, '--own-metrics'), route.join(' ')).toEqual(fromDb);
     }
-    // Without the flag the log has none of them, as a database replayed without it.
+    // Listed once stored, with their descriptions.
+    const listing = await cliJson<{ metric_id: string; description: string }[]>('metrics', own, 'listing');
+    expect(listing).toEqual([...OWN_METRICS]);
+    expect(await cliJson('metrics', DEMO, 'listing', '--own-metrics')).toEqual(listing);
+    // Without the flag the log has none of them, as a database replayed without it: none listed.
     expect(await cliJson('metrics', DEMO, 'exchange/current', 'exchange_id=KRAKEN')).toEqual([]);
+    expect(await cliJson('metrics', DEMO, 'listing')).toEqual([]);
   }, 120_000);
 });

@@ -5,7 +5,8 @@
  *   the listener in log order;
  * - the replay database's metrics (io/metricStore.ts) answer every query exactly as the in-memory
  *   metrics of the same events (replay/memoryMetrics.ts), which is how a log is answered, the
- *   columns a long history reads included.
+ *   columns a long history reads included; the listing is the ids of the points and definitions
+ *   (xrate's own only with a point) and each series' first and last point times are its spans.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,8 +15,9 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine, type EngineListener } from '../../src/core/engine.js';
 import { parseDec } from '../../src/core/decimal.js';
-import type { MetricEvent, MetricValue } from '../../src/core/metrics/events.js';
-import { type MetricFilter, pointColumnsOf } from '../../src/core/metrics/source.js';
+import { type MetricEvent, type MetricValue, seriesKey } from '../../src/core/metrics/events.js';
+import { byCodeUnit, type MetricFilter, pointColumnsOf } from '../../src/core/metrics/source.js';
+import { asOfTick } from '../../src/io/metricStore.js';
 import { ReplayStore } from '../../src/io/store.js';
 import { MemoryMetrics } from '../../src/replay/memoryMetrics.js';
 import { logArb, recorder, TRACKED, type Log } from './arbitraries.js';
@@ -146,6 +148,8 @@ describe('metric events', () => {
         ),
         (events, queries) => {
           const mem = new MemoryMetrics([{ metric_id: 'XRATE_EXCHANGE_RANK', description: 'rank' }]);
+          const points: MetricEvent[] = [];
+          const defined: { id: string; time: number }[] = [];
           const store = ReplayStore.open(join(dir, `m${run++}.sqlite`));
           const w = store.writers();
           let time = 1_000_000;
@@ -155,10 +159,12 @@ describe('metric events', () => {
               time += x.dt;
               const e = metricAt(x.metric, time);
               mem.addPoint(e);
+              points.push(e);
               w.point(e, ++seq, 1);
               if (x.def) {
                 const d = { type: 'metric_definition' as const, time, metricId: x.metric.metricId, description: `d${seq}` };
                 mem.addDefinition(d);
+                defined.push({ id: d.metricId, time });
                 w.definition(d, ++seq, 1);
               }
             }
@@ -167,6 +173,36 @@ describe('metric events', () => {
           const strip = (ps: { seq: number }[]) => ps.map(({ seq: _s, ...p }) => p);
           for (const q of queries) {
             expect(db.listing(q.at)).toEqual(mem.listing(q.at));
+            // The listing: the ids of the points and definitions as of the tick, sorted (an own
+            // metric only with a point: XRATE_EXCHANGE_RANK is not listed otherwise).
+            const tick = asOfTick(q.at);
+            const ids = [
+              ...points.filter((e) => e.time <= tick).map((e) => e.metricId),
+              ...defined.filter((d) => d.time <= tick).map((d) => d.id),
+            ];
+            expect(db.listing(q.at).map((d) => d.metric_id)).toEqual([...new Set(ids)].sort(byCodeUnit));
+            // The spans: the first and last point time of each series as of the tick.
+            const spans = db.spans(q.filter, q.at);
+            expect(spans).toEqual(mem.spans(q.filter, q.at));
+            expect(spans.map(({ first: _f, last: _l, ...key }) => key)).toEqual(db.series(q.filter, q.at));
+            for (const sp of spans) {
+              const times = points
+                .filter(
+                  (e) =>
+                    e.time <= tick &&
+                    JSON.stringify(seriesKey(e)) ===
+                      JSON.stringify(
+                        seriesKey({
+                          metricId: sp.metric_id,
+                          exchangeId: sp.exchange_id,
+                          symbolId: sp.symbol_id || undefined,
+                          assetId: sp.asset_id || undefined,
+                        }),
+                      ),
+                )
+                .map((e) => e.time);
+              expect([sp.first, sp.last]).toEqual([Math.min(...times), Math.max(...times)]);
+            }
             expect(db.series(q.filter, q.at)).toEqual(mem.series(q.filter, q.at));
             expect(strip(db.current(q.filter, q.at))).toEqual(strip(mem.current(q.filter, q.at)));
             const from = q.at ?? 0;

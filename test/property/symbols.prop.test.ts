@@ -1,15 +1,17 @@
 /**
  * Symbol records (docs/methodology.md section 10): the values the engine derives at a tick equal a
- * brute-force recomputation from the accepted events, and `symbol` events with the version-2
- * optional fields change no rate.
+ * brute-force recomputation from the accepted events; a record's declared fields are the union of
+ * its `symbol` events (each field the last value given, through snapshots too); and `symbol`
+ * events with the version-2 optional fields change no rate.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/core/config.js';
 import { ExactDecimal } from '../../src/core/decimal.js';
 import { createEngine, restoreEngine, type Engine, type SymbolRecord } from '../../src/core/engine.js';
+import { parseEvent } from '../../src/core/events.js';
 import { spreadAccepted } from '../../src/core/quoteFilter.js';
-import type { QuoteEvent, SymbolEvent, TradeEvent, XrateEvent } from '../../src/core/types.js';
+import { isReject, type QuoteEvent, type SymbolEvent, type TradeEvent, type XrateEvent } from '../../src/core/types.js';
 import { logArb, recorder, US, type Log } from './arbitraries.js';
 
 const HOUR = 3600 * US;
@@ -125,6 +127,95 @@ describe('symbol records (property)', () => {
         },
       ),
       { seed: 42, numRuns: 120 },
+    );
+  });
+
+  it('a record is the union of its symbol events: each field the last value given at or before the tick', () => {
+    // The optional fields of a symbol event, the record field each becomes, and a few values.
+    const FIELDS = {
+      price_precision: ['pricePrecision', [0, 2, 8]],
+      size_precision: ['sizePrecision', [1, 6]],
+      symbol_id_exchange: ['symbolIdExchange', ['XXBTZUSD', 'XBTUSD']],
+      asset_id_base_exchange: ['assetIdBaseExchange', ['XBT', 'BTC']],
+      asset_id_quote_exchange: ['assetIdQuoteExchange', ['ZUSD', 'USD']],
+      future_delivery_time: ['futureDeliveryTime', ['2024-03-29T08:00:00Z', '2025-01-01']],
+      option_type_is_call: ['optionTypeIsCall', [true, false]],
+      option_strike_price: ['optionStrikePrice', ['60000', '0.5']],
+      option_expiration_time: ['optionExpirationTime', ['2024-06-28T08:00:00Z']],
+      active: ['active', [false, true]],
+    } as const;
+    type Field = keyof typeof FIELDS;
+    const names = Object.keys(FIELDS) as Field[];
+    const IDS = ['KRAKEN_SPOT_BTC_USD', 'KRAKEN_SPOT_ETH_USD'];
+    // An event: its symbol, the µs since the previous event (0: the same time), some of the fields, and whether to look before it.
+    const eventArb = fc.record({
+      symbol: fc.nat(IDS.length - 1),
+      dt: fc.constantFrom(0, 0, 250_000, US, 1_500_000),
+      fields: fc.record(
+        Object.fromEntries(names.map((f) => [f, fc.constantFrom(...(FIELDS[f][1] as readonly unknown[]))])) as Record<
+          Field,
+          fc.Arbitrary<unknown>
+        >,
+        { requiredKeys: [] },
+      ),
+      check: fc.boolean(),
+      snapshot: fc.boolean(),
+    });
+    /** The record field of a value given as in a log (times in µs, the strike price's exact text). */
+    const recordValue = (f: Field, v: unknown): unknown => {
+      if (f === 'future_delivery_time' || f === 'option_expiration_time') return Date.parse(v as string) * 1000;
+      return v;
+    };
+    fc.assert(
+      fc.property(fc.array(eventArb, { minLength: 1, maxLength: 30 }), (drawn) => {
+        let time = Date.UTC(2024, 0, 1) * 1000;
+        const events = drawn.map((d) => {
+          time += d.dt;
+          const symbolId = IDS[d.symbol];
+          const [, base, quote] = symbolId.split('_').slice(1);
+          const e = parseEvent({
+            type: 'symbol',
+            time: new Date(time / 1000).toISOString().replace('Z', `${String(time % 1000).padStart(3, '0')}Z`),
+            symbol_id: symbolId,
+            exchange_id: 'KRAKEN',
+            symbol_type: 'SPOT',
+            asset_id_base: base,
+            asset_id_quote: quote,
+            ...d.fields,
+          });
+          if (isReject(e)) throw new Error(e.message);
+          return { e, d };
+        });
+        let engine = createEngine({});
+        const expectUnion = (T: number) => {
+          const records = engine.symbols();
+          const known = IDS.filter((id) => events.some((x) => x.e.time <= T && (x.e as SymbolEvent).symbolId === id));
+          expect(records.map((r) => r.symbolId)).toEqual(known);
+          for (const r of records) {
+            const mine = events.filter((x) => x.e.time <= T && (x.e as SymbolEvent).symbolId === r.symbolId);
+            for (const f of names) {
+              const given = mine.filter((x) => x.d.fields[f] !== undefined);
+              const last = given.length === 0 ? undefined : recordValue(f, given[given.length - 1].d.fields[f]);
+              // `active` is the latest event's (absent: listed again), every other field the last one given.
+              const want = f === 'active' ? mine[mine.length - 1].d.fields.active !== false : last;
+              expect(r[FIELDS[f][0]], `${r.symbolId} ${f} at ${T}`).toEqual(want);
+            }
+          }
+        };
+        events.forEach(({ e, d }) => {
+          // Before it: the tick before its time (the last whole second before it), if one is left.
+          const T = (Math.ceil(e.time / US) - 1) * US;
+          if (d.check && T >= (engine.lastTickTime ?? -Infinity)) {
+            engine.advanceTo(T);
+            if (engine.lastTickTime !== undefined) expectUnion(engine.lastTickTime);
+          }
+          if (d.snapshot) engine = restoreEngine(JSON.parse(JSON.stringify(engine.snapshot())));
+          expect(engine.apply(e)).toBeUndefined();
+        });
+        engine.advanceTo(Math.ceil(time / US) * US);
+        expectUnion(engine.lastTickTime!);
+      }),
+      { seed: 42, numRuns: 200 },
     );
   });
 

@@ -1,192 +1,38 @@
 /**
- * The metrics routes (src/service/metrics.ts) over the metrics of a replay database: every route's 200
- * shape against the interface's schemas (the history items against the spec's example response,
- * whose fields the schema `v1.MetricData` does not describe), the 400s naming the parameter,
- * `time_format`, month periods, groups, CSV / XML / MessagePack / gzip, limit costs and the right.
+ * The metrics routes (src/service/metrics.ts) over the metrics of a replay database: what each
+ * route answers (the exact shapes and the 400s of every operation are in
+ * metricsContract.test.ts), `time_format`, month periods, groups, CSV / XML / MessagePack / gzip,
+ * limit costs and the right.
  */
 import { decode as unpack } from '@msgpack/msgpack';
-import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseDec } from '../../src/core/decimal.js';
-import type { MetricValue, SeriesKey } from '../../src/core/metrics/events.js';
-import type { MetricsSource, StoredMetricPoint } from '../../src/core/metrics/source.js';
+import { describe, expect, it } from 'vitest';
 import { formatTimeAs } from '../../src/core/metrics/timeFormat.js';
 import { metricTimeseries, type MetricTimeseriesQuery, toMetricTimeseriesItem } from '../../src/core/metrics/timeseries.js';
 import { getPeriod } from '../../src/core/periods.js';
-import { ReplayStore } from '../../src/io/store.js';
-import { formatTime, parseTime } from '../../src/core/time.js';
+import { formatTime } from '../../src/core/time.js';
 import { csvOptions, render } from '../../src/service/format/index.js';
 import { Query } from '../../src/service/params.js';
 import { parseRights, RIGHTS } from '../../src/service/keys.js';
-import type { RateProvider } from '../../src/service/provider.js';
-import { expectError, expectSchema, SPEC, startServer, tempDir, type Res, type TestServer } from './helpers.js';
+import { OWN_METRICS } from '../../src/core/engine/ownMetrics.js';
+import { expectError, expectSchema } from './helpers.js';
+import { D, expectHistoryItems, FR, LONG_SERIES, metricsServer, POINTS, RANK, T, USD } from './metricsFixture.js';
 
-const T = (s: string): number => parseTime(s)!;
-const dec = (text: string): MetricValue => ({ kind: 'decimal', dec: parseDec(text)! });
-
-let seq = 0;
-/** A stored point (seq in the order of the calls: the log order). */
-function pt(
-  key: Partial<SeriesKey> & { metric_id: string; exchange_id: string },
-  time: string,
-  value: MetricValue,
-  extra: { recv?: string; chain_id?: string; network_id?: string } = {},
-): StoredMetricPoint {
-  const { recv, ...ids } = extra;
-  return {
-    symbol_id: '',
-    asset_id: '',
-    ...key,
-    ...ids,
-    time: T(time),
-    recvTime: T(recv ?? time),
-    seq: ++seq,
-    value,
-  };
-}
-
-const RANK = 'XRATE_EXCHANGE_RANK';
-const FR = 'FUNDING_RATE';
-const USD = 'XRATE_ASSET_USD_RATE';
-const D = '2024-01-01T00:00:';
-const BIN_PERP = { metric_id: FR, exchange_id: 'BINANCE', symbol_id: 'BINANCE_PERP_BTC_USDT', asset_id: 'BTC' };
-const LONG_SERIES = { metric_id: 'TICKS', exchange_id: 'COINBASE' };
-/** Decimal texts of the long history: floats written as their text, or not (zeros, exponents, many digits). */
-const LONG_TEXTS = ['0.0123', '0.0120', '-1.5', '1e-7', '42', '0.30000000000000001', '-0.000', '123456789.123456789', '7'];
-
-const POINTS: StoredMetricPoint[] = [
-  pt({ metric_id: RANK, exchange_id: 'BINANCE' }, `${D}00Z`, dec('1')),
-  pt({ metric_id: RANK, exchange_id: 'KRAKEN' }, `${D}00Z`, dec('2')),
-  pt({ metric_id: RANK, exchange_id: 'BINANCE' }, `${D}01.5Z`, dec('3')),
-  pt(BIN_PERP, `${D}00.25Z`, dec('0.0001'), { recv: `${D}00.2Z` }),
-  pt(BIN_PERP, `${D}00.75Z`, dec('0.0003')),
-  pt(BIN_PERP, `${D}01.25Z`, dec('0.0002')),
-  pt({ metric_id: FR, exchange_id: 'KRAKEN', symbol_id: 'KRAKEN_PERP_BTC_USD' }, `${D}00.5Z`, dec('0.0005')),
-  pt({ metric_id: USD, exchange_id: 'XRATE', asset_id: 'BTC' }, `${D}00Z`, dec('42000.5')),
-  pt({ metric_id: USD, exchange_id: 'XRATE', asset_id: 'ETH' }, `${D}00Z`, dec('2500')),
-  pt({ metric_id: USD, exchange_id: 'XRATE', asset_id: 'BTC' }, `${D}01Z`, dec('42001')),
-  pt({ metric_id: USD, exchange_id: 'XRATE', asset_id: 'BTC' }, `${D}01Z`, dec('42002')),
-  pt({ metric_id: 'TVL', exchange_id: 'UNISWAP', asset_id: 'ETH' }, `${D}02Z`, dec('1000'), {
-    chain_id: 'ETHEREUM',
-    network_id: 'MAINNET',
-  }),
-  pt({ metric_id: 'TVL', exchange_id: 'UNISWAP', asset_id: 'USDC' }, `${D}02Z`, dec('500'), { chain_id: 'BASE' }),
-  pt({ metric_id: 'STATUS', exchange_id: 'KRAKEN' }, `${D}03Z`, { kind: 'text', text: 'open' }),
-  pt({ metric_id: 'LISTED', exchange_id: 'KRAKEN' }, `${D}03Z`, { kind: 'time', us: T('2013-09-10T00:00:00.1234567Z') }),
-  pt({ metric_id: 'MONTHLY', exchange_id: 'BINANCE' }, '2024-01-15T00:00:00Z', dec('1')),
-  pt({ metric_id: 'MONTHLY', exchange_id: 'BINANCE' }, '2024-01-31T23:59:59.9999999Z', dec('2')),
-  pt({ metric_id: 'MONTHLY', exchange_id: 'BINANCE' }, '2024-02-01T00:00:00Z', dec('3')),
-  pt({ metric_id: 'MONTHLY', exchange_id: 'BINANCE' }, '2024-04-10T00:00:00Z', dec('4')),
-  // 250 points a second apart: a long history.
-  ...Array.from({ length: 250 }, (_, i) =>
-    pt({ metric_id: 'TICKS', exchange_id: 'BINANCE' }, new Date(Date.UTC(2024, 1, 1) + i * 1000).toISOString(), dec(String(i))),
-  ),
-  // 700 more, mostly one a second, some seconds with two points, some text and time values: a
-  // history long enough to be written a slice at a time.
-  ...Array.from({ length: 700 }, (_, i) => {
-    const time = new Date(Date.UTC(2024, 1, 1) + (i - (i % 7 === 3 ? 0.5 : 0)) * 1000).toISOString();
-    const value: MetricValue =
-      i % 50 === 7
-        ? { kind: 'text', text: 'halted' }
-        : i % 50 === 9
-          ? { kind: 'time', us: T(time) }
-          : dec(LONG_TEXTS[i % LONG_TEXTS.length]);
-    return pt(LONG_SERIES, time, value);
-  }),
-];
-const DEFINITIONS = [
-  { metric_id: FR, description: 'old' },
-  { metric_id: RANK, description: 'Rank of the exchange at the tick' },
-  { metric_id: FR, description: 'Funding rate of a perpetual contract' },
-];
-
-let tmp: ReturnType<typeof tempDir>;
-let srv: TestServer;
-let key: string;
-let store: ReplayStore;
-
-/** The points and definitions above written into a replay database, as a replay writes them. */
-function metricsDatabase(path: string): MetricsSource {
-  store = ReplayStore.open(path);
-  const w = store.writers();
-  store.transaction(() => {
-    for (const p of POINTS) {
-      w.point(
-        {
-          type: 'metric',
-          time: p.time,
-          recvTime: p.recvTime,
-          metricId: p.metric_id,
-          exchangeId: p.exchange_id,
-          ...(p.symbol_id !== '' && { symbolId: p.symbol_id }),
-          ...(p.asset_id !== '' && { assetId: p.asset_id }),
-          ...(p.chain_id !== undefined && { chainId: p.chain_id }),
-          ...(p.network_id !== undefined && { networkId: p.network_id }),
-          value: p.value,
-        },
-        p.seq,
-        1,
-      );
-    }
-    DEFINITIONS.forEach((d, i) => {
-      w.definition({ type: 'metric_definition', time: 0, metricId: d.metric_id, description: d.description }, seq + 1 + i, 1);
-    });
-  });
-  return store.metrics();
-}
-
-beforeAll(async () => {
-  tmp = tempDir();
-  srv = await startServer({
-    provider: {} as RateProvider, // the metrics routes never call it
-    keysPath: join(tmp.dir, 'keys.sqlite'),
-    metrics: metricsDatabase(join(tmp.dir, 'replay.sqlite')),
-  });
-  key = srv.key({ name: 'metrics' });
-});
-
-afterAll(async () => {
-  await srv?.close();
-  store?.close();
-  tmp?.remove();
-});
-
-const get = (path: string, headers: Record<string, string> = {}): Promise<Res> => srv.get(path, { 'X-CoinAPI-Key': key, ...headers });
-const json = async <T = Record<string, unknown>[]>(path: string): Promise<T> => {
-  const res = await get(path);
-  expect(res.status, res.text).toBe(200);
-  return res.json() as T;
-};
-const bad = async (path: string, param: string): Promise<string> => {
-  const message = expectError(await get(path), 400);
-  expect(message).toContain(`'${param}'`);
-  return message;
-};
-
-/** The history item: the fields of the spec's example response, in its order. */
-const EXAMPLE_ITEM = (() => {
-  const op = SPEC.paths['/v1/metrics/symbol/history'].get as {
-    responses: { '200': { content: { 'application/json': { examples: Record<string, { value: Record<string, unknown>[] }> } } } };
-  };
-  return Object.values(op.responses['200'].content['application/json'].examples)[0].value[0];
-})();
-function expectHistoryItems(items: Record<string, unknown>[], timeType = 'string'): void {
-  for (const item of items) {
-    expect(Object.keys(item)).toEqual(Object.keys(EXAMPLE_ITEM));
-    for (const k of ['time_period_start', 'time_period_end', 'time_open', 'time_close']) expect(typeof item[k]).toBe(timeType);
-    expect(Number.isInteger(item.count)).toBe(true);
-    for (const k of ['first', 'last', 'min', 'max', 'sum']) expect(item[k] === null || typeof item[k] === 'number').toBe(true);
-  }
-}
+const m = metricsServer();
+const { get, json, bad } = m;
 
 describe('listing', () => {
-  it('/v1/metrics/listing: every definition (the latest wins) and every metric seen, sorted', async () => {
+  it('/v1/metrics/listing: every definition (the latest wins) and every metric seen, sorted; own metrics only with points', async () => {
     const body = await json('/v1/metrics/listing');
     expectSchema('/v1/metrics/listing', body);
+    // xrate's own metrics with no stored point (XRATE_MARKET_SPREAD, ...) are not listed.
     expect(body.map((m) => m.metric_id)).toEqual(['FUNDING_RATE', 'LISTED', 'MONTHLY', 'STATUS', 'TICKS', 'TVL', USD, RANK]);
     expect(body[0]).toEqual({ metric_id: FR, description: 'Funding rate of a perpetual contract' });
     expect(Object.keys(body[0])).toEqual(['metric_id', 'description']);
+    // A metric seen with no definition: its own description if it is xrate's, else "".
+    expect(body.find((m) => m.metric_id === USD)?.description).toBe(OWN_METRICS.find((d) => d.metric_id === USD)?.description);
+    expect(body.find((m) => m.metric_id === 'TVL')?.description).toBe('');
+    expect(body.find((m) => m.metric_id === RANK)?.description).toBe('Rank of the exchange at the tick');
     const early = await json(`/v1/metrics/listing?time=${D}00.5Z`);
     expect(early.map((m) => m.metric_id)).toEqual([FR, USD, RANK]);
   });
@@ -195,23 +41,24 @@ describe('listing', () => {
     const body = await json('/v1/metrics/exchange/listing?exchange_id=KRAKEN');
     expectSchema('/v1/metrics/exchange/listing', body);
     expect(body).toEqual([
-      { metric_id: 'LISTED', exchange_id: 'KRAKEN' },
-      { metric_id: 'STATUS', exchange_id: 'KRAKEN' },
-      { metric_id: RANK, exchange_id: 'KRAKEN' },
+      { exchange_id: 'KRAKEN', metric_id: 'LISTED' },
+      { exchange_id: 'KRAKEN', metric_id: 'STATUS' },
+      { exchange_id: 'KRAKEN', metric_id: RANK },
     ]);
+    expect(Object.keys(body[0])).toEqual(['exchange_id', 'metric_id']);
     expect(await json(`/v1/metrics/exchange/listing?exchange_id=KRAKEN&metric_id=${RANK}`)).toHaveLength(1);
     await bad('/v1/metrics/exchange/listing', 'exchange_id');
   });
 
-  it('/v1/metrics/symbol/listing: fields in the schema order (metric_id, symbol_id, exchange_id, asset_id)', async () => {
-    const body = await json('/v1/metrics/symbol/listing');
+  it('/v1/metrics/symbol/listing: exchange_id, metric_id, symbol_id of the symbol-level series', async () => {
+    const body = await json(`/v1/metrics/symbol/listing?metric_id=${FR}&exchange_id=BINANCE`);
     expectSchema('/v1/metrics/symbol/listing', body);
-    expect(body).toEqual([
-      { metric_id: FR, symbol_id: 'BINANCE_PERP_BTC_USDT', exchange_id: 'BINANCE', asset_id: 'BTC' },
-      { metric_id: FR, symbol_id: 'KRAKEN_PERP_BTC_USD', exchange_id: 'KRAKEN' },
+    expect(body).toEqual([{ exchange_id: 'BINANCE', metric_id: FR, symbol_id: 'BINANCE_PERP_BTC_USDT' }]);
+    expect(Object.keys(body[0])).toEqual(['exchange_id', 'metric_id', 'symbol_id']);
+    expect(await json('/v1/metrics/symbol/listing?exchange_id=KRAKEN')).toEqual([
+      { exchange_id: 'KRAKEN', metric_id: FR, symbol_id: 'KRAKEN_PERP_BTC_USD' },
     ]);
-    expect(Object.keys(body[0])).toEqual(['metric_id', 'symbol_id', 'exchange_id', 'asset_id']);
-    expect(await json('/v1/metrics/symbol/listing?exchange_id=KRAKEN')).toHaveLength(1);
+    expect(await json('/v1/metrics/symbol/listing?symbol_id=KRAKEN_PERP_BTC_USD')).toHaveLength(1);
   });
 
   it('/v1/metrics/asset/listing: chain_id and network_id filter and are listed', async () => {
@@ -280,9 +127,9 @@ describe('current', () => {
   });
 
   it('/v1/metrics/symbol/current and /v1/metrics/symbol/{symbol_id}/current', async () => {
-    const all = await json('/v1/metrics/symbol/current');
+    const all = await json(`/v1/metrics/symbol/current?exchange_id=BINANCE`);
     expectSchema('/v1/metrics/symbol/current', all);
-    expect(all).toHaveLength(2);
+    expect(all).toHaveLength(1);
     expect(all[0]).toEqual({
       entry_time: '2024-01-01T00:00:01.2500000Z',
       recv_time: '2024-01-01T00:00:01.2500000Z',
@@ -300,6 +147,18 @@ describe('current', () => {
     ]);
     expect(await json(`/v1/metrics/symbol/BINANCE_PERP_BTC_USDT/current?time=${D}00.9Z`)).toEqual([]);
     await bad('/v1/metrics/symbol/BINANCE_PERP_BTC_USDT/current?symbol_id=OTHER', 'symbol_id');
+    // A symbol-level point without an asset_id: asset_id is there, empty.
+    expect(await json('/v1/metrics/symbol/current?symbol_id=KRAKEN_PERP_BTC_USD')).toEqual([
+      {
+        entry_time: `${D}00.5000000Z`,
+        recv_time: `${D}00.5000000Z`,
+        exchange_id: 'KRAKEN',
+        asset_id: '',
+        symbol_id: 'KRAKEN_PERP_BTC_USD',
+        metric_id: FR,
+        value_decimal: 0.0005,
+      },
+    ]);
   });
 
   it('/v1/metrics/asset/current: equal times, the later line wins; /v1/metrics/asset/{asset_id}/current', async () => {
@@ -314,21 +173,40 @@ describe('current', () => {
     expect(await json('/v1/metrics/asset/current?asset_id=ETH&exchange_id=UNISWAP')).toHaveLength(1);
   });
 
-  it('/v1/metrics/exchange/{exchange_id}/current and /v1/metrics/by-exchange/{exchange_id} (every scope)', async () => {
+  it('/v1/metrics/exchange/{exchange_id}/current; /v1/metrics/by-exchange/{exchange_id}: every series of every scope, first and last time', async () => {
     const exchangeLevel = await json('/v1/metrics/exchange/BINANCE/current');
     expect(exchangeLevel).toEqual(await json('/v1/metrics/exchange/current?exchange_id=BINANCE'));
     const all = await json('/v1/metrics/by-exchange/BINANCE');
-    expectSchema('/v1/metrics/exchange/current', all);
-    expect(all.map((x) => x.metric_id)).toEqual([FR, 'MONTHLY', 'TICKS', RANK]);
-    expect(await json(`/v1/metrics/by-exchange/BINANCE?metric_id=${FR}&time_format=unix_sec`)).toEqual([
+    const span = (first: string, last: string) => ({ min_time: formatTime(T(first)), max_time: formatTime(T(last)) });
+    const ids = { exchange_id: 'BINANCE', chain_id: '', network_id: '' };
+    expect(all).toEqual([
+      { asset_id: 'BTC', ...ids, metric_id: FR, symbol_id: 'BINANCE_PERP_BTC_USDT', ...span(`${D}00.25Z`, `${D}01.25Z`) },
+      { asset_id: '', ...ids, metric_id: 'MONTHLY', symbol_id: '', ...span('2024-01-15', '2024-04-10') },
+      { asset_id: '', ...ids, metric_id: 'TICKS', symbol_id: '', ...span('2024-02-01', '2024-02-01T00:04:09Z') },
+      { asset_id: '', ...ids, metric_id: RANK, symbol_id: '', ...span(`${D}00Z`, `${D}01.5Z`) },
+    ]);
+    // As of a time: the series with a point by then, their last point by then; time_format applies.
+    expect(await json(`/v1/metrics/by-exchange/BINANCE?time=${D}01Z&time_format=unix_millisec`)).toEqual([
       {
-        entry_time: T(`${D}01Z`) / 1e6,
-        recv_time: T(`${D}01Z`) / 1e6,
-        exchange_id: 'BINANCE',
         asset_id: 'BTC',
-        symbol_id: 'BINANCE_PERP_BTC_USDT',
+        ...ids,
         metric_id: FR,
-        value_decimal: 0.0002,
+        symbol_id: 'BINANCE_PERP_BTC_USDT',
+        min_time: T(`${D}00.25Z`) / 1e3,
+        max_time: T(`${D}00.75Z`) / 1e3,
+      },
+      { asset_id: '', ...ids, metric_id: RANK, symbol_id: '', min_time: T(`${D}00Z`) / 1e3, max_time: T(`${D}00Z`) / 1e3 },
+    ]);
+    // chain_id and network_id: those of the series' latest point.
+    expect(await json('/v1/metrics/by-exchange/UNISWAP?asset_id=ETH')).toEqual([
+      {
+        asset_id: 'ETH',
+        exchange_id: 'UNISWAP',
+        metric_id: 'TVL',
+        symbol_id: '',
+        chain_id: 'ETHEREUM',
+        network_id: 'MAINNET',
+        ...span(`${D}02Z`, `${D}02Z`),
       },
     ]);
     expect(await json('/v1/metrics/by-exchange/NOPE')).toEqual([]);
@@ -433,10 +311,14 @@ describe('history', () => {
       [1, 42000.5, 42000.5, 42000.5],
       [2, 42001, 42002, 84003],
     ]);
-    // Every series of the metric together (BTC and ETH at 00:00:00).
-    const pooled = await json(`/v1/metrics/history?metric_id=${USD}&period_id=1DAY`);
+    // Every series of the metric on the exchange together (BTC and ETH at 00:00:00).
+    const pooled = await json(`/v1/metrics/history?metric_id=${USD}&exchange_id=XRATE&period_id=1DAY`);
     expect(pooled.map((i) => [i.count, i.min, i.max])).toEqual([[4, 2500, 42002]]);
-    const text = await json('/v1/metrics/history?metric_id=STATUS');
+    expect(await json(`/v1/metrics/history?metric_id=${USD}&asset_id=ETH&period_id=1DAY`)).toEqual([
+      expect.objectContaining({ count: 1, sum: 2500 }),
+    ]);
+    expect(await json(`/v1/metrics/history?metric_id=${FR}&symbol_id=KRAKEN_PERP_BTC_USD`)).toHaveLength(1);
+    const text = await json('/v1/metrics/history?metric_id=STATUS&exchange_id=KRAKEN');
     expect(text.map((i) => [i.count, i.first, i.sum])).toEqual([[1, null, null]]);
   });
 
@@ -447,6 +329,7 @@ describe('history', () => {
     await bad(`/v1/metrics/asset/history?metric_id=${USD}&asset_id=BTC`, 'exchange_id');
     await bad(`/v1/metrics/asset/history?metric_id=${USD}&exchange_id=XRATE`, 'asset_id');
     await bad('/v1/metrics/history', 'metric_id');
+    for (const id of ['symbol_id', 'asset_id', 'exchange_id']) await bad(`/v1/metrics/history?metric_id=${USD}`, id);
     for (const p of ['7SEC', '1MON', '8DAY', '12MTH', 'x']) await bad(`${SYM}&period_id=${p}`, 'period_id');
     for (const l of ['0', '100001', '-1', '1.5', 'ten']) await bad(`${SYM}&limit=${l}`, 'limit');
     await bad(`${SYM}&output_format=yaml`, 'output_format');
@@ -525,39 +408,56 @@ describe('a long history (written a slice at a time)', () => {
 });
 
 describe('group', () => {
-  it('one series per value of groupby, labels sorted, each aggregated', async () => {
-    const body = await json<{ groupby: string; label: string; data: Record<string, unknown>[] }[]>(
-      `/v1/metrics/group?groupby=exchange_id&metric_id=${FR}&period_id=1MIN`,
-    );
-    expect(body.map((g) => [g.groupby, g.label, g.data.length])).toEqual([
-      ['exchange_id', 'BINANCE', 1],
-      ['exchange_id', 'KRAKEN', 1],
+  type Grouped = { series_label: string[]; rows: Record<string, unknown>[][] };
+
+  it('{series_label, rows}: one series per value of groupby, labels sorted, each aggregated', async () => {
+    const body = await json<Grouped>(`/v1/metrics/group?groupby=asset_id&metric_id=${USD}&exchange_id=XRATE`);
+    expect(Object.keys(body)).toEqual(['series_label', 'rows']);
+    expect(body.series_label).toEqual(['BTC', 'ETH']);
+    expect(body.rows.map((r) => r.map((i) => [i.time_period_start, i.count, i.sum]))).toEqual([
+      [
+        [`${D}00.0000000Z`, 1, 42000.5],
+        [`${D}01.0000000Z`, 2, 84003],
+      ],
+      [[`${D}00.0000000Z`, 1, 2500]],
     ]);
-    expect(Object.keys(body[0])).toEqual(['groupby', 'label', 'data']);
-    expectHistoryItems(body[0].data);
-    expect(body.map((g) => g.data[0].count)).toEqual([3, 1]);
-    const bySymbol = await json<{ label: string }[]>(`/v1/metrics/group?groupby=SYMBOL_ID&exchange_id=KRAKEN`);
-    expect(bySymbol.map((g) => g.label)).toEqual(['', 'KRAKEN_PERP_BTC_USD']);
-    const byMetric = await json<{ label: string; data: unknown[] }[]>(
-      `/v1/metrics/group?groupby=metric_id&exchange_id=BINANCE&time_start=2024-01-02`,
+    for (const r of body.rows) expectHistoryItems(r);
+    // Each row is the history of the label's series.
+    expect(body.rows[0]).toEqual(await json(`/v1/metrics/asset/history?metric_id=${USD}&exchange_id=XRATE&asset_id=BTC`));
+    const byExchange = await json<Grouped>(
+      `/v1/metrics/group?groupby=EXCHANGE_ID&metric_id=${FR}&symbol_id=KRAKEN_PERP_BTC_USD&period_id=1MIN`,
     );
-    expect(byMetric.map((g) => [g.label, g.data.length])).toEqual([
-      [FR, 0],
-      ['MONTHLY', 4],
-      ['TICKS', 100],
-      [RANK, 0],
-    ]);
+    expect(byExchange).toEqual({
+      series_label: ['KRAKEN'],
+      rows: [
+        [expect.objectContaining({ time_period_start: `${D}00.0000000Z`, time_period_end: '2024-01-01T00:01:00.0000000Z', count: 1 })],
+      ],
+    });
+    // A series with no point in the window keeps its label, with no item; several series pooled in one group.
+    const late = await json<Grouped>(`/v1/metrics/group?groupby=metric_id&metric_id=TVL&exchange_id=UNISWAP&time_start=2024-01-02`);
+    expect(late).toEqual({ series_label: ['TVL'], rows: [[]] });
+    const pooled = await json<Grouped>(`/v1/metrics/group?groupby=exchange_id&metric_id=TVL&exchange_id=UNISWAP&period_id=1DAY`);
+    expect(pooled.rows.map((r) => r.map((i) => [i.count, i.sum]))).toEqual([[[2, 1500]]]);
+    expect(await json<Grouped>(`/v1/metrics/group?groupby=asset_id&metric_id=${USD}&exchange_id=NOPE`)).toEqual({
+      series_label: [],
+      rows: [],
+    });
   });
 
-  it('groupby is required and checked; the cost counts the items of every group', async () => {
-    await bad('/v1/metrics/group', 'groupby');
-    await bad('/v1/metrics/group?groupby=chain_id', 'groupby');
-    await bad('/v1/metrics/group?groupby=asset_id&period_id=1WEEK', 'period_id');
-    const res = await get('/v1/metrics/group?groupby=metric_id&exchange_id=BINANCE&limit=200');
+  it('metric_id, one of exchange_id, symbol_id, asset_id, and groupby are required; the cost counts the items of every group', async () => {
+    await bad('/v1/metrics/group?groupby=asset_id&exchange_id=XRATE', 'metric_id');
+    for (const id of ['exchange_id', 'symbol_id', 'asset_id']) await bad(`/v1/metrics/group?groupby=asset_id&metric_id=${USD}`, id);
+    await bad(`/v1/metrics/group?metric_id=${USD}&exchange_id=XRATE`, 'groupby');
+    await bad(`/v1/metrics/group?metric_id=${USD}&exchange_id=XRATE&groupby=chain_id`, 'groupby');
+    await bad(`/v1/metrics/group?metric_id=${USD}&exchange_id=XRATE&groupby=asset_id&period_id=1WEEK`, 'period_id');
+    await bad(`/v1/metrics/group?metric_id=${USD}&exchange_id=XRATE&groupby=asset_id&limit=0`, 'limit');
+    await bad(`/v1/metrics/group?metric_id=${USD}&exchange_id=XRATE&groupby=asset_id&time_format=unix`, 'time_format');
+    const res = await get('/v1/metrics/group?groupby=metric_id&metric_id=TICKS&exchange_id=BINANCE&limit=150');
     expect(res.status).toBe(200);
-    const n = (res.json() as { data: unknown[] }[]).reduce((s, g) => s + g.data.length, 0);
-    expect(n).toBe(2 + 4 + 200 + 2);
-    expect(res.headers['x-ratelimit-request-cost']).toBe('3');
+    expect((res.json() as Grouped).rows.map((r) => r.length)).toEqual([150]);
+    expect(res.headers['x-ratelimit-request-cost']).toBe('2');
+    const small = await get(`/v1/metrics/group?groupby=asset_id&metric_id=${USD}&exchange_id=XRATE`);
+    expect(small.headers['x-ratelimit-request-cost']).toBe('1');
   });
 });
 
@@ -591,19 +491,28 @@ describe('output formats', () => {
     expect(assets.text).toBe(
       'metric_id;symbol_id;exchange_id;asset_id;chain_id;network_id\nTVL;;UNISWAP;ETH;ETHEREUM;MAINNET\nTVL;;UNISWAP;USDC;BASE;\n',
     );
-    const groups = await get(
-      `/v1/metrics/group?groupby=exchange_id&metric_id=${RANK}&period_id=1DAY&output_format=csv&csv_exclude_col=time_open,time_close`,
-    );
+    // The grouped result flattened as the all-rates object: one row per item, its label repeated.
+    const GROUP = `/v1/metrics/group?groupby=asset_id&metric_id=${USD}&exchange_id=XRATE`;
+    const groups = await get(`${GROUP}&output_format=csv&csv_exclude_col=time_open,time_close`);
     expect(groups.text.split('\n')).toEqual([
-      'groupby;label;time_period_start;time_period_end;first;last;min;max;count;sum',
-      `exchange_id;BINANCE;2024-01-01T00:00:00.0000000Z;2024-01-02T00:00:00.0000000Z;1;3;1;3;2;4`,
-      `exchange_id;KRAKEN;2024-01-01T00:00:00.0000000Z;2024-01-02T00:00:00.0000000Z;2;2;2;2;1;2`,
+      'series_label;time_period_start;time_period_end;first;last;min;max;count;sum',
+      `BTC;${D}00.0000000Z;${D}01.0000000Z;42000.5;42000.5;42000.5;42000.5;1;42000.5`,
+      `BTC;${D}01.0000000Z;${D}02.0000000Z;42001;42002;42001;42002;2;84003`,
+      `ETH;${D}00.0000000Z;${D}01.0000000Z;2500;2500;2500;2500;1;2500`,
       '',
     ]);
-    const empty = await get(
-      `/v1/metrics/group?groupby=exchange_id&metric_id=${RANK}&time_start=2025-01-01&output_format=csv&csv_include_header=false`,
+    // A label with no item: one row of the label alone.
+    const empty = await get(`${GROUP}&time_start=2025-01-01&output_format=csv&csv_include_header=false`);
+    expect(empty.text).toBe('BTC;;;;;;;;;;\nETH;;;;;;;;;;\n');
+    const byExchange = await get('/v1/metrics/by-exchange/UNISWAP?output_format=csv&csv_set_timeformat=unix');
+    expect(byExchange.text).toBe(
+      'asset_id;exchange_id;metric_id;symbol_id;chain_id;network_id;min_time;max_time\n' +
+        'ETH;UNISWAP;TVL;;ETHEREUM;MAINNET;1704067202;1704067202\nUSDC;UNISWAP;TVL;;BASE;;1704067202;1704067202\n',
     );
-    expect(empty.text).toBe('exchange_id;BINANCE;;;;;;;;;;\nexchange_id;KRAKEN;;;;;;;;;;\n');
+    const symbols = await get('/v1/metrics/symbol/listing?exchange_id=KRAKEN&output_format=csv');
+    expect(symbols.text).toBe('exchange_id;metric_id;symbol_id\nKRAKEN;FUNDING_RATE;KRAKEN_PERP_BTC_USD\n');
+    const exchanges = await get(`/v1/metrics/exchange/listing?exchange_id=KRAKEN&metric_id=STATUS&output_format=csv`);
+    expect(exchanges.text).toBe('exchange_id;metric_id\nKRAKEN;STATUS\n');
   });
 
   it('gzip by Accept-Encoding: the same JSON', async () => {
@@ -611,9 +520,10 @@ describe('output formats', () => {
     const res = await get(HIST, { 'Accept-Encoding': 'gzip' });
     expect(res.headers['content-encoding']).toBe('gzip');
     expect(gunzipSync(res.body).toString('utf8')).toBe(plain.text);
-    const csv = await get(`/v1/metrics/group?groupby=asset_id&output_format=csv`, { 'Accept-Encoding': 'gzip' });
+    const GROUP = `/v1/metrics/group?groupby=asset_id&metric_id=${USD}&exchange_id=XRATE&output_format=csv`;
+    const csv = await get(GROUP, { 'Accept-Encoding': 'gzip' });
     expect(csv.headers['content-encoding']).toBe('gzip');
-    expect(gunzipSync(csv.body).toString('utf8')).toBe((await get('/v1/metrics/group?groupby=asset_id&output_format=csv')).text);
+    expect(gunzipSync(csv.body).toString('utf8')).toBe((await get(GROUP)).text);
   });
 
   it('XML and MessagePack', async () => {
@@ -626,15 +536,29 @@ describe('output formats', () => {
     expect(cur.text).toContain('<ArrayOfGeneralData ');
     expect(cur.text).toContain('<GeneralData><entry_time>');
     expect(cur.text).toContain('<value_text>open</value_text></GeneralData>');
-    const grp = await get(`/v1/metrics/group?groupby=exchange_id&metric_id=${RANK}&period_id=1DAY&output_format=xml`);
-    expect(grp.text).toContain('<ArrayOfMetricGroup ');
-    expect(grp.text).toContain('<MetricGroup><groupby>exchange_id</groupby><label>BINANCE</label><data><MetricData>');
+    const GROUP = `/v1/metrics/group?groupby=asset_id&metric_id=${USD}&exchange_id=XRATE&period_id=1DAY`;
+    const grp = await get(`${GROUP}&output_format=xml`);
+    expect(grp.text).toContain('<GroupedMetrics ');
+    expect(grp.text).toContain(
+      '<series_label><string>BTC</string><string>ETH</string></series_label><rows><ArrayOfMetricData><MetricData><time_period_start>',
+    );
+    expect(grp.text).toContain('<sum>126003.5</sum></MetricData></ArrayOfMetricData><ArrayOfMetricData><MetricData>');
+    expect(grp.text).toContain('<sum>2500</sum></MetricData></ArrayOfMetricData></rows></GroupedMetrics>');
+    const none = await get(`${GROUP}&time_start=2025-01-01&output_format=xml`);
+    expect(none.text).toContain('<rows><ArrayOfMetricData/><ArrayOfMetricData/></rows>');
     const listing = await get('/v1/metrics/listing?output_format=xml');
     expect(listing.text).toContain('<ArrayOfMetric ');
-    expect((await get('/v1/metrics/symbol/listing?output_format=xml')).text).toContain('<ListingItem><metric_id>');
-    const mp = await get(HIST, { Accept: 'application/x-msgpack' });
-    expect(mp.headers['content-type']).toBe('application/x-msgpack');
-    expect(unpack(mp.body)).toEqual(JSON.parse((await get(HIST)).text));
+    expect((await get('/v1/metrics/symbol/listing?exchange_id=KRAKEN&output_format=xml')).text).toContain('<ListingItem><exchange_id>');
+    const byExchange = await get('/v1/metrics/by-exchange/UNISWAP?asset_id=USDC&output_format=xml');
+    expect(byExchange.text).toContain(
+      '<ArrayOfMetricByExchange xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><MetricByExchange><asset_id>USDC</asset_id>',
+    );
+    expect(byExchange.text).toContain('<symbol_id/><chain_id>BASE</chain_id><network_id/><min_time>');
+    for (const path of [HIST, GROUP, '/v1/metrics/by-exchange/BINANCE']) {
+      const mp = await get(path, { Accept: 'application/x-msgpack' });
+      expect(mp.headers['content-type']).toBe('application/x-msgpack');
+      expect(unpack(mp.body)).toEqual(JSON.parse((await get(path)).text));
+    }
   });
 });
 
@@ -644,12 +568,12 @@ describe('the metrics right', () => {
     expect(parseRights('all')).toContain('metrics');
     expect(parseRights(undefined)).toContain('metrics');
     expect(parseRights('metrics, rate')).toEqual(['rate', 'metrics']);
-    const ratesOnly = srv.key({ name: 'no metrics', rights: ['rate', 'rates', 'periods', 'history', 'explain'] });
-    const msg = expectError(await srv.get('/v1/metrics/listing', { 'X-CoinAPI-Key': ratesOnly }), 403);
+    const ratesOnly = m.srv.key({ name: 'no metrics', rights: ['rate', 'rates', 'periods', 'history', 'explain'] });
+    const msg = expectError(await m.srv.get('/v1/metrics/listing', { 'X-CoinAPI-Key': ratesOnly }), 403);
     expect(msg).toMatch(/metrics/);
-    expect(expectError(await srv.get('/v1/metrics/listing'), 401)).toBeTruthy();
-    const metricsOnly = srv.key({ name: 'metrics only', rights: parseRights('metrics') });
-    expect((await srv.get('/v1/metrics/listing', { 'X-CoinAPI-Key': metricsOnly })).status).toBe(200);
+    expect(expectError(await m.srv.get('/v1/metrics/listing'), 401)).toBeTruthy();
+    const metricsOnly = m.srv.key({ name: 'metrics only', rights: parseRights('metrics') });
+    expect((await m.srv.get('/v1/metrics/listing', { 'X-CoinAPI-Key': metricsOnly })).status).toBe(200);
   });
 
   it('a 400 costs 1, as on the exchange-rate routes', async () => {

@@ -14,6 +14,16 @@ import { parseRights, RIGHTS } from '../../src/service/keys.js';
 import { expectError, expectSchema, SPEC, startServer, tempDir, type TestServer } from './helpers.js';
 
 const D = '2024-01-01T00:00:';
+/** A symbol event of KRAKEN_SPOT_BTC_USD with none of the optional fields. */
+const redeclared = (time: string) => ({
+  type: 'symbol',
+  time,
+  symbol_id: 'KRAKEN_SPOT_BTC_USD',
+  exchange_id: 'KRAKEN',
+  symbol_type: 'SPOT',
+  asset_id_base: 'BTC',
+  asset_id_quote: 'USD',
+});
 const LOG = [
   {
     type: 'symbol',
@@ -29,6 +39,9 @@ const LOG = [
     price_precision: 1,
     size_precision: 8,
   },
+  // The same symbol again, at the same time (and later, below), without the optional fields:
+  // the record keeps them (docs/methodology.md section 10: the union of its symbol events).
+  redeclared(`${D}00.1Z`),
   {
     type: 'symbol',
     time: `${D}00.1Z`,
@@ -81,6 +94,7 @@ const LOG = [
     ask_price: '39002',
     ask_size: '1',
   },
+  redeclared(`${D}03Z`),
   { type: 'trade', time: `${D}05Z`, symbol_id: 'DERIBIT_OPT_BTC_USD_240329_60000_C', price: '0.05', size: '10' },
 ];
 
@@ -113,6 +127,54 @@ async function json(path: string, spec = '/v1/symbols'): Promise<Record<string, 
 }
 const ids = (xs: Record<string, unknown>[]) => xs.map((x) => x.symbol_id);
 
+/** A timestamp as the service writes it. */
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{7}Z$/;
+
+/** The JSON type of each field of v1.Symbol and v1.SymbolMapping that xrate writes (`time`: an ISO timestamp). */
+const FIELD_TYPES: Record<string, 'string' | 'number' | 'boolean' | 'time'> = {
+  symbol_id: 'string',
+  exchange_id: 'string',
+  symbol_type: 'string',
+  asset_id_base: 'string',
+  asset_id_quote: 'string',
+  future_delivery_time: 'time',
+  option_type_is_call: 'boolean',
+  option_strike_price: 'number',
+  option_expiration_time: 'time',
+  data_start: 'time',
+  data_end: 'time',
+  data_quote_start: 'time',
+  data_quote_end: 'time',
+  data_trade_start: 'time',
+  data_trade_end: 'time',
+  volume_1hrs: 'number',
+  volume_1hrs_usd: 'number',
+  volume_1day: 'number',
+  volume_1day_usd: 'number',
+  price: 'number',
+  symbol_id_exchange: 'string',
+  asset_id_base_exchange: 'string',
+  asset_id_quote_exchange: 'string',
+  price_precision: 'number',
+  size_precision: 'number',
+};
+
+/** Every field of every item is one xrate writes, of its type, in the order of `schema`. */
+function expectTypes(items: Record<string, unknown>[], schema: string): void {
+  const order = schemaOrder(schema);
+  for (const item of items) {
+    expect(Object.keys(item)).toEqual(order.filter((k) => k in item));
+    for (const [k, v] of Object.entries(item)) {
+      const t = FIELD_TYPES[k];
+      expect(t, k).toBeDefined();
+      expect(
+        t === 'time' ? typeof v === 'string' && ISO.test(v) : typeof v === t && (t !== 'number' || Number.isFinite(v)),
+        `${k}: ${v}`,
+      ).toBe(true);
+    }
+  }
+}
+
 /** The property names of a schema, in its order. */
 function schemaOrder(name: string): string[] {
   return Object.keys((SPEC.components as { schemas: Record<string, { properties: object }> }).schemas[name].properties);
@@ -122,8 +184,7 @@ describe('GET /v1/symbols', () => {
   it('lists every symbol, fields in v1.Symbol order, absent values left out', async () => {
     const all = await json('/v1/symbols');
     expect(ids(all)).toEqual(['BITSTAMP_SPOT_BTC_EUR', 'DERIBIT_OPT_BTC_USD_240329_60000_C', 'KRAKEN_SPOT_BTC_USD', 'KRAKEN_SPOT_ETH_USD']);
-    const order = schemaOrder('v1.Symbol');
-    for (const s of all) expect(Object.keys(s)).toEqual(order.filter((k) => k in s));
+    expectTypes(all, 'v1.Symbol');
     expect(all[2]).toEqual({
       symbol_id: 'KRAKEN_SPOT_BTC_USD',
       exchange_id: 'KRAKEN',
@@ -178,8 +239,10 @@ describe('GET /v1/symbols/{exchange_id}[/active], /v1/symbols/map/{exchange_id}'
     expect(await json('/v1/symbols/NOPE', '/v1/symbols/{exchange_id}')).toEqual([]);
   });
 
-  it('the map is the v1.SymbolMapping of the active symbols', async () => {
+  it('the map is the v1.SymbolMapping of the active symbols (each field the last value its symbol events gave)', async () => {
     const map = await json('/v1/symbols/map/KRAKEN', '/v1/symbols/map/{exchange_id}');
+    expectTypes(map, 'v1.SymbolMapping');
+    expectTypes(await json('/v1/symbols/KRAKEN', '/v1/symbols/{exchange_id}'), 'v1.Symbol');
     expect(map).toEqual([
       {
         symbol_id: 'KRAKEN_SPOT_BTC_USD',
@@ -205,7 +268,13 @@ describe('time, formats, cost and right', () => {
     const msg = expectError(await get(`/v1/symbols/KRAKEN?time=${D}02Z`), 550);
     expect(msg).toContain('2024-01-01T00:00:05.0000000Z');
     expect(msg).toContain('xrate symbols LOG');
-    expectError(await get('/v1/symbols?time=yesterday'), 400);
+  });
+
+  it('400 naming a bad time or output format, on every route', async () => {
+    for (const path of ['/v1/symbols', '/v1/symbols/KRAKEN', '/v1/symbols/KRAKEN/active', '/v1/symbols/map/KRAKEN']) {
+      expect(expectError(await get(`${path}?time=yesterday`), 400)).toContain("'time'");
+      expect(expectError(await get(`${path}?output_format=yaml`), 400)).toContain("'output_format'");
+    }
   });
 
   it('CSV, XML, MessagePack and gzip', async () => {

@@ -1,6 +1,7 @@
 /**
  * Provenance (docs/methodology.md section 6): why a pair has the rate it has at the last tick
- * (markets used and left out, weights, outliers) and how a rate was reached (path and legs).
+ * (markets used and left out, weights, outliers) and how a rate was reached (path and legs), or
+ * why there is none (whyNoRate.ts).
  * Recomputes the pairs with a collector; never changes the engine's state or results.
  *
  * @module
@@ -11,6 +12,7 @@ import type { PairComputer, ProvenanceCollector } from './pairCompute.js';
 import type { RateQueries } from './queries.js';
 import type { EngineState } from './state.js';
 import { WhyNot } from './tables/markets.js';
+import type { NoRateDiagnosis } from './whyNoRate.js';
 
 /** Text of a market's {@link WhyNot} code, for the `not_eligible` exclusion. */
 export function ineligibleDetail(whyNot: number): string {
@@ -54,6 +56,7 @@ export class Explainer {
     private readonly state: EngineState,
     private readonly computer: PairComputer,
     private readonly queries: RateQueries,
+    private readonly diagnosis: NoRateDiagnosis,
   ) {}
 
   /** Explains one direct pair at the last tick, or undefined (unknown pair, or no tick yet). */
@@ -115,25 +118,23 @@ export class Explainer {
   explain(base: string, quote: string): RateExplanation {
     const s = this.state;
     const T = s.lastTick;
-    const none = (message: string): RateExplanation => ({
-      asset_id_base: base,
-      asset_id_quote: quote,
-      tick: T === undefined ? null : formatTime(T),
-      kind: 'none',
-      rate: null,
-      time: null,
-      fresh: false,
-      method: s.config.crossMethod,
-      path: [],
-      legs: [],
-      message,
-    });
-    if (T === undefined) return none('no tick has been computed yet');
-    const r = this.queries.rate(base, quote);
-    if (!r) {
-      if (s.assets.get(base) === undefined) return none(`unknown asset "${base}"`);
-      if (s.assets.get(quote) === undefined) return none(`unknown asset "${quote}"`);
-      return none(`no path from ${base} to ${quote} in the graph of pairs with a rate`);
+    const r = T === undefined ? undefined : this.queries.rate(base, quote);
+    if (T === undefined || !r) {
+      // No rate: the first reason, in the order of the checks (whyNoRate.ts).
+      const why = this.diagnosis.why(base, quote)!;
+      return {
+        asset_id_base: base,
+        asset_id_quote: quote,
+        tick: T === undefined ? null : formatTime(T),
+        kind: 'none',
+        rate: null,
+        time: null,
+        fresh: false,
+        method: s.config.crossMethod,
+        path: [],
+        legs: [],
+        ...why,
+      };
     }
     const cr = this.queries.crossIds(base, quote)!;
     const names = s.assets.names;

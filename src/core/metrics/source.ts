@@ -6,7 +6,8 @@
  * exchange_id, symbol_id or "", asset_id or ""); xrate's own metrics are series of the same shape
  * written by the engine whenever their value changes at a tick. "Current" is the latest point of
  * each series at or before T (ties: the later line). The listing is every `metric_definition`
- * (the latest description wins) plus every metric_id seen, plus xrate's own.
+ * (the latest description wins) plus every metric_id seen in a data point (xrate's own among
+ * them only when their points are stored), sorted by metric_id.
  *
  * @module
  */
@@ -55,6 +56,22 @@ export interface MetricFilter {
 }
 
 /**
+ * A series with the times of its first and last data point (at or before a tick), what
+ * `/v1/metrics/by-exchange/{exchange_id}` lists.
+ *
+ * @example
+ * ```ts
+ * const s: SeriesSpan = { metric_id: 'M', exchange_id: 'X', symbol_id: '', asset_id: 'BTC', first: 0, last: 1_000_000 };
+ * ```
+ */
+export interface SeriesSpan extends SeriesKey {
+  /** Time of the series' first data point, µs. */
+  readonly first: TimeUs;
+  /** Time of its last data point at or before the tick, µs. */
+  readonly last: TimeUs;
+}
+
+/**
  * A metric of the listing.
  *
  * @example
@@ -83,6 +100,8 @@ export interface MetricsSource {
   series(filter: MetricFilter, at?: TimeUs): SeriesKey[];
   /** The latest point of each matching series at or before `at`, in the order of {@link series}. */
   current(filter: MetricFilter, at?: TimeUs): StoredMetricPoint[];
+  /** The first and last point times of each matching series at or before `at`, in the order of {@link series}. */
+  spans(filter: MetricFilter, at?: TimeUs): SeriesSpan[];
   /** Every point of the matching series with from <= time < to, by time then log order. */
   points(filter: MetricFilter, from: TimeUs, to: TimeUs): StoredMetricPoint[];
   /** The points of {@link points} as columns (time, and the value_decimal's float and text), as a long history reads them. */
@@ -120,15 +139,19 @@ export function byCodeUnit(a: string, b: string): number {
 }
 
 /**
- * The listing of section 10: xrate's own metrics, every metric id seen (with an empty description
- * until one is defined), and every definition, the later one winning; sorted by metric_id.
+ * The listing of section 9: every definition (the later one winning) and every metric id seen in
+ * a data point, sorted by metric_id (code-unit order). A metric seen with no definition has the
+ * description of xrate's own metric of that id (`own`), else `""`; an own metric with no point
+ * is not listed (a replay without `--own-metrics` stores none).
  *
+ * @param seen - the metric ids of the stored points (any order, repeats allowed)
  * @param definitions - in log order
  *
  * @example
  * ```ts
- * metricListing([], ['M'], [{ metric_id: 'M', description: 'Funding rate' }]);
- * // [{ metric_id: 'M', description: 'Funding rate' }]
+ * metricListing(OWN_METRICS, ['M', 'XRATE_EXCHANGE_RANK'], [{ metric_id: 'M', description: 'Funding rate' }]);
+ * // [{ metric_id: 'M', description: 'Funding rate' },
+ * //  { metric_id: 'XRATE_EXCHANGE_RANK', description: 'rank of the exchange at the tick (xrate)' }]
  * ```
  */
 export function metricListing(
@@ -136,9 +159,29 @@ export function metricListing(
   seen: Iterable<string>,
   definitions: Iterable<MetricDefinition>,
 ): MetricDefinition[] {
+  const ownDescription = new Map(own.map((d) => [d.metric_id, d.description]));
   const byId = new Map<string, string>();
-  for (const d of own) byId.set(d.metric_id, d.description);
-  for (const id of seen) if (!byId.has(id)) byId.set(id, '');
+  for (const id of seen) if (!byId.has(id)) byId.set(id, ownDescription.get(id) ?? '');
   for (const d of definitions) byId.set(d.metric_id, d.description);
   return [...byId].map(([metric_id, description]) => ({ metric_id, description })).sort((a, b) => byCodeUnit(a.metric_id, b.metric_id));
+}
+
+/**
+ * A {@link MetricsSource} whose every call goes to the source `now()` returns at that call (the
+ * stored metrics of the run a database serves now).
+ *
+ * @example
+ * ```ts
+ * const metrics = delegatingMetrics(() => db.store.metrics(OWN_METRICS));
+ * ```
+ */
+export function delegatingMetrics(now: () => MetricsSource): MetricsSource {
+  return {
+    listing: (at) => now().listing(at),
+    series: (f, at) => now().series(f, at),
+    current: (f, at) => now().current(f, at),
+    spans: (f, at) => now().spans(f, at),
+    points: (f, from, to) => now().points(f, from, to),
+    pointColumns: (f, from, to) => now().pointColumns(f, from, to),
+  };
 }

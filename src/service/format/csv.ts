@@ -1,7 +1,8 @@
 /**
  * CSV output of the rate service: header = the JSON field names in schema order; the all-rates
- * object flattens to one row per quote asset with `asset_id_base` repeated; explain flattens to
- * one row per market. A cell holding the delimiter, a quote or a line break is always quoted
+ * object flattens to one row per quote asset with `asset_id_base` repeated, the grouped metrics
+ * result to one row per item with its `series_label` repeated; explain flattens to one row per
+ * market. A cell holding the delimiter, a quote or a line break is always quoted
  * (RFC 4180). The options ({@link CsvOptions}) are read from the query by `csvOptions`.
  *
  * @module
@@ -66,7 +67,9 @@ const EXPLAIN_COLS = [
 ];
 
 const METRIC_COLS = [c('metric_id', 'string'), c('description', 'string')];
-const METRIC_LISTING_COLS = [
+const METRIC_EXCHANGE_LISTING_COLS = [c('exchange_id', 'string'), c('metric_id', 'string')];
+const METRIC_SYMBOL_LISTING_COLS = [...METRIC_EXCHANGE_LISTING_COLS, c('symbol_id', 'string')];
+const METRIC_ASSET_LISTING_COLS = [
   c('metric_id', 'string'),
   c('symbol_id', 'string'),
   c('exchange_id', 'string'),
@@ -85,6 +88,16 @@ const METRIC_CURRENT_COLS = [
   c('value_text', 'string'),
   c('value_time', 'time'),
 ];
+const METRIC_BY_EXCHANGE_COLS = [
+  c('asset_id', 'string'),
+  c('exchange_id', 'string'),
+  c('metric_id', 'string'),
+  c('symbol_id', 'string'),
+  c('chain_id', 'string'),
+  c('network_id', 'string'),
+  c('min_time', 'time'),
+  c('max_time', 'time'),
+];
 const METRIC_HISTORY_COLS = [
   c('time_period_start', 'time'),
   c('time_period_end', 'time'),
@@ -97,7 +110,7 @@ const METRIC_HISTORY_COLS = [
   c('count', 'int'),
   c('sum', 'number'),
 ];
-const METRIC_GROUP_COLS = [c('groupby', 'string'), c('label', 'string'), ...METRIC_HISTORY_COLS];
+const METRIC_GROUP_COLS = [c('series_label', 'string'), ...METRIC_HISTORY_COLS];
 
 const SYMBOL_COLS = [
   c('symbol_id', 'string'),
@@ -139,11 +152,15 @@ const SYMBOL_MAP_COLS = [
 
 type Row = Record<string, unknown>;
 
-/** One row per item of each group, the group's fields repeated; a group with no item is one row of them. */
-function metricGroupRows(groups: readonly { groupby: string; label: string; data: Row[] }[]): Row[] {
-  return groups.flatMap(({ groupby, label, data }) =>
-    data.length === 0 ? [{ groupby, label }] : data.map((item) => ({ groupby, label, ...item })),
-  );
+/**
+ * The grouped result flattened as the all-rates object is: one row per item of each group, its
+ * label repeated (`series_label`); a group with no item is one row of its label alone.
+ */
+function metricGroupRows(groups: { series_label: readonly string[]; rows: readonly (readonly Row[])[] }): Row[] {
+  return groups.series_label.flatMap((label, i) => {
+    const items = groups.rows[i] ?? [];
+    return items.length === 0 ? [{ series_label: label }] : items.map((item) => ({ series_label: label, ...item }));
+  });
 }
 
 function csvRows(kind: PayloadKind, value: unknown): { cols: Column[]; rows: Row[] } {
@@ -188,10 +205,16 @@ function csvRows(kind: PayloadKind, value: unknown): { cols: Column[]; rows: Row
     }
     case 'metrics':
       return { cols: METRIC_COLS, rows: value as Row[] };
-    case 'metric_listing':
-      return { cols: METRIC_LISTING_COLS, rows: value as Row[] };
+    case 'metric_exchange_listing':
+      return { cols: METRIC_EXCHANGE_LISTING_COLS, rows: value as Row[] };
+    case 'metric_symbol_listing':
+      return { cols: METRIC_SYMBOL_LISTING_COLS, rows: value as Row[] };
+    case 'metric_asset_listing':
+      return { cols: METRIC_ASSET_LISTING_COLS, rows: value as Row[] };
     case 'metric_current':
       return { cols: METRIC_CURRENT_COLS, rows: value as Row[] };
+    case 'metric_by_exchange':
+      return { cols: METRIC_BY_EXCHANGE_COLS, rows: value as Row[] };
     case 'metric_history':
       return { cols: METRIC_HISTORY_COLS, rows: value as Row[] };
     case 'metric_groups':

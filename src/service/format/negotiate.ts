@@ -24,10 +24,20 @@ export type PayloadKind = 'rate' | 'rates' | 'periods' | 'history' | 'explain' |
 export type SymbolPayloadKind = 'symbols' | 'symbol_map';
 
 /**
- * The payloads of the metrics routes (src/service/metrics.ts), arrays of: `v1.Metric`,
- * `v1.ListingItem`, `v1.GeneralData`, the metric history item, and the groups of `/v1/metrics/group`.
+ * The payloads of the metrics routes (src/service/metrics.ts): arrays of `v1.Metric`, of the
+ * exchange-, symbol- and asset-level listing items, of current values (`v1.GeneralData`), of
+ * metric-by-exchange items and of metric history items; and the grouped result of
+ * `/v1/metrics/group` (`{series_label, rows}`).
  */
-export type MetricPayloadKind = 'metrics' | 'metric_listing' | 'metric_current' | 'metric_history' | 'metric_groups';
+export type MetricPayloadKind =
+  | 'metrics'
+  | 'metric_exchange_listing'
+  | 'metric_symbol_listing'
+  | 'metric_asset_listing'
+  | 'metric_current'
+  | 'metric_by_exchange'
+  | 'metric_history'
+  | 'metric_groups';
 
 /** CSV options (see the module description). */
 export interface CsvOptions {

@@ -2,9 +2,11 @@
  * XML output of the rate service. No shape is published, so elements are named after the schema
  * (`ExchangeRate`, `ExchangeRates`, `ArrayOfTimeseriesPeriod`,
  * `ArrayOfExchangeRatesTimeseriesItem`, `RateExplanation`; the metrics arrays `ArrayOfMetric`,
- * `ArrayOfListingItem`, `ArrayOfGeneralData`, `ArrayOfMetricData`, `ArrayOfMetricGroup` whose
- * `data` holds `MetricData` items; the symbols arrays `ArrayOfSymbol`, `ArrayOfSymbolMapping`); arrays are wrapper elements holding
- * one element per item; a null is `<x xsi:nil="true"/>` (docs/service.md).
+ * `ArrayOfListingItem`, `ArrayOfGeneralData`, `ArrayOfMetricByExchange`, `ArrayOfMetricData`, and
+ * `GroupedMetrics` whose `series_label` holds `string` elements and `rows` one
+ * `ArrayOfMetricData` per label; the symbols arrays `ArrayOfSymbol`, `ArrayOfSymbolMapping`);
+ * arrays are wrapper elements holding one element per item; a null is `<x xsi:nil="true"/>`
+ * (docs/service.md).
  *
  * @module
  */
@@ -19,10 +21,13 @@ const ROOTS: Record<PayloadKind, string> = {
   history: 'ArrayOfExchangeRatesTimeseriesItem',
   explain: 'RateExplanation',
   metrics: 'ArrayOfMetric',
-  metric_listing: 'ArrayOfListingItem',
+  metric_exchange_listing: 'ArrayOfListingItem',
+  metric_symbol_listing: 'ArrayOfListingItem',
+  metric_asset_listing: 'ArrayOfListingItem',
   metric_current: 'ArrayOfGeneralData',
+  metric_by_exchange: 'ArrayOfMetricByExchange',
   metric_history: 'ArrayOfMetricData',
-  metric_groups: 'ArrayOfMetricGroup',
+  metric_groups: 'GroupedMetrics',
   symbols: 'ArrayOfSymbol',
   symbol_map: 'ArrayOfSymbolMapping',
 };
@@ -30,15 +35,19 @@ const TOP_ITEMS: Partial<Record<PayloadKind, string>> = {
   periods: 'TimeseriesPeriod',
   history: 'ExchangeRatesTimeseriesItem',
   metrics: 'Metric',
-  metric_listing: 'ListingItem',
+  metric_exchange_listing: 'ListingItem',
+  metric_symbol_listing: 'ListingItem',
+  metric_asset_listing: 'ListingItem',
   metric_current: 'GeneralData',
+  metric_by_exchange: 'MetricByExchange',
   metric_history: 'MetricData',
-  metric_groups: 'MetricGroup',
   symbols: 'Symbol',
   symbol_map: 'SymbolMapping',
 };
 const ITEM_NAMES: Record<string, string> = {
-  data: 'MetricData',
+  series_label: 'string',
+  rows: 'ArrayOfMetricData',
+  ArrayOfMetricData: 'MetricData',
   rates: 'ExchangeRatesRate',
   path: 'asset_id',
   legs: 'LegExplanation',

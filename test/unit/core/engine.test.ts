@@ -516,7 +516,8 @@ describe('rule 12 through the engine', () => {
       kind: 'none',
       rate: null,
       path: [],
-      message: 'no path from BTC to ZZZ in the graph of pairs with a rate',
+      reason: 'no_path',
+      message: 'no path from BTC to ZZZ (rule 12): no listed pair links them, directly or through other assets',
     });
     expect(s.engine.explain('FOO', 'BTC').message).toBe('unknown asset "FOO"');
     expect(s.engine.explain('BTC', 'FOO').message).toBe('unknown asset "FOO"');

@@ -155,6 +155,24 @@ describe('symbol records: declarations and listing', () => {
     expect(record(s)).toMatchObject({ symbolIdExchange: 'XXBTZUSD', pricePrecision: 2, active: true });
   });
 
+  it('a later event without the optional fields, at the same time or later, keeps them (also through a snapshot)', () => {
+    const full = { symbol_id: K, price_precision: 2, size_precision: 8, symbol_id_exchange: 'XXBTZUSD', option_strike_price: '0.5' };
+    const kept = { pricePrecision: 2, sizePrecision: 8, symbolIdExchange: 'XXBTZUSD', optionStrikePrice: '0.5', active: true };
+    const s = new Scenario();
+    s.engine.apply(symbolEvent({ time: '2024-01-01T00:00:00Z', ...full }));
+    s.engine.apply(symbolEvent({ time: '2024-01-01T00:00:00Z', symbol_id: K }));
+    s.to('00:00:00');
+    expect(record(s)).toMatchObject(kept);
+    s.engine.apply(symbolEvent({ time: '2024-01-01T00:00:00.5Z', symbol_id: K, price_precision: null, symbol_id_exchange: '' }));
+    // Not yet at its tick: pending in the snapshot, settled in the restored engine.
+    const restored = new Scenario({}, restoreEngine(JSON.parse(JSON.stringify(s.engine.snapshot()))));
+    for (const x of [s, restored]) {
+      x.engine.apply(symbolEvent({ time: '2024-01-01T00:00:02Z', symbol_id: K, size_precision: 6 }));
+      x.to('00:00:02');
+      expect(record(x)).toMatchObject({ ...kept, sizePrecision: 6 });
+    }
+  });
+
   it('a symbol known only from an id is a record, active; an id no quote or trade has reached yet is not', () => {
     const s = new Scenario().feed(`
       q 00:00:00.2 BINANCE_PERP_BTC_USDT 99 1 101 1

@@ -1,0 +1,82 @@
+/**
+ * A worker thread of the heavy-answer pool (heavyPool.ts): answers one task at a time with the
+ * body the route would send, or the route's error (status and message), from its own read-only
+ * connections to the served databases (kept open between tasks).
+ *
+ * @module
+ */
+import { parentPort } from 'node:worker_threads';
+import { OWN_METRICS } from '../core/engine/ownMetrics.js';
+import type { MetricsSource } from '../core/metrics/source.js';
+import { ReplayStore } from '../io/store.js';
+import { ChartError, chartData } from '../replay/chart.js';
+import { badParam, noData, ServiceError } from './errors.js';
+import { CONTENT_TYPES, render } from './format/index.js';
+import type { HeavyReply, HeavyTask, MetricsFrom } from './heavyPool.js';
+import { answerMetrics } from './metrics.js';
+import { DatabaseRateProvider } from './provider.js';
+
+const sources = new Map<string, MetricsSource>();
+
+/** The served metrics of `db`, as the main thread reads them (start.ts). */
+async function metricsOf(db: string, from: MetricsFrom): Promise<MetricsSource> {
+  const k = `${from}:${db}`;
+  let s = sources.get(k);
+  if (!s) {
+    s =
+      from === 'database'
+        ? (await DatabaseRateProvider.open(db)).metrics(OWN_METRICS)
+        : ReplayStore.open(db, { readonly: true }).metrics(OWN_METRICS);
+    sources.set(k, s);
+  }
+  return s;
+}
+
+async function answer(task: HeavyTask): Promise<{ body: Uint8Array; type: string; cost: number }> {
+  if (task.kind === 'chart') {
+    let data: Awaited<ReturnType<typeof chartData>>;
+    try {
+      data = await chartData(
+        { inputs: [task.db] },
+        { base: task.base, quote: task.quote, from: task.from, to: task.to, periodId: task.periodId },
+      );
+    } catch (e) {
+      if (e instanceof ChartError) {
+        if (e.kind === 'bad-request') throw badParam(e.param ?? 'time_end', e.message);
+        throw noData(e.message);
+      }
+      const m = (e as Error).message;
+      if (m.startsWith('xrate:')) throw noData(m.replace(/^xrate: /, ''));
+      throw e;
+    }
+    return { body: Buffer.from(JSON.stringify(data)), type: CONTENT_TYPES.json, cost: Math.max(1, Math.ceil(data.ticks.length / 100)) };
+  }
+  const a = answerMetrics(await metricsOf(task.db, task.from), task.path, task.query);
+  if (a === undefined) throw new ServiceError(404, `Unknown route GET ${task.path}`);
+  // The JSON written straight from the route's data, as routeTable.ts sends it; else rendered.
+  if (task.format.kind === 'json' && a.json !== undefined) {
+    const items = a.json;
+    return {
+      body: Buffer.concat([Buffer.from('['), items.json(0, items.length), Buffer.from(']')]),
+      type: CONTENT_TYPES.json,
+      cost: a.cost,
+    };
+  }
+  const { body, type } = render(a.kind, a.value, task.format);
+  return { body: typeof body === 'string' ? Buffer.from(body) : body, type, cost: a.cost };
+}
+
+parentPort?.on('message', ({ id, task }: { id: number; task: HeavyTask }) => {
+  const post = (m: HeavyReply, transfer: ArrayBuffer[] = []): void => parentPort?.postMessage(m, transfer);
+  answer(task).then(
+    (a) => {
+      // A body of its own buffer is moved, not copied; a slice of a shared one is copied.
+      const own = a.body.byteOffset === 0 && a.body.byteLength === a.body.buffer.byteLength;
+      post({ id, answer: a }, own ? [a.body.buffer as ArrayBuffer] : []);
+    },
+    (e: unknown) => {
+      if (e instanceof ServiceError) post({ id, error: { status: e.status, message: e.message, headers: e.headers } });
+      else post({ id, crash: e instanceof Error ? e.message : String(e) });
+    },
+  );
+});
