@@ -15,6 +15,7 @@ import { createEmsApp } from '../../src/ems/server.js';
 import { PositionSource } from '../../src/ems/positions.js';
 import { OWN_METRICS } from '../../src/core/engine/ownMetrics.js';
 import { ReplayStore } from '../../src/io/store.js';
+import { missingOneOf } from '../../src/service/errors.js';
 import { KeyStore } from '../../src/service/keys.js';
 import { answerMetrics } from '../../src/service/metrics.js';
 import { DatabaseRateProvider } from '../../src/service/provider.js';
@@ -248,35 +249,53 @@ describe('the EMS gateway description', () => {
 });
 
 describe('declared-required parameters', () => {
-  it('absent (or empty), each is a 400 naming it, on every operation that declares one', async () => {
+  it('absent (or empty), each is a 400 naming it, on every operation that declares one; a one-of group none of whose members is given, a 400 naming them', async () => {
     const app = await service();
     const doc = await described(app);
     let checked = 0;
+    let groups = 0;
     for (const { path, op } of operations(doc)) {
-      const required = ownParams(op).filter((p) => p.in === 'query' && p.required);
-      for (const missing of required) {
-        for (const value of [undefined, '']) {
-          const query = required
-            .map((p) => (p === missing ? (value === undefined ? '' : `${p.name}=`) : `${p.name}=${encodeURIComponent(SAMPLE[p.name])}`))
-            .filter(Boolean)
-            .join('&');
-          const res = await app.inject({ method: 'GET', url: `${fillPath(path)}?${query}`, headers: { 'x-coinapi-key': key } });
-          expect(res.statusCode, `${path}?${query}`).toBe(400);
-          expect((JSON.parse(res.body) as { message: string }).message).toMatch(
-            new RegExp(`^Missing required parameter '${missing.name}'`),
-          );
+      const query = ownParams(op).filter((p) => p.in === 'query');
+      const oneOf = (op as { 'x-xrate-required-one-of'?: string[][] })['x-xrate-required-one-of'] ?? [];
+      // What a request needs: every required parameter, and the first member of each group.
+      const needed = [...query.filter((p) => p.required).map((p) => p.name), ...oneOf.map((g) => g[0])];
+      const get = (params: string[], empty?: string) => {
+        const q = [...params.map((n) => `${n}=${encodeURIComponent(SAMPLE[n])}`), ...(empty ? [`${empty}=`] : [])].join('&');
+        return app.inject({ method: 'GET', url: `${fillPath(path)}?${q}`, headers: { 'x-coinapi-key': key } });
+      };
+      const messageOf = (res: { statusCode: number; body: string }, what: string): string => {
+        expect(res.statusCode, `${path} ${what}`).toBe(400);
+        return (JSON.parse(res.body) as { message: string }).message;
+      };
+      for (const p of query.filter((x) => x.required)) {
+        const others = needed.filter((n) => n !== p.name);
+        for (const empty of [undefined, p.name]) {
+          expect(messageOf(await get(others, empty), p.name)).toMatch(new RegExp(`^Missing required parameter '${p.name}'`));
           checked++;
         }
       }
+      for (const group of oneOf) {
+        const message = messageOf(await get(needed.filter((n) => n !== group[0])), group.join(','));
+        expect(message).toBe(missingOneOf(group).message);
+        for (const n of group) expect(ownParams(op).find((x) => x.name === n)?.required).toBe(false);
+        groups++;
+      }
+      if (needed.length > 0) expect((await get(needed)).body).not.toMatch(/Missing required parameter/);
     }
-    // history (2), exchange listing and current (1 each), the three scope histories (2, 2, 3), history (1), group (1).
-    expect(checked).toBe(2 * 13);
+    // history (2), exchange listing and current (1 each), the scope histories (2, 2, 3), history (1), group (2); twice each.
+    expect(checked).toBe(2 * 14);
+    // symbol listing and current, history, group.
+    expect(groups).toBe(4);
   });
 
   it('the CLI’s answers from the route tables check them too', () => {
-    expect(() => answerMetrics(provider.metrics(OWN_METRICS), '/v1/metrics/group', {})).toThrow(/^Missing required parameter 'groupby'/);
-    expect(() => answerMetrics(provider.metrics(OWN_METRICS), '/v1/metrics/exchange/current', { metric_id: 'X' })).toThrow(
+    const metrics = provider.metrics(OWN_METRICS);
+    expect(() => answerMetrics(metrics, '/v1/metrics/group', { metric_id: 'X', asset_id: 'BTC' })).toThrow(
+      /^Missing required parameter 'groupby'/,
+    );
+    expect(() => answerMetrics(metrics, '/v1/metrics/exchange/current', { metric_id: 'X' })).toThrow(
       /^Missing required parameter 'exchange_id'/,
     );
+    expect(() => answerMetrics(metrics, '/v1/metrics/symbol/listing', {})).toThrow(/one of 'exchange_id' or 'symbol_id' must be given$/);
   });
 });

@@ -13,9 +13,9 @@
  * @module
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { missingParam } from '../errors.js';
+import { missingOneOf, missingParam } from '../errors.js';
 import { CONTENT_TYPES, negotiate, type OutputFormat } from '../format/index.js';
-import type { Right } from '../keys.js';
+import type { Right } from '../rights.js';
 import { Query } from '../params.js';
 
 /** A JSON Schema (2020-12, the dialect of OpenAPI 3.1). */
@@ -38,6 +38,11 @@ export interface ParamDecl {
   readonly default?: string | number | boolean;
   /** The detail of the 400 when a required query parameter is absent (default: its enum's values). */
   readonly missing?: string;
+  /**
+   * The name of a group of query parameters at least one of which must be given (none: a 400
+   * naming them all, checked where the group's last member is declared).
+   */
+  readonly oneOf?: string;
   /** Not part of the interface: an xrate extension. */
   readonly extension?: boolean;
 }
@@ -129,8 +134,7 @@ const NO_QUERY = new Query(undefined);
 /**
  * Registers the GET route of `decl`: reads the query (only when the route declares query
  * parameters or formats), negotiates the format (routes with formats), answers 400 for the first
- * declared-required query parameter that is absent or empty (`Missing required parameter 'name'`),
- * then runs `handler`.
+ * declared requirement the query does not meet ({@link checkRequired}), then runs `handler`.
  *
  * @example
  * ```ts
@@ -148,13 +152,40 @@ export function registerDeclared<P = Record<string, string>>(app: FastifyInstanc
   });
 }
 
+/** One check of {@link checkRequired}: a required parameter, or a group of which one is required. */
+type Requirement = { readonly name: string; readonly detail?: string } | { readonly oneOf: readonly string[] };
+
+const REQUIREMENTS = new WeakMap<RouteDecl, readonly Requirement[]>();
+
+/** The requirements of a route's query, in the order of its declared parameters. */
+function requirements(decl: RouteDecl): readonly Requirement[] {
+  let out = REQUIREMENTS.get(decl);
+  if (out !== undefined) return out;
+  const query = (decl.params ?? []).filter((p) => p.in === 'query');
+  const list: Requirement[] = [];
+  query.forEach((p, i) => {
+    if (p.required) list.push({ name: p.name, detail: p.missing ?? p.enum?.join(', ') });
+    if (p.oneOf !== undefined && !query.slice(i + 1).some((o) => o.oneOf === p.oneOf))
+      list.push({ oneOf: query.filter((o) => o.oneOf === p.oneOf).map((o) => o.name) });
+  });
+  out = list;
+  REQUIREMENTS.set(decl, out);
+  return out;
+}
+
 /**
- * The 400 of the first declared-required query parameter of `decl` absent from `q`, as
- * {@link registerDeclared} answers it (for answers given without HTTP, e.g. by the CLI).
+ * Throws the 400 of the first requirement of `decl` that `q` does not meet, in the order of the
+ * declared parameters: a required query parameter absent or empty (`Missing required parameter
+ * 'name'`), or a group none of whose parameters is given (`Missing required parameter: one of 'a'
+ * or 'b' must be given`). {@link registerDeclared} runs it before every handler; the answers given
+ * without HTTP (the CLI's route tables) run it too.
  */
 export function checkRequired(decl: RouteDecl, q: Query): void {
-  for (const p of decl.params ?? [])
-    if (p.in === 'query' && p.required && q.text(p.name) === undefined) throw missingParam(p.name, p.missing ?? p.enum?.join(', '));
+  for (const r of requirements(decl)) {
+    if ('oneOf' in r) {
+      if (r.oneOf.every((n) => q.text(n) === undefined)) throw missingOneOf(r.oneOf);
+    } else if (q.text(r.name) === undefined) throw missingParam(r.name, r.detail);
+  }
 }
 
 /** The declaration of `GET /openapi.json`. */

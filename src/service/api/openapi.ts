@@ -105,8 +105,8 @@ function openApiPath(path: string): string {
   return path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 }
 
-/** The parameter object of a declaration. */
-function parameter(p: ParamDecl): JsonSchema {
+/** The parameter object of a declaration (`group`: the members of its one-of group, if any). */
+function parameter(p: ParamDecl, group: readonly string[]): JsonSchema {
   const schema: Record<string, unknown> = { type: p.type === 'time' ? 'string' : p.type };
   if (p.type === 'time') schema.examples = ['2024-03-01T05:00:00Z', '2024-03-01T05:00:00.1234567Z', '2024-03-01'];
   if (p.enum) schema.enum = [...p.enum];
@@ -114,11 +114,24 @@ function parameter(p: ParamDecl): JsonSchema {
   if (p.maximum !== undefined) schema.maximum = p.maximum;
   if (p.default !== undefined) schema.default = p.default;
   const out: Record<string, unknown> = { name: p.name, in: p.in, required: p.in === 'path' || p.required === true };
-  out.description =
+  let description =
     p.type === 'time' ? `${p.description} ISO 8601 (0 to 7 fractional digits, an offset or none = UTC, or a date).` : p.description;
+  if (group.length > 1) description += ` At least one of ${group.map((n) => `\`${n}\``).join(', ')} is required.`;
+  out.description = description;
   out.schema = schema;
   if (p.extension) out['x-xrate-extension'] = true;
   return out;
+}
+
+/** The one-of groups of a route's parameters: their members, by group name. */
+function oneOfGroups(r: RouteDecl): Record<string, string[]> {
+  const groups: Record<string, string[]> = {};
+  for (const p of r.params ?? []) {
+    if (p.oneOf === undefined) continue;
+    groups[p.oneOf] ??= [];
+    groups[p.oneOf].push(p.name);
+  }
+  return groups;
 }
 
 /** The operation object of a route. */
@@ -147,13 +160,15 @@ function operation(r: RouteDecl, about: DocumentAbout): JsonSchema {
       content: { 'application/json': { schema: d.schema ?? ERROR_REF } },
     };
   }
-  const params = (r.params ?? []).map(parameter);
+  const groups = oneOfGroups(r);
+  const params = (r.params ?? []).map((p) => parameter(p, p.oneOf === undefined ? [] : groups[p.oneOf]));
   if (r.formats) params.push(...Object.keys(FORMAT_PARAMS).map((n) => ({ $ref: `#/components/parameters/${n}` })));
   const op: Record<string, unknown> = { operationId: r.operationId, tags: [r.tag], summary: r.summary };
   if (r.description) op.description = r.description;
   if (params.length > 0) op.parameters = params;
   op.responses = responses;
   op.security = keyed ? about.security : [];
+  if (Object.keys(groups).length > 0) op['x-xrate-required-one-of'] = Object.values(groups);
   if (r.right) op['x-xrate-right'] = r.right;
   if (r.extension) op['x-xrate-extension'] = true;
   return op;

@@ -35,20 +35,28 @@ function record(description: string, properties: Record<string, JsonSchema>, opt
   return { type: 'object', description, properties, required, additionalProperties: false };
 }
 
-/** A metric listing item of one scope (the properties of `v1.ListingItem`, those of the scope required). */
-function listingItem(scope: string, required: readonly string[]): JsonSchema {
-  const properties = {
-    metric_id: str('Metric identifier'),
-    symbol_id: str('Symbol identifier'),
-    symbol_id_external: str('Symbol identifier of the exchange (xrate keeps none)'),
-    exchange_id: str('Exchange identifier'),
-    asset_id: str('Asset identifier'),
-    asset_id_external: str('Asset identifier of the exchange (xrate keeps none)'),
-    chain_id: str('Blockchain identifier'),
-    network_id: str('Network identifier'),
+/** The value fields of a current metric value: exactly one of them is present. */
+const VALUE_FIELDS: Record<string, JsonSchema> = {
+  value_decimal: num('Decimal value'),
+  value_text: str('Text value'),
+  value_time: metricTime('Time value'),
+};
+
+/** The latest data point of a series of one level, with the ids `ids` (in the answer's order). */
+function currentValue(level: string, ids: Record<string, JsonSchema>): JsonSchema {
+  return {
+    ...record(
+      `The latest data point of a ${level}-level series: exactly one of value_decimal, value_text, value_time`,
+      {
+        entry_time: metricTime('Entry time of the data point'),
+        recv_time: metricTime('Receive time of the data point'),
+        ...ids,
+        ...VALUE_FIELDS,
+      },
+      Object.keys(VALUE_FIELDS),
+    ),
+    oneOf: Object.keys(VALUE_FIELDS).map((k) => ({ required: [k] })),
   };
-  const optional = Object.keys(properties).filter((k) => !required.includes(k));
-  return record(`A series of ${scope} level (its chain and network as of its latest point)`, properties, optional);
 }
 
 /** A symbol record's properties, after `v1.Symbol` (fields xrate never has left out). */
@@ -209,36 +217,41 @@ export const SERVICE_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
     ],
   },
   Metric: record('A metric', { metric_id: str('Metric identifier'), description: str('What it measures') }),
-  ExchangeMetricListingItem: listingItem('exchange', ['metric_id', 'exchange_id']),
-  SymbolMetricListingItem: listingItem('symbol', ['metric_id', 'exchange_id', 'symbol_id']),
-  AssetMetricListingItem: listingItem('asset', ['metric_id', 'exchange_id', 'asset_id']),
-  MetricCurrentValue: {
-    ...record(
-      'The latest data point of a series: exactly one of value_decimal, value_text, value_time',
-      {
-        entry_time: metricTime('Entry time of the data point'),
-        recv_time: metricTime('Receive time of the data point'),
-        exchange_id: str('Exchange'),
-        asset_id: str('Asset (asset and symbol levels)'),
-        symbol_id: str('Symbol (symbol level)'),
-        metric_id: str('Metric'),
-        value_decimal: num('Decimal value'),
-        value_text: str('Text value'),
-        value_time: metricTime('Time value'),
-      },
-      ['asset_id', 'symbol_id', 'value_decimal', 'value_text', 'value_time'],
-    ),
-    oneOf: [{ required: ['value_decimal'] }, { required: ['value_text'] }, { required: ['value_time'] }],
-  },
+  ExchangeMetricListingItem: record('An exchange-level series', { exchange_id: str('Exchange'), metric_id: str('Metric') }),
+  SymbolMetricListingItem: record('A symbol-level series', {
+    exchange_id: str('Exchange'),
+    metric_id: str('Metric'),
+    symbol_id: str('Symbol'),
+  }),
+  AssetMetricListingItem: record(
+    'An asset-level series (its chain and network as of its latest point)',
+    {
+      metric_id: str('Metric'),
+      symbol_id: str('Symbol'),
+      exchange_id: str('Exchange'),
+      asset_id: str('Asset'),
+      chain_id: str('Blockchain'),
+      network_id: str('Network'),
+    },
+    ['symbol_id', 'chain_id', 'network_id'],
+  ),
+  ExchangeMetricCurrentValue: currentValue('exchange', { exchange_id: str('Exchange'), metric_id: str('Metric') }),
+  SymbolMetricCurrentValue: currentValue('symbol', {
+    exchange_id: str('Exchange'),
+    asset_id: str('Asset (empty when the point has none)'),
+    symbol_id: str('Symbol'),
+    metric_id: str('Metric'),
+  }),
+  AssetMetricCurrentValue: currentValue('asset', { exchange_id: str('Exchange'), asset_id: str('Asset'), metric_id: str('Metric') }),
   MetricByExchangeItem: record('A series of the exchange, with its first and last occurrence', {
     asset_id: str('Asset (may be empty)'),
     exchange_id: str('Exchange'),
     metric_id: str('Metric'),
-    symbol_id: str('Symbol'),
+    symbol_id: str('Symbol (may be empty)'),
     chain_id: str('Blockchain (may be empty)'),
     network_id: str('Network (may be empty)'),
-    min_time: time('First occurrence'),
-    max_time: time('Last occurrence'),
+    min_time: metricTime('First occurrence'),
+    max_time: metricTime('Last occurrence'),
   }),
   MetricTimeseriesItem: METRIC_TIMESERIES_ITEM,
   MetricGroups: record('One timeseries per label of the grouping', {

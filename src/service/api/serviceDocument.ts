@@ -37,7 +37,9 @@ export const SERVICE_ABOUT: DocumentAbout = {
   keyedErrors: [
     {
       status: 503,
-      description: 'Unavailable: the keys and limits store (Redis, with --redis) is unreachable, or the service is shutting down',
+      description:
+        'Unavailable: the keys and limits store (Redis, with --redis) is unreachable, the service is shutting down, ' +
+        'or (charts, long metric timeseries) its budget of heavy work is full',
     },
   ],
 };

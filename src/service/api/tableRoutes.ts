@@ -13,31 +13,46 @@ const SCOPES = ['exchange', 'symbol', 'asset'] as const;
 type Scope = (typeof SCOPES)[number];
 const TITLE: Record<Scope, string> = { exchange: 'Exchange', symbol: 'Symbol', asset: 'Asset' };
 const PATH_ID: Record<Scope, string> = { exchange: 'exchange_id', symbol: 'symbol_id', asset: 'asset_id' };
-const LISTING_SCHEMA: Record<Scope, string> = {
-  exchange: 'ExchangeMetricListingItem',
-  symbol: 'SymbolMetricListingItem',
-  asset: 'AssetMetricListingItem',
-};
-/** The ids a history of each scope requires (with metric_id). */
-const HISTORY_IDS: Record<Scope, readonly string[]> = {
-  exchange: ['exchange_id'],
-  symbol: ['symbol_id'],
-  asset: ['exchange_id', 'asset_id'],
-};
+/** The id parameters, in the order the metrics routes read them. */
+const IDS = ['metric_id', 'exchange_id', 'symbol_id', 'asset_id'] as const;
+type Id = (typeof IDS)[number];
 const DATA_ERRORS = [400, 401, 403, 429, 550] as const;
 const LIST_ERRORS = [400, 401, 403, 429] as const;
 
-const ID_TEXT: Record<string, string> = {
-  metric_id: 'Metric identifier (see /v1/metrics/listing)',
-  exchange_id: 'Exchange identifier, e.g. BINANCE',
-  symbol_id: 'Symbol identifier, e.g. BINANCE_SPOT_BTC_USDT',
-  asset_id: 'Asset identifier, e.g. BTC',
+const ID_TEXT: Record<Id, string> = {
+  metric_id: 'Metric identifier (see /v1/metrics/listing).',
+  exchange_id: 'Exchange identifier, e.g. BINANCE.',
+  symbol_id: 'Symbol identifier, e.g. BINANCE_SPOT_BTC_USDT.',
+  asset_id: 'Asset identifier, e.g. BTC.',
 };
 
-/** An id filter; `note` says when the interface requires it. */
-function id(name: string, required = false, note = ''): ParamDecl {
-  return queryParam(name, 'string', `${ID_TEXT[name]}.${note}`, { required });
+/**
+ * What a route requires of the id parameters (the interface description's table): each of `all`,
+ * and at least one of `oneOf`.
+ */
+interface IdsRequired {
+  readonly all?: readonly Id[];
+  readonly oneOf?: readonly Id[];
 }
+
+/**
+ * The id parameters of a route (but `except`, the path's), with what it requires: in the order
+ * the routes read them, the members of a one-of group in the order the group names them.
+ */
+function ids(required: IdsRequired = {}, except?: Id): ParamDecl[] {
+  const group = required.oneOf ?? [];
+  const order = [...IDS.filter((n) => !group.includes(n)), ...group].filter((n) => n !== except);
+  return order.map((n) =>
+    queryParam(n, 'string', ID_TEXT[n], { required: required.all?.includes(n), ...(group.includes(n) && { oneOf: 'ids' }) }),
+  );
+}
+
+/** The ids each scope's listing and current routes require, and its history. */
+const REQUIRED: Record<Scope, { listing: IdsRequired; history: IdsRequired }> = {
+  exchange: { listing: { all: ['exchange_id'] }, history: { all: ['metric_id', 'exchange_id'] } },
+  symbol: { listing: { oneOf: ['exchange_id', 'symbol_id'] }, history: { all: ['metric_id', 'symbol_id'] } },
+  asset: { listing: {}, history: { all: ['metric_id', 'exchange_id', 'asset_id'] } },
+};
 
 const CHAIN = queryParam('chain_id', 'string', 'Blockchain identifier: series whose latest point is on it.');
 const NETWORK = queryParam('network_id', 'string', 'Network identifier: series whose latest point is on it.');
@@ -59,8 +74,6 @@ const TIMESERIES: readonly ParamDecl[] = [
   }),
   TIME_FORMAT,
 ];
-/** The note of an id the interface requires unless one of `others` is given (the handler checks it). */
-const unless = (others: string): string => ` Required unless ${others} is given.`;
 
 function metricRoute(path: string, operationId: string, summary: string, rest: Partial<RouteDecl> & Pick<RouteDecl, 'ok'>): RouteDecl {
   return { path, operationId, tag: 'Metrics', summary, right: 'metrics', formats: true, errors: LIST_ERRORS, ...rest };
@@ -68,28 +81,23 @@ function metricRoute(path: string, operationId: string, summary: string, rest: P
 
 function scopeRoutes(scope: Scope): RouteDecl[] {
   const T = TITLE[scope];
-  const ids = (required: readonly string[], except?: string): ParamDecl[] =>
-    ['metric_id', 'exchange_id', 'symbol_id', 'asset_id'].filter((n) => n !== except).map((n) => id(n, required.includes(n)));
-  const listingIds =
-    scope === 'symbol'
-      ? [id('metric_id'), id('exchange_id', false, unless('symbol_id')), id('symbol_id', false, unless('exchange_id')), id('asset_id')]
-      : ids(scope === 'exchange' ? ['exchange_id'] : []);
-  const current = ref('MetricCurrentValue');
+  const { listing, history } = REQUIRED[scope];
+  const current = arrayOf(ref(`${T}MetricCurrentValue`));
   return [
     metricRoute(`/v1/metrics/${scope}/listing`, `list${T}Metrics`, `${T}-level metric series`, {
-      params: [...listingIds, CHAIN, NETWORK, AT],
-      ok: { description: `The ${scope}-level series matching the filters`, schema: arrayOf(ref(LISTING_SCHEMA[scope])) },
+      params: [...ids(listing), CHAIN, NETWORK, AT],
+      ok: { description: `The ${scope}-level series matching the filters`, schema: arrayOf(ref(`${T}MetricListingItem`)) },
     }),
     metricRoute(`/v1/metrics/${scope}/current`, `get${T}MetricsCurrent`, `Current ${scope}-level metrics`, {
-      params: [...listingIds, CHAIN, NETWORK, AT, TIME_FORMAT],
-      ok: { description: 'The latest point of each matching series', schema: arrayOf(current) },
+      params: [...ids(listing), CHAIN, NETWORK, AT, TIME_FORMAT],
+      ok: { description: 'The latest point of each matching series', schema: current },
     }),
     metricRoute(`/v1/metrics/${scope}/:${PATH_ID[scope]}/current`, `get${T}MetricsCurrentById`, `Current metrics of one ${scope}`, {
-      params: [pathParam(PATH_ID[scope], ID_TEXT[PATH_ID[scope]]), ...ids([], PATH_ID[scope]), CHAIN, NETWORK, AT, TIME_FORMAT],
-      ok: { description: 'The latest point of each of its series', schema: arrayOf(current) },
+      params: [pathParam(PATH_ID[scope], ID_TEXT[PATH_ID[scope] as Id]), ...ids({}, PATH_ID[scope] as Id), CHAIN, NETWORK, AT, TIME_FORMAT],
+      ok: { description: 'The latest point of each of its series', schema: current },
     }),
     metricRoute(`/v1/metrics/${scope}/history`, `get${T}MetricHistory`, `History of one ${scope}-level series`, {
-      params: [...ids(['metric_id', ...HISTORY_IDS[scope]]), ...TIMESERIES],
+      params: [...ids(history), ...TIMESERIES],
       ok: { description: 'The periods of the series', schema: arrayOf(ref('MetricTimeseriesItem')) },
       errors: DATA_ERRORS,
     }),
@@ -100,30 +108,18 @@ function scopeRoutes(scope: Scope): RouteDecl[] {
 const METRIC_ROUTES: readonly RouteDecl[] = [
   metricRoute('/v1/metrics/listing', 'listMetrics', 'Metrics', {
     params: [AT],
-    ok: { description: 'Every metric with a definition or data, sorted', schema: arrayOf(ref('Metric')) },
+    ok: { description: 'The metrics the data holds, sorted by metric_id', schema: arrayOf(ref('Metric')) },
   }),
   ...SCOPES.flatMap(scopeRoutes),
   metricRoute('/v1/metrics/by-exchange/:exchange_id', 'getMetricsByExchange', 'Metric series of an exchange', {
-    params: [
-      pathParam('exchange_id', ID_TEXT.exchange_id),
-      id('metric_id'),
-      id('symbol_id'),
-      id('asset_id'),
-      CHAIN,
-      NETWORK,
-      AT,
-      TIME_FORMAT,
-    ],
-    ok: { description: 'Every series of the exchange, of every level', schema: arrayOf(ref('MetricByExchangeItem')) },
+    params: [pathParam('exchange_id', ID_TEXT.exchange_id), ...ids({}, 'exchange_id'), CHAIN, NETWORK, AT, TIME_FORMAT],
+    ok: {
+      description: 'Every series of the exchange, of every level, with the times of its first and last data points',
+      schema: arrayOf(ref('MetricByExchangeItem')),
+    },
   }),
   metricRoute('/v1/metrics/history', 'getMetricHistory', 'History of the matching series together', {
-    params: [
-      id('metric_id', true),
-      id('symbol_id', false, unless('asset_id or exchange_id')),
-      id('asset_id', false, unless('symbol_id or exchange_id')),
-      id('exchange_id', false, unless('symbol_id or asset_id')),
-      ...TIMESERIES,
-    ],
+    params: [...ids({ all: ['metric_id'], oneOf: ['symbol_id', 'asset_id', 'exchange_id'] }), ...TIMESERIES],
     ok: { description: 'The periods of the points of every matching series', schema: arrayOf(ref('MetricTimeseriesItem')) },
     errors: DATA_ERRORS,
   }),
@@ -131,14 +127,11 @@ const METRIC_ROUTES: readonly RouteDecl[] = [
     description:
       'One timeseries per value of `groupby` among the matching series, labels sorted. Every 100 items returned cost one request.',
     params: [
+      ...ids({ all: ['metric_id'], oneOf: ['exchange_id', 'symbol_id', 'asset_id'] }),
       queryParam('groupby', 'string', 'The field whose values label the groups (matched ignoring case).', {
         required: true,
         enum: ['symbol_id', 'asset_id', 'exchange_id', 'metric_id'],
       }),
-      id('metric_id', false, ' Required by the interface description.'),
-      id('exchange_id'),
-      id('symbol_id'),
-      id('asset_id'),
       ...TIMESERIES,
     ],
     ok: { description: 'The groups', schema: ref('MetricGroups') },
