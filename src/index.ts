@@ -29,6 +29,9 @@ export { REJECT_REASONS, takerSideOf, parseEvent, parseJsonLine } from './core/e
 export { SYMBOL_TYPES, symbolTypeFromText, parseSymbolId } from './core/symbols.js';
 export { parseDec, type ExactDecimal } from './core/decimal.js';
 
+// Numbers on output: rates as xrate writes them (docs/methodology.md section 7).
+export { wireNumber, wireText, wireExplanation } from './core/wire.js';
+
 // Positions (docs/methodology.md section 11, docs/ems.md).
 export {
   ACCOUNT_SEPARATORS,

@@ -5,6 +5,7 @@
  * @module
  */
 import { formatTime } from '../core/time.js';
+import { wireText } from '../core/wire.js';
 import type { ParallelProgress } from '../replay/parallel.js';
 import type { ReplayProgress, ReplaySummary } from '../replay/replay.js';
 
@@ -90,16 +91,10 @@ export function summaryTable(s: ReplaySummary): string {
   return rows.map(([k, val]) => `${k.padEnd(w)}  ${val.padStart(v)}`).join('\n');
 }
 
-/** A table of current pair rates (for `npm start`). */
+/** A table of current pair rates (for `npm start`), each as written everywhere (wireText). */
 export function ratesTable(rows: { pair: string; rate: number; time: number; used: number; fresh: boolean }[]): string {
   const head = ['pair', 'rate', 'time', 'markets', 'fresh'];
-  const body = rows.map((r) => [
-    r.pair,
-    r.rate.toPrecision(10).replace(/\.?0+$/, ''),
-    formatTime(r.time),
-    String(r.used),
-    r.fresh ? 'yes' : 'no',
-  ]);
+  const body = rows.map((r) => [r.pair, wireText(r.rate), formatTime(r.time), String(r.used), r.fresh ? 'yes' : 'no']);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 1 || i === 3 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ');
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');

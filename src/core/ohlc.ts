@@ -13,6 +13,7 @@
  */
 
 import { bucketEnd, bucketStart, periodLengthUs, type PeriodRecord } from './periods.js';
+import { wireNumber } from './wire.js';
 
 /**
  * One OHLC bucket. Times are integer microseconds since the epoch.
@@ -514,10 +515,11 @@ export interface ExchangeRatesTimeseriesItem {
 
 /**
  * Maps a bucket to its wire item, formatting times with `fmt` (the caller's 7-digit ISO
- * formatter) and keeping the field order of `ExchangeRatesTimeseriesItem`.
+ * formatter), the rates as written ({@link wireNumber}), and keeping the field order of
+ * `ExchangeRatesTimeseriesItem`.
  *
  * Why: docs/methodology.md section 5 — time_period_start/end are the bucket bounds, time_open/close the
- * first/last ticks, rate_* the OHLC values.
+ * first/last ticks, rate_* the OHLC values; section 7 — numbers on output.
  *
  * @example
  * toTimeseriesItem(b, (us) => formatTime7(us));
@@ -529,9 +531,9 @@ export function toTimeseriesItem(b: OhlcBucket, fmt: (us: number) => string): Ex
     time_period_end: fmt(b.end),
     time_open: fmt(b.timeOpen),
     time_close: fmt(b.timeClose),
-    rate_open: b.open,
-    rate_high: b.high,
-    rate_low: b.low,
-    rate_close: b.close,
+    rate_open: wireNumber(b.open),
+    rate_high: wireNumber(b.high),
+    rate_low: wireNumber(b.low),
+    rate_close: wireNumber(b.close),
   };
 }

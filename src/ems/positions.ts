@@ -10,6 +10,7 @@ import type { AccountPositions } from '../core/positions/book.js';
 import { splitAccount } from '../core/positions/events.js';
 import { valuePositions } from '../core/positions/pnl.js';
 import { formatTime, US_PER_SECOND } from '../core/time.js';
+import { wireNumber } from '../core/wire.js';
 import type { StoredPositions } from '../io/positionStore.js';
 import type { ReplayStore } from '../io/store.js';
 import { badParam, ServiceError } from '../service/errors.js';
@@ -132,7 +133,8 @@ export class PositionSource {
   /**
    * The `/v1/positions` answer: the open positions of the accounts `exchangeId` selects (an
    * account exactly, or every account of a bare exchange id; all without it), accounts and
-   * symbols sorted, valued at the tick's rates (no rate: no `unrealized_pnl`).
+   * symbols sorted, valued at the tick's rates (no rate: no `unrealized_pnl`; computed from the
+   * rates as computed, written rounded as a rate is: wireNumber, docs/methodology.md section 7).
    *
    * @throws {@link UnreachableError} when the exchange asked for (or, without `exchangeId`, any
    *   exchange) is unreachable at that time; a 400 {@link ServiceError} for a bad `exchangeId`
@@ -172,7 +174,7 @@ export class PositionSource {
           avg_entry_price: e.avgEntryPrice.value,
           quantity: e.quantity.value,
           side: e.side,
-          ...(unrealizedPnl !== undefined && { unrealized_pnl: unrealizedPnl }),
+          ...(unrealizedPnl !== undefined && { unrealized_pnl: wireNumber(unrealizedPnl) }),
           ...(e.leverage !== undefined && { leverage: e.leverage.value }),
           ...(e.crossMargin !== undefined && { cross_margin: e.crossMargin }),
           ...(e.liquidationPrice !== undefined && { liquidation_price: e.liquidationPrice.value }),
@@ -187,7 +189,7 @@ export class PositionSource {
 /** rate(base, quote) at T (or the last tick) from a provider, undefined where it has none (its 550). */
 function rateOrNone(p: RateProvider, base: string, quote: string, T: number | undefined): number | undefined {
   try {
-    return p.rate(base, quote, T).value.rate;
+    return p.rate(base, quote, T).raw;
   } catch (e) {
     if (e instanceof ServiceError) return undefined;
     throw e;

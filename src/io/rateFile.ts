@@ -1,13 +1,15 @@
 /**
  * File sinks for rate changes: NDJSON (one JSON object per line) or CSV (header row, `,`
  * delimiter, RFC 4180 quoting where needed). Lines are built by hand in a fixed field order so
- * that the same replay always writes the same bytes.
+ * that the same replay always writes the same bytes. Rates are written rounded to at most 15
+ * significant digits (wireText, docs/methodology.md section 7).
  *
  * @module
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
 import type { PairRateChange } from '../core/engine.js';
 import { formatTime } from '../core/time.js';
+import { wireText } from '../core/wire.js';
 
 /** Columns of a rate-change record, in output order. */
 export const RATE_COLUMNS = ['tick', 'asset_id_base', 'asset_id_quote', 'rate', 'time', 'rank', 'used', 'fresh'] as const;
@@ -20,7 +22,7 @@ function csvField(v: string): string {
 export function rateChangeToNdjson(c: PairRateChange): string {
   return (
     `{"tick":"${formatTime(c.tick)}","asset_id_base":${JSON.stringify(c.base)},"asset_id_quote":${JSON.stringify(c.quote)},` +
-    `"rate":${c.rate === null ? 'null' : JSON.stringify(c.rate)},"time":${c.time === null ? 'null' : `"${formatTime(c.time)}"`},` +
+    `"rate":${c.rate === null ? 'null' : wireText(c.rate)},"time":${c.time === null ? 'null' : `"${formatTime(c.time)}"`},` +
     `"rank":${c.rank === null ? 'null' : JSON.stringify(c.rank)},"used":${c.used},"fresh":${c.fresh}}\n`
   );
 }
@@ -31,7 +33,7 @@ export function rateChangeToCsv(c: PairRateChange): string {
     formatTime(c.tick),
     csvField(c.base),
     csvField(c.quote),
-    c.rate === null ? '' : String(c.rate),
+    c.rate === null || !Number.isFinite(c.rate) ? '' : wireText(c.rate),
     c.time === null ? '' : formatTime(c.time),
     c.rank === null ? '' : String(c.rank),
     String(c.used),

@@ -30,6 +30,7 @@ import type { ExchangeRatesTimeseriesItem } from '../core/ohlc.js';
 import { exchangeRatePeriod, EXCHANGE_RATE_PERIODS } from '../core/periods.js';
 import type { MarketProvenance, RateExplanation } from '../core/provenance.js';
 import { formatTime, parseTime, US_PER_SECOND } from '../core/time.js';
+import { wireExplanation, wireRate } from '../core/wire.js';
 import type { SourceFormat } from '../io/source.js';
 import { ReplayDatabase, ReplayDatabaseError } from './database.js';
 import { isDatabaseSource, queryHistory, replayTo, type QuerySource } from './query.js';
@@ -76,14 +77,14 @@ export interface ChartData {
   note: string | null;
   /** The ticks, unix seconds. */
   ticks: number[];
-  /** The pair's rate after each tick (fresh or carried), null when it has none. */
+  /** The pair's rate after each tick (fresh or carried, as written: wireNumber), null when it has none. */
   rate: (number | null)[];
   markets: ChartMarket[];
   /** A point whenever a market is left out, or its reason or midpoint changes while it is. */
   exclusions: ChartExclusion[];
   /** With a period: the OHLC candles whose start lies in [time_start, time_end). */
   candles: ExchangeRatesTimeseriesItem[] | null;
-  /** Explanations, once per stretch of ticks over which they hold. */
+  /** Explanations, once per stretch of ticks over which they hold (their rates as written: wireExplanation). */
   provenance: RateExplanation[];
   /** Per tick, the index of its explanation in `provenance` (-1: none). */
   point_provenance: number[];
@@ -314,7 +315,7 @@ function databaseRates(db: ReplayDatabase, q: ChartQuery, span: { first: number;
   for (let i = 0; i < span.n; i++) {
     const T = span.first + i * US_PER_SECOND;
     if (firstTick === undefined || last === undefined || T < firstTick || T > last) out.push(null);
-    else out.push(db.pairTableAt(T).rate(q.base, q.quote)?.value.rate ?? null);
+    else out.push(db.pairTableAt(T).rate(q.base, q.quote)?.raw ?? null);
   }
   return out;
 }
@@ -361,7 +362,8 @@ export async function chartData(src: QuerySource, q: ChartQuery): Promise<ChartD
       body.note = [body.note, `no candles: ${m.replace(/^xrate: /, '')}`].filter(Boolean).join('; ');
     }
   }
-  return { ...head, ...body, candles };
+  // The rates as written (docs/methodology.md section 7); the candles are (queryHistory).
+  return { ...head, ...body, rate: body.rate.map(wireRate), provenance: body.provenance.map(wireExplanation), candles };
 }
 
 async function fromDatabase(

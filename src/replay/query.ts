@@ -27,13 +27,14 @@ import { toTimeseriesItem, type ExchangeRatesTimeseriesItem, type OhlcBucket } f
 import { bucketEnd, bucketStartAtOrAfter, EXCHANGE_RATE_PERIODS, exchangeRatePeriod, type PeriodRecord } from '../core/periods.js';
 import type { RateExplanation } from '../core/provenance.js';
 import { formatTime, US_PER_SECOND } from '../core/time.js';
+import { wireExplanation, wireNumber } from '../core/wire.js';
 import type { SourceFormat } from '../io/source.js';
 import { ReplayStore } from '../io/store.js';
 import { partialOutputs, ReplayDatabase, ReplayDatabaseError, type NotCovered } from './database.js';
 import { MemoryMetrics } from './memoryMetrics.js';
 import { replay, type ReplayOptions } from './replay.js';
 
-/** One answer of {@link queryRates}: the interface's ExchangeRate shape. */
+/** One answer of {@link queryRates}: the interface's ExchangeRate shape, the rate as written (wireNumber). */
 export interface RateAnswer {
   asset_id_base: string;
   asset_id_quote: string;
@@ -141,7 +142,7 @@ export async function queryRates(src: QuerySource, at: number, pairs: [string, s
 
 function answer(engine: Engine, b: string, q: string): RateAnswer {
   const r = engine.rate(b, q);
-  return { asset_id_base: b, asset_id_quote: q, rate: r ? r.rate : null, time: r ? formatTime(r.time) : null };
+  return { asset_id_base: b, asset_id_quote: q, rate: r ? wireNumber(r.rate) : null, time: r ? formatTime(r.time) : null };
 }
 
 function ratesFromDatabase(path: string, at: number, pairs: [string, string][]): RateAnswer[] {
@@ -191,7 +192,8 @@ function requirePeriod(id: string): PeriodRecord {
 
 /**
  * OHLC timeseries of rate(base, quote) for the buckets whose start lies in [from, to), oldest
- * first, at most `limit` (docs/methodology.md section 5; direct, inverse or cross pair).
+ * first, at most `limit` (docs/methodology.md section 5; direct, inverse or cross pair); the
+ * rates as written (section 7).
  */
 export async function queryHistory(
   src: QuerySource,
@@ -267,7 +269,7 @@ function historyFromDatabase(
 
 /**
  * The provenance of rate(base, quote): from a log, at the last tick <= `at` (default: the end of
- * the log); from a database, at its final state.
+ * the log); from a database, at its final state. Its rates as written (wireExplanation).
  */
 export async function queryExplain(src: QuerySource, pair: [string, string], at?: number): Promise<RateExplanation> {
   if (isDatabaseSource(src)) {
@@ -279,13 +281,13 @@ export async function queryExplain(src: QuerySource, pair: [string, string], at?
         throw new Error(`xrate: the database holds the engine state at ${formatTime(last)} only; explain an earlier time from the log`);
       }
       if (at !== undefined) checkCovered(path, db.notCovered(floorSecond(at), floorSecond(at)));
-      return finalEngine(db, at ?? last ?? 0).explain(pair[0], pair[1]);
+      return wireExplanation(finalEngine(db, at ?? last ?? 0).explain(pair[0], pair[1]));
     } finally {
       db.close();
     }
   }
   const summary = await replayTo(src, at);
-  return summary.engine.explain(pair[0], pair[1]);
+  return wireExplanation(summary.engine.explain(pair[0], pair[1]));
 }
 
 /**

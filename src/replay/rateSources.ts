@@ -10,6 +10,7 @@ import type { CrossMethod } from '../core/config.js';
 import type { Engine } from '../core/engine.js';
 import { RateGraph, type PairView } from '../core/graph.js';
 import { formatTime } from '../core/time.js';
+import { wireNumber } from '../core/wire.js';
 
 /** The interface's ExchangeRate (field order of the schema). */
 export interface ExchangeRate {
@@ -21,17 +22,20 @@ export interface ExchangeRate {
 
 /** A rate answer with its JSON text, cached per tick. */
 export interface CachedRate {
+  /** The answer as written: its rate rounded for output (wireNumber, docs/methodology.md section 7). */
   readonly value: ExchangeRate;
   /** `JSON.stringify(value)`, computed once. */
   readonly json: string;
+  /** The rate as computed (not rounded), for arithmetic on it (an inverse, a P&L). */
+  readonly raw: number;
   /** µs time of the rate (unformatted). */
   readonly timeUs: number;
 }
 
-/** A cached rate answer of the interface's ExchangeRate shape. */
+/** A cached rate answer of the interface's ExchangeRate shape (its rate as written, {@link CachedRate.value}). */
 export function makeRate(base: string, quote: string, rate: number, timeUs: number): CachedRate {
-  const value: ExchangeRate = { time: formatTime(timeUs), asset_id_base: base, asset_id_quote: quote, rate };
-  return { value, json: JSON.stringify(value), timeUs };
+  const value: ExchangeRate = { time: formatTime(timeUs), asset_id_base: base, asset_id_quote: quote, rate: wireNumber(rate) };
+  return { value, json: JSON.stringify(value), raw: rate, timeUs };
 }
 
 /** Row of a pair's state at a tick (the `rates` table's columns). */

@@ -9,6 +9,7 @@
  */
 import type { OhlcBucket } from '../core/ohlc.js';
 import { formatTime } from '../core/time.js';
+import { wireText } from '../core/wire.js';
 import { historyPieces, render, type OutputFormat } from './format/index.js';
 import { timeseriesItem, type HistoryQuery, type RateProvider, type TimeseriesItem } from './provider.js';
 import { drainSlices, slicedArrayBody, type SlicedBody } from './slices.js';
@@ -20,11 +21,6 @@ export const STREAM_MIN_ITEMS = 256;
 const BLOCK = 4096;
 /** Numbers kept per bucket: start, end, timeOpen, timeClose, open, high, low, close. */
 const FIELDS = 8;
-
-/** A number as JSON writes it. */
-function num(v: number): string {
-  return Number.isFinite(v) ? String(v) : 'null';
-}
 
 /**
  * What precedes each field of an item in JSON (the times quoted, so their closing quote starts
@@ -68,8 +64,8 @@ export class BucketList {
 
   /**
    * The JSON of the wire items of buckets [from, to), each preceded by a comma but the array's
-   * first: the bytes of `JSON.stringify`, written straight into a buffer (no objects, no
-   * concatenated strings for the garbage collector).
+   * first: the bytes of `JSON.stringify` of the items (rates as written: wireText), written
+   * straight into a buffer (no objects, no concatenated strings for the garbage collector).
    */
   json(from: number, to: number): Buffer {
     const buf = Buffer.allocUnsafe((to - from) * JSON_ITEM_MAX);
@@ -79,7 +75,7 @@ export class BucketList {
       const o = (k % BLOCK) * FIELDS;
       for (let f = 0; f < FIELDS; f++) {
         at += JSON_KEYS[k === 0 && f === 0 ? FIELDS : f].copy(buf, at);
-        at += buf.write(f < 4 ? formatTime(a[o + f]) : num(a[o + f]), at, 'latin1');
+        at += buf.write(f < 4 ? formatTime(a[o + f]) : wireText(a[o + f]), at, 'latin1');
       }
       buf[at++] = 0x7d; // }
     }

@@ -54,6 +54,7 @@ import type { RequestLimits } from './requestLimits.js';
 import { metricHistoryJson, type TimeWriter } from './metricHistory.js';
 import { type Query, shown } from './params.js';
 import { answerFromTable, type Answer, type Offload, registerRouteTable, type TableRoute } from './routeTable.js';
+import { ratesAsWritten } from './metricRates.js';
 
 /** Options of {@link registerMetricRoutes}. */
 export interface MetricRouteOptions {
@@ -346,7 +347,7 @@ const ROUTES: readonly MetricRoute[] = [
  * ```
  */
 export function answerMetrics(source: MetricsSource, path: string, query: Record<string, string>): Answer | undefined {
-  return answerFromTable(ROUTES, source, path, query);
+  return answerFromTable(ROUTES, ratesAsWritten(source), path, query);
 }
 
 /**
@@ -355,5 +356,5 @@ export function answerMetrics(source: MetricsSource, path: string, query: Record
  * HEAVY_LIMIT items is a heavy request, as the exchange-rate history.
  */
 export function registerMetricRoutes(app: FastifyInstance, source: MetricsSource, opts: MetricRouteOptions): void {
-  registerRouteTable(app, ROUTES, source, 'metrics', opts.limits, opts.offload);
+  registerRouteTable(app, ROUTES, ratesAsWritten(source), 'metrics', opts.limits, opts.offload);
 }

@@ -22,10 +22,11 @@
  */
 import { restoreEngine, type Engine, type SymbolFilter, type SymbolRecord } from '../core/engine.js';
 import { delegatingMetrics, type MetricDefinition, type MetricsSource } from '../core/metrics/source.js';
-import type { OhlcBucket } from '../core/ohlc.js';
+import { toTimeseriesItem, type OhlcBucket } from '../core/ohlc.js';
 import { bucketEnd, bucketStartAtOrAfter, EXCHANGE_RATE_PERIODS, type PeriodRecord } from '../core/periods.js';
 import type { RateExplanation } from '../core/provenance.js';
 import { formatTime, US_PER_SECOND } from '../core/time.js';
+import { wireExplanation, wireNumber } from '../core/wire.js';
 import { ReplayStore } from '../io/store.js';
 import { partialOutputs, ReplayDatabase, ReplayDatabaseError, ReplayDatabaseWatch, type RunInfo, type Series } from '../replay/database.js';
 import { EngineSource, PairTable, type CachedRate, type ExchangeRate, type RateSource } from '../replay/rateSources.js';
@@ -145,18 +146,9 @@ function invertBucket(b: OhlcBucket): OhlcBucket {
   return { ...b, open: 1 / b.open, high: 1 / b.low, low: 1 / b.high, close: 1 / b.close };
 }
 
-/** The wire item of a bucket (times with 7 fractional digits). */
+/** The wire item of a bucket (times with 7 fractional digits, rates as written: core/ohlc.ts). */
 export function timeseriesItem(b: OhlcBucket): TimeseriesItem {
-  return {
-    time_period_start: formatTime(b.start),
-    time_period_end: formatTime(b.end),
-    time_open: formatTime(b.timeOpen),
-    time_close: formatTime(b.timeClose),
-    rate_open: b.open,
-    rate_high: b.high,
-    rate_low: b.low,
-    rate_close: b.close,
-  };
+  return toTimeseriesItem(b, formatTime);
 }
 
 function missing(src: RateSource, base: string, quote: string, rb: string | undefined, rq: string | undefined): string {
@@ -195,7 +187,7 @@ function ratesFrom(src: RateSource, base: string, q: RatesQuery): ExchangeRates 
   for (const t of targets) {
     const r = src.rate(rb, t);
     if (!r) continue;
-    rates.push({ time: r.value.time, asset_id_quote: t, rate: q.invert ? 1 / r.value.rate : r.value.rate });
+    rates.push({ time: r.value.time, asset_id_quote: t, rate: q.invert ? wireNumber(1 / r.raw) : r.value.rate });
   }
   return { asset_id_base: rb, rates };
 }
@@ -557,7 +549,7 @@ export class DatabaseRateProvider implements RateProvider {
   }
 }
 
-/** Explains with an engine's current state; 550 when it has no rate or `at` is before its last tick. */
+/** Explains with an engine's current state (its rates as written); 550 when it has no rate or `at` is before its last tick. */
 export function explainWith(engine: Engine, base: string, quote: string, at: number | undefined): RateExplanation {
   const last = engine.lastTickTime;
   if (at !== undefined && last !== undefined && floorSecond(at) < last) {
@@ -574,7 +566,7 @@ export function explainWith(engine: Engine, base: string, quote: string, at: num
   };
   const e = engine.explain(resolve(base), resolve(quote));
   if (e.kind === 'none') throw noData(`no rate for ${base}/${quote}${e.tick ? ` at ${e.tick}` : ''}: ${e.message ?? 'none'}`);
-  return e;
+  return wireExplanation(e);
 }
 
 /**

@@ -414,7 +414,8 @@ describe('a small hand-written log', () => {
     const a = await cliJson<RateAnswer[]>('rate', small.ndjson, '--at', '2024-01-01T00:00:04.9Z', '--pair', 'BTC/USD', '--pair', 'ETH/BTC');
     expect(a).toEqual([
       { asset_id_base: 'BTC', asset_id_quote: 'USD', rate: 102, time: '2024-01-01T00:00:02.5000000Z' },
-      { asset_id_base: 'ETH', asset_id_quote: 'BTC', rate: 11 / 102, time: '2024-01-01T00:00:02.5000000Z' },
+      // 11 / 102 = 0.10784313725490197 as a double, written with 15 significant digits.
+      { asset_id_base: 'ETH', asset_id_quote: 'BTC', rate: 0.107843137254902, time: '2024-01-01T00:00:02.5000000Z' },
     ]);
   });
 

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatTime, parseTime } from '../../src/core/time.js';
+import { wireNumber } from '../../src/core/wire.js';
 import { ReplayStore } from '../../src/io/store.js';
 import { queryHistory, queryRates } from '../../src/replay/query.js';
 import { demoDb, expectError, expectSchema, FIXTURES, PATHS, startServer, tempDir, type TestServer } from './helpers.js';
@@ -35,6 +36,12 @@ afterAll(async () => {
   await srv?.close();
   tmp?.remove();
 });
+
+/** `inverse` is 1 / `rate` as written: within 2e-14 of it (each rounded to 15 digits), a number written as is (wireNumber). */
+function expectInverse(inverse: number, rate: number): void {
+  expect(Math.abs(inverse * rate - 1)).toBeLessThan(2e-14);
+  expect(wireNumber(inverse)).toBe(inverse);
+}
 
 async function getJson(path: string, specPath: string): Promise<unknown> {
   const r = await srv.get(path, H());
@@ -175,7 +182,8 @@ describe('GET /v1/exchangerate/{base}', () => {
       const inv = (await getJson(`/v1/exchangerate/BTC?filter_asset_id=USD,EUR,ETH&invert=${v}`, PATHS.rates)) as {
         rates: { asset_id_quote: string; rate: number }[];
       };
-      for (const [i, r] of inv.rates.entries()) expect(r.rate).toBe(1 / f.rates[i].rate);
+      // 1 / rate rounded as written (of the rate as computed, so not always 1 / the written rate exactly).
+      for (const [i, r] of inv.rates.entries()) expectInverse(r.rate, f.rates[i].rate);
     }
     const notInv = (await getJson('/v1/exchangerate/BTC?filter_asset_id=USD&invert=false', PATHS.rates)) as { rates: { rate: number }[] };
     expect(notInv.rates[0].rate).toBe(f.rates[2].rate);
@@ -265,10 +273,10 @@ describe('GET /v1/exchangerate/{base}/{quote}/history', () => {
     expect(i.length).toBe(d.length);
     i.forEach((b, k) => {
       expect(b.time_open).toBe(d[k].time_open);
-      expect(b.rate_open).toBe(1 / d[k].rate_open);
-      expect(b.rate_high).toBe(1 / d[k].rate_low);
-      expect(b.rate_low).toBe(1 / d[k].rate_high);
-      expect(b.rate_close).toBe(1 / d[k].rate_close);
+      expectInverse(b.rate_open, d[k].rate_open);
+      expectInverse(b.rate_high, d[k].rate_low);
+      expectInverse(b.rate_low, d[k].rate_high);
+      expectInverse(b.rate_close, d[k].rate_close);
     });
   });
 

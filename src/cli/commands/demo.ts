@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatTime } from '../../core/time.js';
+import { wireText } from '../../core/wire.js';
 import { replay } from '../../replay/replay.js';
 import { HELP_OPTION, parseFlags, type Io } from '../args.js';
 import { help } from '../help.js';
@@ -38,7 +39,7 @@ export async function cmdDemo(args: string[], io: Io): Promise<number> {
   io.out(`current rates at ${summary.lastTick !== undefined ? formatTime(summary.lastTick) : '--'} (direct pairs)\n`);
   io.out(`${ratesTable(rows)}\n\n`);
   const cross = summary.engine.rate('SOL', 'BTC');
-  if (cross) io.out(`a cross rate (no SOL/BTC market): SOL/BTC = ${cross.rate} via ${cross.path.join(' -> ')}\n`);
+  if (cross) io.out(`a cross rate (no SOL/BTC market): SOL/BTC = ${wireText(cross.rate)} via ${cross.path.join(' -> ')}\n`);
   io.out(`output: ${db}   try: npx xrate rate ${db} --at <time> --pair BTC/USD\n`);
   return 0;
 }

@@ -80,7 +80,10 @@ describe('chartData from a log', () => {
   it('inverts the markets of an inverse pair, and charts a cross rate without markets', async () => {
     const inv = await chartData({ inputs: [DEMO] }, { base: 'USD', quote: 'BTC', from: FROM, to: FROM + 60 * US_PER_SECOND });
     expect(inv.markets[0].price[10]).toBe(1 / log.markets[0].price[10]!);
-    expect(inv.rate[10]).toBe(1 / log.rate[10]!);
+    // The rate as written: the rounding of 1 / rate, as xrate rate gives it (not 1 / the rounded rate).
+    const [r] = await queryRates({ inputs: [DEMO] }, (inv.ticks[10] + 0.5) * US_PER_SECOND, [['USD', 'BTC']]);
+    expect(inv.rate[10]).toBe(r.rate);
+    expect(Math.abs(inv.rate[10]! * log.rate[10]! - 1)).toBeLessThan(2e-14);
     const cross = await chartData({ inputs: [DEMO] }, { base: 'SOL', quote: 'BTC', from: FROM, to: FROM + 60 * US_PER_SECOND });
     expect(cross.markets).toEqual([]);
     expect(cross.rate.every((r) => r !== null)).toBe(true);
