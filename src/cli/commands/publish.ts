@@ -5,7 +5,18 @@
  *
  * @module
  */
-import { feedFlags, format, HELP_OPTION, inputs, maxLineBytes, parse, UsageError, type Io } from '../args.js';
+import {
+  DUPLICATES_OPTION,
+  feedFlags,
+  format,
+  HELP_OPTION,
+  inputs,
+  maxLineBytes,
+  parse,
+  refuseDuplicateInputs,
+  UsageError,
+  type Io,
+} from '../args.js';
 import { help } from '../help.js';
 
 const OPTIONS = {
@@ -17,6 +28,7 @@ const OPTIONS = {
   format: { type: 'string' },
   'max-line-bytes': { type: 'string' },
   quiet: { type: 'boolean' },
+  ...DUPLICATES_OPTION,
 } as const;
 
 /** Runs `xrate publish` with `args` (after the command name); returns the exit code. */
@@ -34,6 +46,7 @@ export async function cmdPublish(args: string[], io: Io): Promise<number> {
   if (values.follow && positionals.length !== 1) throw new UsageError('--follow publishes one plain NDJSON log as it grows');
   if (values.follow && rate !== undefined) throw new UsageError('--follow publishes lines as they are appended: no --rate');
   const logs = inputs(positionals, 'publish');
+  refuseDuplicateInputs(logs, values['allow-duplicates']);
   const { publish } = await import('../../distributed/publish.js');
   const run = await publish({
     inputs: logs,
