@@ -207,6 +207,9 @@ Options:
   --format F              ndjson | csv | sqlite (default: from the file name)
   --max-line-bytes N      a longer line is published as a line_too_long reject (default 1048576)
   --quiet                 no progress lines on stderr
+  --resume                continue after the last record the stream holds (after a failed run:
+                          the same LOGs, in the same order)
+  --from-line N           start at line (rowid) N of the first LOG
   --allow-duplicates      publish a file given twice twice (refused otherwise, exit 2)
 `,
   worker: `Usage: xrate worker --queue redis://HOST:PORT [options]
