@@ -15,12 +15,14 @@ import { detectVendor } from '../../io/source.js';
 import type { VendorTime } from '../../io/vendorCsv.js';
 import {
   COMMON,
+  DUPLICATES_OPTION,
   inputs,
   int,
   loadConfig,
   maxLineBytes,
   pairList,
   parse,
+  refuseDuplicateInputs,
   replayFormat,
   seconds,
   time,
@@ -50,6 +52,7 @@ const OPTIONS = {
   attempts: { type: 'string' },
   merge: { type: 'boolean' },
   time: { type: 'string' },
+  ...DUPLICATES_OPTION,
 } as const;
 
 /** `--time receive|exchange`; undefined when absent. */
@@ -122,6 +125,7 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
     ownMetrics: values['own-metrics'] ? true : undefined,
     onProgress: showProgress ? (p) => io.err(`\r${progressLine(p, Math.max(40, io.columns - 1))}`) : undefined,
   };
+  refuseDuplicateInputs(opts.inputs, values['allow-duplicates']);
   const workers = workersOf(values.workers);
   const queue = values.queue;
   if (queue === undefined && (values['queue-name'] !== undefined || values.attempts !== undefined))
