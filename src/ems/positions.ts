@@ -10,7 +10,7 @@ import type { AccountPositions } from '../core/positions/book.js';
 import { splitAccount } from '../core/positions/events.js';
 import { valuePositions } from '../core/positions/pnl.js';
 import { formatTime, US_PER_SECOND } from '../core/time.js';
-import type { StoredPositions } from '../io/positionStore.js';
+import type { PositionHistory } from '../io/storeTypes.js';
 import type { ReplayStore } from '../io/store.js';
 import { badParam, ServiceError } from '../service/errors.js';
 import { shown } from '../service/params.js';
@@ -90,7 +90,7 @@ function floorSecond(t: number): number {
  * ```
  */
 export class PositionSource {
-  private readonly stored: StoredPositions;
+  private readonly stored: PositionHistory;
 
   /**
    * @param provider - the rate provider (a live engine's or a database's)
