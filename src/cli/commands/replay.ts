@@ -8,6 +8,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { EXCHANGE_RATE_PERIODS } from '../../core/periods.js';
 import { type PartitionRunner, replayParallel, runPartitionInWorker } from '../../replay/parallel.js';
+import { loadQueue } from '../../replay/loadQueue.js';
 import { isRedisUrl } from '../../replay/redisUrl.js';
 import { replay, type ReplayOptions, type ReplaySummary } from '../../replay/replay.js';
 import { expandInputs } from '../../io/inputs.js';
@@ -208,7 +209,7 @@ async function replayOnQueue(
   showProgress: boolean,
 ): Promise<ReplaySummary> {
   // The queue's client libraries are loaded only by the runs that use them.
-  const { queueRunner } = await import('../../replay/queue.js');
+  const { queueRunner } = await loadQueue();
   const q = await queueRunner({ url, name, attempts });
   // Interrupted: the jobs not yet taken leave the queue, so no worker replays a partition for nobody.
   const interrupt = (signal: NodeJS.Signals): void => {
