@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { EngineConfig } from '../core/config.js';
 import { parseDuration, parseTime } from '../core/time.js';
+import { duplicateMessage, findDuplicateInput } from '../io/inputs.js';
 import { MAX_LINE_BYTES_CAP } from '../io/lineLimit.js';
 import type { SourceFormat } from '../io/source.js';
 import { ReplayStore } from '../io/store.js';
@@ -200,6 +201,19 @@ export function inputs(positionals: string[], cmd: string, one = false): string[
   if (one && positionals.length > 1) throw new UsageError(`${cmd}: give one LOG or DB, got ${positionals.length}`);
   for (const p of positionals) if (!existsSync(p)) throw new InputError(`cannot open "${p}": no such file`);
   return positionals;
+}
+
+/** `--allow-duplicates`, of the commands that take several logs (`replay`, `publish`). */
+export const DUPLICATES_OPTION = { 'allow-duplicates': { type: 'boolean' } } as const;
+
+/**
+ * Refuses (bad usage) logs that reach the same file twice, directly or through directories, by
+ * its real path (its records would be applied twice), unless `allowed` (`--allow-duplicates`).
+ */
+export function refuseDuplicateInputs(logs: readonly string[], allowed: boolean | undefined): void {
+  if (allowed) return;
+  const d = findDuplicateInput(logs);
+  if (d) throw new UsageError(duplicateMessage(d, '--allow-duplicates'));
 }
 
 /** The flags of {@link COMMON} as parsed. */

@@ -72,6 +72,8 @@ Options:
   --attempts N            tries per partition before the run fails (1-100, default 3)
   --quiet                 no progress bar or summary
   --json                  print the summary as JSON
+  --allow-duplicates      read a file given twice (also through a directory or a link) twice;
+                          refused otherwise (exit 2), as its records would be applied twice
 `,
   rate: `Usage: xrate rate LOG|DB --at TIME --pair B/Q [--pair B/Q ...] [options]
 
@@ -219,6 +221,10 @@ Options:
   --format F              ndjson | csv | sqlite (default: from the file name)
   --max-line-bytes N      a longer line is published as a line_too_long reject (default 1048576)
   --quiet                 no progress lines on stderr
+  --resume                continue after the last record the stream holds (after a failed run:
+                          the same LOGs, in the same order)
+  --from-line N           start at line (rowid) N of the first LOG
+  --allow-duplicates      publish a file given twice twice (refused otherwise, exit 2)
 `,
   worker: `Usage: xrate worker --queue redis://HOST:PORT [options]
 

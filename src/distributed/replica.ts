@@ -237,6 +237,13 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
     let infoAt = -Infinity;
     let applied = 0;
     let tickObserver: TickObserver | undefined;
+    // Ticks run before the service registers its observer (the replica applies the stream from its
+    // start) are kept and handed over then, so none is missing from /metrics.
+    const unobserved: number[] = [];
+    const observeTicks = (seconds: number): void => {
+      if (tickObserver) tickObserver(seconds);
+      else unobserved.push(seconds);
+    };
     const waiters: { seq: number; resolve: () => void }[] = [];
     const times = new TimeCache();
 
@@ -271,9 +278,9 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
           const ev = ingest.parseRecord(rec, input);
           if (ev !== undefined) {
             const before = engine.lastTickTime;
-            const t0 = tickObserver ? performance.now() : 0;
+            const t0 = performance.now();
             const rejected = ingest.applyEvent(ev, input, rec);
-            if (tickObserver && engine.lastTickTime !== before) tickObserver((performance.now() - t0) / 1000);
+            if (engine.lastTickTime !== before) observeTicks((performance.now() - t0) / 1000);
             if (rejected === undefined && (rs.lastEventTime === null || ev.time > rs.lastEventTime)) rs.lastEventTime = ev.time;
           }
         }
@@ -386,6 +393,7 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
       },
       onTicks: (o) => {
         tickObserver = o;
+        for (const seconds of unobserved.splice(0)) o(seconds);
       },
       stop,
     };

@@ -11,7 +11,7 @@ import { splitAccount } from '../core/positions/events.js';
 import { valuePositions } from '../core/positions/pnl.js';
 import { formatTime, US_PER_SECOND } from '../core/time.js';
 import { wireNumber } from '../core/wire.js';
-import type { StoredPositions } from '../io/positionStore.js';
+import type { PositionHistory } from '../io/storeTypes.js';
 import type { ReplayStore } from '../io/store.js';
 import { badParam, ServiceError } from '../service/errors.js';
 import { shown } from '../service/params.js';
@@ -91,7 +91,7 @@ function floorSecond(t: number): number {
  * ```
  */
 export class PositionSource {
-  private readonly stored: StoredPositions;
+  private readonly stored: PositionHistory;
 
   /**
    * @param provider - the rate provider (a live engine's or a database's)

@@ -21,7 +21,7 @@ import { emsAbout } from './api.js';
 import { EXCHANGE_UNREACHABLE, PositionSource, UnreachableError } from './positions.js';
 import { type EmsData, registerEmsRoutes } from './routes.js';
 import { loadSites } from './sites.js';
-import { clientCertificate, loadClientPem, loadTls, type TlsMaterial } from './tls.js';
+import { clientCertificate, judgeClientCertificates, loadClientPem, loadTls, type TlsMaterial } from './tls.js';
 
 /** Options of {@link createEmsApp}. */
 export interface EmsAppOptions extends EmsData {
@@ -54,6 +54,7 @@ export async function createEmsApp(opts: EmsAppOptions): Promise<FastifyInstance
         https: { cert: tls.cert, key: tls.key, ca: tls.ca, requestCert: tls.ca !== undefined, rejectUnauthorized: false },
       })
     : Fastify(base)) as unknown as FastifyInstance;
+  if (tls?.ca !== undefined) judgeClientCertificates(app.server, tls.ca);
   const managed = opts.managed;
   // Every route is registered from its declaration, and described at /openapi.json.
   describeRoutes(app, (routes) =>
@@ -72,9 +73,7 @@ export async function createEmsApp(opts: EmsAppOptions): Promise<FastifyInstance
         await auth.authenticate(req.raw as RawRequest, req.query);
       } catch (e) {
         if (!(e instanceof ServiceError) || !cert.presented) throw e;
-        throw unauthorized(
-          `The TLS client certificate was refused (${cert.reason}: not signed by this gateway's client CA), and ${e.message}`,
-        );
+        throw unauthorized(`The TLS client certificate was refused (${cert.reason}), and ${e.message}`);
       }
     });
   }

@@ -10,6 +10,7 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { TLSSocket } from 'node:tls';
+import { formatTime } from '../core/time.js';
 
 /** What the gateway's HTTPS server is given. */
 export interface TlsMaterial {
@@ -91,22 +92,122 @@ export function loadClientPem(path: string): string {
   return pem;
 }
 
+/** What a connection's client certificate says: none presented, trusted, or refused and why. */
+export interface ClientCertificate {
+  presented: boolean;
+  authorized: boolean;
+  /** Why a presented certificate was refused, in words (the issuer, a signature, a date). */
+  reason?: string;
+}
+
+const NONE: ClientCertificate = { presented: false, authorized: false };
+
+/** The verdict of each TLS connection on its client certificate, made when its handshake ends. */
+const verdicts = new WeakMap<object, ClientCertificate>();
+
+/** A certificate's name as one line (`CN=desk-ca, O=Desk`). */
+function nameOf(name: string): string {
+  return name.split('\n').join(', ');
+}
+
+/** A certificate date (`Feb  1 00:00:00 2020 GMT`) in the service's time format. */
+function dateOf(text: string): string {
+  const ms = Date.parse(text);
+  return Number.isFinite(ms) ? formatTime(ms * 1000) : text;
+}
+
+/** The certificate at `i` of a chain sent by a client, in a sentence. */
+function who(chain: readonly X509Certificate[], i: number): string {
+  return i === 0 ? 'it' : `the certificate ${nameOf(chain[i].subject)} sent with it`;
+}
+
 /**
- * What a connection's client certificate says: none presented, trusted (signed by the client
- * CA, valid now), or refused with the TLS layer's reason.
+ * Why a client certificate is refused, given the chain the client sent (its certificate first,
+ * then each one's issuer as sent), the CA certificates trusted, OpenSSL's verification code, and
+ * now (ms). Who issued the chain is judged first (a certificate no trusted CA signed is refused
+ * for that, whatever its dates), then each signature of the chain, then the validity periods; what
+ * is left (a purpose, a constraint) keeps OpenSSL's code.
  *
  * @example
  * ```ts
- * clientCertificate(req.raw.socket); // { presented: true, authorized: false, reason: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' }
+ * refusal([peer], [ca], 'CERT_HAS_EXPIRED', Date.now()); // 'it expired at 2020-02-01T00:00:00.0000000Z'
  * ```
  */
-export function clientCertificate(socket: unknown): { presented: boolean; authorized: boolean; reason?: string } {
-  const s = socket as Partial<TLSSocket>;
-  if (typeof s.getPeerCertificate !== 'function') return { presented: false, authorized: false };
-  const peer = s.getPeerCertificate();
-  const presented = peer !== null && typeof peer === 'object' && Object.keys(peer).length > 0;
-  if (!presented) return { presented: false, authorized: false };
-  if (s.authorized === true) return { presented: true, authorized: true };
-  const err = s.authorizationError;
-  return { presented: true, authorized: false, reason: err === undefined || err === null ? 'not verified' : String(err) };
+export function refusal(chain: readonly X509Certificate[], cas: readonly X509Certificate[], code: string, nowMs: number): string {
+  const trusted = cas.map((c) => nameOf(c.subject)).join('; ');
+  const anchor = chain.findIndex((c) => cas.some((ca) => c.verify(ca.publicKey)));
+  if (anchor < 0) {
+    const top = chain.length - 1;
+    const issuer = nameOf(chain[top].issuer);
+    if (cas.some((ca) => ca.subject === chain[top].issuer)) {
+      return `${who(chain, top)} names the client CA, ${issuer}, as its issuer, but its signature does not verify with the client CA's key: another CA of that name signed it`;
+    }
+    return `${who(chain, top)} was issued by ${issuer}, not by this gateway's client CA (${trusted})`;
+  }
+  for (let i = 0; i < anchor; i++) {
+    if (!chain[i].verify(chain[i + 1].publicKey)) {
+      return `${who(chain, i)} is not signed by the key of the certificate sent as its issuer, ${nameOf(chain[i + 1].subject)}`;
+    }
+  }
+  for (let i = 0; i <= anchor; i++) {
+    const c = chain[i];
+    if (nowMs < Date.parse(c.validFrom)) return `${who(chain, i)} is not valid before ${dateOf(c.validFrom)}`;
+    if (nowMs > Date.parse(c.validTo)) return `${who(chain, i)} expired at ${dateOf(c.validTo)}`;
+  }
+  return `it does not verify against this gateway's client CA (${trusted}): ${code || 'not verified'}`;
+}
+
+/**
+ * Judges the client certificate of every TLS connection of `server` as its handshake ends, against
+ * the CA certificates of `caPem` (the TLS layer's own verification decides; this says why it
+ * refused); {@link clientCertificate} reads the verdict.
+ *
+ * The handshake asks for a certificate without requiring one or rejecting a bad one, so that a
+ * refused certificate is a 401 saying why, and an API key still authenticates. When OpenSSL checks
+ * a signature that does not verify (a certificate naming the trusted CA as its issuer, made with
+ * another key), it leaves that error on the thread's error queue; Node's next read of the
+ * connection would take it for its own and reset the connection. Checking the certificate here
+ * with `X509Certificate.verify`, which clears the queue, before that read keeps the connection.
+ *
+ * @example
+ * ```ts
+ * judgeClientCertificates(app.server, tls.ca);
+ * ```
+ */
+export function judgeClientCertificates(
+  server: { on(event: 'secureConnection', listener: (socket: TLSSocket) => void): unknown },
+  caPem: string,
+): void {
+  const cas = certificates(caPem, 'client CA', 'the client CA');
+  const fingerprints = new Set(cas.map((ca) => ca.fingerprint256));
+  server.on('secureConnection', (socket) => {
+    const peer = socket.getPeerX509Certificate();
+    if (peer === undefined) {
+      verdicts.set(socket, NONE);
+      return;
+    }
+    // The chain as sent, up to a trusted CA's own certificate (which Node appends when it has it).
+    const chain: X509Certificate[] = [];
+    for (let c: X509Certificate | undefined = peer; c !== undefined && chain.length < 16; c = c.issuerCertificate) {
+      if (fingerprints.has(c.fingerprint256) || chain.some((x) => x.fingerprint256 === c!.fingerprint256)) break;
+      chain.push(c);
+    }
+    // Always run (at least one verify of the client's certificate), also for a trusted one: it is
+    // what clears OpenSSL's error queue (above).
+    const reason = refusal(chain.length > 0 ? chain : [peer], cas, String(socket.authorizationError ?? ''), Date.now());
+    verdicts.set(socket, socket.authorized ? { presented: true, authorized: true } : { presented: true, authorized: false, reason });
+  });
+}
+
+/**
+ * The verdict of {@link judgeClientCertificates} on a request's connection (none presented when
+ * the connection is not TLS, or its server judges no certificate).
+ *
+ * @example
+ * ```ts
+ * clientCertificate(req.raw.socket); // { presented: true, authorized: false, reason: 'CERT_HAS_EXPIRED: it expired at ...' }
+ * ```
+ */
+export function clientCertificate(socket: object): ClientCertificate {
+  return verdicts.get(socket) ?? NONE;
 }

@@ -5,7 +5,7 @@
  * @module
  */
 import { readdirSync, realpathSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { detectFormat } from './source.js';
 
 /** Byte order of two paths (their UTF-8 bytes), the order a directory's files are read in. */
@@ -51,6 +51,69 @@ export function expandInputs(paths: readonly string[]): string[] {
     for (const f of files) out.push(f);
   }
   return out;
+}
+
+/** One way a file was reached: its path, and the argument it came from (itself, or a directory). */
+export interface InputPath {
+  path: string;
+  arg: string;
+}
+
+/** A file reached twice among the inputs of a command. */
+export interface DuplicateInput {
+  /** Its real path (symbolic links resolved). */
+  real: string;
+  first: InputPath;
+  second: InputPath;
+}
+
+/**
+ * The first file that `args` reach twice, directly or through directories (as
+ * {@link expandInputs} reads them), by its real path: so `a.ndjson` and `./a.ndjson`, a symbolic
+ * link and its target, a file and a directory holding it, or a directory given twice, all count.
+ * Undefined when every file is reached once. A path that does not exist is compared as its
+ * absolute path (the reader says it is missing).
+ *
+ * @example
+ * ```ts
+ * findDuplicateInput(['day.ndjson', 'logs']); // { real: '/data/logs/day.ndjson', first: {...}, second: {...} } when logs/day.ndjson is day.ndjson
+ * ```
+ */
+export function findDuplicateInput(args: readonly string[]): DuplicateInput | undefined {
+  const seen = new Map<string, InputPath>();
+  for (const arg of args) {
+    for (const path of expandInputs([arg])) {
+      let real: string;
+      try {
+        real = realpathSync(path);
+      } catch {
+        real = resolve(path);
+      }
+      const first = seen.get(real);
+      if (first) return { real, first, second: { path, arg } };
+      seen.set(real, { path, arg });
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The message refusing a {@link DuplicateInput}: the file, the two ways it was given, and the flag
+ * that says it is meant.
+ *
+ * @example
+ * ```ts
+ * duplicateMessage(d, '--allow-duplicates');
+ * // 'the same file is given twice, as "a.ndjson" and as "./a.ndjson" (/data/a.ndjson): its records would be applied twice; ...'
+ * ```
+ */
+export function duplicateMessage(d: DuplicateInput, flag: string): string {
+  const way = (p: InputPath) => (p.path === p.arg ? `"${p.path}"` : `"${p.path}" (in the directory "${p.arg}")`);
+  const same = d.first.path === d.second.path && d.first.arg === d.second.arg;
+  const what = same
+    ? `${way(d.first)} is given twice (${d.real})`
+    : `the same file is given twice, as ${way(d.first)} and as ${way(d.second)} (${d.real})`;
+  return `${what}: its records would be applied twice; give it once, or add ${flag} if that is meant`;
 }
 
 function walk(dir: string, files: string[], seen: Set<string>): void {

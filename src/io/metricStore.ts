@@ -12,7 +12,7 @@
  * @module
  */
 import type Database from 'better-sqlite3';
-import type { MetricDefinitionEvent, MetricEvent, MetricValue, SeriesKey } from '../core/metrics/events.js';
+import type { MetricValue, SeriesKey } from '../core/metrics/events.js';
 import type { MetricPointColumns } from '../core/metrics/timeseries.js';
 import {
   type MetricDefinition,
@@ -24,6 +24,7 @@ import {
 } from '../core/metrics/source.js';
 import { US_PER_SECOND } from '../core/time.js';
 import type { TimeUs } from '../core/types.js';
+import type { MetricRowWriters } from './storeTypes.js';
 
 /** The tables, created with the rest of the schema (store.ts). */
 export const METRIC_SCHEMA = `
@@ -50,10 +51,7 @@ export const METRIC_TABLES = ['metric_points', 'metric_definitions'] as const;
  * w.point(event, 1, batch);
  * ```
  */
-export function metricWriters(db: Database.Database): {
-  point(e: MetricEvent, seq: number, batch: number): void;
-  definition(e: MetricDefinitionEvent, seq: number, batch: number): void;
-} {
+export function metricWriters(db: Database.Database): MetricRowWriters {
   const point = db.prepare(
     `INSERT INTO metric_points(metric_id, exchange_id, symbol_id, asset_id, chain_id, network_id, time, recv_time, kind, value, text, seq, batch)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,

@@ -13,23 +13,7 @@ import { OWN_METRIC_IDS, type PairRateChange } from '../core/engine.js';
 import { trimRateDump } from '../replay/partition.js';
 import { CONNECTIVITY_COLUMNS, POSITION_COLUMNS } from './positionStore.js';
 import type { RateRow } from './store.js';
-
-/** A partition's database and its cut (the first: none). */
-export interface PartitionOutput {
-  path: string;
-  from?: number;
-}
-
-/** How many rows the merge wrote, by table. */
-export interface MergedCounts {
-  rateChanges: number;
-  buckets: number;
-  series: number;
-  rejects: number;
-  metricRows: number;
-  /** Rows of `positions` and `connectivity`. */
-  positionRows: number;
-}
+import type { MergedCounts, PartitionOutput } from './storeTypes.js';
 
 const RATE_COLS = 'tick, base, quote, rate, time, rank, used, fresh, volume';
 const POINT_COLS = 'metric_id, exchange_id, symbol_id, asset_id, chain_id, network_id, time, recv_time, kind, value, text';

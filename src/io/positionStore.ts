@@ -14,8 +14,9 @@
 import type Database from 'better-sqlite3';
 import { parseDec } from '../core/decimal.js';
 import { PositionBook } from '../core/positions/book.js';
-import { splitAccount, type ConnectivityEvent, type PositionEvent, type PositionSide } from '../core/positions/events.js';
+import { splitAccount, type PositionEvent, type PositionSide } from '../core/positions/events.js';
 import type { Dec, TimeUs } from '../core/types.js';
+import type { PositionHistory, PositionRowWriters } from './storeTypes.js';
 
 /** The tables, created with the rest of the schema (store.ts). */
 export const POSITION_SCHEMA = `
@@ -50,10 +51,7 @@ export const CONNECTIVITY_COLUMNS = 'exchange_id, reachable, time';
  * w.position(event, { base: 'BTC', quote: 'USDT' }, 1, batch);
  * ```
  */
-export function positionWriters(db: Database.Database): {
-  position(e: PositionEvent, assets: { base: string; quote: string } | undefined, seq: number, batch: number): void;
-  connectivity(e: ConnectivityEvent, seq: number, batch: number): void;
-} {
+export function positionWriters(db: Database.Database): PositionRowWriters {
   const pos = db.prepare(`INSERT INTO positions(${POSITION_COLUMNS}, seq, batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const con = db.prepare(`INSERT INTO connectivity(${CONNECTIVITY_COLUMNS}, seq, batch) VALUES (?, ?, ?, ?, ?)`);
   return {
@@ -132,7 +130,7 @@ function eventOf(r: PositionRow): PositionEvent {
  * book.open('BINANCE');
  * ```
  */
-export class StoredPositions {
+export class StoredPositions implements PositionHistory {
   private readonly present: boolean;
 
   constructor(private readonly db: Database.Database) {

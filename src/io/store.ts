@@ -13,7 +13,7 @@
  * @module
  */
 import Database from 'better-sqlite3';
-import { type MergedCounts, mergePartitionOutputs, type PartitionOutput } from './partitionMerge.js';
+import { mergePartitionOutputs } from './partitionMerge.js';
 import { existsSync, mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
@@ -22,8 +22,9 @@ import type { EngineSnapshot, PairRateChange } from '../core/engine.js';
 import type { OhlcBucket } from '../core/ohlc.js';
 import type { RateChangePoint, StoredSeriesPoint } from '../core/ohlcSeries.js';
 import { DatabaseMetrics, METRIC_SCHEMA, METRIC_TABLES, metricWriters } from './metricStore.js';
-import type { MetricDefinition } from '../core/metrics/source.js';
+import type { MetricDefinition, MetricsSource } from '../core/metrics/source.js';
 import { POSITION_SCHEMA, POSITION_TABLES, positionWriters, StoredPositions } from './positionStore.js';
+import type { MergedCounts, PartitionOutput, PositionHistory, RowWriters } from './storeTypes.js';
 
 /** The tables a replay writes, each row with its batch (cleared by a new replay, cut back by a resume). */
 const OUTPUT_TABLES = ['rates', 'ohlc', 'series', 'rejects', ...METRIC_TABLES, ...POSITION_TABLES];
@@ -360,14 +361,7 @@ export class ReplayStore {
   }
 
   /** Prepared writers for the hot path (call inside {@link transaction}). */
-  writers(): {
-    rate(c: PairRateChange, batch: number): void;
-    bucket(base: string, quote: string, periodId: string, b: OhlcBucket, batch: number): void;
-    /** A change of a tracked pair's OHLC series: `rate` from `tick` on (NaN: none), or its own fresh rate (`follow`). */
-    series(base: string, quote: string, tick: number, rate: number, follow: boolean, batch: number): void;
-    reject(input: number, source: string, line: number, reason: string, message: string, raw: string, batch: number): void;
-  } & ReturnType<typeof metricWriters> &
-    ReturnType<typeof positionWriters> {
+  writers(): RowWriters {
     const rate = this.db.prepare(
       `INSERT INTO rates(tick, base, quote, rate, time, rank, used, fresh, volume, batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
@@ -390,12 +384,12 @@ export class ReplayStore {
   }
 
   /** The stored positions and connectivity changes (docs/methodology.md section 11). */
-  positions(): StoredPositions {
+  positions(): PositionHistory {
     return new StoredPositions(this.db);
   }
 
   /** The stored metrics (`own`: the definitions of xrate's own metrics, the descriptions of those stored). */
-  metrics(own: readonly MetricDefinition[] = []): DatabaseMetrics {
+  metrics(own: readonly MetricDefinition[] = []): MetricsSource {
     return new DatabaseMetrics(this.db, own);
   }
 

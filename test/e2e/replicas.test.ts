@@ -323,7 +323,7 @@ describe('bad usage and unreachable servers', () => {
 });
 
 describe('a publish the stream does not store whole', () => {
-  it('stops with the log and line of the checkpoint that found the gap, never silently', async () => {
+  it('stops with the log and line of the checkpoint that found the gap, never silently, and the last line the stream holds', async () => {
     const { connect } = await import('@nats-io/transport-node');
     const { jetstreamManager, DiscardPolicy } = await import('@nats-io/jetstream');
     const nc = await connect({ servers: nats.url });
@@ -337,6 +337,10 @@ describe('a publish the stream does not store whole', () => {
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(
       /^xrate: the stream did not take line 1000 of .*log\.ndjson \(sequence 1000 expected: a record before it was not stored, or another publisher wrote the stream\): /,
+    );
+    // And where the stream stands: the records it took, up to a line.
+    expect(r.stderr).toMatch(
+      /\. The stream SMALL holds line 100 of .*log\.ndjson last \(sequence 100\): run the same command with --resume to publish from line 101\n$/,
     );
   }, 60_000);
 });

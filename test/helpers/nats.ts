@@ -1,7 +1,8 @@
 /**
  * A real NATS server with JetStream for the tests: `nats-server -js` (the Debian package
  * nats-server; .ci/run installs it) on a free loopback port with its store in a temporary
- * directory, stopped by `stop()` and started again on the same port and store by `restart()`.
+ * directory, stopped by `stop()` (or killed by `crash()`) and started again on the same port and
+ * store by `restart()`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -15,6 +16,8 @@ export interface NatsServer {
   port: number;
   /** Stops the server (its store stays). */
   stop(): Promise<void>;
+  /** Kills the server with SIGKILL, as a crash (its store stays, as the crash left it). */
+  crash(): Promise<void>;
   /** Starts it again on the same port and store. */
   restart(): Promise<void>;
   /** Stops it and removes its store. */
@@ -51,11 +54,11 @@ function launch(port: number, dir: string): Promise<ChildProcess> {
   });
 }
 
-function kill(proc: ChildProcess): Promise<void> {
+function kill(proc: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   return new Promise<void>((resolve) => {
     if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
     proc.once('exit', () => resolve());
-    proc.kill('SIGTERM');
+    proc.kill(signal);
   });
 }
 
@@ -68,6 +71,7 @@ export async function startNats(): Promise<NatsServer> {
     url: `nats://127.0.0.1:${port}`,
     port,
     stop: () => kill(proc),
+    crash: () => kill(proc, 'SIGKILL'),
     restart: async () => {
       proc = await launch(port, dir);
     },

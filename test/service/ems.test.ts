@@ -1,12 +1,11 @@
 /**
- * The EMS gateway over real HTTP and HTTPS (docs/ems.md): positions per account valued at xrate's
- * rates, 490 alone and among others, `time`, bad parameters, the live engine's answers equal to
- * the database's, self-hosted with no key, managed with an API key or a client certificate of the
- * trusted CA (and refused with one of another CA: certificates made here with openssl), and the
- * management operations. Bodies are validated against the EMS OpenAPI description (fixtures/)
- * and, for the management operations it lacks, against the schemas of the EMS documentation.
+ * The EMS gateway over real HTTP (docs/ems.md): positions per account valued at xrate's rates, 490
+ * alone and among others, `time`, bad parameters, the live engine's answers equal to the
+ * database's, self-hosted with no key, managed with an API key (HTTPS and client certificates:
+ * emsTls.test.ts), and the management operations. Bodies are validated against the EMS OpenAPI
+ * description (fixtures/) and, for the management operations it lacks, against the schemas of the
+ * EMS documentation.
  */
-import { execFileSync } from 'node:child_process';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
@@ -15,7 +14,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmsApp, type EmsAppOptions, startEms } from '../../src/ems/server.js';
 import { PositionSource } from '../../src/ems/positions.js';
 import { loadSites } from '../../src/ems/sites.js';
-import { loadTls } from '../../src/ems/tls.js';
 import { formatTime } from '../../src/core/time.js';
 import { ReplayStore } from '../../src/io/store.js';
 import { replay } from '../../src/replay/replay.js';
@@ -379,55 +377,7 @@ describe('GET /v1/positions over a followed log (--follow LOG)', () => {
   });
 });
 
-// ------------------------------------------------------------------ managed mode and TLS
-
-/** Makes a CA, a server certificate for 127.0.0.1 signed by it, and a client certificate of each CA. */
-function certificates(): {
-  ca: string;
-  serverCert: string;
-  serverKey: string;
-  good: { cert: string; key: string };
-  bad: { cert: string; key: string };
-} {
-  const p = (n: string) => join(dir, n);
-  const ossl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
-  for (const ca of ['ca', 'other-ca'])
-    ossl('req', '-x509', ...ec, '-keyout', p(`${ca}.key`), '-out', p(`${ca}.crt`), '-subj', `/CN=${ca}`, '-days', '2');
-  writeFileSync(p('san.ext'), 'subjectAltName=IP:127.0.0.1\n');
-  const signed = (name: string, ca: string, ext?: string) => {
-    ossl('req', ...ec, '-keyout', p(`${name}.key`), '-out', p(`${name}.csr`), '-subj', `/CN=${name}`);
-    ossl(
-      'x509',
-      '-req',
-      '-in',
-      p(`${name}.csr`),
-      '-CA',
-      p(`${ca}.crt`),
-      '-CAkey',
-      p(`${ca}.key`),
-      '-CAcreateserial',
-      '-out',
-      p(`${name}.crt`),
-      '-days',
-      '2',
-      ...(ext ? ['-extfile', ext] : []),
-    );
-    return { cert: readFileSync(p(`${name}.crt`), 'utf8'), key: readFileSync(p(`${name}.key`), 'utf8') };
-  };
-  const server = signed('server', 'ca', p('san.ext'));
-  return {
-    ca: readFileSync(p('ca.crt'), 'utf8'),
-    serverCert: server.cert,
-    serverKey: server.key,
-    good: signed('client', 'ca'),
-    bad: signed('stranger', 'other-ca'),
-  };
-}
-
-function httpsGet(url: string, ca: string, client?: { cert: string; key: string }, headers: Record<string, string> = {}): Promise<Res> {
-  return request(url, { headers, tls: { ca, ...client } });
-}
+// ------------------------------------------------------------------ managed mode
 
 describe('managed mode', () => {
   let keys: KeyStore;
@@ -446,45 +396,6 @@ describe('managed mode', () => {
     positionsOf(await get(`${url}/v1/positions?exchange_id=OKX&time=${at('00:00:03')}&apikey=${key}`));
     // The 490 is behind authentication too.
     expect(rejectOf(await get(`${url}/v1/positions?exchange_id=KRAKEN`, { 'X-CoinAPI-Key': key })).exchange_id).toBe('KRAKEN');
-  });
-
-  it('over HTTPS, takes a client certificate signed by the trusted CA, refuses one of another CA with 401 saying why', async () => {
-    const c = certificates();
-    const files = (n: string, text: string) => {
-      writeFileSync(join(dir, n), text);
-      return join(dir, n);
-    };
-    const tls = loadTls({
-      cert: files('srv.pem', c.serverCert),
-      key: files('srv.key.pem', c.serverKey),
-      clientCa: files('clients.pem', c.ca),
-    });
-    const url = await serve({ managed: { keys }, tls });
-    expect(url).toMatch(/^https:/);
-    const path = `${url}/v1/positions?exchange_id=BINANCE~hedge`;
-    expect(positionsOf(await httpsGet(path, c.ca, c.good)).map((a) => a.exchange_id)).toEqual(['BINANCE~hedge']);
-    expect(errorOf(await httpsGet(path, c.ca, c.bad), 401)).toMatch(
-      /TLS client certificate was refused .*not signed by this gateway's client CA.*Missing API key/,
-    );
-    expect(errorOf(await httpsGet(path, c.ca), 401)).toMatch(/Missing API key/);
-    // A key still works over HTTPS, with or without a certificate.
-    positionsOf(await httpsGet(path, c.ca, undefined, { 'X-CoinAPI-Key': key }));
-    positionsOf(await httpsGet(path, c.ca, c.bad, { 'X-CoinAPI-Key': key }));
-  });
-
-  it('checks TLS files at start: a key that does not match its certificate, a CA file without a certificate', () => {
-    const c = certificates();
-    const files = (n: string, text: string) => {
-      writeFileSync(join(dir, n), text);
-      return join(dir, n);
-    };
-    expect(() => loadTls({ cert: files('s1.pem', c.serverCert), key: files('k1.pem', c.good.key) })).toThrow(
-      /does not match the certificate/,
-    );
-    expect(() =>
-      loadTls({ cert: files('s2.pem', c.serverCert), key: files('k2.pem', c.serverKey), clientCa: files('ca2.pem', 'nothing') }),
-    ).toThrow(/holds no PEM certificate/);
-    expect(() => loadTls({ cert: files('s3.pem', c.serverCert) })).toThrow(/go together/);
   });
 });
 

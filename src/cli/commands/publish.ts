@@ -5,7 +5,19 @@
  *
  * @module
  */
-import { feedFlags, format, HELP_OPTION, inputs, maxLineBytes, parse, UsageError, type Io } from '../args.js';
+import {
+  DUPLICATES_OPTION,
+  feedFlags,
+  format,
+  HELP_OPTION,
+  inputs,
+  int,
+  maxLineBytes,
+  parse,
+  refuseDuplicateInputs,
+  UsageError,
+  type Io,
+} from '../args.js';
 import { help } from '../help.js';
 
 const OPTIONS = {
@@ -17,6 +29,9 @@ const OPTIONS = {
   format: { type: 'string' },
   'max-line-bytes': { type: 'string' },
   quiet: { type: 'boolean' },
+  'from-line': { type: 'string' },
+  resume: { type: 'boolean' },
+  ...DUPLICATES_OPTION,
 } as const;
 
 /** Runs `xrate publish` with `args` (after the command name); returns the exit code. */
@@ -33,7 +48,10 @@ export async function cmdPublish(args: string[], io: Io): Promise<number> {
   }
   if (values.follow && positionals.length !== 1) throw new UsageError('--follow publishes one plain NDJSON log as it grows');
   if (values.follow && rate !== undefined) throw new UsageError('--follow publishes lines as they are appended: no --rate');
+  const fromLine = int('from-line', values['from-line'], 1, Number.MAX_SAFE_INTEGER, (m) => new UsageError(m));
+  if (fromLine !== undefined && values.resume) throw new UsageError('give --resume or --from-line, not both');
   const logs = inputs(positionals, 'publish');
+  refuseDuplicateInputs(logs, values['allow-duplicates']);
   const { publish } = await import('../../distributed/publish.js');
   const run = await publish({
     inputs: logs,
@@ -43,6 +61,9 @@ export async function cmdPublish(args: string[], io: Io): Promise<number> {
     follow: values.follow,
     format: format(values.format),
     maxLineBytes: maxLineBytes(values['max-line-bytes']),
+    fromLine,
+    resume: values.resume,
+    onNotice: (text) => io.err(`xrate publish: ${text}\n`),
     onProgress: values.quiet
       ? undefined
       : (p) => io.err(`xrate publish: ${p.published} records published (stream sequence ${p.lastSeq}), reading ${p.input}\n`),
@@ -52,8 +73,13 @@ export async function cmdPublish(args: string[], io: Io): Promise<number> {
   process.once('SIGTERM', stop);
   try {
     const p = await run.done;
+    if (p.nothingToResume !== undefined) {
+      io.out(`nothing to resume: ${p.nothingToResume}\n`);
+      return 0;
+    }
+    const after = p.startedAfter ? ` after line ${p.startedAfter.line} of ${p.startedAfter.input}` : '';
     io.out(
-      `published ${p.published} records to the stream ${stream} (last sequence ${p.lastSeq}) in ${(p.elapsedMs / 1000).toFixed(1)} s\n`,
+      `published ${p.published} records to the stream ${stream}${after} (last sequence ${p.lastSeq}) in ${(p.elapsedMs / 1000).toFixed(1)} s\n`,
     );
     return 0;
   } finally {

@@ -8,6 +8,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { EXCHANGE_RATE_PERIODS } from '../../core/periods.js';
 import { type PartitionRunner, replayParallel, runPartitionInWorker } from '../../replay/parallel.js';
+import { loadQueue } from '../../replay/loadQueue.js';
 import { isRedisUrl } from '../../replay/redisUrl.js';
 import { replay, type ReplayOptions, type ReplaySummary } from '../../replay/replay.js';
 import { expandInputs } from '../../io/inputs.js';
@@ -15,12 +16,14 @@ import { detectVendor } from '../../io/source.js';
 import type { VendorTime } from '../../io/vendorCsv.js';
 import {
   COMMON,
+  DUPLICATES_OPTION,
   inputs,
   int,
   loadConfig,
   maxLineBytes,
   pairList,
   parse,
+  refuseDuplicateInputs,
   replayFormat,
   seconds,
   time,
@@ -50,6 +53,7 @@ const OPTIONS = {
   attempts: { type: 'string' },
   merge: { type: 'boolean' },
   time: { type: 'string' },
+  ...DUPLICATES_OPTION,
 } as const;
 
 /** `--time receive|exchange`; undefined when absent. */
@@ -122,6 +126,7 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
     ownMetrics: values['own-metrics'] ? true : undefined,
     onProgress: showProgress ? (p) => io.err(`\r${progressLine(p, Math.max(40, io.columns - 1))}`) : undefined,
   };
+  refuseDuplicateInputs(opts.inputs, values['allow-duplicates']);
   const workers = workersOf(values.workers);
   const queue = values.queue;
   if (queue === undefined && (values['queue-name'] !== undefined || values.attempts !== undefined))
@@ -204,7 +209,7 @@ async function replayOnQueue(
   showProgress: boolean,
 ): Promise<ReplaySummary> {
   // The queue's client libraries are loaded only by the runs that use them.
-  const { queueRunner } = await import('../../replay/queue.js');
+  const { queueRunner } = await loadQueue();
   const q = await queueRunner({ url, name, attempts });
   // Interrupted: the jobs not yet taken leave the queue, so no worker replays a partition for nobody.
   const interrupt = (signal: NodeJS.Signals): void => {

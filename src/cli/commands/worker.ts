@@ -5,6 +5,7 @@
  * @module
  */
 import { runPartitionInWorker } from '../../replay/parallel.js';
+import { loadQueue } from '../../replay/loadQueue.js';
 import { isRedisUrl } from '../../replay/redisUrl.js';
 import { closeOnSignals, int, parseFlags, UsageError, type Io } from '../args.js';
 
@@ -27,7 +28,7 @@ export async function cmdWorker(args: string[], io: Io): Promise<number> {
   if (values.queue === undefined) throw new UsageError('worker needs --queue redis://HOST:PORT');
   if (!isRedisUrl(values.queue)) throw new UsageError(`--queue must be a redis:// URL, got "${values.queue}"`);
   const log = values.quiet ? undefined : (line: string) => io.err(`xrate worker: ${line}\n`);
-  const { startQueueWorker } = await import('../../replay/queue.js');
+  const { startQueueWorker } = await loadQueue();
   const worker = await startQueueWorker({
     url: values.queue,
     name: values['queue-name'],

@@ -1,8 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { comparePaths, expandInputs } from '../../../src/io/inputs.js';
+import { comparePaths, duplicateMessage, expandInputs, findDuplicateInput } from '../../../src/io/inputs.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-inputs-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -46,5 +46,54 @@ describe('expandInputs', () => {
   it('a directory with no event log is an error naming it', () => {
     touch('none/notes.txt');
     expect(() => expandInputs([join(dir, 'none')])).toThrow(/directory ".*none" holds no event log/);
+  });
+});
+
+describe('findDuplicateInput', () => {
+  const a = touch('dup/a.ndjson');
+  const b = touch('dup/sub/b.csv');
+  symlinkSync(a, join(dir, 'dup-link.ndjson'));
+  symlinkSync(join(dir, 'dup/sub'), join(dir, 'dup-sublink'));
+  const real = (p: string) => realpathSync(p);
+
+  it('is undefined when every file is reached once, directly or through directories', () => {
+    expect(findDuplicateInput([a, join(dir, 'dup/sub')])).toBeUndefined();
+    expect(findDuplicateInput([join(dir, 'dup')])).toBeUndefined();
+    expect(findDuplicateInput([])).toBeUndefined();
+  });
+
+  it('finds a file given twice by the same path, or by two paths to it (./a and a, a symbolic link)', () => {
+    expect(findDuplicateInput([a, b, a])).toEqual({ real: real(a), first: { path: a, arg: a }, second: { path: a, arg: a } });
+    const rel = relative(process.cwd(), a);
+    const dotted = `./${rel}`;
+    expect(findDuplicateInput([rel, dotted])).toEqual({
+      real: real(a),
+      first: { path: rel, arg: rel },
+      second: { path: dotted, arg: dotted },
+    });
+    const link = join(dir, 'dup-link.ndjson');
+    expect(findDuplicateInput([link, a])?.second).toEqual({ path: a, arg: a });
+  });
+
+  it('finds a file given alone and in a directory, or a directory given twice or through a link to it', () => {
+    const d = join(dir, 'dup');
+    expect(findDuplicateInput([b, d])).toEqual({
+      real: real(b),
+      first: { path: b, arg: b },
+      second: { path: join(d, 'sub/b.csv'), arg: d },
+    });
+    expect(findDuplicateInput([d, d])?.second).toEqual({ path: a, arg: d });
+    const link = join(dir, 'dup-sublink');
+    expect(findDuplicateInput([link, d])).toMatchObject({ real: real(b), first: { arg: link }, second: { arg: d } });
+  });
+
+  it('words the refusal with the file, the ways it came and the flag', () => {
+    const d = join(dir, 'dup');
+    expect(duplicateMessage(findDuplicateInput([a, a])!, '--allow-duplicates')).toBe(
+      `"${a}" is given twice (${real(a)}): its records would be applied twice; give it once, or add --allow-duplicates if that is meant`,
+    );
+    expect(duplicateMessage(findDuplicateInput([b, d])!, '--allow-duplicates')).toBe(
+      `the same file is given twice, as "${b}" and as "${join(d, 'sub/b.csv')}" (in the directory "${d}") (${real(b)}): its records would be applied twice; give it once, or add --allow-duplicates if that is meant`,
+    );
   });
 });

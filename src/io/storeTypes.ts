@@ -1,0 +1,63 @@
+/**
+ * The shapes a replay database's store hands out (its row writers, its stored positions, the
+ * counts of a partition merge), declared apart from the modules that make them over
+ * better-sqlite3: the published declarations of `xrate/replay` name these, so a consumer
+ * type-checks them without better-sqlite3's types (a development dependency of xrate).
+ *
+ * @module
+ */
+import type { PairRateChange } from '../core/engine.js';
+import type { MetricDefinitionEvent, MetricEvent } from '../core/metrics/events.js';
+import type { OhlcBucket } from '../core/ohlc.js';
+import type { PositionBook } from '../core/positions/book.js';
+import type { ConnectivityEvent, PositionEvent } from '../core/positions/events.js';
+import type { TimeUs } from '../core/types.js';
+
+/** Writers of metric rows (call inside the batch's transaction). */
+export interface MetricRowWriters {
+  point(e: MetricEvent, seq: number, batch: number): void;
+  definition(e: MetricDefinitionEvent, seq: number, batch: number): void;
+}
+
+/** Writers of position rows (call inside the batch's transaction). */
+export interface PositionRowWriters {
+  position(e: PositionEvent, assets: { base: string; quote: string } | undefined, seq: number, batch: number): void;
+  connectivity(e: ConnectivityEvent, seq: number, batch: number): void;
+}
+
+/** The writers of a replay's output rows (call inside the batch's transaction). */
+export interface RowWriters extends MetricRowWriters, PositionRowWriters {
+  rate(c: PairRateChange, batch: number): void;
+  bucket(base: string, quote: string, periodId: string, b: OhlcBucket, batch: number): void;
+  /** A change of a tracked pair's OHLC series: `rate` from `tick` on (NaN: none), or its own fresh rate (`follow`). */
+  series(base: string, quote: string, tick: number, rate: number, follow: boolean, batch: number): void;
+  reject(input: number, source: string, line: number, reason: string, message: string, raw: string, batch: number): void;
+}
+
+/** The stored positions and connectivity changes of a replay database, read back as of a time. */
+export interface PositionHistory {
+  /**
+   * The book as of `at` (µs): every stored event with time <= `at` (every one without `at`)
+   * applied in log order, the same reducer the engine runs.
+   */
+  bookAt(at?: TimeUs): PositionBook;
+  /** Rows stored (positions and connectivity changes). */
+  count(): number;
+}
+
+/** A partition's database and its cut (the first: none). */
+export interface PartitionOutput {
+  path: string;
+  from?: number;
+}
+
+/** How many rows the merge wrote, by table. */
+export interface MergedCounts {
+  rateChanges: number;
+  buckets: number;
+  series: number;
+  rejects: number;
+  metricRows: number;
+  /** Rows of `positions` and `connectivity`. */
+  positionRows: number;
+}
