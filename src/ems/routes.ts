@@ -6,10 +6,12 @@
  * @module
  */
 import type { FastifyInstance } from 'fastify';
+import { registerDeclared } from '../service/api/declare.js';
 import { splitAccount } from '../core/positions/events.js';
 import { badParam, ServiceError } from '../service/errors.js';
-import { Query, shown } from '../service/params.js';
+import { type Query, shown } from '../service/params.js';
 import type { PositionSource } from './positions.js';
+import { CERTIFICATE_ROUTE, ENDPOINTS_ROUTE, LOCATIONS_ROUTE, POSITIONS_ROUTE } from './api.js';
 import { endpointsOf, type Sites } from './sites.js';
 
 /** What the routes answer from. */
@@ -42,24 +44,22 @@ function accountParam(q: Query, name: string): string | undefined {
  * ```
  */
 export function registerEmsRoutes(app: FastifyInstance, data: EmsData): void {
-  app.get('/v1/positions', async (req, reply) => {
-    const q = new Query(req.query);
+  registerDeclared(app, POSITIONS_ROUTE, async (_req, reply, q) => {
     const exchangeId = accountParam(q, 'exchange_id');
     const at = q.time('time');
     reply.header('content-type', 'application/json; charset=utf-8');
     return JSON.stringify(data.positions.answer(exchangeId, at));
   });
-  app.get('/v1/endpoints', async (req, reply) => {
-    const q = new Query(req.query);
+  registerDeclared(app, ENDPOINTS_ROUTE, async (_req, reply, q) => {
     const filter = accountParam(q, 'filter_exchange_id');
     reply.header('content-type', 'application/json; charset=utf-8');
     return JSON.stringify(endpointsOf(data.sites, filter));
   });
-  app.get('/v1/locations', async (_req, reply) => {
+  registerDeclared(app, LOCATIONS_ROUTE, async (_req, reply) => {
     reply.header('content-type', 'application/json; charset=utf-8');
     return JSON.stringify(data.sites.locations);
   });
-  app.get('/v1/certificate/pem', async (_req, reply) => {
+  registerDeclared(app, CERTIFICATE_ROUTE, async (_req, reply) => {
     if (data.clientPem === undefined) {
       throw new ServiceError(404, 'No client certificate is configured on this gateway (start it with --client-pem FILE)');
     }

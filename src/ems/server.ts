@@ -10,11 +10,14 @@ import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import type { EngineConfig } from '../core/config.js';
 import { formatTime } from '../core/time.js';
 import { ReplayStore } from '../io/store.js';
+import { describeRoutes } from '../service/api/declare.js';
+import { openApiDocument } from '../service/api/openapi.js';
 import { Authenticator, type RawRequest } from '../service/auth.js';
 import { errorBody, ServiceError, unauthorized } from '../service/errors.js';
 import { KeyStore } from '../service/keys.js';
 import type { RateProvider } from '../service/provider.js';
 import { DEFAULT_DB, listenOn, openProvider, type ServiceIo } from '../service/start.js';
+import { emsAbout } from './api.js';
 import { EXCHANGE_UNREACHABLE, PositionSource, UnreachableError } from './positions.js';
 import { type EmsData, registerEmsRoutes } from './routes.js';
 import { loadSites } from './sites.js';
@@ -53,9 +56,17 @@ export async function createEmsApp(opts: EmsAppOptions): Promise<FastifyInstance
     : Fastify(base)) as unknown as FastifyInstance;
   if (tls?.ca !== undefined) judgeClientCertificates(app.server, tls.ca);
   const managed = opts.managed;
+  // Every route is registered from its declaration, and described at /openapi.json.
+  describeRoutes(app, (routes) =>
+    openApiDocument(
+      routes,
+      emsAbout({ managed: managed !== undefined, clientCertificates: managed !== undefined && tls?.ca !== undefined }),
+    ),
+  );
   if (managed) {
     const auth = new Authenticator(managed.keys, managed.now);
     app.addHook('onRequest', async (req) => {
+      if (req.routeOptions.config?.api?.open) return;
       const cert = clientCertificate(req.raw.socket);
       if (cert.authorized) return;
       try {

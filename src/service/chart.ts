@@ -21,11 +21,12 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { US_PER_HOUR } from '../core/time.js';
 import { ChartError, chartData } from '../replay/chart.js';
+import { registerDeclared } from './api/declare.js';
+import { CHART_ROUTE, pageRoute } from './api/rateRoutes.js';
 import { badParam, noData } from './errors.js';
 import { CONTENT_TYPES } from './format/index.js';
 import type { HeavyPool } from './heavyPool.js';
 import type { RequestLimits } from './requestLimits.js';
-import { Query } from './params.js';
 import type { RateProvider } from './provider.js';
 
 /** The page's own files, in the package's `ui/` folder. */
@@ -51,7 +52,7 @@ export function registerChartRoutes(app: FastifyInstance, provider: RateProvider
   for (const a of assets()) {
     const body = readFileSync(a.file);
     // The page is small and names its assets without a version: revalidated at every load.
-    app.get(a.path, (_req, reply) =>
+    registerDeclared(app, pageRoute(a.path, a.type), (_req, reply) =>
       reply
         .header('content-type', a.type)
         .header('cache-control', 'no-cache')
@@ -61,58 +62,53 @@ export function registerChartRoutes(app: FastifyInstance, provider: RateProvider
     );
   }
 
-  app.get<{ Params: { asset_id_base: string; asset_id_quote: string } }>(
-    '/v1/exchangerate/:asset_id_base/:asset_id_quote/chart',
-    { config: { right: 'history' } },
-    async (req, reply) => {
-      const q = new Query(req.query);
-      const info = provider.info();
-      if (info.mode === 'follow') {
-        throw noData(
-          'a chart replays the logs of a complete replay run, and under --follow the run completes only when the service stops: ' +
-            'chart the log with "xrate plot LOG", or serve the database once the service has stopped',
-        );
+  registerDeclared<{ asset_id_base: string; asset_id_quote: string }>(app, CHART_ROUTE, async (req, reply, q) => {
+    const info = provider.info();
+    if (info.mode === 'follow') {
+      throw noData(
+        'a chart replays the logs of a complete replay run, and under --follow the run completes only when the service stops: ' +
+          'chart the log with "xrate plot LOG", or serve the database once the service has stopped',
+      );
+    }
+    if (info.mode === 'replica') {
+      throw noData(
+        'a chart replays the logs of a complete replay run, and a replica reads a stream, not logs: ' +
+          'chart the published logs with "xrate plot LOG" (the same rates, by determinism)',
+      );
+    }
+    if (info.lastTick === undefined) throw noData('no tick has been computed yet');
+    const to = q.time('time_end') ?? info.lastTick;
+    const from = q.time('time_start') ?? Math.max(info.firstTick ?? to, to - US_PER_HOUR);
+    if (!(to > from)) throw badParam('time_end', 'must be after time_start');
+    const periodId = q.text('period_id')?.toUpperCase();
+    // Replaying the run's logs: as heavy as a long history, whatever the range.
+    limits.holdHeavy(req, reply, Number.POSITIVE_INFINITY);
+    // Asset ids as the other routes match them: exactly, else ignoring case (as of the last tick).
+    let { asset_id_base: base, asset_id_quote: quote } = req.params;
+    try {
+      ({ asset_id_base: base, asset_id_quote: quote } = provider.rate(base, quote).value);
+    } catch {
+      // no rate at the last tick: the ids as given
+    }
+    if (pool) {
+      // Replayed on a worker thread (heavyPool.ts): the same bytes, the event loop free meanwhile.
+      const done = await pool.run({ kind: 'chart', db: info.source, base, quote, from, to, periodId });
+      limits.charge(req, reply, done.cost);
+      return reply.header('content-type', done.type).send(done.body);
+    }
+    let data: Awaited<ReturnType<typeof chartData>>;
+    try {
+      data = await chartData({ inputs: [info.source] }, { base, quote, from, to, periodId });
+    } catch (e) {
+      if (e instanceof ChartError) {
+        if (e.kind === 'bad-request') throw badParam(e.param ?? 'time_end', e.message);
+        throw noData(e.message);
       }
-      if (info.mode === 'replica') {
-        throw noData(
-          'a chart replays the logs of a complete replay run, and a replica reads a stream, not logs: ' +
-            'chart the published logs with "xrate plot LOG" (the same rates, by determinism)',
-        );
-      }
-      if (info.lastTick === undefined) throw noData('no tick has been computed yet');
-      const to = q.time('time_end') ?? info.lastTick;
-      const from = q.time('time_start') ?? Math.max(info.firstTick ?? to, to - US_PER_HOUR);
-      if (!(to > from)) throw badParam('time_end', 'must be after time_start');
-      const periodId = q.text('period_id')?.toUpperCase();
-      // Replaying the run's logs: as heavy as a long history, whatever the range.
-      limits.holdHeavy(req, reply, Number.POSITIVE_INFINITY);
-      // Asset ids as the other routes match them: exactly, else ignoring case (as of the last tick).
-      let { asset_id_base: base, asset_id_quote: quote } = req.params;
-      try {
-        ({ asset_id_base: base, asset_id_quote: quote } = provider.rate(base, quote).value);
-      } catch {
-        // no rate at the last tick: the ids as given
-      }
-      if (pool) {
-        // Replayed on a worker thread (heavyPool.ts): the same bytes, the event loop free meanwhile.
-        const done = await pool.run({ kind: 'chart', db: info.source, base, quote, from, to, periodId });
-        limits.charge(req, reply, done.cost);
-        return reply.header('content-type', done.type).send(done.body);
-      }
-      let data: Awaited<ReturnType<typeof chartData>>;
-      try {
-        data = await chartData({ inputs: [info.source] }, { base, quote, from, to, periodId });
-      } catch (e) {
-        if (e instanceof ChartError) {
-          if (e.kind === 'bad-request') throw badParam(e.param ?? 'time_end', e.message);
-          throw noData(e.message);
-        }
-        const m = (e as Error).message;
-        if (m.startsWith('xrate:')) throw noData(m.replace(/^xrate: /, ''));
-        throw e;
-      }
-      limits.charge(req, reply, Math.max(1, Math.ceil(data.ticks.length / 100)));
-      return reply.header('content-type', CONTENT_TYPES.json).send(JSON.stringify(data));
-    },
-  );
+      const m = (e as Error).message;
+      if (m.startsWith('xrate:')) throw noData(m.replace(/^xrate: /, ''));
+      throw e;
+    }
+    limits.charge(req, reply, Math.max(1, Math.ceil(data.ticks.length / 100)));
+    return reply.header('content-type', CONTENT_TYPES.json).send(JSON.stringify(data));
+  });
 }

@@ -1,7 +1,8 @@
 /**
  * The metrics routes (all GET, right `metrics`), over a {@link MetricsSource}. Required
- * parameters are those of the interface description's table (a missing one is a 400 naming it;
- * "one of" names each):
+ * parameters are those of the interface description's table, declared with each route
+ * (api/tableRoutes.ts) and checked before it answers (a missing one is a 400 naming it; "one of"
+ * names each):
  *
  * | route | requires | answer |
  * |---|---|---|
@@ -48,7 +49,7 @@ import { bucketStartAtOrAfter, getPeriod } from '../core/periods.js';
 import { formatTime, TIME_RANGE } from '../core/time.js';
 import type { TimeUs } from '../core/types.js';
 import { HISTORY_MAX_LIMIT } from '../replay/query.js';
-import { badParam, missingOneOf, missingParam, noData } from './errors.js';
+import { badParam, noData } from './errors.js';
 import type { RequestLimits } from './requestLimits.js';
 import { metricHistoryJson, type TimeWriter } from './metricHistory.js';
 import { type Query, shown } from './params.js';
@@ -70,21 +71,7 @@ type Ids = Partial<Record<IdParam, string>>;
 const ID_PARAMS: readonly IdParam[] = ['metric_id', 'exchange_id', 'symbol_id', 'asset_id'];
 const GROUP_BY: readonly MetricGroupBy[] = ['symbol_id', 'asset_id', 'exchange_id', 'metric_id'];
 
-/** What a route requires: each id of `all`, and at least one of `oneOf` (the description's table). */
-interface Required {
-  readonly all?: readonly IdParam[];
-  readonly oneOf?: readonly IdParam[];
-}
-
-/** The required ids of the query routes of each scope. */
-const REQUIRED: Record<MetricScope, { listing: Required; history: Required }> = {
-  exchange: { listing: { all: ['exchange_id'] }, history: { all: ['metric_id', 'exchange_id'] } },
-  symbol: { listing: { oneOf: ['exchange_id', 'symbol_id'] }, history: { all: ['metric_id', 'symbol_id'] } },
-  asset: { listing: {}, history: { all: ['metric_id', 'exchange_id', 'asset_id'] } },
-};
 const PATH_ID: Record<MetricScope, IdParam> = { exchange: 'exchange_id', symbol: 'symbol_id', asset: 'asset_id' };
-const HISTORY_REQUIRED: Required = { all: ['metric_id'], oneOf: ['symbol_id', 'asset_id', 'exchange_id'] };
-const GROUP_REQUIRED: Required = { all: ['metric_id'], oneOf: ['exchange_id', 'symbol_id', 'asset_id'] };
 
 /** Every point whose bucket can be answered: no bound on either side. */
 const ALL_TIME = { first: TIME_RANGE.first, end: TIME_RANGE.last };
@@ -106,9 +93,9 @@ function timeWriter(q: Query): TimeWriter {
 
 /**
  * The filter of a request: `scope`, the ids of the query (those of the path win; a query id that
- * differs from the path's is a 400), with what `required` asks for (else a 400 naming it).
+ * differs from the path's is a 400). The ids a route requires are checked before (its declaration).
  */
-function filterOf(q: Query, scope: MetricScope | undefined, required: Required, path: Ids = {}): MetricFilter {
+function filterOf(q: Query, scope: MetricScope | undefined, path: Ids = {}): MetricFilter {
   if (q.text('asset_id_external') !== undefined) throw badParam('asset_id_external', 'xrate keeps no external asset ids: use asset_id');
   const ids: Ids = {};
   for (const name of ID_PARAMS) {
@@ -117,11 +104,8 @@ function filterOf(q: Query, scope: MetricScope | undefined, required: Required, 
     if (fromPath !== undefined && given !== undefined && given !== fromPath)
       throw badParam(name, `${shown(given)} differs from the path's ${shown(fromPath)}`);
     const v = fromPath ?? given;
-    if (v === undefined && required.all?.includes(name)) throw missingParam(name);
     if (v !== undefined) ids[name] = v;
   }
-  const oneOf = required.oneOf;
-  if (oneOf?.every((name) => ids[name] === undefined)) throw missingOneOf(oneOf);
   return scope === undefined ? ids : { scope, ...ids };
 }
 
@@ -281,9 +265,9 @@ function keyedSeries(source: MetricsSource, filter: MetricFilter, w: MetricTimes
  * `{series_label, rows}` (the items of `rows[i]` are those of `series_label[i]`).
  */
 function groupAnswer(source: MetricsSource, q: Query): Answer {
-  const filter = filterOf(q, undefined, GROUP_REQUIRED);
-  const text = q.text('groupby');
-  if (text === undefined) throw missingParam('groupby', GROUP_BY.join(', '));
+  const filter = filterOf(q, undefined);
+  // Declared required: checked before the route answers.
+  const text = q.text('groupby')!;
   const groupby = GROUP_BY.find((g) => g === text.toLowerCase());
   if (groupby === undefined) throw badParam('groupby', `${shown(text)} is not one of ${GROUP_BY.join(', ')}`);
   const time = timeWriter(q);
@@ -325,33 +309,30 @@ const ROUTES: readonly MetricRoute[] = [
     timeseries: false,
     answer: (src, q) => ({ kind: 'metrics', value: src.listing(q.time('time')), cost: 1 }),
   },
-  ...(['exchange', 'symbol', 'asset'] as const).flatMap((scope): MetricRoute[] => {
-    const { listing, history } = REQUIRED[scope];
-    return [
-      {
-        path: `/v1/metrics/${scope}/listing`,
-        timeseries: false,
-        answer: (src, q) => currentAnswer(src, q, 'listing', scope, filterOf(q, scope, listing)),
-      },
-      {
-        path: `/v1/metrics/${scope}/current`,
-        timeseries: false,
-        answer: (src, q) => currentAnswer(src, q, 'current', scope, filterOf(q, scope, listing)),
-      },
-      {
-        path: `/v1/metrics/${scope}/:${PATH_ID[scope]}/current`,
-        timeseries: false,
-        answer: (src, q, p) => currentAnswer(src, q, 'current', scope, filterOf(q, scope, {}, p)),
-      },
-      { path: `/v1/metrics/${scope}/history`, timeseries: true, answer: (src, q) => historyAnswer(src, q, filterOf(q, scope, history)) },
-    ];
-  }),
+  ...(['exchange', 'symbol', 'asset'] as const).flatMap((scope): MetricRoute[] => [
+    {
+      path: `/v1/metrics/${scope}/listing`,
+      timeseries: false,
+      answer: (src, q) => currentAnswer(src, q, 'listing', scope, filterOf(q, scope)),
+    },
+    {
+      path: `/v1/metrics/${scope}/current`,
+      timeseries: false,
+      answer: (src, q) => currentAnswer(src, q, 'current', scope, filterOf(q, scope)),
+    },
+    {
+      path: `/v1/metrics/${scope}/:${PATH_ID[scope]}/current`,
+      timeseries: false,
+      answer: (src, q, p) => currentAnswer(src, q, 'current', scope, filterOf(q, scope, p)),
+    },
+    { path: `/v1/metrics/${scope}/history`, timeseries: true, answer: (src, q) => historyAnswer(src, q, filterOf(q, scope)) },
+  ]),
   {
     path: '/v1/metrics/by-exchange/:exchange_id',
     timeseries: false,
-    answer: (src, q, p) => byExchangeAnswer(src, q, filterOf(q, undefined, {}, p)),
+    answer: (src, q, p) => byExchangeAnswer(src, q, filterOf(q, undefined, p)),
   },
-  { path: '/v1/metrics/history', timeseries: true, answer: (src, q) => historyAnswer(src, q, filterOf(q, undefined, HISTORY_REQUIRED)) },
+  { path: '/v1/metrics/history', timeseries: true, answer: (src, q) => historyAnswer(src, q, filterOf(q, undefined)) },
   { path: '/v1/metrics/group', timeseries: true, answer: (src, q) => groupAnswer(src, q) },
 ];
 

@@ -17,6 +17,8 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Engine } from '../core/engine.js';
+import { registerDeclared } from './api/declare.js';
+import { HEALTH_ROUTE, PROMETHEUS_ROUTE, READY_ROUTE } from './api/rateRoutes.js';
 import { CONTENT_TYPES } from './format/index.js';
 import { DatabaseRateProvider, type RateProvider } from './provider.js';
 
@@ -138,8 +140,8 @@ export function registerOps(app: FastifyInstance, provider: RateProvider, opts: 
     done();
   });
 
-  app.get('/healthz', (_req, reply) => reply.header('content-type', CONTENT_TYPES.json).send('{"status":"ok"}'));
-  app.get('/readyz', (_req, reply) => {
+  registerDeclared(app, HEALTH_ROUTE, (_req, reply) => reply.header('content-type', CONTENT_TYPES.json).send('{"status":"ok"}'));
+  registerDeclared(app, READY_ROUTE, (_req, reply) => {
     const r = opts.readiness?.() ?? providerReadiness(provider);
     if (r.ready) return reply.header('content-type', CONTENT_TYPES.json).send(JSON.stringify({ status: 'ready', ...r.detail }));
     return reply
@@ -147,7 +149,7 @@ export function registerOps(app: FastifyInstance, provider: RateProvider, opts: 
       .header('content-type', CONTENT_TYPES.json)
       .send(JSON.stringify({ message: r.message ?? 'not ready', ...r.detail }));
   });
-  app.get('/metrics', async (_req, reply) => {
+  registerDeclared(app, PROMETHEUS_ROUTE, async (_req, reply) => {
     const text = await registry.metrics();
     return reply.header('content-type', registry.contentType).send(text);
   });

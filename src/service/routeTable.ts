@@ -8,8 +8,10 @@
  * @module
  */
 import type { FastifyInstance } from 'fastify';
+import { checkRequired, registerDeclared } from './api/declare.js';
+import { tableRouteDecl } from './api/tableRoutes.js';
 import type { OutputFormat, PayloadKind } from './format/index.js';
-import { CONTENT_TYPES, negotiate, render } from './format/index.js';
+import { CONTENT_TYPES, render } from './format/index.js';
 import { STREAM_MIN_ITEMS } from './history.js';
 import type { Right } from './keys.js';
 import { HISTORY_MAX_LIMIT } from '../replay/query.js';
@@ -94,8 +96,10 @@ export type Offload = (
 ) => Promise<{ body: Buffer; type: string; cost: number }>;
 
 /**
- * Registers every route of `routes` (right `right`): query and format negotiated, heavy requests
- * held, the answer's cost charged, the payload rendered in the format asked for.
+ * Registers every route of `routes` (right `right`), each from its declaration (api/tableRoutes.ts:
+ * a route without one, or of another right, throws): query and format negotiated, declared-required
+ * parameters checked, heavy requests held, the answer's cost charged, the payload rendered in the
+ * format asked for.
  *
  * @example
  * ```ts
@@ -111,9 +115,9 @@ export function registerRouteTable<S>(
   offload?: Offload,
 ): void {
   for (const r of routes) {
-    app.get<{ Params: Record<string, string> }>(r.path, { config: { right } }, async (req, reply) => {
-      const q = new Query(req.query);
-      const fmt = negotiate(q, req.headers.accept);
+    const decl = tableRouteDecl(r.path);
+    if (decl.right !== right) throw new Error(`xrate: the route ${r.path} is declared with the right ${decl.right}, not ${right}`);
+    registerDeclared(app, decl, async (req, reply, q, fmt) => {
       if (r.timeseries) limits.holdHeavy(req, reply, q.int('limit', 1, HISTORY_MAX_LIMIT, 100));
       if (r.timeseries && offload) {
         // Answered on a worker thread (heavyPool.ts), the same bytes.
@@ -147,7 +151,10 @@ export function answerFromTable<S>(
 ): Answer | undefined {
   for (const r of routes) {
     const params = matchPath(r.path, path);
-    if (params) return r.answer(source, new Query(query), params);
+    if (!params) continue;
+    const q = new Query(query);
+    checkRequired(tableRouteDecl(r.path), q);
+    return r.answer(source, q, params);
   }
   return undefined;
 }

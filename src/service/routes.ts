@@ -18,10 +18,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { EXCHANGE_RATE_PERIODS, exchangeRatePeriod } from '../core/periods.js';
 import { HISTORY_MAX_LIMIT } from '../replay/query.js';
-import { badParam, missingParam } from './errors.js';
-import { CONTENT_TYPES, negotiate, render, type OutputFormat, type PayloadKind } from './format/index.js';
+import { EXPLAIN_ROUTE, HISTORY_ROUTE, PERIODS_ROUTE, RATE_ROUTE, RATES_ROUTE } from './api/rateRoutes.js';
+import { registerDeclared } from './api/declare.js';
+import { badParam } from './errors.js';
+import { CONTENT_TYPES, render, type OutputFormat, type PayloadKind } from './format/index.js';
 import { historyBody, readHistory } from './history.js';
-import { Query, shown, splitList } from './params.js';
+import { shown, splitList } from './params.js';
 import type { RateProvider } from './provider.js';
 import type { RequestLimits } from './requestLimits.js';
 import type { Right } from './keys.js';
@@ -45,17 +47,13 @@ export function registerRoutes(app: FastifyInstance, provider: RateProvider, lim
     return reply.header('content-type', type).send(body);
   };
 
-  app.get<{ Params: PairParams }>('/v1/exchangerate/:asset_id_base/:asset_id_quote', { config: { right: 'rate' } }, (req, reply) => {
-    const q = new Query(req.query);
-    const fmt = negotiate(q, req.headers.accept);
+  registerDeclared<PairParams>(app, RATE_ROUTE, (req, reply, q, fmt) => {
     const r = provider.rate(req.params.asset_id_base, req.params.asset_id_quote, q.time('time'));
     charge(req, reply, 1);
     return send(reply, 'rate', r.value, fmt, r.json);
   });
 
-  app.get<{ Params: { asset_id_base: string } }>('/v1/exchangerate/:asset_id_base', { config: { right: 'rates' } }, (req, reply) => {
-    const q = new Query(req.query);
-    const fmt = negotiate(q, req.headers.accept);
+  registerDeclared<{ asset_id_base: string }>(app, RATES_ROUTE, (req, reply, q, fmt) => {
     const invert = q.bool('invert', false);
     const at = q.time('time');
     const filter = splitList(q.str('filter_asset_id'));
@@ -64,61 +62,40 @@ export function registerRoutes(app: FastifyInstance, provider: RateProvider, lim
     return send(reply, 'rates', v, fmt);
   });
 
-  app.get('/v1/exchangerate/history/periods', { config: { right: 'periods' } }, (req, reply) => {
-    const q = new Query(req.query);
-    const fmt = negotiate(q, req.headers.accept);
+  registerDeclared(app, PERIODS_ROUTE, (req, reply, _q, fmt) => {
     charge(req, reply, 1);
     return send(reply, 'periods', EXCHANGE_RATE_PERIODS, fmt, PERIODS_JSON);
   });
 
-  app.get<{ Params: PairParams }>(
-    '/v1/exchangerate/:asset_id_base/:asset_id_quote/history',
-    { config: { right: 'history' } },
-    async (req, reply) => {
-      const q = new Query(req.query);
-      const fmt = negotiate(q, req.headers.accept);
-      const pid = q.text('period_id');
-      if (pid === undefined) throw missingParam('period_id', 'e.g. 1MIN (see /v1/exchangerate/history/periods)');
-      const period = exchangeRatePeriod(pid);
-      if (!period)
-        throw badParam(
-          'period_id',
-          `${shown(pid)} is not an exchange-rate period (one of ${EXCHANGE_RATE_PERIODS.map((p) => p.period_id).join(', ')})`,
-        );
-      const from = q.time('time_start');
-      if (from === undefined) throw missingParam('time_start', 'an ISO 8601 time, e.g. 2024-03-01T04:00:00Z');
-      const to = q.time('time_end');
-      if (to !== undefined && !(to > from)) throw badParam('time_end', 'must be after time_start');
-      const limitGiven = q.text('limit') !== undefined;
-      const limit = q.int('limit', 1, HISTORY_MAX_LIMIT, 100);
-      limits.holdHeavy(req, reply, limit);
-      let gone = false;
-      reply.raw.once('close', () => {
-        gone = true;
-      });
-      const data = await readHistory(
-        provider,
-        req.params.asset_id_base,
-        req.params.asset_id_quote,
-        { period, from, to, limit },
-        () => gone,
+  // period_id and time_start are declared required: their absence is answered before this runs.
+  registerDeclared<PairParams>(app, HISTORY_ROUTE, async (req, reply, q, fmt) => {
+    const pid = q.text('period_id')!;
+    const period = exchangeRatePeriod(pid);
+    if (!period)
+      throw badParam(
+        'period_id',
+        `${shown(pid)} is not an exchange-rate period (one of ${EXCHANGE_RATE_PERIODS.map((p) => p.period_id).join(', ')})`,
       );
-      // With `limit`, every 100 data points returned cost one request (at least 1).
-      charge(req, reply, limitGiven ? Math.max(1, Math.ceil(data.length / 100)) : 1);
-      const { body, type } = historyBody(data, fmt);
-      return reply.header('content-type', type).send(body);
-    },
-  );
+    const from = q.time('time_start')!;
+    const to = q.time('time_end');
+    if (to !== undefined && !(to > from)) throw badParam('time_end', 'must be after time_start');
+    const limitGiven = q.text('limit') !== undefined;
+    const limit = q.int('limit', 1, HISTORY_MAX_LIMIT, 100);
+    limits.holdHeavy(req, reply, limit);
+    let gone = false;
+    reply.raw.once('close', () => {
+      gone = true;
+    });
+    const data = await readHistory(provider, req.params.asset_id_base, req.params.asset_id_quote, { period, from, to, limit }, () => gone);
+    // With `limit`, every 100 data points returned cost one request (at least 1).
+    charge(req, reply, limitGiven ? Math.max(1, Math.ceil(data.length / 100)) : 1);
+    const { body, type } = historyBody(data, fmt);
+    return reply.header('content-type', type).send(body);
+  });
 
-  app.get<{ Params: PairParams }>(
-    '/v1/exchangerate/:asset_id_base/:asset_id_quote/explain',
-    { config: { right: 'explain' } },
-    async (req, reply) => {
-      const q = new Query(req.query);
-      const fmt = negotiate(q, req.headers.accept);
-      const e = await provider.explain(req.params.asset_id_base, req.params.asset_id_quote, q.time('time'));
-      charge(req, reply, 1);
-      return send(reply, 'explain', e, fmt);
-    },
-  );
+  registerDeclared<PairParams>(app, EXPLAIN_ROUTE, async (req, reply, q, fmt) => {
+    const e = await provider.explain(req.params.asset_id_base, req.params.asset_id_quote, q.time('time'));
+    charge(req, reply, 1);
+    return send(reply, 'explain', e, fmt);
+  });
 }

@@ -16,6 +16,9 @@
 import compress from '@fastify/compress';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Socket } from 'node:net';
+import { describeRoutes } from './api/declare.js';
+import { openApiDocument } from './api/openapi.js';
+import { SERVICE_ABOUT } from './api/serviceDocument.js';
 import { Authenticator, stripPathKey, type RawRequest } from './auth.js';
 import { registerChartRoutes } from './chart.js';
 import { errorBody, forbidden, NO_DATA, notFound, ServiceError } from './errors.js';
@@ -158,6 +161,8 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
     encodings: ['gzip', 'deflate'],
     customTypes: /^(application\/(json|xml|x-msgpack)|text\/(csv|plain|html|javascript|css))/,
   });
+  // Every route from here on is registered from its declaration, and described at /openapi.json.
+  describeRoutes(app, (routes) => openApiDocument(routes, SERVICE_ABOUT));
 
   const admit = (req: FastifyRequest, reply: FastifyReply, key: ApiKey, right: RouteConfig['right']): void | Promise<void> => {
     req.apiKey = key;
