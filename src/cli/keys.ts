@@ -16,7 +16,7 @@ import {
   parseRights,
   type Right,
 } from '../service/keys.js';
-import { isRedisUrl } from '../replay/redisUrl.js';
+import { isRedisUrl } from '../distributed/redisUrl.js';
 import { int } from './args.js';
 import { DEFAULT_DB, type ServiceIo } from '../service/start.js';
 import type { UsageErrorFactory } from './serve.js';

@@ -6,7 +6,7 @@
  */
 import type { EngineConfig } from '../core/config.js';
 import { startService, type ServiceIo } from '../service/start.js';
-import { isRedisUrl } from '../replay/redisUrl.js';
+import { isRedisUrl } from '../distributed/redisUrl.js';
 import { closeOnSignals, feedFlags, int, seconds } from './args.js';
 
 /** Makes a bad-usage error (exit code 2) of the caller's kind. */

@@ -18,8 +18,8 @@ import { hostname } from 'node:os';
 import { type Job, Queue, QueueEvents, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { VERSION } from '../version.js';
-import { connectRedis } from './redisConnect.js';
-import { isRedisUrl } from './redisUrl.js';
+import { connectRedis } from '../distributed/redisConnect.js';
+import { isRedisUrl } from '../distributed/redisUrl.js';
 import { type PartitionJob, type PartitionResult, type PartitionRunner, removeDb } from './parallel.js';
 
 /** The queue's default name. */

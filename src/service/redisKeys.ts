@@ -21,8 +21,8 @@
  * @module
  */
 import { Redis, type RedisOptions } from 'ioredis';
-import { connectRedis } from '../replay/redisConnect.js';
-import { isRedisUrl } from '../replay/redisUrl.js';
+import { connectRedis } from '../distributed/redisConnect.js';
+import { isRedisUrl } from '../distributed/redisUrl.js';
 import { ActiveKeys, type ApiKey, type CreateKeyOptions, hashKey, type JwtMaterial, type KeyListing, listingOf, newKey } from './keys.js';
 import type { KeyRow } from '../io/keyDb.js';
 

@@ -8,7 +8,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { EXCHANGE_RATE_PERIODS } from '../../core/periods.js';
 import { type PartitionRunner, replayParallel, runPartitionInWorker } from '../../replay/parallel.js';
-import { isRedisUrl } from '../../replay/redisUrl.js';
+import { isRedisUrl } from '../../distributed/redisUrl.js';
 import { replay, type ReplayOptions, type ReplaySummary } from '../../replay/replay.js';
 import { expandInputs } from '../../io/inputs.js';
 import { detectVendor } from '../../io/source.js';

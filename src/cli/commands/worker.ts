@@ -5,7 +5,7 @@
  * @module
  */
 import { runPartitionInWorker } from '../../replay/parallel.js';
-import { isRedisUrl } from '../../replay/redisUrl.js';
+import { isRedisUrl } from '../../distributed/redisUrl.js';
 import { closeOnSignals, int, parseFlags, UsageError, type Io } from '../args.js';
 
 const usage = (m: string): Error => new UsageError(m);
