@@ -18,8 +18,9 @@ import { hostname } from 'node:os';
 import { type Job, Queue, QueueEvents, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { VERSION } from '../version.js';
-import { connectRedis } from '../distributed/redisConnect.js';
+import { connectRedis, redisAuthOptions } from '../distributed/redisConnect.js';
 import { isRedisUrl } from '../distributed/redisUrl.js';
+import { type RedisSecurity, redactUrl } from '../distributed/security.js';
 import { type PartitionJob, type PartitionResult, type PartitionRunner, removeDb } from './parallel.js';
 
 /** The queue's default name. */
@@ -45,18 +46,23 @@ export function decodeJob(text: string): PartitionJob {
 
 /**
  * A connected Redis connection for BullMQ from a `redis://HOST:PORT[/DB]` URL (`rediss://` for
- * TLS). BullMQ needs `maxRetriesPerRequest: null` on the connections it blocks on. Once connected
- * it reconnects by itself; the first connection failing is an error that says why.
+ * TLS), with `security`'s user, password and TLS material. BullMQ needs
+ * `maxRetriesPerRequest: null` on the connections it blocks on. Once connected it reconnects by
+ * itself; the first connection failing is an error that says why (authentication, TLS, refused),
+ * within 10 s (`CONNECT_TIMEOUT_MS`, src/distributed/security.ts).
  */
-export async function redisConnection(url: string): Promise<Redis> {
-  if (!isRedisUrl(url)) throw new Error(`xrate: --queue must be a redis:// URL, got "${url}"`);
-  return connectRedis(new Redis(url, { maxRetriesPerRequest: null, lazyConnect: true }), `the queue at ${url}`);
+export async function redisConnection(url: string, security?: RedisSecurity): Promise<Redis> {
+  if (!isRedisUrl(url)) throw new Error(`xrate: --queue must be a redis:// URL, got "${redactUrl(url)}"`);
+  const conn = new Redis(url, { ...redisAuthOptions(url, security), maxRetriesPerRequest: null, lazyConnect: true });
+  return connectRedis(conn, `the queue at ${redactUrl(url)}`);
 }
 
 /** Options of {@link queueRunner}. */
 export interface QueueRunnerOptions {
-  /** `redis://HOST:PORT`. */
+  /** `redis://HOST:PORT` (`rediss://` for TLS). */
   url: string;
+  /** The ACL user, password and TLS material of the connection. */
+  security?: RedisSecurity;
   /** Queue name (default {@link DEFAULT_QUEUE}). */
   name?: string;
   /** Attempts per partition before the run fails (default 3): a failure or a killed worker uses one. */
@@ -85,8 +91,8 @@ export interface QueueRunner {
  */
 export async function queueRunner(opts: QueueRunnerOptions): Promise<QueueRunner> {
   const name = opts.name ?? DEFAULT_QUEUE;
-  const conn = await redisConnection(opts.url);
-  const eventsConn = await redisConnection(opts.url).catch((e: unknown) => {
+  const conn = await redisConnection(opts.url, opts.security);
+  const eventsConn = await redisConnection(opts.url, opts.security).catch((e: unknown) => {
     conn.disconnect();
     throw e;
   });
@@ -150,6 +156,8 @@ export async function queueRunner(opts: QueueRunnerOptions): Promise<QueueRunner
 /** Options of {@link startQueueWorker}. */
 export interface QueueWorkerOptions {
   url: string;
+  /** The ACL user, password and TLS material of the connection. */
+  security?: RedisSecurity;
   name?: string;
   /** Partitions processed at once by this worker (default 1). */
   concurrency?: number;
@@ -181,7 +189,7 @@ export interface QueueWorker {
  * ```
  */
 export async function startQueueWorker(opts: QueueWorkerOptions): Promise<QueueWorker> {
-  const conn = await redisConnection(opts.url);
+  const conn = await redisConnection(opts.url, opts.security);
   const log = opts.log ?? (() => {});
   const lockDuration = opts.lockMs ?? 30_000;
   const worker = new Worker(

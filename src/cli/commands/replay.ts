@@ -9,6 +9,7 @@ import { dirname, resolve } from 'node:path';
 import { EXCHANGE_RATE_PERIODS } from '../../core/periods.js';
 import { type PartitionRunner, replayParallel, runPartitionInWorker } from '../../replay/parallel.js';
 import { isRedisUrl } from '../../distributed/redisUrl.js';
+import type { RedisSecurity } from '../../distributed/security.js';
 import { replay, type ReplayOptions, type ReplaySummary } from '../../replay/replay.js';
 import { expandInputs } from '../../io/inputs.js';
 import { detectVendor } from '../../io/source.js';
@@ -27,6 +28,7 @@ import {
   UsageError,
   type Io,
 } from '../args.js';
+import { REDIS_FLAGS, redisSecurityFlags } from '../connection.js';
 import { help } from '../help.js';
 import { parallelProgressLine, progressLine, summaryTable } from '../progress.js';
 
@@ -46,6 +48,7 @@ const OPTIONS = {
   json: { type: 'boolean' },
   workers: { type: 'string' },
   queue: { type: 'string' },
+  ...REDIS_FLAGS,
   'queue-name': { type: 'string' },
   attempts: { type: 'string' },
   merge: { type: 'boolean' },
@@ -126,6 +129,7 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
   const queue = values.queue;
   if (queue === undefined && (values['queue-name'] !== undefined || values.attempts !== undefined))
     throw new UsageError('--queue-name and --attempts go with --queue');
+  const security = redisSecurityFlags('queue', queue, values, (m) => new UsageError(m));
   if (queue !== undefined && !isRedisUrl(queue)) throw new UsageError(`--queue must be a redis:// URL, got "${queue}"`);
   if (queue !== undefined || (workers !== undefined && workers > 1)) refuseForPartitions(opts);
   const summary =
@@ -134,6 +138,7 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
           opts,
           workers,
           queue,
+          security,
           values['queue-name'],
           int('attempts', values.attempts, 1, 100, (m) => new UsageError(m)),
           io,
@@ -198,6 +203,7 @@ async function replayOnQueue(
   opts: ReplayOptions,
   workers: number | undefined,
   url: string,
+  security: RedisSecurity | undefined,
   name: string | undefined,
   attempts: number | undefined,
   io: Io,
@@ -205,7 +211,7 @@ async function replayOnQueue(
 ): Promise<ReplaySummary> {
   // The queue's client libraries are loaded only by the runs that use them.
   const { queueRunner } = await import('../../replay/queue.js');
-  const q = await queueRunner({ url, name, attempts });
+  const q = await queueRunner({ url, security, name, attempts });
   // Interrupted: the jobs not yet taken leave the queue, so no worker replays a partition for nobody.
   const interrupt = (signal: NodeJS.Signals): void => {
     io.err(`\nxrate: ${signal}: removing this run's partitions from the queue\n`);

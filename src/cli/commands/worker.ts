@@ -7,12 +7,14 @@
 import { runPartitionInWorker } from '../../replay/parallel.js';
 import { isRedisUrl } from '../../distributed/redisUrl.js';
 import { closeOnSignals, int, parseFlags, UsageError, type Io } from '../args.js';
+import { REDIS_FLAGS, redisSecurityFlags } from '../connection.js';
 
 const usage = (m: string): Error => new UsageError(m);
 import { help } from '../help.js';
 
 const OPTIONS = {
   queue: { type: 'string' },
+  ...REDIS_FLAGS,
   'queue-name': { type: 'string' },
   concurrency: { type: 'string' },
   'lock-ms': { type: 'string' },
@@ -25,11 +27,13 @@ export async function cmdWorker(args: string[], io: Io): Promise<number> {
   const { values } = parseFlags(args, OPTIONS);
   if (values.help) return help('worker', io);
   if (values.queue === undefined) throw new UsageError('worker needs --queue redis://HOST:PORT');
+  const security = redisSecurityFlags('queue', values.queue, values, usage);
   if (!isRedisUrl(values.queue)) throw new UsageError(`--queue must be a redis:// URL, got "${values.queue}"`);
   const log = values.quiet ? undefined : (line: string) => io.err(`xrate worker: ${line}\n`);
   const { startQueueWorker } = await import('../../replay/queue.js');
   const worker = await startQueueWorker({
     url: values.queue,
+    security,
     name: values['queue-name'],
     concurrency: int('concurrency', values.concurrency, 1, 256, usage),
     lockMs: int('lock-ms', values['lock-ms'], 1000, 3_600_000, usage),
