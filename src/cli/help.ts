@@ -92,6 +92,8 @@ Options:
                           worker connected
   --queue-name NAME       the queue (default xrate-partitions)
   --attempts N            tries per partition before the run fails (1-100, default 3)
+  --queue-wait DUR        the queue's Redis lost: how long to wait for it (default 60s); back in
+                          time, the run goes on; else it stops, nothing merged (exit 1)
   --quiet                 no progress bar or summary
   --json                  print the summary as JSON
 
@@ -247,6 +249,8 @@ Options:
   --concurrency N         partitions at once (1-256, default 1; each takes about one core)
   --lock-ms N             how long a partition stays taken without a sign of life (1000-3600000,
                           default 30000)
+  --queue-wait DUR        the queue's Redis lost: how long to wait for it (default 60s); not back
+                          in time, the worker drops its partitions in hand and exits 1
   --quiet                 no log lines on stderr
 
 ${REDIS_SECURITY_HELP}`,
