@@ -5,6 +5,7 @@
  * @module
  */
 import { DEFAULT_STREAM, isNatsUrl, isStreamName } from '../distributed/names.js';
+import { refuseUrlCredentials } from './connection.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { EngineConfig } from '../core/config.js';
@@ -177,10 +178,11 @@ export function loadConfig(path: string | undefined): Partial<EngineConfig> | un
 }
 
 /**
- * Checks the feed flags of `publish` and `serve --nats`: `--nats` a NATS URL, `--stream` a stream
- * name; returns the stream (default `XRATE`). Throws `usage`'s error.
+ * Checks the feed flags of `publish` and `serve --nats`: `--nats` a NATS URL without credentials,
+ * `--stream` a stream name; returns the stream (default `XRATE`). Throws `usage`'s error.
  */
 export function feedFlags(nats: string, stream: string | undefined, usage: (message: string) => Error): string {
+  refuseUrlCredentials('nats', nats, 'nats', usage);
   if (!isNatsUrl(nats)) throw usage(`--nats must be a nats:// URL (nats://HOST:PORT), got "${nats}"`);
   const name = stream ?? DEFAULT_STREAM;
   if (!isStreamName(name)) throw usage(`--stream must be 1 to 64 letters, digits, "_" or "-", got "${name}"`);

@@ -9,6 +9,29 @@ import { DEFAULT_STORED_PERIODS } from '../replay/replay.js';
 import { RIGHTS } from '../service/rights.js';
 import type { Io } from './args.js';
 
+/** The credential and TLS flags of a connection to NATS (src/cli/connection.ts). */
+const NATS_SECURITY_HELP = `Secured NATS (docs/deploy.md): secrets come from files or the environment; a URL with
+credentials is refused (a command line is readable by every user of the machine). At most one of:
+  --nats-user NAME        a user, its password in --nats-password-file FILE or XRATE_NATS_PASSWORD
+  --nats-token-file FILE  a token (or XRATE_NATS_TOKEN)
+  --nats-nkey-file FILE   an NKey user's seed (SU...)
+  --nats-creds FILE       a .creds file (user JWT and NKey seed)
+TLS (any of these, or a tls:// URL, requires it):
+  --nats-tls-ca FILE      the CA of the server's certificate (PEM; default: the system's CAs)
+  --nats-tls-cert FILE, --nats-tls-key FILE    a client certificate and its key (mutual TLS)
+`;
+
+/** The credential and TLS flags of a connection to Redis (src/cli/connection.ts). */
+const REDIS_SECURITY_HELP = `Secured Redis (docs/deploy.md): secrets come from files or the environment; a URL with
+credentials is refused (a command line is readable by every user of the machine).
+  --redis-user NAME       an ACL user (default: Redis's "default" user)
+  --redis-password-file FILE
+                          its password (or XRATE_REDIS_PASSWORD)
+TLS, with a rediss:// URL:
+  --redis-tls-ca FILE     the CA of the server's certificate (PEM; default: the system's CAs)
+  --redis-tls-cert FILE, --redis-tls-key FILE  a client certificate and its key (mutual TLS)
+`;
+
 /** Help of each command (`main`: the command list). */
 export const HELP: Record<string, string> = {
   main: `xrate: exchange rates computed per the xrate methodology (docs/methodology.md)
@@ -70,11 +93,14 @@ Options:
                           worker connected
   --queue-name NAME       the queue (default xrate-partitions)
   --attempts N            tries per partition before the run fails (1-100, default 3)
+  --queue-wait DUR        the queue's Redis lost: how long to wait for it (default 60s); back in
+                          time, the run goes on; else it stops, nothing merged (exit 1)
   --quiet                 no progress bar or summary
   --json                  print the summary as JSON
   --allow-duplicates      read a file given twice (also through a directory or a link) twice;
                           refused otherwise (exit 2), as its records would be applied twice
-`,
+
+${REDIS_SECURITY_HELP}`,
   rate: `Usage: xrate rate LOG|DB --at TIME --pair B/Q [--pair B/Q ...] [options]
 
 Replays LOG up to TIME (events with time <= TIME, ticks through the last whole second <= TIME)
@@ -199,7 +225,9 @@ events; restarted, it resumes from its last snapshot and stream position.
   --ready-lag N           /readyz is ready while at most N messages behind (default 1000)
 
 Also, without a key: GET /healthz (alive), GET /readyz (ready to answer), GET /metrics (Prometheus).
-`,
+
+${NATS_SECURITY_HELP}
+${REDIS_SECURITY_HELP}`,
   publish: `Usage: xrate publish LOG... --nats nats://HOST:PORT [--stream NAME] [--rate N | --follow]
 
 Puts the records of LOGs on a NATS JetStream stream, in order, creating the stream (subjects
@@ -225,7 +253,8 @@ Options:
                           the same LOGs, in the same order)
   --from-line N           start at line (rowid) N of the first LOG
   --allow-duplicates      publish a file given twice twice (refused otherwise, exit 2)
-`,
+
+${NATS_SECURITY_HELP}`,
   worker: `Usage: xrate worker --queue redis://HOST:PORT [options]
 
 Takes partitions of "xrate replay --queue" runs from the queue and replays each in a worker thread
@@ -240,8 +269,11 @@ Options:
   --concurrency N         partitions at once (1-256, default 1; each takes about one core)
   --lock-ms N             how long a partition stays taken without a sign of life (1000-3600000,
                           default 30000)
+  --queue-wait DUR        the queue's Redis lost: how long to wait for it (default 60s); not back
+                          in time, the worker drops its partitions in hand and exits 1
   --quiet                 no log lines on stderr
-`,
+
+${REDIS_SECURITY_HELP}`,
   ems: `Usage: xrate ems serve [--db FILE] [--replay LOG | --follow LOG] [--port N] [--host H] [options]
 
 The EMS gateway (docs/ems.md): GET /v1/positions[?exchange_id=X][&time=T] answers the open
@@ -289,7 +321,8 @@ Options:
 
 The keys live in the --db file (default out/xrate.sqlite) unless --keys FILE is given, or in
 Redis with --redis redis://HOST:PORT (the keys of "xrate serve --redis" replicas).
-`,
+
+${REDIS_SECURITY_HELP}`,
 };
 
 /** Prints the help of `cmd` (the command list for an unknown one); exit code 0. */

@@ -17,13 +17,15 @@ import {
   RIGHTS,
   type Right,
 } from '../service/keys.js';
-import { isRedisUrl } from '../replay/redisUrl.js';
+import { isRedisUrl } from '../distributed/redisUrl.js';
+import type { RedisSecurity } from '../distributed/security.js';
+import { type RedisFlagValues, redisSecurityFlags } from './connection.js';
 import { int } from './args.js';
 import { DEFAULT_DB, type ServiceIo } from '../service/start.js';
 import type { UsageErrorFactory } from './serve.js';
 
 /** The flags of `xrate keys` that {@link keysCommand} reads. */
-export interface KeysFlags {
+export interface KeysFlags extends RedisFlagValues {
   db?: string;
   keys?: string;
   redis?: string;
@@ -78,11 +80,11 @@ function sqliteAdmin(path: string): KeyAdmin {
   };
 }
 
-async function redisAdmin(url: string): Promise<KeyAdmin> {
+async function redisAdmin(url: string, security: RedisSecurity | undefined): Promise<KeyAdmin> {
   // Loaded only here: the SQLite path does not load the Redis client.
   const { RedisKeyStore } = await import('../service/redisKeys.js');
   const { RedisLimits } = await import('../service/redisLimits.js');
-  const keys = await RedisKeyStore.open(url);
+  const keys = await RedisKeyStore.open(url, security);
   const fail = (e: unknown): never => {
     const m = (e as Error).message;
     throw new Error(m.startsWith('xrate: ') ? m : `xrate: Redis at ${keys.path}: ${m}`);
@@ -110,12 +112,13 @@ export async function keysCommand(
     throw usage(`keys: unknown subcommand ${sub === undefined ? '(none)' : `"${sub}"`} (expected create, list, revoke or jwt-import)`);
   }
   let keys: KeyAdmin;
+  const redisSecurity = redisSecurityFlags('redis', values.redis, values, usage);
   if (values.redis !== undefined) {
     if (values.keys !== undefined || values.db !== undefined)
       throw usage('--redis keeps the keys in Redis: give it without --db or --keys');
     if (!isRedisUrl(values.redis))
       throw usage(`--redis must be a redis:// URL (redis://HOST[:PORT][/DB], or rediss:// for TLS), got "${values.redis}"`);
-    keys = await redisAdmin(values.redis);
+    keys = await redisAdmin(values.redis, redisSecurity);
   } else {
     const file = values.keys ?? values.db ?? DEFAULT_DB;
     if (sub !== 'create' && !existsSync(file)) throw new Error(`xrate: no keys database at "${file}"`);

@@ -6,14 +6,15 @@
  */
 import type { EngineConfig } from '../core/config.js';
 import { startService, type ServiceIo } from '../service/start.js';
-import { isRedisUrl } from '../replay/redisUrl.js';
+import { isRedisUrl } from '../distributed/redisUrl.js';
 import { closeOnSignals, feedFlags, int, seconds } from './args.js';
+import { type NatsFlagValues, natsSecurityFlags, type RedisFlagValues, redisSecurityFlags } from './connection.js';
 
 /** Makes a bad-usage error (exit code 2) of the caller's kind. */
 export type UsageErrorFactory = (message: string) => Error;
 
 /** The flags of `xrate serve` that {@link serveCommand} reads. */
-export interface ServeFlags {
+export interface ServeFlags extends NatsFlagValues, RedisFlagValues {
   db?: string;
   keys?: string;
   redis?: string;
@@ -42,6 +43,7 @@ export async function serveCommand(
   const port = int('port', values.port, 0, 65535, usage);
   const heavyConcurrency = int('heavy-concurrency', values['heavy-concurrency'], 1, 10_000, usage);
   if (values.follow && !values.replay) throw usage('--follow needs --replay LOG (the NDJSON log to follow)');
+  const redisSecurity = redisSecurityFlags('redis', values.redis, values, usage);
   if (values.redis !== undefined) {
     if (values.keys !== undefined) throw usage('--redis keeps the keys in Redis: give it without --keys');
     if (!isRedisUrl(values.redis))
@@ -60,6 +62,7 @@ export async function serveCommand(
   ) {
     throw usage('--stream, --snapshot-every, --snapshot-from and --ready-lag apply to a replica (--nats URL)');
   }
+  const natsSecurity = natsSecurityFlags(values.nats, values, usage);
   const logLevel = values['log-level'] ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw usage(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   if (
@@ -76,12 +79,14 @@ export async function serveCommand(
       db: values.db,
       keys: values.keys,
       redis: values.redis,
+      redisSecurity,
       host: values.host,
       port,
       replay: values.replay,
       follow: !!values.follow,
       heavyConcurrency,
       nats: values.nats,
+      natsSecurity,
       stream: values.stream,
       snapshotEveryUs: seconds('snapshot-every', values['snapshot-every']),
       snapshotFrom: values['snapshot-from'],

@@ -21,7 +21,6 @@
  * @module
  */
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type PubAck } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { openSource, type SourceFormat, type SourceRecord } from '../io/source.js';
 import { FileTail } from '../io/tail.js';
 import { realpathSync } from 'node:fs';
@@ -36,6 +35,8 @@ import {
   type FeedMessage,
   streamSubjects,
 } from './feed.js';
+import { connectNats } from './natsConnect.js';
+import type { NatsSecurity } from './security.js';
 
 /** Options of {@link publish}. */
 export interface PublishOptions {
@@ -43,6 +44,8 @@ export interface PublishOptions {
   inputs: string[];
   /** NATS server URL(s), comma-separated. */
   nats: string;
+  /** Credentials and TLS of the connection to NATS. */
+  natsSecurity?: NatsSecurity;
   /** The stream (created with subjects `NAME.>` when missing). */
   stream: string;
   /** At most this many events per second (default: as fast as the server acknowledges). */
@@ -94,15 +97,6 @@ export interface PublishRun {
   done: Promise<PublishProgress>;
   /** Stops reading (follow, or a run to be interrupted); what was read is still published. */
   stop(): void;
-}
-
-/** Connects to NATS with an error that names the URL. */
-export async function connectNats(url: string, name: string): Promise<NatsConnection> {
-  try {
-    return await connect({ servers: url.split(',').map((u) => u.trim()), name, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
-  } catch (e) {
-    throw new Error(`xrate: cannot reach NATS at ${url}: ${(e as Error).message}`);
-  }
 }
 
 /**
@@ -237,7 +231,7 @@ export async function publish(opts: PublishOptions): Promise<PublishRun> {
   // The logs are checked before connecting: a missing file or a vendor file is reported as such.
   if (!opts.follow) for (const path of opts.inputs) checkPublishable(path, opts.format);
   const tail = opts.follow ? FileTail.open(opts.inputs[0], { maxLineBytes: opts.maxLineBytes }) : undefined;
-  const nc = await connectNats(opts.nats, 'xrate publish');
+  const nc = await connectNats(opts.nats, 'xrate publish', opts.natsSecurity);
   let js: JetStreamClient;
   let jsm: JetStreamManager;
   /** The stream's last sequence once every record published so far is stored. */

@@ -37,7 +37,9 @@ import { Ingest, type IngestState } from '../replay/ingest.js';
 import { DEFAULT_STORED_PERIODS } from '../replay/replay.js';
 import { LiveRateProvider } from '../service/provider.js';
 import { decodeMessage } from './feed.js';
-import { connectNats, ensureStream } from './publish.js';
+import { connectNats } from './natsConnect.js';
+import { ensureStream } from './publish.js';
+import { type NatsSecurity, redactUrl } from './security.js';
 
 /** Default event time between two snapshots of a replica, µs. */
 export const DEFAULT_REPLICA_SNAPSHOT_US = 3600 * US_PER_SECOND;
@@ -56,6 +58,8 @@ export interface ReplicaLog {
 export interface ReplicaOptions {
   /** NATS server URL(s). */
   nats: string;
+  /** Credentials and TLS of the connection to NATS. */
+  natsSecurity?: NatsSecurity;
   /** The stream (created when missing, as `xrate publish` creates it). */
   stream: string;
   /** The replica's own replay database. */
@@ -154,9 +158,16 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
   const readyLag = opts.readyLag ?? DEFAULT_READY_LAG;
   const infoEveryMs = opts.infoEveryMs ?? 1000;
 
-  if (opts.snapshotFrom !== undefined) await ReplayStore.copy(opts.snapshotFrom, opts.db);
-  const store = ReplayStore.open(opts.db);
-  let nc: NatsConnection | undefined;
+  // Connected first: a server that cannot be reached, or refuses the credentials, leaves no file.
+  const nc: NatsConnection = await connectNats(opts.nats, 'xrate serve', opts.natsSecurity);
+  let store: ReplayStore;
+  try {
+    if (opts.snapshotFrom !== undefined) await ReplayStore.copy(opts.snapshotFrom, opts.db);
+    store = ReplayStore.open(opts.db);
+  } catch (e) {
+    await nc.close().catch(() => undefined);
+    throw e;
+  }
   try {
     const cp = store.latestSnapshot();
     const resume = cp !== undefined && isReplicaDriver(cp.driver) ? cp : undefined;
@@ -198,7 +209,7 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
     });
     const engine = ingest.engine;
     const started = now();
-    ingest.beginRun({ replica: { nats: opts.nats, stream: opts.stream }, db: opts.db }, started, !!resume);
+    ingest.beginRun({ replica: { nats: redactUrl(opts.nats), stream: opts.stream }, db: opts.db }, started, !!resume);
     if (resume) store.truncateAfter(resume.batch);
     else {
       engine.emitAllAtNextTick();
@@ -216,7 +227,6 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
       resume ? `resuming the replica from its snapshot at stream sequence ${rs.seq}` : 'starting the replica at the stream start',
     );
 
-    nc = await connectNats(opts.nats, 'xrate serve');
     const jsm: JetStreamManager = await jetstreamManager(nc);
     await ensureStream(jsm, opts.stream);
     // Messages the replica has not applied that the stream no longer holds (its retention removed
@@ -371,7 +381,7 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
       clearInterval(infoTimer);
       await messages.close().catch(() => undefined);
       await consuming;
-      await nc?.close().catch(() => undefined);
+      await nc.close().catch(() => undefined);
       if (!store.isOpen) return;
       ingest.inBatch(() => ingest.saveSnapshot({ input: 0, line: 0, final: false, driver: st }, now()));
       ingest.finishRun(ingest.totals(), { finishedAt: now(), durationMs: now() - started, stopped: true });
@@ -398,7 +408,7 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
       stop,
     };
   } catch (e) {
-    await nc?.close().catch(() => undefined);
+    await nc.close().catch(() => undefined);
     store.close();
     // A copy this start made is of no use to the next.
     if (opts.snapshotFrom !== undefined) for (const f of [opts.db, `${opts.db}-wal`, `${opts.db}-shm`]) rmSync(f, { force: true });

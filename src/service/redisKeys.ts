@@ -21,8 +21,9 @@
  * @module
  */
 import { Redis, type RedisOptions } from 'ioredis';
-import { connectRedis } from '../replay/redisConnect.js';
-import { isRedisUrl } from '../replay/redisUrl.js';
+import { connectRedis, redisAuthOptions } from '../distributed/redisConnect.js';
+import { isRedisUrl } from '../distributed/redisUrl.js';
+import { type RedisSecurity, redactUrl } from '../distributed/security.js';
 import { ActiveKeys, type ApiKey, type CreateKeyOptions, hashKey, type JwtMaterial, type KeyListing, listingOf, newKey } from './keys.js';
 import type { KeyRow } from '../io/keyDb.js';
 
@@ -55,7 +56,7 @@ export function shownUrl(url: string): string {
     u.password = '';
     return u.toString().replace(/\/$/, '');
   } catch {
-    return url;
+    return redactUrl(url);
   }
 }
 
@@ -63,13 +64,16 @@ export function shownUrl(url: string): string {
  * A connected Redis client for the keys and limits: no offline queue, no command resent after a
  * reconnection (a charge must never run twice), one attempt per command and a 1 s timeout, so
  * that a request fails fast while Redis is away; it reconnects by itself (every second at most).
+ * `security`: the ACL user, password and TLS material.
  *
  * @throws `xrate:` error naming the URL when `url` is not a Redis URL or Redis cannot be reached
+ * (saying `authentication failed` or `TLS verification failed` when that is why)
  */
-export async function limitsConnection(url: string): Promise<Redis> {
+export async function limitsConnection(url: string, security?: RedisSecurity): Promise<Redis> {
   if (!isRedisUrl(url))
-    throw new Error(`xrate: --redis must be a redis:// URL (redis://HOST[:PORT][/DB], or rediss:// for TLS), got "${url}"`);
+    throw new Error(`xrate: --redis must be a redis:// URL (redis://HOST[:PORT][/DB], or rediss:// for TLS), got "${redactUrl(url)}"`);
   const options: RedisOptions = {
+    ...redisAuthOptions(url, security),
     lazyConnect: true,
     enableOfflineQueue: false,
     autoResendUnfulfilledCommands: false,
@@ -163,11 +167,11 @@ export class RedisKeyStore {
   }
 
   /**
-   * Connects and reads the active keys.
+   * Connects (with `security`'s credentials and TLS) and reads the active keys.
    * @throws `xrate:` error naming the URL when Redis cannot be reached
    */
-  static async open(url: string): Promise<RedisKeyStore> {
-    const redis = await limitsConnection(url);
+  static async open(url: string, security?: RedisSecurity): Promise<RedisKeyStore> {
+    const redis = await limitsConnection(url, security);
     const store = new RedisKeyStore(redis, shownUrl(url));
     try {
       await store.reload();

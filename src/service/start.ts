@@ -19,6 +19,7 @@ import type { RedisKeyStore } from './redisKeys.js';
 import { createService } from './server.js';
 import type { Readiness } from './ops.js';
 import { DEFAULT_STREAM } from '../distributed/names.js';
+import { type NatsSecurity, type RedisSecurity, redactUrl } from '../distributed/security.js';
 import type { Replica } from '../distributed/replica.js';
 import { OWN_METRICS } from '../core/engine/ownMetrics.js';
 import type { MetricsSource } from '../core/metrics/source.js';
@@ -38,6 +39,8 @@ export interface ServeOptions {
   keys?: string;
   /** Keep the keys, their usage and their requests in flight in Redis at this URL, shared by replicas (instead of SQLite). */
   redis?: string;
+  /** With `redis`: the ACL user, password and TLS material of the connection. */
+  redisSecurity?: RedisSecurity;
   host?: string;
   port?: number;
   /** Replay this log first, then serve the engine. */
@@ -55,6 +58,8 @@ export interface ServeOptions {
   heavyConcurrency?: number;
   /** Be a replica fed by this NATS server's JetStream stream (`stream`), writing `db` (src/distributed/replica.ts). */
   nats?: string;
+  /** With `nats`: the credentials and TLS of the connection to NATS. */
+  natsSecurity?: NatsSecurity;
   /** With `nats`: the stream (default `XRATE`). */
   stream?: string;
   /** With `nats`: event time between the replica's snapshots, µs (default 1 h). */
@@ -108,9 +113,10 @@ export async function openProvider(
   if (opts.nats) {
     const { startReplica } = await import('../distributed/replica.js');
     const stream = opts.stream ?? DEFAULT_STREAM;
-    io.out(`replica of the stream ${stream} on ${opts.nats} (rates and OHLC written to ${db})\n`);
+    io.out(`replica of the stream ${stream} on ${redactUrl(opts.nats)} (rates and OHLC written to ${db})\n`);
     replica = await startReplica({
       nats: opts.nats,
+      natsSecurity: opts.natsSecurity,
       stream,
       db,
       config: opts.config,
@@ -184,7 +190,9 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
       metrics = metricStore.metrics(OWN_METRICS);
     }
     keys =
-      opts.redis !== undefined ? await (await import('./redisKeys.js')).RedisKeyStore.open(opts.redis) : KeyStore.open(opts.keys ?? db);
+      opts.redis !== undefined
+        ? await (await import('./redisKeys.js')).RedisKeyStore.open(opts.redis, opts.redisSecurity)
+        : KeyStore.open(opts.keys ?? db);
     const ops = await import('./ops.js');
     let closing = false;
     const live = provider instanceof DatabaseRateProvider ? undefined : (provider as LiveRateProvider).engine;

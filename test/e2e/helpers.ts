@@ -54,14 +54,19 @@ export async function cliJson<T = unknown>(...argv: string[]): Promise<T> {
   return JSON.parse(r.out) as T;
 }
 
-/** Runs `node bin/xrate.js ...argv` in a subprocess. */
-export function bin(argv: string[], opts: { timeout?: number } = {}): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, [BIN, ...argv], { cwd: ROOT, encoding: 'utf8', timeout: opts.timeout ?? 60_000 });
+/** Runs `node bin/xrate.js ...argv` in a subprocess (`env`: added to this process's environment). */
+export function bin(argv: string[], opts: { timeout?: number; env?: Record<string, string> } = {}): SpawnSyncReturns<string> {
+  return spawnSync(process.execPath, [BIN, ...argv], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: opts.timeout ?? 60_000,
+    env: opts.env && { ...process.env, ...opts.env },
+  });
 }
 
-/** Starts `node bin/xrate.js ...argv` without waiting for it. */
-export function binStart(argv: string[]): BinProcess {
-  return binStartAt(BIN, ROOT, argv);
+/** Starts `node bin/xrate.js ...argv` without waiting for it (`env`: added to this process's environment). */
+export function binStart(argv: string[], env?: Record<string, string>): BinProcess {
+  return binStartAt(BIN, ROOT, argv, env);
 }
 
 /** Row counts of the output tables, asserting first that `db` equals `want` in every one, row for row (compareReplays). */

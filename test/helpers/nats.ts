@@ -2,10 +2,10 @@
  * A real NATS server with JetStream for the tests: `nats-server -js` (the Debian package
  * nats-server; .ci/run installs it) on a free loopback port with its store in a temporary
  * directory, stopped by `stop()` (or killed by `crash()`) and started again on the same port and
- * store by `restart()`.
+ * store by `restart()`; optionally with a configuration file's text (authorization, TLS).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './redis.js';
@@ -24,8 +24,10 @@ export interface NatsServer {
   dispose(): Promise<void>;
 }
 
-function launch(port: number, dir: string): Promise<ChildProcess> {
-  const proc = spawn('nats-server', ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+function launch(port: number, dir: string, config?: string): Promise<ChildProcess> {
+  const proc = spawn('nats-server', [...(config ? ['-c', config] : []), '-js', '-a', '127.0.0.1', '-p', String(port), '-sd', dir], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let log = '';
   return new Promise<ChildProcess>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`nats-server did not start in 10 s:\n${log}`)), 10_000);
@@ -62,18 +64,23 @@ function kill(proc: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<v
   });
 }
 
-/** Starts `nats-server -js -p P -sd DIR` and waits until it is ready. */
-export async function startNats(): Promise<NatsServer> {
+/**
+ * Starts `nats-server -js -p P -sd DIR` and waits until it is ready; `config`: the text of a
+ * configuration file (e.g. `authorization { token: "..." }`), written beside the store.
+ */
+export async function startNats(config?: string): Promise<NatsServer> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'xrate-nats-'));
-  let proc = await launch(port, dir);
+  const file = config === undefined ? undefined : join(dir, 'nats.conf');
+  if (file !== undefined && config !== undefined) writeFileSync(file, config);
+  let proc = await launch(port, join(dir, 'store'), file);
   return {
     url: `nats://127.0.0.1:${port}`,
     port,
     stop: () => kill(proc),
     crash: () => kill(proc, 'SIGKILL'),
     restart: async () => {
-      proc = await launch(port, dir);
+      proc = await launch(port, join(dir, 'store'), file);
     },
     dispose: async () => {
       await kill(proc);

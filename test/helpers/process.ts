@@ -13,9 +13,9 @@ export interface BinProcess {
   waitErr(re: RegExp, timeoutMs?: number): Promise<void>;
 }
 
-/** Starts `node BIN ...argv` in `cwd` without waiting for it. */
-export function binStartAt(bin: string, cwd: string, argv: string[]): BinProcess {
-  const proc = spawn(process.execPath, [bin, ...argv], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts `node BIN ...argv` in `cwd` without waiting for it (`env`: added to this process's environment). */
+export function binStartAt(bin: string, cwd: string, argv: string[], env?: Record<string, string>): BinProcess {
+  const proc = spawn(process.execPath, [bin, ...argv], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: env && { ...process.env, ...env } });
   let out = '';
   let err = '';
   const waiters: { re: RegExp; resolve: () => void }[] = [];

@@ -5,6 +5,7 @@
  * @module
  */
 import { HELP_OPTION, parse, UsageError, type Io } from '../args.js';
+import { REDIS_FLAGS } from '../connection.js';
 import { help } from '../help.js';
 import { keysCommand } from '../keys.js';
 
@@ -13,6 +14,7 @@ const OPTIONS = {
   db: { type: 'string' },
   keys: { type: 'string' },
   redis: { type: 'string' },
+  ...REDIS_FLAGS,
   name: { type: 'string' },
   limit: { type: 'string' },
   concurrency: { type: 'string' },

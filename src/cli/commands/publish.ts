@@ -18,11 +18,13 @@ import {
   UsageError,
   type Io,
 } from '../args.js';
+import { NATS_FLAGS, natsSecurityFlags } from '../connection.js';
 import { help } from '../help.js';
 
 const OPTIONS = {
   ...HELP_OPTION,
   nats: { type: 'string' },
+  ...NATS_FLAGS,
   stream: { type: 'string' },
   rate: { type: 'string' },
   follow: { type: 'boolean' },
@@ -40,6 +42,7 @@ export async function cmdPublish(args: string[], io: Io): Promise<number> {
   if (values.help) return help('publish', io);
   if (values.nats === undefined) throw new UsageError('publish needs --nats nats://HOST:PORT');
   const stream = feedFlags(values.nats, values.stream, (m) => new UsageError(m));
+  const natsSecurity = natsSecurityFlags(values.nats, values, (m) => new UsageError(m));
   let rate: number | undefined;
   if (values.rate !== undefined) {
     rate = Number(values.rate);
@@ -56,6 +59,7 @@ export async function cmdPublish(args: string[], io: Io): Promise<number> {
   const run = await publish({
     inputs: logs,
     nats: values.nats,
+    natsSecurity,
     stream,
     rate,
     follow: values.follow,

@@ -3,13 +3,14 @@
  *
  * @module
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { EXCHANGE_RATE_PERIODS } from '../../core/periods.js';
 import { type PartitionRunner, replayParallel, runPartitionInWorker } from '../../replay/parallel.js';
 import { loadQueue } from '../../replay/loadQueue.js';
-import { isRedisUrl } from '../../replay/redisUrl.js';
+import { isRedisUrl } from '../../distributed/redisUrl.js';
+import type { RedisSecurity } from '../../distributed/security.js';
 import { replay, type ReplayOptions, type ReplaySummary } from '../../replay/replay.js';
 import { expandInputs } from '../../io/inputs.js';
 import { detectVendor } from '../../io/source.js';
@@ -30,6 +31,7 @@ import {
   UsageError,
   type Io,
 } from '../args.js';
+import { REDIS_FLAGS, redisSecurityFlags } from '../connection.js';
 import { help } from '../help.js';
 import { parallelProgressLine, progressLine, summaryTable } from '../progress.js';
 
@@ -49,7 +51,9 @@ const OPTIONS = {
   json: { type: 'boolean' },
   workers: { type: 'string' },
   queue: { type: 'string' },
+  ...REDIS_FLAGS,
   'queue-name': { type: 'string' },
+  'queue-wait': { type: 'string' },
   attempts: { type: 'string' },
   merge: { type: 'boolean' },
   time: { type: 'string' },
@@ -131,6 +135,9 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
   const queue = values.queue;
   if (queue === undefined && (values['queue-name'] !== undefined || values.attempts !== undefined))
     throw new UsageError('--queue-name and --attempts go with --queue');
+  if (queue === undefined && values['queue-wait'] !== undefined) throw new UsageError('--queue-wait goes with --queue');
+  const security = redisSecurityFlags('queue', queue, values, (m) => new UsageError(m));
+  const waitUs = seconds('queue-wait', values['queue-wait']);
   if (queue !== undefined && !isRedisUrl(queue)) throw new UsageError(`--queue must be a redis:// URL, got "${queue}"`);
   if (queue !== undefined || (workers !== undefined && workers > 1)) refuseForPartitions(opts);
   const summary =
@@ -138,9 +145,13 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
       ? await replayOnQueue(
           opts,
           workers,
-          queue,
-          values['queue-name'],
-          int('attempts', values.attempts, 1, 100, (m) => new UsageError(m)),
+          {
+            url: queue,
+            security,
+            name: values['queue-name'],
+            attempts: int('attempts', values.attempts, 1, 100, (m) => new UsageError(m)),
+            waitMs: waitUs === undefined ? undefined : waitUs / 1000,
+          },
           io,
           showProgress,
         )
@@ -194,23 +205,36 @@ async function replayInPartitions(
   });
 }
 
+/** The queue of `--queue` and its flags. */
+interface QueueFlags {
+  url: string;
+  security: RedisSecurity | undefined;
+  name: string | undefined;
+  attempts: number | undefined;
+  waitMs: number | undefined;
+}
+
 /**
  * `--queue redis://HOST:PORT`: the partitions go to `xrate worker` processes through a BullMQ
  * queue; paths are made absolute, since the workers read and write them (docs/parallel.md).
- * Partitions: `--workers N`, else one per worker connected to the queue.
+ * Partitions: `--workers N`, else one per worker connected to the queue. The queue's Redis lost
+ * for longer than `--queue-wait`: the run stops, nothing merged, with a message saying so.
  */
 async function replayOnQueue(
   opts: ReplayOptions,
   workers: number | undefined,
-  url: string,
-  name: string | undefined,
-  attempts: number | undefined,
+  flags: QueueFlags,
   io: Io,
   showProgress: boolean,
 ): Promise<ReplaySummary> {
   // The queue's client libraries are loaded only by the runs that use them.
   const { queueRunner } = await loadQueue();
-  const q = await queueRunner({ url, name, attempts });
+  const target = opts.db ?? opts.out!;
+  const existed = existsSync(target);
+  const q = await queueRunner({
+    ...flags,
+    log: (line) => io.err(`${showProgress ? '\n' : ''}xrate replay: ${line}\n`),
+  });
   // Interrupted: the jobs not yet taken leave the queue, so no worker replays a partition for nobody.
   const interrupt = (signal: NodeJS.Signals): void => {
     io.err(`\nxrate: ${signal}: removing this run's partitions from the queue\n`);
@@ -233,6 +257,13 @@ async function replayOnQueue(
       q.run,
       io,
       showProgress,
+    );
+  } catch (e) {
+    const lost = q.lost();
+    if (lost === undefined) throw e;
+    if (showProgress) io.err('\n');
+    throw new Error(
+      `${lost.message}: the run is stopped and nothing was merged (${existed ? `"${target}" is left as it was` : `no ${opts.db ? 'database' : 'file'} was made at "${target}"`})`,
     );
   } finally {
     process.removeListener('SIGINT', interrupt);

@@ -4,6 +4,7 @@
  * @module
  */
 import { COMMON, format, loadConfig, maxLineBytes, parseFlags, seconds, UsageError, type Io } from '../args.js';
+import { NATS_FLAGS, REDIS_FLAGS } from '../connection.js';
 import { help } from '../help.js';
 import { serveCommand } from '../serve.js';
 
@@ -12,12 +13,14 @@ const OPTIONS = {
   db: { type: 'string' },
   keys: { type: 'string' },
   redis: { type: 'string' },
+  ...REDIS_FLAGS,
   host: { type: 'string' },
   port: { type: 'string' },
   replay: { type: 'string' },
   follow: { type: 'boolean' },
   'heavy-concurrency': { type: 'string' },
   nats: { type: 'string' },
+  ...NATS_FLAGS,
   stream: { type: 'string' },
   'snapshot-every': { type: 'string' },
   'snapshot-from': { type: 'string' },

@@ -1,20 +1,24 @@
 /**
  * `xrate worker --queue redis://HOST:PORT`: takes partitions of `xrate replay --queue` runs from
- * the queue and replays each in a worker thread, until SIGINT/SIGTERM (docs/parallel.md).
+ * the queue and replays each in a worker thread, until SIGINT/SIGTERM, or until the queue's Redis
+ * has been lost for longer than `--queue-wait` (exit 1; docs/parallel.md).
  *
  * @module
  */
 import { runPartitionInWorker } from '../../replay/parallel.js';
 import { loadQueue } from '../../replay/loadQueue.js';
-import { isRedisUrl } from '../../replay/redisUrl.js';
-import { closeOnSignals, int, parseFlags, UsageError, type Io } from '../args.js';
+import { isRedisUrl } from '../../distributed/redisUrl.js';
+import { closeOnSignals, int, parseFlags, seconds, UsageError, type Io } from '../args.js';
+import { REDIS_FLAGS, redisSecurityFlags } from '../connection.js';
 
 const usage = (m: string): Error => new UsageError(m);
 import { help } from '../help.js';
 
 const OPTIONS = {
   queue: { type: 'string' },
+  ...REDIS_FLAGS,
   'queue-name': { type: 'string' },
+  'queue-wait': { type: 'string' },
   concurrency: { type: 'string' },
   'lock-ms': { type: 'string' },
   quiet: { type: 'boolean' },
@@ -26,16 +30,25 @@ export async function cmdWorker(args: string[], io: Io): Promise<number> {
   const { values } = parseFlags(args, OPTIONS);
   if (values.help) return help('worker', io);
   if (values.queue === undefined) throw new UsageError('worker needs --queue redis://HOST:PORT');
+  const security = redisSecurityFlags('queue', values.queue, values, usage);
   if (!isRedisUrl(values.queue)) throw new UsageError(`--queue must be a redis:// URL, got "${values.queue}"`);
+  const waitUs = seconds('queue-wait', values['queue-wait']);
   const log = values.quiet ? undefined : (line: string) => io.err(`xrate worker: ${line}\n`);
   const { startQueueWorker } = await loadQueue();
   const worker = await startQueueWorker({
     url: values.queue,
+    security,
     name: values['queue-name'],
     concurrency: int('concurrency', values.concurrency, 1, 256, usage),
     lockMs: int('lock-ms', values['lock-ms'], 1000, 3_600_000, usage),
+    waitMs: waitUs === undefined ? undefined : waitUs / 1000,
     run: runPartitionInWorker,
     log,
+    // The partitions running in this process's threads end with it; their files are gone already.
+    onLost: (e) => {
+      io.err(`xrate worker: ${e.message.replace(/^xrate: /, '')}; stopping\n`);
+      process.exit(1);
+    },
   });
   log?.(`waiting for partitions on ${values.queue}`);
   closeOnSignals('worker', 'finishing the partitions in hand, then stopping', () => worker.close(), io, !!values.quiet);
