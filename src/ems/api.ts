@@ -53,7 +53,13 @@ export const ENDPOINTS_ROUTE: RouteDecl = {
   tag: 'Management',
   summary: 'Get API endpoints',
   description: 'The EMS API endpoints of the server sites (`--sites`), in the file’s order.',
-  params: [queryParam('filter_exchange_id', 'string', `${ACCOUNT_TEXT} Absent: every endpoint.`)],
+  params: [
+    queryParam(
+      'filter_exchange_id',
+      'list',
+      `${ACCOUNT_TEXT} An array: the parameter repeated, or its values separated by commas; an endpoint is listed when it matches any. Absent: every endpoint.`,
+    ),
+  ],
   ok: { description: 'The endpoints', schema: arrayOf(ref('AccountEndpoint')) },
   errors: [400, 401],
 };

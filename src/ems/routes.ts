@@ -34,6 +34,18 @@ function accountParam(q: Query, name: string): string | undefined {
   return t;
 }
 
+/** A list parameter of exchange or account ids (the interface's array): each one checked as {@link accountParam} does. */
+function accountList(q: Query, name: string): string[] | undefined {
+  const given = q.list(name);
+  if (given === undefined) return undefined;
+  if (given.length === 0) throw badParam(name, 'is empty (give exchange ids such as BINANCE, or account ids such as BINANCE~hedge)');
+  for (const id of given) {
+    const a = splitAccount(id);
+    if (typeof a === 'string') throw badParam(name, `${shown(id)} is not an exchange or account id: ${a}`);
+  }
+  return given;
+}
+
 /**
  * Registers the EMS routes on `app` (JSON answers; errors thrown as {@link ServiceError} or the
  * positions' 490, answered by the app's error handler).
@@ -51,7 +63,7 @@ export function registerEmsRoutes(app: FastifyInstance, data: EmsData): void {
     return JSON.stringify(data.positions.answer(exchangeId, at));
   });
   registerDeclared(app, ENDPOINTS_ROUTE, async (_req, reply, q) => {
-    const filter = accountParam(q, 'filter_exchange_id');
+    const filter = accountList(q, 'filter_exchange_id');
     reply.header('content-type', 'application/json; charset=utf-8');
     return JSON.stringify(endpointsOf(data.sites, filter));
   });

@@ -125,14 +125,14 @@ export function loadSites(path: string): Sites {
 }
 
 /**
- * The endpoints `filter` selects: those of the account it names, or of every account of a bare
+ * The endpoints `filter` selects: those of each account it names, or of every account of a bare
  * exchange id (all without a filter), in the file's order.
  *
  * @example
  * ```ts
- * endpointsOf(sites, 'BINANCE'); // BINANCE's endpoints and those of BINANCE~hedge, ...
+ * endpointsOf(sites, ['BINANCE', 'KRAKEN~main']); // BINANCE's, BINANCE~hedge's, ... and KRAKEN~main's endpoints
  * ```
  */
-export function endpointsOf(sites: Sites, filter: string | undefined): AccountEndpoint[] {
-  return filter === undefined ? sites.endpoints : sites.endpoints.filter((e) => accountMatches(e.exchange_id, filter));
+export function endpointsOf(sites: Sites, filter: readonly string[] | undefined): AccountEndpoint[] {
+  return filter === undefined ? sites.endpoints : sites.endpoints.filter((e) => filter.some((f) => accountMatches(e.exchange_id, f)));
 }

@@ -17,13 +17,25 @@ export function shown(v: string): string {
 /** The query string of one request, with lower-cased names. */
 export class Query {
   private readonly values = new Map<string, string>();
+  /** The values of the list parameters, in the order given. */
+  private readonly lists = new Map<string, string[]>();
 
-  /** @param raw - fastify's parsed query (values are strings or arrays of strings) */
-  constructor(raw: unknown) {
+  /**
+   * @param raw - fastify's parsed query (values are strings or arrays of strings)
+   * @param listNames - parameters that may be given more than once (read with {@link list}); any
+   *   other given twice with different values is a 400
+   */
+  constructor(raw: unknown, listNames?: ReadonlySet<string>) {
     if (raw === null || typeof raw !== 'object') return;
     for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
       const name = k.toLowerCase();
       const list = (Array.isArray(v) ? v : [v]).map((x) => String(x));
+      if (listNames?.has(name)) {
+        const all = this.lists.get(name) ?? [];
+        all.push(...list);
+        this.lists.set(name, all);
+        continue;
+      }
       const first = list[0];
       const prev = this.values.get(name);
       if (list.some((x) => x !== first) || (prev !== undefined && prev !== first))
@@ -32,9 +44,18 @@ export class Query {
     }
   }
 
+  /**
+   * A list parameter (declared so to the constructor): every value given, each split at `,` and
+   * `;`, trimmed, empty items dropped; undefined when absent.
+   */
+  list(name: string): string[] | undefined {
+    const all = this.lists.get(name);
+    return all === undefined ? undefined : all.flatMap((v) => splitList(v));
+  }
+
   /** Whether the parameter is present (even empty). */
   has(name: string): boolean {
-    return this.values.has(name);
+    return this.values.has(name) || this.lists.has(name);
   }
 
   /** The raw text, or undefined when absent. */

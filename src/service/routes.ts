@@ -77,8 +77,9 @@ export function registerRoutes(app: FastifyInstance, provider: RateProvider, lim
         `${shown(pid)} is not an exchange-rate period (one of ${EXCHANGE_RATE_PERIODS.map((p) => p.period_id).join(', ')})`,
       );
     const from = q.time('time_start')!;
-    const to = q.time('time_end');
-    if (to !== undefined && !(to > from)) throw badParam('time_end', 'must be after time_start');
+    // Required (declared in api/rateRoutes.ts, checked before the handler).
+    const to = q.time('time_end')!;
+    if (!(to > from)) throw badParam('time_end', 'must be after time_start');
     const limitGiven = q.text('limit') !== undefined;
     const limit = q.int('limit', 1, HISTORY_MAX_LIMIT, 100);
     limits.holdHeavy(req, reply, limit);

@@ -93,10 +93,10 @@ const QUERIES = [
   '/v1/exchangerate/BTC/USD?time=2024-03-01T01:00:00Z',
   '/v1/exchangerate/SOL/EUR?time=2024-03-01T02:30:30.5Z',
   '/v1/exchangerate/BTC?time=2024-03-01T03:00:00Z',
-  '/v1/exchangerate/BTC/USD/history?period_id=1MIN&time_start=2024-03-01T00:00:00Z&limit=100000',
-  '/v1/exchangerate/BTC/USD/history?period_id=10SEC&time_start=2024-03-01T02:00:00Z&limit=1000',
-  '/v1/exchangerate/ETH/USD/history?period_id=1HRS&time_start=2024-03-01T00:00:00Z',
-  '/v1/exchangerate/USD/ETH/history?period_id=5MIN&time_start=2024-03-01T01:00:00Z&output_format=csv',
+  '/v1/exchangerate/BTC/USD/history?period_id=1MIN&time_start=2024-03-01T00:00:00Z&time_end=2100-01-01T00:00:00Z&limit=100000',
+  '/v1/exchangerate/BTC/USD/history?period_id=10SEC&time_start=2024-03-01T02:00:00Z&time_end=2100-01-01T00:00:00Z&limit=1000',
+  '/v1/exchangerate/ETH/USD/history?period_id=1HRS&time_start=2024-03-01T00:00:00Z&time_end=2100-01-01T00:00:00Z',
+  '/v1/exchangerate/USD/ETH/history?period_id=5MIN&time_start=2024-03-01T01:00:00Z&time_end=2100-01-01T00:00:00Z&output_format=csv',
   '/v1/exchangerate/SOL/BTC/explain',
   // After the last tick (the log ends at 03:31:22): the engine advanced with no more events.
   '/v1/exchangerate/BTC/USD?time=2024-03-01T03:50:00Z',
@@ -187,9 +187,12 @@ describe('replicas of one stream', () => {
   });
 
   it('on SIGTERM: finish the request in flight, save a snapshot, exit 0; a new replica starts from a copy of that database', async () => {
-    const res = await fetch(`${b.url}/v1/exchangerate/BTC/USD/history?period_id=1SEC&time_start=2024-03-01T00:00:00Z&limit=100000`, {
-      headers: { 'X-CoinAPI-Key': b.key },
-    });
+    const res = await fetch(
+      `${b.url}/v1/exchangerate/BTC/USD/history?period_id=1SEC&time_start=2024-03-01T00:00:00Z&time_end=2100-01-01T00:00:00Z&limit=100000`,
+      {
+        headers: { 'X-CoinAPI-Key': b.key },
+      },
+    );
     expect(res.status).toBe(200);
     // The headers are in; the long body is still being written a slice at a time.
     b.p.proc.kill('SIGTERM');

@@ -121,7 +121,7 @@ const QUERIES = [
   '/v1/exchangerate/BTC/USD',
   '/v1/exchangerate/ETH/BTC?time=2024-03-01T12:00:00Z',
   '/v1/exchangerate/BTC?time=2024-03-01T20:00:00Z',
-  '/v1/exchangerate/BTC/USD/history?period_id=1HRS&time_start=2024-03-01T00:00:00Z&limit=100',
+  '/v1/exchangerate/BTC/USD/history?period_id=1HRS&time_start=2024-03-01T00:00:00Z&time_end=2100-01-01T00:00:00Z&limit=100',
 ];
 
 async function answers(base: string, key: string): Promise<string[]> {

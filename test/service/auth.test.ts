@@ -129,7 +129,7 @@ describe('refusals', () => {
     await ok(RATE, { 'X-CoinAPI-Key': limited });
     await ok('/v1/exchangerate/BTC', { 'X-CoinAPI-Key': limited });
     for (const [path, re] of [
-      ['/v1/exchangerate/BTC/USD/history?period_id=1MIN&time_start=2024-03-01', /timeseries data/],
+      ['/v1/exchangerate/BTC/USD/history?period_id=1MIN&time_start=2024-03-01&time_end=2100-01-01T00:00:00Z', /timeseries data/],
       ['/v1/exchangerate/history/periods', /timeseries periods/],
       ['/v1/exchangerate/BTC/USD/explain', /provenance/],
     ] as const) {

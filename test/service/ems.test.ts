@@ -442,6 +442,10 @@ describe('management operations', () => {
     expect(await ids('?filter_exchange_id=BINANCE')).toEqual(['BINANCE', 'BINANCE~hedge']);
     expect(await ids('?filter_exchange_id=BINANCE~hedge')).toEqual(['BINANCE~hedge']);
     expect(await ids('?filter_exchange_id=OKX')).toEqual([]);
+    // An array, as the interface description types it: the parameter repeated, or a comma-separated list.
+    expect(await ids('?filter_exchange_id=KRAKEN&filter_exchange_id=BINANCE~hedge')).toEqual(['BINANCE~hedge', 'KRAKEN']);
+    expect(await ids('?filter_exchange_id=KRAKEN,BINANCE~hedge')).toEqual(['BINANCE~hedge', 'KRAKEN']);
+    expect(errorOf(await get(`${url}/v1/endpoints?filter_exchange_id=`), 400)).toMatch(/filter_exchange_id.*is empty/);
     expect(errorOf(await get(`${url}/v1/endpoints?filter_exchange_id=BINANCE=`), 400)).toMatch(
       /filter_exchange_id.*tag after "=" is empty/,
     );

@@ -246,17 +246,26 @@ describe('GET /v1/exchangerate/{base}/{quote}/history', () => {
     }
   });
 
-  it('default limit 100, time_end optional, period_id case-insensitive', async () => {
-    const body = (await getJson(`/v1/exchangerate/BTC/USD/history?period_id=1min&time_start=${from}`, PATHS.history)) as {
+  it('default limit 100, period_id case-insensitive, a time_end past the data', async () => {
+    const body = (await getJson(
+      `/v1/exchangerate/BTC/USD/history?period_id=1min&time_start=${from}&time_end=2100-01-01T00:00:00Z`,
+      PATHS.history,
+    )) as {
       time_period_start: string;
     }[];
     expect(body.length).toBe(100);
     expect(body[0].time_period_start).toBe('2024-03-01T04:00:00.0000000Z');
-    const later = (await getJson('/v1/exchangerate/BTC/USD/history?period_id=1HRS&time_start=2024-03-01T04:30:00Z', PATHS.history)) as {
+    const later = (await getJson(
+      '/v1/exchangerate/BTC/USD/history?period_id=1HRS&time_start=2024-03-01T04:30:00Z&time_end=2100-01-01T00:00:00Z',
+      PATHS.history,
+    )) as {
       time_period_start: string;
     }[];
     expect(later.map((b) => b.time_period_start)).toEqual(['2024-03-01T05:00:00.0000000Z']);
-    const empty = await getJson('/v1/exchangerate/BTC/USD/history?period_id=1MIN&time_start=2025-01-01', PATHS.history);
+    const empty = await getJson(
+      '/v1/exchangerate/BTC/USD/history?period_id=1MIN&time_start=2025-01-01&time_end=2100-01-01T00:00:00Z',
+      PATHS.history,
+    );
     expect(empty).toEqual([]);
   });
 
@@ -281,25 +290,34 @@ describe('GET /v1/exchangerate/{base}/{quote}/history', () => {
   });
 
   it('550 for a pair without stored history; 400 naming each bad parameter', async () => {
-    expect(expectError(await srv.get(`/v1/exchangerate/SOL/BTC/history?period_id=1MIN&time_start=${from}`, H()), 550)).toMatch(
-      /--track SOL\/BTC/,
-    );
-    expect(expectError(await srv.get(`/v1/exchangerate/BTC/NOPE/history?period_id=1MIN&time_start=${from}`, H()), 550)).toMatch(
-      /unknown asset "NOPE"/,
-    );
+    expect(
+      expectError(
+        await srv.get(`/v1/exchangerate/SOL/BTC/history?period_id=1MIN&time_start=${from}&time_end=2100-01-01T00:00:00Z`, H()),
+        550,
+      ),
+    ).toMatch(/--track SOL\/BTC/);
+    expect(
+      expectError(
+        await srv.get(`/v1/exchangerate/BTC/NOPE/history?period_id=1MIN&time_start=${from}&time_end=2100-01-01T00:00:00Z`, H()),
+        550,
+      ),
+    ).toMatch(/unknown asset "NOPE"/);
     const cases: [string, RegExp][] = [
       [`time_start=${from}`, /'period_id'/],
-      [`period_id=7MIN&time_start=${from}`, /'period_id'.*not an exchange-rate period/],
-      [`period_id=1MTH&time_start=${from}`, /'period_id'/],
+      [`period_id=7MIN&time_start=${from}&time_end=2100-01-01`, /'period_id'.*not an exchange-rate period/],
+      [`period_id=1MTH&time_start=${from}&time_end=2100-01-01`, /'period_id'/],
       ['period_id=1MIN', /'time_start'/],
-      ['period_id=1MIN&time_start=noon', /'time_start'/],
+      ['period_id=1MIN&time_start=noon&time_end=2100-01-01', /'time_start'/],
+      // Required by the interface description (as period_id and time_start).
+      [`period_id=1MIN&time_start=${from}`, /Missing required parameter 'time_end'/],
+      [`period_id=1MIN&time_start=${from}&time_end=`, /Missing required parameter 'time_end'/],
       [`period_id=1MIN&time_start=${from}&time_end=${from}`, /'time_end'.*after time_start/],
       [`period_id=1MIN&time_start=${from}&time_end=later`, /'time_end'/],
-      [`period_id=1MIN&time_start=${from}&limit=0`, /'limit'/],
-      [`period_id=1MIN&time_start=${from}&limit=100001`, /'limit'/],
-      [`period_id=1MIN&time_start=${from}&limit=ten`, /'limit'/],
-      [`period_id=1MIN&time_start=${from}&limit=1.5`, /'limit'/],
-      [`period_id=1MIN&time_start=${from}&limit=-1`, /'limit'/],
+      [`period_id=1MIN&time_start=${from}&time_end=2100-01-01&limit=0`, /'limit'/],
+      [`period_id=1MIN&time_start=${from}&time_end=2100-01-01&limit=100001`, /'limit'/],
+      [`period_id=1MIN&time_start=${from}&time_end=2100-01-01&limit=ten`, /'limit'/],
+      [`period_id=1MIN&time_start=${from}&time_end=2100-01-01&limit=1.5`, /'limit'/],
+      [`period_id=1MIN&time_start=${from}&time_end=2100-01-01&limit=-1`, /'limit'/],
     ];
     for (const [q, re] of cases) expect(expectError(await srv.get(`/v1/exchangerate/BTC/USD/history?${q}`, H()), 400), q).toMatch(re);
   });
@@ -396,7 +414,7 @@ describe('errors', () => {
       (v: string) => `/v1/exchangerate/${v}`,
       (v: string) => `/v1/exchangerate/BTC?filter_asset_id=${v}&invert=${v}`,
       (v: string) => `/v1/exchangerate/BTC/USD/history?period_id=${v}&time_start=${v}&time_end=${v}&limit=${v}`,
-      (v: string) => `/v1/exchangerate/BTC/USD/history?period_id=1MIN&time_start=2024-03-01&limit=${v}`,
+      (v: string) => `/v1/exchangerate/BTC/USD/history?period_id=1MIN&time_start=2024-03-01&time_end=2100-01-01T00:00:00Z&limit=${v}`,
       (v: string) => `/v1/exchangerate/BTC/USD/explain?time=${v}`,
       (v: string) =>
         `/v1/exchangerate/BTC/USD?output_format=csv&csv_set_delimiter=${v}&csv_set_dec_mark=${v}&csv_set_timeformat=${v}&csv_set_newline=${v}&csv_include_header=${v}&csv_exclude_col=${v}`,

@@ -31,7 +31,7 @@ import {
 const demo = demoProvider();
 
 /** Every one-second bucket of BTC/USD in the demo database (6,852 of them). */
-const BIG = '/v1/exchangerate/BTC/USD/history?period_id=1SEC&time_start=2024-03-01T00:00:00Z&limit=100000';
+const BIG = '/v1/exchangerate/BTC/USD/history?period_id=1SEC&time_start=2024-03-01T00:00:00Z&time_end=2100-01-01T00:00:00Z&limit=100000';
 const T0 = parseTime('2024-03-01T00:00:00Z')!;
 
 let n = 0;
@@ -93,7 +93,11 @@ describe('the bytes of a long answer are those of the whole answer rendered at o
       '/v1/exchangerate/USD/BTC/history?period_id=10SEC&time_start=2024-03-01T04:10:00Z&time_end=2024-03-01T05:40:00Z&limit=500',
       {},
     ],
-    ['a limit cutting the data', '/v1/exchangerate/ETH/USD/history?period_id=1SEC&time_start=2024-03-01T04:30:00.5Z&limit=3001', {}],
+    [
+      'a limit cutting the data',
+      '/v1/exchangerate/ETH/USD/history?period_id=1SEC&time_start=2024-03-01T04:30:00.5Z&time_end=2100-01-01T00:00:00Z&limit=3001',
+      {},
+    ],
   ];
   for (const [name, path, headers] of cases) {
     it(name, async () => {
@@ -384,21 +388,32 @@ describe('history answers unchanged in shape', () => {
 
   it('a short answer is one piece with its length; an empty one too', async () => {
     const key = srv.key();
-    const r = await srv.get('/v1/exchangerate/BTC/USD/history?period_id=1MIN&time_start=2024-03-01T05:00:00Z&limit=10', {
-      'X-CoinAPI-Key': key,
-    });
+    const r = await srv.get(
+      '/v1/exchangerate/BTC/USD/history?period_id=1MIN&time_start=2024-03-01T05:00:00Z&time_end=2100-01-01T00:00:00Z&limit=10',
+      {
+        'X-CoinAPI-Key': key,
+      },
+    );
     expect(r.headers['content-length']).toBe(String(r.body.length));
     expect((r.json() as unknown[]).length).toBe(10);
-    const e = await srv.get('/v1/exchangerate/BTC/USD/history?period_id=1MIN&time_start=2024-03-02T05:00:00Z&limit=100000', {
-      'X-CoinAPI-Key': key,
-    });
+    const e = await srv.get(
+      '/v1/exchangerate/BTC/USD/history?period_id=1MIN&time_start=2024-03-02T05:00:00Z&time_end=2100-01-01T00:00:00Z&limit=100000',
+      {
+        'X-CoinAPI-Key': key,
+      },
+    );
     expect(e.status).toBe(200);
     expect(e.text).toBe('[]');
-    const x = await request(`${srv.url}/v1/exchangerate/BTC/USD/history?period_id=1SEC&time_start=2024-03-02T05:00:00Z&output_format=xml`, {
-      headers: { 'X-CoinAPI-Key': key },
-    });
+    const x = await request(
+      `${srv.url}/v1/exchangerate/BTC/USD/history?period_id=1SEC&time_start=2024-03-02T05:00:00Z&time_end=2100-01-01T00:00:00Z&output_format=xml`,
+      {
+        headers: { 'X-CoinAPI-Key': key },
+      },
+    );
     expect(x.text).toBe(
-      renderedAtOnce('/v1/exchangerate/BTC/USD/history?period_id=1SEC&time_start=2024-03-02T05:00:00Z&output_format=xml').toString(),
+      renderedAtOnce(
+        '/v1/exchangerate/BTC/USD/history?period_id=1SEC&time_start=2024-03-02T05:00:00Z&time_end=2100-01-01T00:00:00Z&output_format=xml',
+      ).toString(),
     );
   });
 });

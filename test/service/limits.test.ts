@@ -75,7 +75,7 @@ describe('headers and cost', () => {
     r = await srv.get(`${HIST}&limit=100000`, H);
     expect((r.json() as unknown[]).length).toBe(600);
     expect(limitsOf(r)).toMatchObject({ cost: '6', used: '10' });
-    r = await srv.get('/v1/exchangerate/BTC/USD/history?period_id=1SEC&time_start=2025-01-01&limit=5000', H);
+    r = await srv.get('/v1/exchangerate/BTC/USD/history?period_id=1SEC&time_start=2025-01-01&time_end=2100-01-01T00:00:00Z&limit=5000', H);
     expect(r.json()).toEqual([]);
     expect(limitsOf(r)).toMatchObject({ cost: '1', used: '11' });
   });

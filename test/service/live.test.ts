@@ -53,7 +53,10 @@ describe('serve --replay LOG', () => {
     }
     const all = await srv.get('/v1/exchangerate/ETH?invert=1', H);
     expect(all.json()).toEqual(fromDb.rates('ETH', { invert: true }));
-    const hist = await srv.get('/v1/exchangerate/ETH/USD/history?period_id=1MIN&time_start=2024-03-01T05:00:00Z', H);
+    const hist = await srv.get(
+      '/v1/exchangerate/ETH/USD/history?period_id=1MIN&time_start=2024-03-01T05:00:00Z&time_end=2100-01-01T00:00:00Z',
+      H,
+    );
     expectSchema(PATHS.history, hist.json());
     expect((hist.json() as unknown[]).length).toBe(55);
     const e = await srv.get('/v1/exchangerate/SOL/BTC/explain', H);
@@ -129,12 +132,17 @@ describe('serve --replay LOG --follow', () => {
       // A later time is the current state (the log may still grow).
       expect((await srv.get(`/v1/exchangerate/BTC/USD?time=${iso(T0 + 60_000)}`, H)).json()).toMatchObject({ rate: 120 });
       // History: closed buckets from the database plus the engine's open one.
-      const hist = await srv.get(`/v1/exchangerate/BTC/USD/history?period_id=1SEC&time_start=${iso(T0 - 30_000)}&limit=1000`, H);
+      const hist = await srv.get(
+        `/v1/exchangerate/BTC/USD/history?period_id=1SEC&time_start=${iso(T0 - 30_000)}&time_end=${iso(T0 + 3_600_000)}&limit=1000`,
+        H,
+      );
       const items = hist.json() as { time_period_start: string; rate_close: number }[];
       expectSchema(PATHS.history, items);
       expect(items.length).toBe(23);
       expect(items.at(-1)).toMatchObject({ time_period_start: iso(T0 + 2000), rate_close: 120 });
-      const min = (await srv.get(`/v1/exchangerate/BTC/USD/history?period_id=1MIN&time_start=${iso(T0 - 60_000)}`, H)).json() as {
+      const min = (
+        await srv.get(`/v1/exchangerate/BTC/USD/history?period_id=1MIN&time_start=${iso(T0 - 60_000)}&time_end=${iso(T0 + 3_600_000)}`, H)
+      ).json() as {
         rate_open: number;
         rate_high: number;
         rate_close: number;

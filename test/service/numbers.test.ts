@@ -25,7 +25,7 @@ const H = (extra: Record<string, string> = {}): Record<string, string> => ({ 'X-
 
 const AT = '2024-03-01T05:53:40Z';
 const RATE = `/v1/exchangerate/BTC/USD?time=${AT}`;
-const DAY = '/v1/exchangerate/BTC/USD/history?period_id=1DAY&time_start=2024-03-01T00:00:00Z';
+const DAY = '/v1/exchangerate/BTC/USD/history?period_id=1DAY&time_start=2024-03-01T00:00:00Z&time_end=2100-01-01T00:00:00Z';
 /** The stored rate of BTC/USD at AT, and as written. */
 const NOISY = 62299.755000000005;
 const WRITTEN = '62299.755';
@@ -125,7 +125,7 @@ describe('histories', () => {
   });
 
   it('a long history written a slice at a time from the buckets: JSON.stringify of the rounded items', async () => {
-    const q = '/v1/exchangerate/BTC/USDT/history?period_id=1SEC&time_start=2024-03-01T04:00:00Z&limit=3000';
+    const q = '/v1/exchangerate/BTC/USDT/history?period_id=1SEC&time_start=2024-03-01T04:00:00Z&time_end=2100-01-01T00:00:00Z&limit=3000';
     const sec = getPeriod('1SEC')!;
     const d = ReplayDatabase.open(db);
     const end = Number.MAX_SAFE_INTEGER;

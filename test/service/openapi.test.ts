@@ -200,7 +200,7 @@ describe('the rate service description', () => {
     expect(byName.period_id).toMatchObject({ in: 'query', required: true });
     expect(byName.period_id.schema.enum).toHaveLength(33);
     expect(byName.time_start.required).toBe(true);
-    expect(byName.time_end.required).toBe(false);
+    expect(byName.time_end.required).toBe(true);
     expect(byName.limit.schema).toEqual({ type: 'integer', minimum: 1, maximum: 100000, default: 100 });
     const rates = ownParams(doc.paths['/v1/exchangerate/{asset_id_base}'].get);
     expect(rates.find((p) => p.name === 'invert')?.schema).toEqual({ type: 'boolean', default: false });
@@ -282,8 +282,8 @@ describe('declared-required parameters', () => {
       }
       if (needed.length > 0) expect((await get(needed)).body).not.toMatch(/Missing required parameter/);
     }
-    // history (2), exchange listing and current (1 each), the scope histories (2, 2, 3), history (1), group (2); twice each.
-    expect(checked).toBe(2 * 14);
+    // history (3), exchange listing and current (1 each), the scope histories (2, 2, 3), history (1), group (2); twice each.
+    expect(checked).toBe(2 * 15);
     // symbol listing and current, history, group.
     expect(groups).toBe(4);
   });

@@ -88,7 +88,7 @@ const SERVICE_CALLS: Record<string, Record<string, unknown>> = {
 const EMS_CALLS: Record<string, Record<string, unknown>> = {
   getOpenApiDescription: {},
   getOpenPositions: { exchange_id: 'BINANCE' },
-  getApiEndpoints: { filter_exchange_id: 'BINANCE' },
+  getApiEndpoints: { filter_exchange_id: ['BINANCE', 'KRAKEN~main'] },
   getSiteLocations: {},
   getAuthenticationCertificate: {},
 };
@@ -225,7 +225,7 @@ describe('every operation of the EMS gateway (managed), through a client generat
 
 describe('errors of each family of operations, as the document gives them', () => {
   it('exchange rates: 400 naming the parameter, 401, 403, 429, 550', async () => {
-    await expectNamed('service', 'getTimeseriesData', { ...PAIR, period_id: '1MTH', time_start: WINDOW.time_start }, 'period_id');
+    await expectNamed('service', 'getTimeseriesData', { ...PAIR, ...WINDOW, period_id: '1MTH' }, 'period_id');
     await expectNamed('service', 'getAllCurrentRates', { asset_id_base: 'BTC', invert: 'maybe' }, 'invert');
     await expectNamed('service', 'getTimeseriesPeriods', { output_format: 'yaml' }, 'output_format');
     await expectAnswer('service', 'getSpecificRate', PAIR, 401, null);
@@ -289,7 +289,7 @@ describe('errors of each family of operations, as the document gives them', () =
 
   it('EMS: 400 naming the parameter, 401, 490 (MessageReject), 550', async () => {
     await expectNamed('ems', 'getOpenPositions', { exchange_id: '~hedge' }, 'exchange_id');
-    await expectNamed('ems', 'getApiEndpoints', { filter_exchange_id: 'BINANCE~' }, 'filter_exchange_id');
+    await expectNamed('ems', 'getApiEndpoints', { filter_exchange_id: ['BINANCE~'] }, 'filter_exchange_id');
     for (const op of Object.keys(EMS_CALLS).filter((o) => o !== 'getOpenApiDescription'))
       await expectAnswer('ems', op, EMS_CALLS[op], 401, null);
     const reject = await expectAnswer('ems', 'getOpenPositions', {}, 490);

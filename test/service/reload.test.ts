@@ -97,7 +97,7 @@ describe('a replay into the database being served', () => {
       );
       for (const path of [
         '/v1/exchangerate/BTC?filter_asset_id=USD',
-        '/v1/exchangerate/BTC/USD/history?period_id=1MIN&time_start=2024-03-01T04:00:00Z',
+        '/v1/exchangerate/BTC/USD/history?period_id=1MIN&time_start=2024-03-01T04:00:00Z&time_end=2100-01-01T00:00:00Z',
         '/v1/exchangerate/BTC/USD/explain',
         '/v1/metrics/listing',
         '/v1/metrics/exchange/current?exchange_id=KRAKEN',
@@ -126,7 +126,9 @@ describe('a replay into the database being served', () => {
       // The new run's coverage, config and final engine: its explain and its history.
       const ex = (await srv.get(`${RATE}/explain`, H)).json() as { tick: string };
       expect(ex.tick < '2024-03-01T04:20:00Z').toBe(true);
-      const h = (await srv.get(`${RATE}/history?period_id=1MIN&time_start=2024-03-01T04:00:00Z&limit=1000`, H)).json() as unknown[];
+      const h = (
+        await srv.get(`${RATE}/history?period_id=1MIN&time_start=2024-03-01T04:00:00Z&time_end=2100-01-01T00:00:00Z&limit=1000`, H)
+      ).json() as unknown[];
       expect(h.length).toBeGreaterThan(5);
       expect(h.length).toBeLessThan(20);
       expect(srv.provider.info().lastTick).toBeLessThan(Date.UTC(2024, 2, 1, 4, 20) * 1000);

@@ -21,8 +21,11 @@ import { Query } from '../params.js';
 /** A JSON Schema (2020-12, the dialect of OpenAPI 3.1). */
 export type JsonSchema = { readonly [k: string]: unknown };
 
-/** How a parameter's value is read: a string, an integer, a boolean (true/false/1/0) or an ISO 8601 time. */
-export type ParamType = 'string' | 'integer' | 'boolean' | 'time';
+/**
+ * How a parameter's value is read: a string, an integer, a boolean (true/false/1/0), an ISO 8601
+ * time, or a list of strings (the parameter repeated, each value `,`- or `;`-separated).
+ */
+export type ParamType = 'string' | 'integer' | 'boolean' | 'time' | 'list';
 
 /** One parameter of a route. */
 export interface ParamDecl {
@@ -143,9 +146,10 @@ const NO_QUERY = new Query(undefined);
  */
 export function registerDeclared<P = Record<string, string>>(app: FastifyInstance, decl: RouteDecl, handler: DeclaredHandler<P>): void {
   const reads = decl.formats === true || (decl.params ?? []).some((p) => p.in === 'query');
+  const lists = new Set((decl.params ?? []).filter((p) => p.type === 'list').map((p) => p.name));
   app.get<{ Params: P }>(decl.path, { config: { right: decl.right, api: decl } }, (req, reply) => {
     if (!reads) return handler(req, reply, NO_QUERY, JSON_FORMAT);
-    const q = new Query(req.query);
+    const q = new Query(req.query, lists.size > 0 ? lists : undefined);
     const fmt = decl.formats ? negotiate(q, req.headers.accept) : JSON_FORMAT;
     checkRequired(decl, q);
     return handler(req, reply, q, fmt);

@@ -107,7 +107,8 @@ function openApiPath(path: string): string {
 
 /** The parameter object of a declaration (`group`: the members of its one-of group, if any). */
 function parameter(p: ParamDecl, group: readonly string[]): JsonSchema {
-  const schema: Record<string, unknown> = { type: p.type === 'time' ? 'string' : p.type };
+  const schema: Record<string, unknown> =
+    p.type === 'list' ? { type: 'array', items: { type: 'string' } } : { type: p.type === 'time' ? 'string' : p.type };
   if (p.type === 'time') schema.examples = ['2024-03-01T05:00:00Z', '2024-03-01T05:00:00.1234567Z', '2024-03-01'];
   if (p.enum) schema.enum = [...p.enum];
   if (p.minimum !== undefined) schema.minimum = p.minimum;
@@ -119,6 +120,8 @@ function parameter(p: ParamDecl, group: readonly string[]): JsonSchema {
   if (group.length > 1) description += ` At least one of ${group.map((n) => `\`${n}\``).join(', ')} is required.`;
   out.description = description;
   out.schema = schema;
+  // A list: the parameter repeated (form style, exploded); a value may also be a `,`/`;`-separated list.
+  if (p.type === 'list') Object.assign(out, { style: 'form', explode: true });
   if (p.extension) out['x-xrate-extension'] = true;
   return out;
 }

@@ -86,7 +86,10 @@ export const HISTORY_ROUTE: RouteDecl = {
       required: true,
       missing: 'an ISO 8601 time, e.g. 2024-03-01T04:00:00Z',
     }),
-    queryParam('time_end', 'time', 'End of the timeseries (exclusive); absent: through the end of the data.'),
+    queryParam('time_end', 'time', 'End of the timeseries (exclusive).', {
+      required: true,
+      missing: 'an ISO 8601 time, e.g. 2024-03-01T05:00:00Z',
+    }),
     queryParam('limit', 'integer', 'Items to return at most.', { minimum: 1, maximum: HISTORY_MAX_LIMIT, default: 100 }),
   ],
   formats: true,
