@@ -47,7 +47,7 @@ describe('node bin/xrate.js', () => {
     expect(r.stderr).toBe('');
     expect(r.stdout).toBe(
       '[{"asset_id_base":"BTC","asset_id_quote":"USD","rate":102,"time":"2024-01-01T00:00:02.5000000Z"},' +
-        '{"asset_id_base":"ETH","asset_id_quote":"BTC","rate":0.09803921568627451,"time":"2024-01-01T00:00:01.3000000Z"},' +
+        '{"asset_id_base":"ETH","asset_id_quote":"BTC","rate":0.0980392156862745,"time":"2024-01-01T00:00:01.3000000Z"},' +
         '{"asset_id_base":"XRP","asset_id_quote":"USD","rate":null,"time":null}]\n',
     );
   });

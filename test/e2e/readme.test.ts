@@ -156,6 +156,10 @@ describe('the docs runner', () => {
     expect(matchOutput(['a', 'b'], ['a', 'b'])).toBe(true);
     expect(matchOutput(['a', '...', 'z'], ['a', 'z'])).toBe(true);
     expect(matchOutput(['a', '...', 'z'], ['a', 'b', 'c', 'z'])).toBe(true);
+    // The padding of a column aligned to a value that `...` stands for follows the value's width.
+    expect(matchOutput(['events/s     ...'], ['events/s    167,539'])).toBe(true);
+    expect(matchOutput(['events/s     ...'], ['events/h    167,539'])).toBe(false);
+    expect(matchOutput(['rate  0.5'], ['rate   0.5'])).toBe(false); // no placeholder: the line exactly
     expect(matchOutput(['time taken ... s'], ['time taken    0.24 s'])).toBe(true);
     expect(matchOutput(['[{"rate":1.5,...}]'], ['[{"rate":1.5,"time":"x"}]'])).toBe(true);
     // Drift: a changed number, a line more or less, a changed line next to a `...`.

@@ -168,9 +168,13 @@ export function commandWords(text: string): string[] {
   return words;
 }
 
-/** A pattern line as a regular expression: `...` is any text, the rest literal. */
+/**
+ * A pattern line as a regular expression: `...` is any text, the rest literal, but for a run of
+ * two or more spaces, which matches any run of spaces: the padding of a column aligned to a value
+ * that `...` stands for changes with that value's width (`events/s   ...` and `events/s  167,539`).
+ */
 function lineRegex(pattern: string): RegExp {
-  const parts = pattern.split('...').map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  const parts = pattern.split('...').map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/ {2,}/g, ' +'));
   return new RegExp(`^${parts.join('.*?')}$`);
 }
 

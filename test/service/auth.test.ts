@@ -52,7 +52,7 @@ describe('the six methods', () => {
     await ok(`/v1/APIKEY-${key}/exchangerate/BTC/USD`);
     await ok(`${RATE}/APIKEY-${key}`);
     await ok(`${RATE}/apikey-${key}?time=2024-03-01T05:00:00Z`);
-    await ok(`/v1/exchangerate/BTC/USD/history/ApiKey-${key}?period_id=1MIN&time_start=2024-03-01T05:00:00Z`);
+    await ok(`/v1/exchangerate/BTC/USD/history/ApiKey-${key}?period_id=1MIN&time_start=2024-03-01T05:00:00Z&time_end=2024-03-01T06:00:00Z`);
     await ok(`/v1/exchangerate/history/periods/APIKEY-${key}`);
     expectError(await srv.get(`/v1/APIKEY-${key}`), 404);
     expect((await srv.get(`/APIKEY-${key}`)).headers['content-type']).toBe('text/html; charset=utf-8'); // `/`: the chart page
