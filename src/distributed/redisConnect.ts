@@ -1,5 +1,5 @@
 /**
- * The first connection of a Redis client, shared by the queue (src/replay/queue.ts) and the
+ * The first connection of a Redis client, shared by the queue (src/distributed/queue.ts) and the
  * service's keys and limits (src/service/redisKeys.ts): the credentials and TLS of
  * {@link RedisSecurity}, a bounded first connection, and an error that says what failed.
  *

@@ -1,5 +1,5 @@
 /**
- * The one check of a queue's address, kept apart from src/replay/queue.ts so that the command line
+ * The one check of a queue's address, kept apart from src/distributed/queue.ts so that the command line
  * can check its flags without loading the queue's client libraries.
  *
  * @module

@@ -315,7 +315,7 @@ async function replayParallelInto(given: ParallelOptions, target: string, watch:
     report.stage('merge', []);
     return finish(opts, jobs, results, started, now);
   } finally {
-    // The partitions' databases, and any a dead attempt left (src/replay/queue.ts).
+    // The partitions' databases, and any a dead attempt left (src/distributed/queue.ts).
     const dir = dirname(opts.db);
     const prefix = `${basename(opts.db)}.part-`;
     for (const f of readdirSync(dir)) if (f.startsWith(prefix)) rmSync(join(dir, f), { force: true });

@@ -15,7 +15,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BULLMQ_RANGE } from '../../src/replay/loadQueue.js';
+import { BULLMQ_RANGE } from '../../src/distributed/loadQueue.js';
 import { VERSION } from '../../src/version.js';
 import { ensureBuilt, ROOT } from './helpers.js';
 

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeLog } from '../../scripts/gen-log.js';
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
-import { decodeJob, encodeJob } from '../../src/replay/queue.js';
+import { decodeJob, encodeJob } from '../../src/distributed/queue.js';
 import { type PartitionJob, type PartitionRunner, replayParallel, runPartitionHere } from '../../src/replay/parallel.js';
 import { startRedis, type RedisServer } from '../helpers/redis.js';
 import { type BinProcess, bin, binStart, cli, ensureBuilt, expectSameOutputs, SUMMARY_COUNTS } from './helpers.js';

@@ -14,7 +14,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeLog } from '../../scripts/gen-log.js';
 import type { PartitionJob } from '../../src/replay/parallel.js';
-import { encodeJob } from '../../src/replay/queue.js';
+import { encodeJob } from '../../src/distributed/queue.js';
 import { VERSION } from '../../src/version.js';
 import { type RedisServer, startRedis } from '../helpers/redis.js';
 import { type BinProcess, binStart, cli, ensureBuilt, expectSameOutputs, SUMMARY_COUNTS } from './helpers.js';

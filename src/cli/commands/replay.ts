@@ -8,7 +8,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { EXCHANGE_RATE_PERIODS } from '../../core/periods.js';
 import { type PartitionRunner, replayParallel, runPartitionInWorker } from '../../replay/parallel.js';
-import { loadQueue } from '../../replay/loadQueue.js';
+import { loadQueue } from '../../distributed/loadQueue.js';
 import { isRedisUrl } from '../../distributed/redisUrl.js';
 import type { RedisSecurity } from '../../distributed/security.js';
 import { replay, type ReplayOptions, type ReplaySummary } from '../../replay/replay.js';

@@ -6,7 +6,7 @@
  * @module
  */
 import { runPartitionInWorker } from '../../replay/parallel.js';
-import { loadQueue } from '../../replay/loadQueue.js';
+import { loadQueue } from '../../distributed/loadQueue.js';
 import { isRedisUrl } from '../../distributed/redisUrl.js';
 import { closeOnSignals, int, parseFlags, seconds, UsageError, type Io } from '../args.js';
 import { REDIS_FLAGS, redisSecurityFlags } from '../connection.js';

@@ -1,5 +1,5 @@
 /**
- * Loads src/replay/queue.ts for `xrate replay --queue` and `xrate worker`. Its client library,
+ * Loads src/distributed/queue.ts for `xrate replay --queue` and `xrate worker`. Its client library,
  * bullmq, is an optional peer dependency of the package (its msgpackr pulls a native addon that
  * no other command needs): xrate's own install has it, a user of the package installs it to use
  * the queue. Without it, loading is an error that says what to install.

@@ -18,10 +18,10 @@ import { hostname } from 'node:os';
 import { type Job, type JobsOptions, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { VERSION } from '../version.js';
-import { connectRedis, redisAuthOptions } from '../distributed/redisConnect.js';
-import { isRedisUrl } from '../distributed/redisUrl.js';
-import { connectFailure, type RedisSecurity, redactUrl } from '../distributed/security.js';
-import { type PartitionJob, type PartitionResult, type PartitionRunner, removeDb } from './parallel.js';
+import { connectRedis, redisAuthOptions } from './redisConnect.js';
+import { isRedisUrl } from './redisUrl.js';
+import { connectFailure, type RedisSecurity, redactUrl } from './security.js';
+import { type PartitionJob, type PartitionResult, type PartitionRunner, removeDb } from '../replay/parallel.js';
 
 /** The queue's default name. */
 export const DEFAULT_QUEUE = 'xrate-partitions';
