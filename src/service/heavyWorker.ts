@@ -5,6 +5,8 @@
  *
  * @module
  */
+import { readlinkSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { OWN_METRICS } from '../core/engine/ownMetrics.js';
 import type { MetricsSource } from '../core/metrics/source.js';
@@ -15,6 +17,19 @@ import { CONTENT_TYPES, render } from './format/index.js';
 import type { HeavyReply, HeavyTask, MetricsFrom } from './heavyPool.js';
 import { answerMetrics } from './metrics.js';
 import { DatabaseRateProvider } from './provider.js';
+
+/**
+ * Heavy work yields the CPU to the main thread's light requests: on Linux this thread's own nice
+ * value is raised to {@link HEAVY_NICE} (setpriority of the thread's id, read from
+ * /proc/thread-self); elsewhere, or when refused, it runs at the process's priority.
+ */
+const HEAVY_NICE = 10;
+try {
+  const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+  if (Number.isInteger(tid) && tid > 0) setPriority(tid, Math.max(getPriority(tid), HEAVY_NICE));
+} catch {
+  // not Linux, or not allowed: the process's priority
+}
 
 const sources = new Map<string, MetricsSource>();
 
