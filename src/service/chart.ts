@@ -20,7 +20,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { US_PER_HOUR } from '../core/time.js';
-import { ChartError, chartData } from '../replay/chart.js';
+import { ChartError, chartData, type ChartQuery } from '../replay/chart.js';
 import { registerDeclared } from './api/declare.js';
 import { CHART_ROUTE, pageRoute } from './api/rateRoutes.js';
 import { badParam, noData } from './errors.js';
@@ -96,19 +96,34 @@ export function registerChartRoutes(app: FastifyInstance, provider: RateProvider
       limits.charge(req, reply, done.cost);
       return reply.header('content-type', done.type).send(done.body);
     }
-    let data: Awaited<ReturnType<typeof chartData>>;
-    try {
-      data = await chartData({ inputs: [info.source] }, { base, quote, from, to, periodId });
-    } catch (e) {
-      if (e instanceof ChartError) {
-        if (e.kind === 'bad-request') throw badParam(e.param ?? 'time_end', e.message);
-        throw noData(e.message);
-      }
-      const m = (e as Error).message;
-      if (m.startsWith('xrate:')) throw noData(m.replace(/^xrate: /, ''));
-      throw e;
-    }
-    limits.charge(req, reply, Math.max(1, Math.ceil(data.ticks.length / 100)));
-    return reply.header('content-type', CONTENT_TYPES.json).send(JSON.stringify(data));
+    const done = await chartAnswer(info.source, { base, quote, from, to, periodId });
+    limits.charge(req, reply, done.cost);
+    return reply.header('content-type', done.type).send(done.body);
   });
+}
+
+/**
+ * The chart route's answer over the replay database `db`: the JSON of {@link chartData}, its cost
+ * (one request per 100 ticks), or the route's error (a bad range a 400, no data a 550). What the
+ * route sends, on the event loop or on a heavy-answer thread (heavyWorker.ts).
+ *
+ * @example
+ * ```ts
+ * const { body, cost } = await chartAnswer('out/xrate.sqlite', { base: 'BTC', quote: 'USD', from, to });
+ * ```
+ */
+export async function chartAnswer(db: string, q: ChartQuery): Promise<{ body: Buffer; type: string; cost: number }> {
+  let data: Awaited<ReturnType<typeof chartData>>;
+  try {
+    data = await chartData({ inputs: [db] }, q);
+  } catch (e) {
+    if (e instanceof ChartError) {
+      if (e.kind === 'bad-request') throw badParam(e.param ?? 'time_end', e.message);
+      throw noData(e.message);
+    }
+    const m = (e as Error).message;
+    if (m.startsWith('xrate:')) throw noData(m.replace(/^xrate: /, ''));
+    throw e;
+  }
+  return { body: Buffer.from(JSON.stringify(data)), type: CONTENT_TYPES.json, cost: Math.max(1, Math.ceil(data.ticks.length / 100)) };
 }

@@ -11,8 +11,8 @@ import { parentPort } from 'node:worker_threads';
 import { OWN_METRICS } from '../core/engine/ownMetrics.js';
 import type { MetricsSource } from '../core/metrics/source.js';
 import { ReplayStore } from '../io/store.js';
-import { ChartError, chartData } from '../replay/chart.js';
-import { badParam, noData, ServiceError } from './errors.js';
+import { chartAnswer } from './chart.js';
+import { ServiceError } from './errors.js';
 import { CONTENT_TYPES, render } from './format/index.js';
 import type { HeavyReply, HeavyTask, MetricsFrom } from './heavyPool.js';
 import { answerMetrics } from './metrics.js';
@@ -49,22 +49,8 @@ async function metricsOf(db: string, from: MetricsFrom): Promise<MetricsSource> 
 
 async function answer(task: HeavyTask): Promise<{ body: Uint8Array; type: string; cost: number }> {
   if (task.kind === 'chart') {
-    let data: Awaited<ReturnType<typeof chartData>>;
-    try {
-      data = await chartData(
-        { inputs: [task.db] },
-        { base: task.base, quote: task.quote, from: task.from, to: task.to, periodId: task.periodId },
-      );
-    } catch (e) {
-      if (e instanceof ChartError) {
-        if (e.kind === 'bad-request') throw badParam(e.param ?? 'time_end', e.message);
-        throw noData(e.message);
-      }
-      const m = (e as Error).message;
-      if (m.startsWith('xrate:')) throw noData(m.replace(/^xrate: /, ''));
-      throw e;
-    }
-    return { body: Buffer.from(JSON.stringify(data)), type: CONTENT_TYPES.json, cost: Math.max(1, Math.ceil(data.ticks.length / 100)) };
+    const { db, base, quote, from, to, periodId } = task;
+    return chartAnswer(db, { base, quote, from, to, periodId });
   }
   const a = answerMetrics(await metricsOf(task.db, task.from), task.path, task.query);
   if (a === undefined) throw new ServiceError(404, `Unknown route GET ${task.path}`);

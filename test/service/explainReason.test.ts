@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { run, type Io } from '../../src/cli/main.js';
+import { cli } from '../e2e/helpers.js';
 import { expectError, startServer, tempDir } from './helpers.js';
 
 const tmp = tempDir('xrate-explain-reason-');
@@ -46,22 +46,8 @@ const MESSAGE =
   'BINANCE_SPOT_BTC_USD traded only after the last refresh (2024-03-01T00:00:01.0000000Z); ' +
   'the next refresh is at 2024-03-01T04:00:00.0000000Z (every 4 h)';
 
-async function xrate(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const io: Io = {
-    out: (s) => {
-      out += s;
-    },
-    err: (s) => {
-      err += s;
-    },
-    isTTY: false,
-    columns: 80,
-  };
-  const code = await run(argv, io);
-  return { code, out, err };
-}
+/** The CLI run in process, its output captured (test/e2e/helpers.ts). */
+const xrate = cli;
 
 describe('explain with no rate', () => {
   it('xrate explain LOG and DB name the reason and the next refresh; the explain route answers 550 with it', async () => {

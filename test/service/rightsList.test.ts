@@ -6,29 +6,15 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { run, type Io } from '../../src/cli/main.js';
+import { cli } from '../e2e/helpers.js';
 import { RIGHTS } from '../../src/service/keys.js';
 import { ROOT, tempDir } from './helpers.js';
 
 const tmp = tempDir('xrate-rights-list-');
 afterAll(() => tmp.remove());
 
-async function xrate(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const io: Io = {
-    out: (s) => {
-      out += s;
-    },
-    err: (s) => {
-      err += s;
-    },
-    isTTY: false,
-    columns: 80,
-  };
-  const code = await run(argv, io);
-  return { code, out, err };
-}
+/** The CLI run in process, its output captured (test/e2e/helpers.ts). */
+const xrate = cli;
 
 /** The names of a comma list (`a, b`, `a,b`, or `` `a`, `b` ``). */
 function names(list: string): string[] {
