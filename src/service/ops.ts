@@ -50,6 +50,8 @@ export interface OpsOptions {
   engine?: () => Engine | undefined;
   /** The stream lag in messages, for a replica. */
   lag?: () => number | undefined;
+  /** Heavy answers running and waiting on the worker threads (heavyPool.ts). */
+  heavy?: () => { running: number; queued: number };
 }
 
 /** What {@link registerOps} returns: hooks for the numbers it cannot read itself. */
@@ -123,6 +125,23 @@ export function registerOps(app: FastifyInstance, provider: RateProvider, opts: 
       if (lag !== undefined) this.set(lag);
     },
   });
+  const heavy = opts.heavy;
+  // Only where heavy answers run on worker threads (a service without them has nothing to show).
+  if (heavy) {
+    for (const [name, help, of] of [
+      ['xrate_heavy_running', 'Heavy answers (charts, metric timeseries) computing on the worker threads', 'running'],
+      ['xrate_heavy_queued', 'Heavy answers waiting for a worker thread', 'queued'],
+    ] as const) {
+      new Gauge({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+          this.set(heavy()[of]);
+        },
+      });
+    }
+  }
 
   // The labelled children of each route and status, looked up once: prom-client hashes the labels
   // at every call otherwise.

@@ -213,9 +213,9 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
 
   // prom-client is loaded by the service only: every command of the CLI would start later.
   const { registerOps } = await import('./ops.js');
-  app.decorate('ops', registerOps(app, opts.provider, opts.ops));
   const heavy = opts.heavy;
   const pool = heavy ? new HeavyPool(heavy) : undefined;
+  app.decorate('ops', registerOps(app, opts.provider, { ...opts.ops, ...(pool && { heavy: () => pool.load() }) }));
   registerRoutes(app, opts.provider, limits);
   registerChartRoutes(app, opts.provider, limits, pool);
   if (opts.metrics) {
