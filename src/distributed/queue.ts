@@ -89,8 +89,11 @@ interface WatchHooks {
   gaveUp(error: Error): void;
 }
 
-/** Watches a connected `conn` for the loss of Redis (see {@link WatchHooks}); returns the function that stops watching. */
-function watchRedis(conn: Redis, waitMs: number, shown: string, hooks: WatchHooks): () => void {
+/**
+ * Watches a connected `conn` for the loss of Redis (see {@link WatchHooks}), saying on `log` when
+ * it is lost and when it is back; returns the function that stops watching.
+ */
+function watchRedis(conn: Redis, waitMs: number, shown: string, log: (line: string) => void, hooks: WatchHooks): () => void {
   let lastError: string | undefined;
   let since: number | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -101,6 +104,7 @@ function watchRedis(conn: Redis, waitMs: number, shown: string, hooks: WatchHook
     if (since !== undefined) return;
     since = Date.now();
     lastError = undefined;
+    log(`lost the queue's Redis at ${shown}: waiting up to ${waitMs / 1000} s for it`);
     hooks.lost?.();
     timer = setTimeout(() => {
       hooks.gaveUp(
@@ -115,6 +119,7 @@ function watchRedis(conn: Redis, waitMs: number, shown: string, hooks: WatchHook
     clearTimeout(timer);
     const down = Date.now() - since;
     since = undefined;
+    log(`the queue's Redis is back after ${(down / 1000).toFixed(1)} s`);
     hooks.back?.(down);
   };
   conn.on('error', onError);
@@ -249,14 +254,12 @@ export async function queueRunner(opts: QueueRunnerOptions): Promise<QueueRunner
     if (again > 0) log(`the queue had lost ${again} of this run's partitions: submitted again`);
   };
   const waitMs = opts.waitMs ?? DEFAULT_QUEUE_WAIT_MS;
-  const unwatch = watchRedis(conn, waitMs, shown, {
+  const unwatch = watchRedis(conn, waitMs, shown, log, {
     lost: () => {
       away = true;
-      log(`lost the queue's Redis at ${shown}: waiting up to ${waitMs / 1000} s for it`);
     },
-    back: (ms) => {
+    back: () => {
       away = false;
-      log(`the queue's Redis is back after ${(ms / 1000).toFixed(1)} s`);
       resubmit().catch((e: Error) => log(`looking at the partitions again failed: ${e.message}`));
     },
     gaveUp: (e) => {
@@ -461,14 +464,12 @@ export async function startQueueWorker(opts: QueueWorkerOptions): Promise<QueueW
     inHand.clear();
     return names;
   };
-  const unwatch = watchRedis(conn, waitMs, shown, {
+  const unwatch = watchRedis(conn, waitMs, shown, log, {
     lost: () => {
       away = true;
-      log(`lost the queue's Redis at ${shown}: waiting up to ${waitMs / 1000} s for it`);
     },
-    back: (ms) => {
+    back: () => {
       away = false;
-      log(`the queue's Redis is back after ${(ms / 1000).toFixed(1)} s`);
     },
     gaveUp: (e) => {
       const names = abandon();
