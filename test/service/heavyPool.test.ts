@@ -120,18 +120,23 @@ describe('answers on worker threads', () => {
   });
 });
 
+/** A chart of five minutes of ETH/BTC, as the chart route gives it to the pool. */
+function chartTask() {
+  return {
+    kind: 'chart' as const,
+    db,
+    base: 'ETH',
+    quote: 'BTC',
+    from: Date.parse('2024-03-01T05:00:00Z') * 1000,
+    to: Date.parse('2024-03-01T05:05:00Z') * 1000,
+  };
+}
+
 describe('the pool as a global budget', () => {
   it('runs at most `threads` tasks, queues up to `maxQueued` in order, and refuses one more with 503 before any work', async () => {
     const pool = new HeavyPool({ threads: 1, maxQueued: 2 });
     try {
-      const task = {
-        kind: 'chart' as const,
-        db,
-        base: 'ETH',
-        quote: 'BTC',
-        from: Date.parse('2024-03-01T05:00:00Z') * 1000,
-        to: Date.parse('2024-03-01T05:05:00Z') * 1000,
-      };
+      const task = chartTask();
       const done: number[] = [];
       const runs = [0, 1, 2].map((i) => pool.run(task).then(() => void done.push(i)));
       expect(pool.load()).toEqual({ running: 1, queued: 2 });
@@ -151,14 +156,7 @@ describe('the pool as a global budget', () => {
 
   it('refuses the waiting tasks with 503 when it closes', async () => {
     const pool = new HeavyPool({ threads: 1 });
-    const task = {
-      kind: 'chart' as const,
-      db,
-      base: 'ETH',
-      quote: 'BTC',
-      from: Date.parse('2024-03-01T05:00:00Z') * 1000,
-      to: Date.parse('2024-03-01T05:05:00Z') * 1000,
-    };
+    const task = chartTask();
     const first = pool.run(task).catch((e: Error) => e);
     const waiting = pool.run(task).catch((e: { status: number }) => e);
     await pool.close();
