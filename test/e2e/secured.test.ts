@@ -18,7 +18,7 @@ import { writeLog } from '../../scripts/gen-log.js';
 import { type RunningService, startService } from '../../src/service/start.js';
 import { type NatsServer, startNats } from '../helpers/nats.js';
 import { type RedisServer, startRedis } from '../helpers/redis.js';
-import { makeCertificates, type TestCertificates } from '../helpers/tls.js';
+import { type CertificateFiles, certificateFiles } from '../helpers/certificates.js';
 import { type BinProcess, bin, binStart, cli, ensureBuilt, expectSameOutputs } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-e2e-secured-'));
@@ -56,7 +56,7 @@ const F = {
   wrongPassword: file('wrong.password', `${WRONG_PASSWORD}\n`),
 };
 
-let certs: TestCertificates;
+let certs: CertificateFiles;
 /** NATS with mutual TLS, a user with a password and an NKey user. */
 let natsTls: NatsServer;
 /** NATS with a token. */
@@ -159,7 +159,7 @@ async function caughtUp(url: string, seq: number): Promise<void> {
 
 beforeAll(async () => {
   ensureBuilt();
-  certs = makeCertificates(dir);
+  certs = certificateFiles(dir);
   natsTls = await startNats(
     `tls { cert_file: "${certs.serverCert}", key_file: "${certs.serverKey}", ca_file: "${certs.ca}", verify: true, timeout: 2 }\n` +
       `authorization { users = [ { user: "xrate", password: "${NATS_PASSWORD}" }, { nkey: "${NKEY.getPublicKey()}" } ] }\n`,

@@ -1,6 +1,6 @@
 /**
  * TLS material made with the openssl command at test time (P-256 keys): a CA, a server
- * certificate for 127.0.0.1 signed by it, and client certificates that do and do not verify
+ * certificate for 127.0.0.1 and localhost signed by it, and client certificates that do and do not verify
  * against it; and an HTTPS request that presents one of them as a client such as curl does.
  */
 import { execFileSync } from 'node:child_process';
@@ -53,7 +53,7 @@ export function makeCertificates(dir: string): Certificates {
     ['other-twin-ca', 'other-ca'],
   ])
     ossl('req', '-x509', ...ec, '-keyout', p(`${file}.key`), '-out', p(`${file}.crt`), '-subj', `/CN=${cn}`, '-days', '2');
-  writeFileSync(p('san.ext'), 'subjectAltName=IP:127.0.0.1\n');
+  writeFileSync(p('san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
   const request = (name: string) => ossl('req', ...ec, '-keyout', p(`${name}.key`), '-out', p(`${name}.csr`), '-subj', `/CN=${name}`);
   const signed = (name: string, ca: string, ext?: string): Pem => {
     request(name);
@@ -124,6 +124,35 @@ export function makeCertificates(dir: string): Certificates {
     viaExpiredSub: { cert: viaOldSub.cert + oldSub.cert, key: viaOldSub.key },
     expired: period('expired', '20200101000000Z', '20200201000000Z'),
     future: period('future', '20400101000000Z', '20400201000000Z'),
+  };
+}
+
+/** The files of a server's and a client's certificates, as the servers and the CLI's flags take them. */
+export interface CertificateFiles {
+  /** The CA that signed the server's and the client's certificates. */
+  ca: string;
+  serverCert: string;
+  serverKey: string;
+  clientCert: string;
+  clientKey: string;
+  /** A CA that signed neither (a wrong CA). */
+  otherCa: string;
+}
+
+/**
+ * Makes the certificates of {@link makeCertificates} in `dir` and names their files: the server's
+ * (127.0.0.1 and localhost), a client's (`good`), both signed by the CA, and another CA.
+ */
+export function certificateFiles(dir: string): CertificateFiles {
+  makeCertificates(dir);
+  const p = (n: string) => join(dir, n);
+  return {
+    ca: p('ca.crt'),
+    serverCert: p('server.crt'),
+    serverKey: p('server.key'),
+    clientCert: p('client.crt'),
+    clientKey: p('client.key'),
+    otherCa: p('other-ca.crt'),
   };
 }
 
