@@ -8,7 +8,7 @@
 import type { EngineConfig } from '../core/config.js';
 import { createEngine } from '../core/engine.js';
 import type { XrateEvent } from '../core/types.js';
-import type { CarriedState, PartitionStart } from './replay.js';
+import type { CarriedState, PartitionStart } from './partitionRun.js';
 
 /** A record's place, with its rank in reading order. */
 interface Ordered {

@@ -21,7 +21,9 @@ import { completedRun } from './ingest.js';
 import { mergeFinalSnapshot, missingTracks, warmUpUs } from './partition.js';
 import { MINUTE_US, type PlannedPartition, planPartitions, type PrescanStats, prescan, SYMBOL_WARM_UP_US } from './prescan.js';
 import { carriedDifferences, reportPositions, reporters } from './carried.js';
-import { type CarriedState, type OwnedTotals, type PartitionStart, type ReplayOptions, type ReplaySummary, replay } from './replay.js';
+import type { CarriedState, PartitionStart } from './partitionRun.js';
+import { type ReplayOptions, replay } from './replay.js';
+import { addCounts, mergedTotals, noOwnedCounts, type OwnedTotals, runSummary, type ReplaySummary } from './summary.js';
 
 /** One partition to replay: the replay's options for it (all plain data: it may travel). */
 export type PartitionJob = Pick<
@@ -157,20 +159,6 @@ async function pool<T, R>(jobs: readonly T[], n: number, f: (job: T) => Promise<
   await Promise.all(Array.from({ length: Math.min(n, jobs.length) }, lane));
   if (failed) throw failed.error;
   return out;
-}
-
-/** Adds owned counts. */
-function addCounts(a: OwnedTotals, b: OwnedTotals): OwnedTotals {
-  const byReason = { ...a.rejectsByReason };
-  for (const [r, n] of Object.entries(b.rejectsByReason) as [keyof OwnedTotals['rejectsByReason'], number][])
-    byReason[r] = (byReason[r] ?? 0) + n;
-  return {
-    eventsRead: a.eventsRead + b.eventsRead,
-    eventsAccepted: a.eventsAccepted + b.eventsAccepted,
-    eventsRejected: a.eventsRejected + b.eventsRejected,
-    rejectsByReason: byReason,
-    quotesDiscarded: a.quotesDiscarded + b.quotesDiscarded,
-  };
 }
 
 /**
@@ -443,13 +431,7 @@ function finish(
     snapshots.slice(0, -1).map((s) => s.engine),
   );
   let engine: Engine = restoreEngine(final);
-  const owned = results.reduce((a, r) => addCounts(a, r.owned), {
-    eventsRead: 0,
-    eventsAccepted: 0,
-    eventsRejected: 0,
-    rejectsByReason: {},
-    quotesDiscarded: 0,
-  } as OwnedTotals);
+  const owned = results.reduce((a, r) => addCounts(a, r.owned), noOwnedCounts());
   // A new database: the first partition's becomes it (its rows are already the first ones), merged
   // in place and given the target's name once complete, so the merge needs no journal: a failure
   // leaves no database. An existing one keeps what is not output (its keys, its earlier runs):
@@ -479,31 +461,15 @@ function finish(
       else final.positions = book.toJSON();
       engine = restoreEngine(final);
     }
-    const firstTick = snapshots[0].engine.t0 ?? undefined;
-    const lastTick = final.lastTick ?? undefined;
-    const totals = {
-      ...owned,
-      ticks: firstTick === undefined || lastTick === undefined ? 0 : (lastTick - firstTick) / 1_000_000 + 1,
-      firstTick,
-      lastTick,
-      pairsWithRate: engine.pairs().length,
-      rateChanges: merged.rateChanges,
-      buckets: merged.buckets,
-    };
+    const totals = mergedTotals(
+      owned,
+      { firstTick: snapshots[0].engine.t0 ?? undefined, lastTick: final.lastTick ?? undefined },
+      { pairsWithRate: engine.pairs().length, rateChanges: merged.rateChanges, buckets: merged.buckets },
+    );
     const ended = now();
     target.transaction(() => target.saveSnapshot(runId, { ...last, engine: final, batch: 0 }, new Date(ended).toISOString()));
     target.finishRun(runId, completedRun(totals, { finishedAt: ended, durationMs: ended - started, stopped: false }));
-    const durationMs = ended - started;
-    summary = {
-      inputs: opts.inputs,
-      ...totals,
-      durationMs,
-      eventsPerSecond: durationMs > 0 ? (totals.eventsRead / durationMs) * 1000 : 0,
-      resumed: false,
-      peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
-      alreadyComplete: false,
-      engine,
-    };
+    summary = runSummary(opts.inputs, totals, engine, { started, ended }, { resumed: false, alreadyComplete: false });
   } finally {
     target.close();
   }

@@ -18,42 +18,27 @@
  *
  * @module
  */
-import { HeapBudget } from './heapBudget.js';
-import { createEngine, restoreEngine, type Engine, type EngineListener } from '../core/engine.js';
+import type { Engine, EngineListener } from '../core/engine.js';
 import type { EngineConfig } from '../core/config.js';
-import { US_PER_SECOND } from '../core/time.js';
-import type { RejectReason, XrateEvent } from '../core/types.js';
 import { RateFileWriter } from '../io/rateFile.js';
 import { expandInputs } from '../io/inputs.js';
 import { watchInputs } from '../io/inputWatch.js';
-import { mergeSources } from '../io/merge.js';
-import { type EventSource, openSource, type SourceFormat, type SourceRecord } from '../io/source.js';
+import type { SourceFormat } from '../io/source.js';
 import type { VendorTime } from '../io/vendorCsv.js';
 import { ReplayStore } from '../io/store.js';
-import { Ingest, type IngestState, type RunTotals } from './ingest.js';
-import { type Positioned, ReorderWindow } from './reorder.js';
+import { Driver, parsePairSpec, type ReplayProgress } from './driver.js';
+import { newReplayState, type ReplayState } from './driverState.js';
+import { PartitionRun, type PartitionStart } from './partitionRun.js';
+import { fileSequence, mergedFiles } from './recordSource.js';
+import { runSummary, type ReplaySummary } from './summary.js';
+import { EventTimeTicks } from './ticks.js';
 
 /** OHLC periods stored by default for each tracked pair; any other period rolls up from these or, finer than all of them, is made from the pair's change series. */
 export const DEFAULT_STORED_PERIODS: readonly string[] = Object.freeze(['1MIN', '1HRS', '1DAY']);
 
-/** Progress of a running replay (see {@link ReplayOptions.onProgress}). */
-export interface ReplayProgress {
-  input: number;
-  inputs: number;
-  path: string;
-  bytesRead: number;
-  totalBytes: number;
-  eventsRead: number;
-  /** Newest event time read, µs. */
-  eventTime: number | undefined;
-  elapsedMs: number;
-}
-
-/**
- * Records per batch of each input of a merge: the merge holds one batch of every input at once, so
- * a small one keeps thousands of inputs within memory (src/io/merge.ts).
- */
-const MERGE_INPUT_BATCH = 64;
+export type { ReplayProgress } from './driver.js';
+export type { CarriedState, PartitionStart } from './partitionRun.js';
+export type { OwnedTotals, ReplaySummary } from './summary.js';
 
 /** Options of {@link replay}. */
 export interface ReplayOptions {
@@ -124,86 +109,6 @@ export interface ReplayOptions {
   partition?: PartitionStart;
 }
 
-/** Where a partition starts reading and what it carries in (see {@link ReplayOptions.partition}). */
-export interface PartitionStart {
-  /** The first record to read: input index, and line (0: the input's start). */
-  start: { input: number; line: number };
-  /** The `exchange` and `symbol` events read before `start`, in order. */
-  metadata: readonly XrateEvent[];
-  /** The latest event time read before `start`. */
-  clockUs?: number;
-  /** The symbol ids named before `start` (markets a serial replay knows there). */
-  markets?: readonly string[];
-  /**
-   * Pairs (`B/Q`) to track from the cut besides those auto-tracked: the pairs a serial replay
-   * tracks by then, which had a rate before the window (docs/parallel.md, "Tracked pairs").
-   */
-  track?: readonly string[];
-  /**
-   * Where to report the state a later partition carries in ({@link ReplaySummary.carried}): the
-   * first records of later windows that this partition reads, in reading order.
-   */
-  reportAt?: readonly { input: number; line: number }[];
-}
-
-/**
- * The state a serial replay has just before a record (see {@link PartitionStart.reportAt}), as
- * this partition knows it: the `exchange` and `symbol` events accepted before, the latest time of
- * an accepted event, and the markets known.
- */
-export interface CarriedState {
-  at: { input: number; line: number };
-  metadata: XrateEvent[];
-  clockUs?: number;
-  markets: string[];
-}
-
-/** What a partition counted of its own lines (see {@link ReplayOptions.partition}). */
-export interface OwnedTotals {
-  eventsRead: number;
-  eventsAccepted: number;
-  eventsRejected: number;
-  rejectsByReason: Partial<Record<RejectReason, number>>;
-  quotesDiscarded: number;
-}
-
-/** What a replay did (its totals are also stored in `runs`). */
-export interface ReplaySummary extends RunTotals {
-  inputs: string[];
-  durationMs: number;
-  eventsPerSecond: number;
-  resumed: boolean;
-  /** Peak resident set size of this process so far, MB (process.resourceUsage().maxRSS). */
-  peakRssMb: number;
-  /** True when --resume found the previous run already complete. */
-  alreadyComplete: boolean;
-  engine: Engine;
-  /** With {@link ReplayOptions.partition}: the counts of the partition's own lines. */
-  owned?: OwnedTotals;
-  /** With {@link ReplayOptions.partition}: the pairs it tracked from its cut (`B/Q`). */
-  trackedAtCut?: string[];
-  /** With {@link PartitionStart.reportAt}: the state at each of those records that it read. */
-  carried?: CarriedState[];
-}
-
-/**
- * What the replay driver carries between batches, stored as is in each snapshot (so the key order
- * of the new-run literal in {@link replay} is part of the stored bytes).
- */
-interface DriverState extends IngestState {
-  lastEventTime: number | null;
-  lastSnapTick: number | null;
-  seq: number;
-  window: ReturnType<ReorderWindow['toJSON']> | null;
-  stopped: boolean;
-}
-
-function parsePairSpec(spec: string): [string, string] {
-  const parts = spec.split('/');
-  if (parts.length !== 2 || !parts[0] || !parts[1]) throw new Error(`xrate: bad pair "${spec}" (expected BASE/QUOTE, e.g. BTC/USD)`);
-  return [parts[0].trim(), parts[1].trim()];
-}
-
 /**
  * Replays event logs through a new engine (or one resumed from a snapshot).
  *
@@ -240,310 +145,59 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
   try {
     const cp = opts.resume ? store!.latestSnapshot() : undefined;
     if (opts.resume && !cp) throw new Error(`xrate: nothing to resume: "${opts.db}" has no snapshot (run with --snapshot-every first)`);
-    const st: DriverState = cp
-      ? (cp.driver as DriverState)
-      : {
-          outputOn: false,
-          eventsRead: 0,
-          rateChanges: 0,
-          buckets: 0,
-          lastEventTime: null,
-          lastSnapTick: null,
-          seq: 0,
-          window: null,
-          stopped: false,
-        };
-    const ingest = new Ingest({
+    const st: ReplayState = cp ? (cp.driver as ReplayState) : newReplayState();
+    const partition = part ? new PartitionRun(part, !!cp) : undefined;
+    const driver = new Driver({
       inputs: opts.inputs,
       state: st,
+      marks: st,
+      windowState: st,
+      reorderWindowUs: opts.reorderWindowUs,
+      resume: cp,
+      config: opts.config,
       store,
       rateFile,
       listener: opts.listener,
-      batch: cp ? cp.batch : 0,
-      // A new replay replaces the previous outputs, but only in the transaction of its first batch:
-      // if the input turns out unreadable, the database keeps the last complete run's outputs.
-      clearWithFirstBatch: !cp,
       ownMetrics: opts.ownMetrics,
-      rejectsWithOutputOnly: part !== undefined,
-      engine: (listener) => (cp ? restoreEngine(cp.engine, listener) : createEngine(opts.config ?? {}, listener)),
-    });
-    const engine = ingest.engine;
-    opts.onEngine?.(engine);
-    if (cp?.final) return summarize(ingest, st, opts.inputs, started, now(), true, true);
-
-    const runId = ingest.beginRun(
-      { ...opts, listener: undefined, onProgress: undefined, now: undefined, heapBudget: undefined, onEngine: undefined },
+      clear: 'first-batch',
+      from: opts.from,
+      track: trackSpecs,
+      periods,
+      snapshotEveryUs: opts.snapshotEveryUs,
+      ticks: new EventTimeTicks({ to: opts.to, tailUs: opts.tailUs }),
+      partition,
+      heapBudget: opts.heapBudget,
+      onProgress: opts.onProgress,
+      progressEveryMs: opts.progressEveryMs,
+      now,
       started,
-      !!cp,
-    );
-    if (store && cp) store.truncateAfter(cp.batch);
-    let ownedFrom: OwnedTotals | undefined;
-    let trackedAtCut: string[] | undefined;
-    // The state later partitions carry in, reported where their windows start (docs/parallel.md).
-    const reportAt = part && !cp ? (part.reportAt ?? []) : [];
-    let nextReport = 0;
-    const carried: CarriedState[] = [];
-    const acceptedMetadata: XrateEvent[] = reportAt.length > 0 ? [...(part?.metadata ?? [])] : [];
-    const report = (input: number, line: number): void => {
-      while (nextReport < reportAt.length) {
-        const at = reportAt[nextReport];
-        if (input < at.input || (input === at.input && line < at.line)) return;
-        const latest = st.lastEventTime ?? undefined;
-        const clock = part?.clockUs === undefined ? latest : latest === undefined ? part.clockUs : Math.max(part.clockUs, latest);
-        carried.push({
-          at: { input: at.input, line: at.line },
-          metadata: [...acceptedMetadata],
-          clockUs: clock,
-          markets: engine.marketIds(),
-        });
-        nextReport++;
-      }
-    };
+    });
+    const engine = driver.engine;
+    opts.onEngine?.(engine);
+    const summaryNow = (resumed: boolean, alreadyComplete: boolean): ReplaySummary =>
+      runSummary(opts.inputs, driver.ingest.totals(), engine, { started, ended: now() }, { resumed, alreadyComplete });
+    if (cp?.final) return summaryNow(true, true);
 
+    driver.beginRun({ ...opts, listener: undefined, onProgress: undefined, now: undefined, heapBudget: undefined, onEngine: undefined });
     try {
-      const window =
-        opts.reorderWindowUs !== undefined && opts.reorderWindowUs > 0
-          ? st.window
-            ? ReorderWindow.fromJSON(opts.reorderWindowUs, st.window)
-            : new ReorderWindow(opts.reorderWindowUs)
-          : undefined;
-
-      // A partition: the carried metadata and clock first (nothing is written before its output).
-      if (part && !cp) {
-        for (const e of part.metadata) engine.apply(e);
-        for (const id of part.markets ?? []) engine.knowMarket(id);
-        if (part.clockUs !== undefined) engine.advanceTo(part.clockUs - 1);
-      }
-      // A partition's own lines start with the event that turns its output on (counted then).
-      const enableOutput = (byEvent = false): void => {
-        if (st.outputOn) return;
-        if (part) ownedFrom = ownedCounts(ingest, byEvent ? st.eventsRead - 1 : st.eventsRead);
-        if (opts.from !== undefined) engine.advanceTo(opts.from - 1);
-        // The positions of the warm-up, which were not written as read: the book's state (a
-        // partition's warm-up is the partition before's, which wrote it).
-        if (opts.from !== undefined && !part) ingest.writePositionBook();
-        st.outputOn = true;
-        engine.emitAllAtNextTick();
-        if (trackSpecs) for (const [b, q] of trackSpecs) engine.track(b, q, periods);
-        else engine.trackDirectPairs(periods);
-        for (const spec of part?.track ?? []) engine.track(...parsePairSpec(spec), periods);
-        if (part) trackedAtCut = engine.trackedPairs().map((t) => `${t.base}/${t.quote}`);
-      };
-      if (!cp && opts.from === undefined) enableOutput();
-
-      // Applies an event released in time order, unless it is past `to` (which ends the replay).
-      // Only an event the engine accepts moves the clock (docs/methodology.md section 2): a rejected
-      // one past `to` or `from` is recorded and reading goes on, and the replay's last event time
-      // (where its ticks end) is that of the last accepted event.
-      const applyOne = (
-        read: XrateEvent,
-        input: number,
-        rec: { line: number; raw: string; event?: XrateEvent; venue?: { exchange: string; symbol: string } },
-      ): boolean => {
-        // A tardis row still as read: read before the symbol event that maps it (a reorder window).
-        const event = rec.venue === undefined || rec.event !== read ? read : ingest.atVenue(rec, read, rec.venue, input);
-        if (event === undefined) return true;
-        const t = event.time;
-        if (opts.to !== undefined && t > opts.to && engine.accepts(event)) {
-          engine.advanceTo(opts.to);
-          st.stopped = true;
-          return false;
-        }
-        if (!st.outputOn && opts.from !== undefined && t >= opts.from && engine.accepts(event)) enableOutput(true);
-        if (ingest.applyEvent(event, input, rec) === undefined) {
-          if (st.lastEventTime === null || t > st.lastEventTime) st.lastEventTime = t;
-          if (nextReport < reportAt.length && (event.type === 'exchange' || event.type === 'symbol')) acceptedMetadata.push(event);
-        }
-        return true;
-      };
-
-      const startInput = cp ? cp.input : (part?.start.input ?? 0);
-      const heap = opts.heapBudget ? new HeapBudget() : undefined;
-      let lastProgress = 0;
-      const progressEvery = opts.progressEveryMs ?? 200;
-      /** One record of input `i`, read in replay order. */
-      const handle = (rec: SourceRecord, i: number): void => {
-        if (nextReport < reportAt.length) report(i, rec.line);
-        const ev = ingest.parseRecord(rec, i, window !== undefined);
-        if (ev === undefined) return;
-        if (window) {
-          const q: Positioned = { event: ev, input: i, line: rec.line, raw: rec.raw, seq: st.seq++ };
-          if (ev === rec.event && rec.venue !== undefined) q.venue = rec.venue; // not mapped yet
-          window.push(q, engine.accepts(ev));
-          for (const q of window.releasable()) if (!applyOne(q.event, q.input, q)) break;
-        } else applyOne(ev, i, rec);
-      };
-      const progress = (input: number, inputs: number, path: string, bytesRead: number, totalBytes: number): void => {
-        if (!opts.onProgress) return;
-        const t = now();
-        if (t - lastProgress < progressEvery) return;
-        lastProgress = t;
-        opts.onProgress({
-          input,
-          inputs,
-          path,
-          bytesRead,
-          totalBytes,
-          eventsRead: st.eventsRead,
-          eventTime: st.lastEventTime ?? undefined,
-          elapsedMs: t - started,
-        });
-      };
-      if (opts.merge) {
-        // All inputs at once, by event time: one batch of each held at a time (src/io/merge.ts).
-        const sources: EventSource[] = [];
-        try {
-          for (const path of opts.inputs) {
-            sources.push(
-              openSource(path, {
-                format: opts.format,
-                batchSize: MERGE_INPUT_BATCH,
-                maxLineBytes: opts.maxLineBytes,
-                time: opts.time,
-                lean: true,
-              }),
-            );
-          }
-        } catch (e) {
-          for (const src of sources) src.close();
-          throw e;
-        }
-        const merged = mergeSources(sources, opts.batchSize);
-        try {
-          for await (const { records, inputs } of merged.batches()) {
-            ingest.inBatch(() => {
-              for (let k = 0; k < records.length && !st.stopped; k++) handle(records[k], inputs[k]);
-            });
-            if (rateFile) await rateFile.drained();
-            heap?.check();
-            progress(0, 1, opts.inputs[0], merged.bytesRead(), merged.totalBytes);
-            if (st.stopped) break;
-          }
-        } finally {
-          merged.close();
-        }
-      }
-      for (let i = startInput; i < opts.inputs.length && !st.stopped && !opts.merge; i++) {
-        const src = openSource(opts.inputs[i], {
-          format: opts.format,
-          batchSize: opts.batchSize,
-          maxLineBytes: opts.maxLineBytes,
-          time: opts.time,
-          startLine: cp && i === cp.input ? cp.line + 1 : part && i === part.start.input ? Math.max(1, part.start.line) : 1,
-        });
-        try {
-          for await (const records of src.batches()) {
-            ingest.inBatch(() => {
-              let lastLine = 0;
-              for (const rec of records) {
-                lastLine = rec.line;
-                handle(rec, i);
-                if (st.stopped) break;
-              }
-              const lt = engine.lastTickTime;
-              if (store && opts.snapshotEveryUs !== undefined && lt !== undefined && !st.stopped) {
-                if (st.lastSnapTick === null || lt - st.lastSnapTick >= opts.snapshotEveryUs) {
-                  st.lastSnapTick = lt;
-                  st.window = window ? window.toJSON() : null;
-                  ingest.saveSnapshot({ input: i, line: lastLine, final: false, driver: st }, now());
-                }
-              }
-            });
-            if (rateFile) await rateFile.drained();
-            heap?.check();
-            progress(i, opts.inputs.length, opts.inputs[i], src.bytesRead(), src.totalBytes);
-            if (st.stopped) break;
-          }
-        } finally {
-          src.close();
-        }
-      }
-
+      driver.start();
+      const open = { format: opts.format, batchSize: opts.batchSize, maxLineBytes: opts.maxLineBytes, time: opts.time };
+      const start = cp ? { input: cp.input, line: cp.line + 1 } : partition?.start;
+      await driver.consume(opts.merge ? mergedFiles(opts.inputs, open) : fileSequence(opts.inputs, open, start));
       // An input that changed while it was read: the run is not complete (src/io/inputWatch.ts).
       watch.check();
-      // End of input: drain the window, finish the ticks, flush OHLC, store the final state.
-      ingest.inBatch(() => {
-        if (window && !st.stopped) for (const q of window.drain()) if (!applyOne(q.event, q.input, q)) break;
-        if (!st.outputOn && opts.from !== undefined) enableOutput();
-        if (!st.stopped && st.lastEventTime !== null) {
-          const end = Math.ceil(st.lastEventTime / US_PER_SECOND) * US_PER_SECOND;
-          if (opts.to !== undefined) engine.advanceTo(Math.min(opts.to, opts.tailUs !== undefined ? end + opts.tailUs : Infinity));
-          else engine.advanceTo(end);
-        }
-        engine.flush();
-        if (store) {
-          st.window = null;
-          ingest.saveSnapshot({ input: opts.inputs.length, line: 0, final: true, driver: st }, now());
-        }
-      });
+      driver.finish();
     } catch (e) {
-      if (store && runId !== undefined) store.failRun(runId, (e as Error).message.replace(/^xrate: /, ''), new Date(now()).toISOString());
+      driver.failRun(e);
       throw e;
     }
 
-    const summary = summarize(ingest, st, opts.inputs, started, now(), !!cp, false);
-    if (part) {
-      // The event that stopped a partition (past `to`) was read, and is the next partition's.
-      const end = ownedCounts(ingest, st.stopped ? st.eventsRead - 1 : st.eventsRead);
-      summary.owned = ownedFrom === undefined ? ownedCounts(undefined, 0) : subtractCounts(end, ownedFrom);
-      summary.trackedAtCut = trackedAtCut ?? [];
-      if (reportAt.length > 0) summary.carried = carried;
-    }
-    ingest.finishRun(summary, { finishedAt: now(), durationMs: summary.durationMs, stopped: st.stopped });
+    const summary = summaryNow(!!cp, false);
+    partition?.summarize(summary, driver.ingest, st.eventsRead, st.stopped);
+    driver.finishRun(summary, summary.durationMs);
     return summary;
   } finally {
     if (rateFile) await rateFile.close();
     store?.close();
   }
-}
-
-/** The line counts of an ingest now, with `eventsRead` given (no ingest: all zero). */
-function ownedCounts(ingest: Ingest | undefined, eventsRead: number): OwnedTotals {
-  if (ingest === undefined) return { eventsRead: 0, eventsAccepted: 0, eventsRejected: 0, rejectsByReason: {}, quotesDiscarded: 0 };
-  const t = ingest.totals();
-  return {
-    eventsRead,
-    eventsAccepted: t.eventsAccepted,
-    eventsRejected: t.eventsRejected,
-    rejectsByReason: { ...t.rejectsByReason },
-    quotesDiscarded: t.quotesDiscarded,
-  };
-}
-
-/** Counts `a` - `b`, by reason too (a reason left at 0 is dropped). */
-function subtractCounts(a: OwnedTotals, b: OwnedTotals): OwnedTotals {
-  const byReason: Partial<Record<RejectReason, number>> = {};
-  for (const [r, n] of Object.entries(a.rejectsByReason) as [RejectReason, number][]) {
-    const d = n - (b.rejectsByReason[r] ?? 0);
-    if (d !== 0) byReason[r] = d;
-  }
-  return {
-    eventsRead: a.eventsRead - b.eventsRead,
-    eventsAccepted: a.eventsAccepted - b.eventsAccepted,
-    eventsRejected: a.eventsRejected - b.eventsRejected,
-    rejectsByReason: byReason,
-    quotesDiscarded: a.quotesDiscarded - b.quotesDiscarded,
-  };
-}
-
-function summarize(
-  ingest: Ingest,
-  st: DriverState,
-  inputs: string[],
-  started: number,
-  ended: number,
-  resumed: boolean,
-  alreadyComplete: boolean,
-): ReplaySummary {
-  const durationMs = ended - started;
-  return {
-    inputs,
-    ...ingest.totals(),
-    durationMs,
-    eventsPerSecond: durationMs > 0 ? (st.eventsRead / durationMs) * 1000 : 0,
-    resumed,
-    peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
-    alreadyComplete,
-    engine: ingest.engine,
-  };
 }

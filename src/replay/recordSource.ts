@@ -1,0 +1,162 @@
+/**
+ * Record sources of the replay driver (driver.ts): what yields the records of a run, in batches,
+ * in replay order, each record with the index of its input, and where a snapshot taken after a
+ * batch resumes reading.
+ *
+ * - {@link fileSequence}: the inputs one after another (`xrate replay`), from a given input and
+ *   line on (a resumed replay, or a partition's window).
+ * - {@link mergedFiles}: all inputs at once, merged by event time (`--merge`, src/io/merge.ts).
+ * - {@link FollowedFile}: a plain NDJSON log read as it grows (src/io/tail.ts), polled.
+ * - A JetStream stream: the replica's, in src/distributed (the driver knows nothing of NATS).
+ *
+ * A batch feeds its records to the driver's {@link RecordSink} itself, so a source can do its own
+ * work between records (a stream's sequence check) and mark the end of an input inside a stream.
+ *
+ * @module
+ */
+import type { FileTail } from '../io/tail.js';
+import { mergeSources } from '../io/merge.js';
+import { type EventSource, type OpenSourceOptions, openSource, type SourceRecord } from '../io/source.js';
+
+/** Where reading stands: an input and a line of it. */
+export interface SourcePosition {
+  input: number;
+  line: number;
+}
+
+/** What a batch feeds: the driver's handling of one record, and the end of an input inside a stream. */
+export interface RecordSink {
+  /** One record of input `input`, in replay order; false once the driver stopped reading (`to`). */
+  record(rec: SourceRecord, input: number): boolean;
+  /** The end of an input inside a stream (a publish run's end): the end-of-input ticks. */
+  endOfInput(): void;
+}
+
+/** Records read together: one database transaction of the driver. */
+export interface SourceBatch {
+  /** Feeds the batch to `sink` in order (stopping when it returns false); where a snapshot after it resumes. */
+  feed(sink: RecordSink): SourcePosition;
+}
+
+/** How far a source has read, for progress reports. */
+export interface SourceProgress {
+  input: number;
+  inputs: number;
+  path: string;
+  bytesRead: number;
+  totalBytes: number;
+}
+
+/** A source read to its end by the driver ({@link Driver.consume}). */
+export interface RecordSource {
+  /** The batches, in order; opened when first asked (an unreadable input fails the run). */
+  batches(): AsyncIterable<SourceBatch>;
+  /** How far it has read (after the latest batch). */
+  progress?(): SourceProgress;
+}
+
+/** How the inputs are opened (openSource's options but the start line). */
+export type OpenOptions = Pick<OpenSourceOptions, 'format' | 'batchSize' | 'maxLineBytes' | 'time'>;
+
+/** A batch of records of one input. */
+function inputBatch(records: readonly SourceRecord[], input: number): SourceBatch {
+  return {
+    feed(sink) {
+      let lastLine = 0;
+      for (const rec of records) {
+        lastLine = rec.line;
+        if (!sink.record(rec, input)) break;
+      }
+      return { input, line: lastLine };
+    },
+  };
+}
+
+/**
+ * The inputs in sequence from `start` on (its line: the first one read; the later inputs from
+ * their start), each opened in turn and closed once read or left.
+ */
+export function fileSequence(paths: readonly string[], open: OpenOptions, start: SourcePosition = { input: 0, line: 1 }): RecordSource {
+  let at: { input: number; src: EventSource } | undefined;
+  return {
+    async *batches() {
+      for (let i = start.input; i < paths.length; i++) {
+        const src = openSource(paths[i], { ...open, startLine: i === start.input ? start.line : 1 });
+        at = { input: i, src };
+        try {
+          for await (const records of src.batches()) yield inputBatch(records, i);
+        } finally {
+          src.close();
+        }
+      }
+    },
+    progress() {
+      const i = at?.input ?? start.input;
+      return { input: i, inputs: paths.length, path: paths[i], bytesRead: at?.src.bytesRead() ?? 0, totalBytes: at?.src.totalBytes ?? 0 };
+    },
+  };
+}
+
+/**
+ * Records per batch of each input of a merge: the merge holds one batch of every input at once, so
+ * a small one keeps thousands of inputs within memory (src/io/merge.ts).
+ */
+const MERGE_INPUT_BATCH = 64;
+
+/** All inputs at once, by event time: one batch of each held at a time (src/io/merge.ts); `batchSize` records a batch. */
+export function mergedFiles(paths: readonly string[], open: OpenOptions): RecordSource {
+  let merged: ReturnType<typeof mergeSources> | undefined;
+  return {
+    async *batches() {
+      const sources: EventSource[] = [];
+      try {
+        for (const path of paths) {
+          sources.push(
+            openSource(path, {
+              format: open.format,
+              batchSize: MERGE_INPUT_BATCH,
+              maxLineBytes: open.maxLineBytes,
+              time: open.time,
+              lean: true,
+            }),
+          );
+        }
+      } catch (e) {
+        for (const src of sources) src.close();
+        throw e;
+      }
+      merged = mergeSources(sources, open.batchSize);
+      try {
+        for await (const { records, inputs } of merged.batches()) {
+          yield {
+            feed(sink) {
+              for (let k = 0; k < records.length; k++) if (!sink.record(records[k], inputs[k])) break;
+              // A merge is never snapshotted (replay.ts refuses it): no position to resume from.
+              return { input: 0, line: 0 };
+            },
+          };
+        }
+      } finally {
+        merged.close();
+      }
+    },
+    progress() {
+      return { input: 0, inputs: 1, path: paths[0], bytesRead: merged?.bytesRead() ?? 0, totalBytes: merged?.totalBytes ?? 0 };
+    },
+  };
+}
+
+/** A followed log (input 0): what was appended since the last read, one batch per chunk read. */
+export class FollowedFile {
+  constructor(readonly tail: FileTail) {}
+
+  /** Reads what was appended, handing each batch to `onBatch` as it is read. */
+  read(onBatch: (batch: SourceBatch) => void): void {
+    this.tail.read((records) => onBatch(inputBatch(records, 0)));
+  }
+
+  /** Where the log stands: lines read. */
+  get position(): SourcePosition {
+    return { input: 0, line: this.tail.lines };
+  }
+}
