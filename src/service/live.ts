@@ -6,10 +6,11 @@
  * - {@link startFollow} (`serve --replay LOG --follow`): reads a plain NDJSON log from the start,
  *   keeps reading what is appended (a line counts once its newline is written), and ticks on the
  *   wall clock every second (`engine.advanceTo(now - lag)`) so rates go stale and expire in real
- *   time. Records go through the ingest path of `xrate replay` ({@link Ingest}): rate changes,
+ *   time. Records go through the driver of `xrate replay` (src/replay/driver.ts): rate changes,
  *   OHLC buckets and rejects land in the same tables, one transaction per read batch; when the
  *   feed stops, the run is closed with its counters and a snapshot of the engine, so the database
- *   can later be served on its own. This module keeps only the tailing and the wall-clock ticks.
+ *   can later be served on its own. This module keeps only the poll timer: the driver reads the
+ *   followed file (src/io/tail.ts) and ticks on the wall clock (src/replay/ticks.ts).
  *
  * Wall-clock ticks are skipped while the log's event time is more than `maxCatchUpMs` behind the
  * clock (an old log being caught up): ticks then follow event time only, as in a replay.
@@ -17,11 +18,13 @@
  * @module
  */
 import type { EngineConfig } from '../core/config.js';
-import { createEngine, type Engine } from '../core/engine.js';
-import { US_PER_SECOND } from '../core/time.js';
+import type { Engine } from '../core/engine.js';
 import { ReplayStore } from '../io/store.js';
 import { FileTail } from '../io/tail.js';
-import { Ingest } from '../replay/ingest.js';
+import { Driver } from '../replay/driver.js';
+import { followSnapshot, newFollowState } from '../replay/driverState.js';
+import { FollowedFile } from '../replay/recordSource.js';
+import { WallClockTicks } from '../replay/ticks.js';
 import { DEFAULT_STORED_PERIODS, replay } from '../replay/replay.js';
 import { LiveRateProvider } from './provider.js';
 
@@ -96,62 +99,43 @@ export interface Follower {
  */
 export function startFollow(opts: FollowOptions): Follower {
   const now = opts.now ?? Date.now;
-  const lagUs = (opts.lagMs ?? 1000) * 1000;
-  const maxCatchUpUs = (opts.maxCatchUpMs ?? 3_600_000) * 1000;
   const warn = opts.warn ?? ((m: string) => void process.stderr.write(`xrate serve: ${m}\n`));
   const tail = FileTail.open(opts.log, { maxLineBytes: opts.maxLineBytes, warn });
+  const followed = new FollowedFile(tail);
 
   const store = ReplayStore.open(opts.db);
   let provider: LiveRateProvider | undefined;
-  const ingest = new Ingest({
+  const driver = new Driver({
     inputs: [opts.log],
-    state: { outputOn: true, eventsRead: 0, rateChanges: 0, buckets: 0 },
+    state: newFollowState(),
+    marks: { lastEventTime: null, lastSnapTick: null },
     store,
     listener: { onPairRate: (c) => provider?.notePair(c.base, c.quote) },
-    engine: (listener) => createEngine(opts.config ?? {}, listener),
+    config: opts.config,
+    clear: 'at-begin',
+    periods: DEFAULT_STORED_PERIODS,
+    ticks: new WallClockTicks({
+      now,
+      lagUs: (opts.lagMs ?? 1000) * 1000,
+      maxCatchUpUs: (opts.maxCatchUpMs ?? 3_600_000) * 1000,
+      warn,
+    }),
+    now,
+    started: now(),
   });
-  const engine = ingest.engine;
-  const started = now();
-  ingest.beginRun({ follow: true, db: opts.db }, started, false);
-  store.clearOutputs(ingest.runId);
-  engine.emitAllAtNextTick();
-  engine.trackDirectPairs(DEFAULT_STORED_PERIODS);
+  const engine = driver.engine;
+  driver.beginRun({ follow: true, db: opts.db });
+  driver.start();
   provider = new LiveRateProvider(engine, store, 'follow', {
     run: { config: JSON.stringify(engine.snapshot().config), options: '{}', first_tick: null, last_tick: null },
   });
-
-  let warnedClock = false;
-  const readAppended = (): void =>
-    tail.read((records) =>
-      ingest.inBatch(() => {
-        for (const rec of records) ingest.ingestRecord(rec, 0);
-      }),
-    );
-
-  const tickToClock = (): void => {
-    const last = engine.lastTickTime ?? engine.firstTickTime;
-    if (last === undefined) return;
-    const target = now() * 1000 - lagUs;
-    if (target - last > maxCatchUpUs) {
-      if (!warnedClock) {
-        warn(
-          `the log's event time is more than ${Math.round(maxCatchUpUs / US_PER_SECOND)} s behind the wall clock: ticking on event time only`,
-        );
-        warnedClock = true;
-      }
-      return;
-    }
-    if (engine.lastTickTime !== undefined && target < engine.lastTickTime + US_PER_SECOND) return;
-    ingest.inBatch(() => engine.advanceTo(target));
-  };
 
   let polling = false;
   const poll = (): void => {
     if (polling || !store.isOpen) return;
     polling = true;
     try {
-      readAppended();
-      tickToClock();
+      driver.poll(followed);
     } catch (e) {
       warn(`follow: ${(e as Error).message}`);
     } finally {
@@ -168,11 +152,8 @@ export function startFollow(opts: FollowOptions): Follower {
     clearInterval(timer);
     tail.close();
     if (!store.isOpen) return;
-    ingest.inBatch(() => engine.flush());
-    // `stopped`: the log may go on past what was read, so later times are not covered.
-    ingest.saveSnapshot({ input: 0, line: tail.lines, final: false, driver: { follow: true, offset: tail.offset, stopped: true } }, now());
-    const finishedAt = now();
-    ingest.finishRun(ingest.totals(), { finishedAt, durationMs: now() - started, stopped: true });
+    // The log may go on past what was read: its snapshot says how far, and that it stopped.
+    driver.stopLive({ flush: true, at: followed.position, driver: followSnapshot(tail.offset) });
   };
   provider.onClose(stop);
   return { provider, engine, poll, lines: () => tail.lines, stop };
