@@ -1,8 +1,9 @@
 /**
  * A replica of the rate service fed by a JetStream stream (`xrate serve --nats URL --stream NAME`,
- * docs/deploy.md): it reads the stream in sequence order with an ordered consumer, applies each
- * record through the ingest path of `xrate replay` (feed.ts says what a message holds), ticks in
- * event time only (never on the wall clock), and writes its own replay database. So every replica
+ * docs/deploy.md): it reads the stream in sequence order with an ordered consumer
+ * (streamSource.ts; feed.ts says what a message holds), applies each record through the driver of
+ * `xrate replay` (src/replay/driver.ts), ticks in event time only (never on the wall clock), and
+ * writes its own replay database. So every replica
  * that has read the stream to sequence N holds the same engine and the same outputs, and once it
  * has read the end of a publish run it answers exactly as `xrate replay` of the published logs.
  *
@@ -22,24 +23,21 @@
  * @module
  */
 import { rmSync } from 'node:fs';
-import { performance } from 'node:perf_hooks';
-import { DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import { DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { EngineConfig } from '../core/config.js';
-import { createEngine, restoreEngine, type Engine } from '../core/engine.js';
+import { createEngine, type Engine } from '../core/engine.js';
 import { US_PER_SECOND } from '../core/time.js';
-import { TimeCache } from '../io/fastNdjson.js';
-import { LineLimit } from '../io/lineLimit.js';
-import { lineRecord } from '../io/ndjson.js';
-import type { SourceRecord } from '../io/source.js';
 import { ReplayStore } from '../io/store.js';
-import { Ingest, type IngestState } from '../replay/ingest.js';
+import { Driver } from '../replay/driver.js';
+import { isReplicaState, newReplicaState, type ReplicaState } from '../replay/driverState.js';
 import { DEFAULT_STORED_PERIODS } from '../replay/replay.js';
+import { EventTimeTicks } from '../replay/ticks.js';
 import { LiveRateProvider } from '../service/provider.js';
-import { decodeMessage } from './feed.js';
 import { connectNats } from './natsConnect.js';
 import { ensureStream } from './publish.js';
 import { type NatsSecurity, redactUrl } from './security.js';
+import { StreamSource } from './streamSource.js';
 
 /** Default event time between two snapshots of a replica, µs. */
 export const DEFAULT_REPLICA_SNAPSHOT_US = 3600 * US_PER_SECOND;
@@ -123,27 +121,6 @@ export interface Replica {
   stop(): Promise<void>;
 }
 
-/** The driver state a replica stores in its snapshots. */
-interface ReplicaDriver extends IngestState {
-  replica: {
-    stream: string;
-    /** Last sequence applied. */
-    seq: number;
-    /** Names of the logs seen, by input index (the `source` of rejects). */
-    inputs: string[];
-    /** Latest time of an accepted event, µs. */
-    lastEventTime: number | null;
-    lastSnapTick: number | null;
-  };
-}
-
-function isReplicaDriver(d: unknown): d is ReplicaDriver {
-  return typeof d === 'object' && d !== null && typeof (d as ReplicaDriver).replica?.stream === 'string';
-}
-
-/** The records of published logs carry lines of any length the publisher let through. */
-const NO_LIMIT = new LineLimit(2 ** 31);
-
 /**
  * Starts a replica (see the module description): opens (or resumes) its database, connects,
  * and consumes the stream in the background.
@@ -170,12 +147,12 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
   }
   try {
     const cp = store.latestSnapshot();
-    const resume = cp !== undefined && isReplicaDriver(cp.driver) ? cp : undefined;
+    const resume = cp !== undefined && isReplicaState(cp.driver) ? cp : undefined;
     if (opts.snapshotFrom !== undefined && !resume)
       throw new Error(`xrate: "${opts.snapshotFrom}" holds no snapshot of a replica: start from the stream's beginning instead`);
-    if (resume && (resume.driver as ReplicaDriver).replica.stream !== opts.stream) {
+    if (resume && (resume.driver as ReplicaState).replica.stream !== opts.stream) {
       throw new Error(
-        `xrate: "${opts.db}" holds a replica of the stream "${(resume.driver as ReplicaDriver).replica.stream}", not "${opts.stream}": give each stream its own --db`,
+        `xrate: "${opts.db}" holds a replica of the stream "${(resume.driver as ReplicaState).replica.stream}", not "${opts.stream}": give each stream its own --db`,
       );
     }
     if (resume && opts.config !== undefined) {
@@ -185,36 +162,37 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
           `xrate: "${opts.db}" was computed with another engine configuration than --config gives (${JSON.stringify(resume.engine.config)}): a replica keeps its configuration; start one with a new --db for another`,
         );
     }
-    const st: ReplicaDriver = resume
-      ? (resume.driver as ReplicaDriver)
-      : {
-          outputOn: true,
-          eventsRead: 0,
-          rateChanges: 0,
-          buckets: 0,
-          replica: { stream: opts.stream, seq: 0, inputs: [], lastEventTime: null, lastSnapTick: null },
-        };
+    const st: ReplicaState = resume ? (resume.driver as ReplicaState) : newReplicaState(opts.stream);
     const rs = st.replica;
-    const inputIndex = new Map(rs.inputs.map((name, i) => [name, i]));
     let provider: LiveRateProvider | undefined;
-    const ingest = new Ingest({
+    let tickObserver: TickObserver | undefined;
+    // Ticks run before the service registers its observer (the replica applies the stream from its
+    // start) are kept and handed over then, so none is missing from /metrics.
+    const unobserved: number[] = [];
+    const driver = new Driver({
       inputs: rs.inputs,
       state: st,
+      marks: rs,
+      resume,
+      config: opts.config,
       store,
-      batch: resume ? resume.batch : 0,
-      clearWithFirstBatch: !resume,
       ownMetrics: opts.ownMetrics,
       listener: { onPairRate: (c) => provider?.notePair(c.base, c.quote) },
-      engine: (listener) => (resume ? restoreEngine(resume.engine, listener) : createEngine(opts.config ?? {}, listener)),
+      clear: 'first-batch',
+      periods: DEFAULT_STORED_PERIODS,
+      snapshotEveryUs,
+      // Event time only: the end of a publish run ticks through its last accepted event's second.
+      ticks: new EventTimeTicks(),
+      onTicks: (seconds) => {
+        if (tickObserver) tickObserver(seconds);
+        else unobserved.push(seconds);
+      },
+      now,
+      started: now(),
     });
-    const engine = ingest.engine;
-    const started = now();
-    ingest.beginRun({ replica: { nats: redactUrl(opts.nats), stream: opts.stream }, db: opts.db }, started, !!resume);
-    if (resume) store.truncateAfter(resume.batch);
-    else {
-      engine.emitAllAtNextTick();
-      engine.trackDirectPairs(DEFAULT_STORED_PERIODS);
-    }
+    const engine = driver.engine;
+    driver.beginRun({ replica: { nats: redactUrl(opts.nats), stream: opts.stream }, db: opts.db });
+    driver.start();
     provider = new LiveRateProvider(
       engine,
       store,
@@ -246,73 +224,18 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
     let streamSeq = rs.seq;
     let infoAt = -Infinity;
     let applied = 0;
-    let tickObserver: TickObserver | undefined;
-    // Ticks run before the service registers its observer (the replica applies the stream from its
-    // start) are kept and handed over then, so none is missing from /metrics.
-    const unobserved: number[] = [];
-    const observeTicks = (seconds: number): void => {
-      if (tickObserver) tickObserver(seconds);
-      else unobserved.push(seconds);
-    };
     const waiters: { seq: number; resolve: () => void }[] = [];
-    const times = new TimeCache();
-
-    const inputOf = (name: string): number => {
-      let i = inputIndex.get(name);
-      if (i === undefined) {
-        i = rs.inputs.length;
-        rs.inputs.push(name);
-        inputIndex.set(name, i);
-      }
-      return i;
-    };
-
-    // The end of a publish run: tick through the last accepted event's second, as a replay does at
-    // the end of its input.
-    const endOfInput = (): void => {
-      if (rs.lastEventTime === null) return;
-      const end = Math.ceil(rs.lastEventTime / US_PER_SECOND) * US_PER_SECOND;
-      if (engine.lastTickTime === undefined || end > engine.lastTickTime) engine.advanceTo(end);
-    };
-
-    const applyMessage = (m: JsMsg): void => {
-      const item = decodeMessage(m.headers, m.string());
-      if (item.kind === 'end') endOfInput();
-      else if (item.kind === 'unknown') log?.warn({ seq: m.seq }, `stream message ${m.seq} skipped: ${item.why}`);
-      else {
-        const input = inputOf(item.input);
-        const rec: SourceRecord | undefined = item.reject
-          ? { line: item.line, raw: item.raw, error: item.reject.error, reason: item.reject.reason }
-          : lineRecord(item.raw, 0, item.raw.length, item.line, NO_LIMIT, times);
-        if (rec !== undefined) {
-          const ev = ingest.parseRecord(rec, input);
-          if (ev !== undefined) {
-            const before = engine.lastTickTime;
-            const t0 = performance.now();
-            const rejected = ingest.applyEvent(ev, input, rec);
-            if (engine.lastTickTime !== before) observeTicks((performance.now() - t0) / 1000);
-            if (rejected === undefined && (rs.lastEventTime === null || ev.time > rs.lastEventTime)) rs.lastEventTime = ev.time;
-          }
-        }
-      }
-      rs.seq = m.seq;
-    };
-
-    const applyBatch = (batch: JsMsg[]): void => {
-      ingest.inBatch(() => {
-        for (const m of batch) {
-          // An ordered consumer delivers every sequence in turn; anything else is a gap.
-          if (m.seq !== rs.seq + 1)
-            throw new Error(`stream message ${m.seq} came after ${rs.seq}: the messages between are gone, and the replica stops there`);
-          applyMessage(m);
-        }
-        const lt = engine.lastTickTime;
-        if (lt !== undefined && (rs.lastSnapTick === null || lt - rs.lastSnapTick >= snapshotEveryUs)) {
-          rs.lastSnapTick = lt;
-          ingest.saveSnapshot({ input: 0, line: 0, final: false, driver: st }, now());
-        }
-      });
-      applied += batch.length;
+    const stream = new StreamSource({
+      messages,
+      batchSize,
+      position: rs,
+      log,
+      onDelivery: (last) => {
+        if (last > streamSeq) streamSeq = last;
+      },
+    });
+    const afterBatch = (): void => {
+      applied += stream.delivered;
       if (rs.seq > streamSeq) streamSeq = rs.seq;
       for (let i = waiters.length - 1; i >= 0; i--) {
         if (waiters[i].seq <= rs.seq) {
@@ -323,19 +246,7 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
     };
 
     let failed: Error | undefined;
-    const consuming = (async () => {
-      let batch: JsMsg[] = [];
-      for await (const m of messages) {
-        batch.push(m);
-        const last = m.seq + m.info.pending;
-        if (last > streamSeq) streamSeq = last;
-        if (batch.length >= batchSize || m.info.pending === 0) {
-          applyBatch(batch);
-          batch = [];
-        }
-      }
-      if (batch.length > 0) applyBatch(batch);
-    })().catch((e: Error) => {
+    const consuming = driver.consume(stream, afterBatch).catch((e: Error) => {
       failed = e;
       log?.error({ err: e.message }, `the replica stopped reading the stream: ${e.message}`);
     });
@@ -383,8 +294,7 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
       await consuming;
       await nc.close().catch(() => undefined);
       if (!store.isOpen) return;
-      ingest.inBatch(() => ingest.saveSnapshot({ input: 0, line: 0, final: false, driver: st }, now()));
-      ingest.finishRun(ingest.totals(), { finishedAt: now(), durationMs: now() - started, stopped: true });
+      driver.stopLive({ flush: false, at: { input: 0, line: 0 } });
       log?.info({ stream: opts.stream, seq: rs.seq }, `replica stopped at stream sequence ${rs.seq} (snapshot saved)`);
     };
     provider.onClose(stop);
