@@ -31,7 +31,7 @@ import type { DriverMarks, WindowState } from './driverState.js';
 import { HeapBudget } from './heapBudget.js';
 import { Ingest, type IngestState, type RunTotals } from './ingest.js';
 import type { PartitionRun } from './partitionRun.js';
-import type { FollowedFile, RecordSink, RecordSource, SourceBatch, SourcePosition } from './recordSource.js';
+import type { PolledSource, RecordSink, RecordSource, SourceBatch, SourcePosition } from './recordSource.js';
 import { type Positioned, ReorderWindow } from './reorder.js';
 import type { DriverClock, TickPolicy } from './ticks.js';
 
@@ -285,8 +285,8 @@ export class Driver implements DriverClock, RecordSink {
     }
   }
 
-  /** Reads what a followed log has appended (a batch per chunk), then the tick policy's ticks. */
-  poll(source: FollowedFile): void {
+  /** Reads what a polled source has (a followed log: what was appended, a batch per chunk), then the tick policy's ticks. */
+  poll(source: PolledSource): void {
     source.read((b) => this.batch(b));
     this.opts.ticks.afterRead(this);
   }

@@ -6,7 +6,8 @@
  * - {@link fileSequence}: the inputs one after another (`xrate replay`), from a given input and
  *   line on (a resumed replay, or a partition's window).
  * - {@link mergedFiles}: all inputs at once, merged by event time (`--merge`, src/io/merge.ts).
- * - {@link FollowedFile}: a plain NDJSON log read as it grows (src/io/tail.ts), polled.
+ * - {@link FollowedFile}: a plain NDJSON log read as it grows (src/io/tail.ts), polled
+ *   ({@link PolledSource}).
  * - A JetStream stream: the replica's, in src/distributed (the driver knows nothing of NATS).
  *
  * A batch feeds its records to the driver's {@link RecordSink} itself, so a source can do its own
@@ -53,6 +54,12 @@ export interface RecordSource {
   batches(): AsyncIterable<SourceBatch>;
   /** How far it has read (after the latest batch). */
   progress?(): SourceProgress;
+}
+
+/** A source read when polled ({@link Driver.poll}): what came since the last read. */
+export interface PolledSource {
+  /** Hands each batch read to `onBatch` as it is read. */
+  read(onBatch: (batch: SourceBatch) => void): void;
 }
 
 /** How the inputs are opened (openSource's options but the start line). */
@@ -147,7 +154,7 @@ export function mergedFiles(paths: readonly string[], open: OpenOptions): Record
 }
 
 /** A followed log (input 0): what was appended since the last read, one batch per chunk read. */
-export class FollowedFile {
+export class FollowedFile implements PolledSource {
   constructor(readonly tail: FileTail) {}
 
   /** Reads what was appended, handing each batch to `onBatch` as it is read. */
