@@ -1,5 +1,5 @@
 /**
- * The one ingest path of `xrate replay` and `xrate serve --replay LOG --follow`: what happens to a
+ * The one ingest path of `xrate replay`, a followed log and a replica: what happens to a
  * record once a driver has read it, and to the outputs the engine computes from it.
  *
  * - Records: a record that cannot be read or parsed becomes a reject `{input, source, line,
@@ -13,9 +13,8 @@
  *   the outputs of the previous run, so an unreadable input leaves them in place.
  * - Runs: the `runs` row (begun, then finished with the counters) and the engine snapshots.
  *
- * The drivers keep what differs: the replay reads its sources, buffers out-of-order events and
- * handles `--from`/`--to`, snapshots and resume; the follower tails a growing file and ticks on
- * the wall clock.
+ * The driver (driver.ts) feeds it: the records of a source in batches, and when the clock moves,
+ * the output turns on, snapshots are taken and the run ends.
  *
  * @module
  */
@@ -420,7 +419,7 @@ function venueKey(exchange: string, symbol: string): string {
   return `${exchange.toLowerCase()}\u0000${symbol}`;
 }
 
-/** The `runs` fields of a completed run with these totals (replay.ts, parallel.ts). */
+/** The `runs` fields of a completed run with these totals (the driver's runs, and parallel.ts's merged one). */
 export function completedRun(
   totals: RunTotals,
   end: { finishedAt: number; durationMs: number; stopped: boolean },
