@@ -30,8 +30,9 @@ const LAYER_ORDER = ['core', 'reference', 'io', 'replay', 'answers', 'distribute
 /** The first sentence of the module comment at the top of `text`, or `""` without one. */
 export function firstSentence(text: string): string {
   const m = /^\s*\/\*\*([\s\S]*?)\*\//.exec(text);
-  if (!m || !m[1].includes('@module')) return '';
-  const lines = m[1].split('\n').map((l) => l.replace(/^\s*\* ?/, '').trimEnd());
+  const body = m?.[1];
+  if (body === undefined || !body.includes('@module')) return '';
+  const lines = body.split('\n').map((l) => l.replace(/^\s*\* ?/, '').trimEnd());
   const para: string[] = [];
   for (const l of lines) {
     if (l.trim() === '') {
