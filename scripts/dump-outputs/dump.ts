@@ -6,7 +6,7 @@
  */
 
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { normaliser } from './normalise.js';
 import { type Answer, get, runBin, type Server, startServer } from './processes.js';
 import { dumpTables } from './tables.js';
@@ -32,7 +32,13 @@ export class Dump {
     readonly work: string,
     readonly bin: string,
   ) {
-    this.norm = normaliser([work, realpathSync(work)]);
+    const checkout = resolve(dirname(bin), '..');
+    this.norm = normaliser([
+      [work, '<TMP>'],
+      [realpathSync(work), '<TMP>'],
+      [checkout, '<CHECKOUT>'],
+      [realpathSync(checkout), '<CHECKOUT>'],
+    ]);
   }
 
   private next(): string {
