@@ -15,7 +15,7 @@ import { MAX_LINE_BYTES_CAP } from '../io/lineLimit.js';
 import type { SourceFormat } from '../io/source.js';
 import { ReplayStore } from '../io/store.js';
 import type { QuerySource } from '../replay/query.js';
-import { ServiceError } from '../service/errors.js';
+import { ServiceError } from '../http/errors.js';
 
 /** Bad usage: exit code 2. */
 export class UsageError extends Error {}

@@ -13,7 +13,7 @@ import { formatTime, US_PER_SECOND } from '../core/time.js';
 import { wireNumber } from '../core/wire.js';
 import type { PositionHistory } from '../io/storeTypes.js';
 import type { ReplayStore } from '../io/store.js';
-import { badParam, ServiceError } from '../service/errors.js';
+import { badParam, ServiceError } from '../http/errors.js';
 import { shown } from '../service/params.js';
 import { DatabaseRateProvider, LiveRateProvider, type RateProvider } from '../service/provider.js';
 

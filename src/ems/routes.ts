@@ -8,7 +8,7 @@
 import type { FastifyInstance } from 'fastify';
 import { registerDeclared } from '../service/api/declare.js';
 import { splitAccount } from '../core/positions/events.js';
-import { badParam, ServiceError } from '../service/errors.js';
+import { badParam, ServiceError } from '../http/errors.js';
 import { type Query, shown } from '../service/params.js';
 import type { PositionSource } from './positions.js';
 import { CERTIFICATE_ROUTE, ENDPOINTS_ROUTE, LOCATIONS_ROUTE, POSITIONS_ROUTE } from './api.js';

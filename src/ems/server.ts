@@ -13,7 +13,7 @@ import { ReplayStore } from '../io/store.js';
 import { describeRoutes } from '../service/api/declare.js';
 import { openApiDocument } from '../service/api/openapi.js';
 import { Authenticator, type RawRequest } from '../service/auth.js';
-import { errorBody, ServiceError, unauthorized } from '../service/errors.js';
+import { errorBody, ServiceError, unauthorized } from '../http/errors.js';
 import { KeyStore } from '../service/keys.js';
 import type { RateProvider } from '../service/provider.js';
 import { DEFAULT_DB, listenOn, openProvider, type ServiceIo } from '../service/start.js';

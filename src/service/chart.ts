@@ -23,7 +23,7 @@ import { US_PER_HOUR } from '../core/time.js';
 import { ChartError, chartData, type ChartQuery } from '../replay/chart.js';
 import { registerDeclared } from './api/declare.js';
 import { CHART_ROUTE, pageRoute } from './api/rateRoutes.js';
-import { badParam, noData } from './errors.js';
+import { badParam, noData } from '../http/errors.js';
 import { CONTENT_TYPES } from './format/index.js';
 import type { HeavyPool } from './heavyPool.js';
 import type { RequestLimits } from './requestLimits.js';

@@ -12,7 +12,7 @@ import { OWN_METRICS } from '../core/engine/ownMetrics.js';
 import type { MetricsSource } from '../core/metrics/source.js';
 import { ReplayStore } from '../io/store.js';
 import { chartAnswer } from './chart.js';
-import { ServiceError } from './errors.js';
+import { ServiceError } from '../http/errors.js';
 import { CONTENT_TYPES, render } from './format/index.js';
 import type { HeavyReply, HeavyTask, MetricsFrom } from './heavyPool.js';
 import { answerMetrics } from './metrics.js';

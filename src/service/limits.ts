@@ -22,7 +22,7 @@
  * @module
  */
 import { formatTime } from '../core/time.js';
-import { type ServiceError, tooManyRequests } from './errors.js';
+import { type ServiceError, tooManyRequests } from '../http/errors.js';
 import { soon } from './slices.js';
 import type { ApiKey, KeyStore } from './keys.js';
 

@@ -49,7 +49,7 @@ import { bucketStartAtOrAfter, getPeriod } from '../core/periods.js';
 import { formatTime, TIME_RANGE } from '../core/time.js';
 import type { TimeUs } from '../core/types.js';
 import { HISTORY_MAX_LIMIT } from '../replay/query.js';
-import { badParam, noData } from './errors.js';
+import { badParam, noData } from '../http/errors.js';
 import type { RequestLimits } from './requestLimits.js';
 import { metricHistoryJson, type TimeWriter } from './metricHistory.js';
 import { type Query, shown } from './params.js';

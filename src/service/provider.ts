@@ -30,7 +30,7 @@ import { wireExplanation, wireNumber } from '../core/wire.js';
 import { ReplayStore } from '../io/store.js';
 import { partialOutputs, ReplayDatabase, ReplayDatabaseError, ReplayDatabaseWatch, type RunInfo, type Series } from '../replay/database.js';
 import { EngineSource, PairTable, type CachedRate, type ExchangeRate, type RateSource } from '../replay/rateSources.js';
-import { noData } from './errors.js';
+import { noData } from '../http/errors.js';
 
 export type { CachedRate, ExchangeRate, RateSource, RunInfo };
 export { EngineSource, PairTable } from '../replay/rateSources.js';

@@ -52,7 +52,7 @@ import { STATUS_CODES } from 'node:http';
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
-import { errorBody, ServiceError } from './errors.js';
+import { errorBody, ServiceError } from '../http/errors.js';
 import { CONTENT_TYPES } from './format/index.js';
 import type { ApiKey } from './keys.js';
 import {

@@ -20,7 +20,7 @@ import { EXCHANGE_RATE_PERIODS, exchangeRatePeriod } from '../core/periods.js';
 import { HISTORY_MAX_LIMIT } from '../replay/query.js';
 import { EXPLAIN_ROUTE, HISTORY_ROUTE, PERIODS_ROUTE, RATE_ROUTE, RATES_ROUTE } from './api/rateRoutes.js';
 import { registerDeclared } from './api/declare.js';
-import { badParam } from './errors.js';
+import { badParam } from '../http/errors.js';
 import { CONTENT_TYPES, render, type OutputFormat, type PayloadKind } from './format/index.js';
 import { historyBody, readHistory } from './history.js';
 import { shown, splitList } from './params.js';

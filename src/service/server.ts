@@ -21,7 +21,7 @@ import { openApiDocument } from './api/openapi.js';
 import { SERVICE_ABOUT } from './api/serviceDocument.js';
 import { Authenticator, stripPathKey, type RawRequest } from './auth.js';
 import { registerChartRoutes } from './chart.js';
-import { errorBody, forbidden, NO_DATA, notFound, ServiceError } from './errors.js';
+import { errorBody, forbidden, NO_DATA, notFound, ServiceError } from '../http/errors.js';
 import { CONTENT_TYPES } from './format/index.js';
 import type { MetricsSource } from '../core/metrics/source.js';
 import { KeyStore, type ApiKey } from './keys.js';

@@ -19,7 +19,7 @@
  * @module
  */
 import { Readable } from 'node:stream';
-import { ServiceError } from './errors.js';
+import { ServiceError } from '../http/errors.js';
 import type { HistoryPieces } from './format/index.js';
 
 /** Work of all long answers together in one turn of the event loop, ms. */

@@ -15,7 +15,7 @@ import { createEmsApp } from '../../src/ems/server.js';
 import { PositionSource } from '../../src/ems/positions.js';
 import { OWN_METRICS } from '../../src/core/engine/ownMetrics.js';
 import { ReplayStore } from '../../src/io/store.js';
-import { missingOneOf } from '../../src/service/errors.js';
+import { missingOneOf } from '../../src/http/errors.js';
 import { KeyStore } from '../../src/service/keys.js';
 import { answerMetrics } from '../../src/service/metrics.js';
 import { DatabaseRateProvider } from '../../src/service/provider.js';

@@ -13,7 +13,7 @@
  * @module
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { missingOneOf, missingParam } from '../errors.js';
+import { missingOneOf, missingParam } from '../../http/errors.js';
 import { CONTENT_TYPES, negotiate, type OutputFormat } from '../format/index.js';
 import type { Right } from '../rights.js';
 import { Query } from '../params.js';
