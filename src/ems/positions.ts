@@ -14,7 +14,7 @@ import { wireNumber } from '../core/wire.js';
 import type { PositionHistory } from '../io/storeTypes.js';
 import type { ReplayStore } from '../io/store.js';
 import { badParam, ServiceError } from '../http/errors.js';
-import { shown } from '../service/params.js';
+import { shown } from '../http/params.js';
 import { DatabaseRateProvider, LiveRateProvider, type RateProvider } from '../service/provider.js';
 
 /** The interface's status for "exchange is unreachable". */

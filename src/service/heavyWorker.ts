@@ -13,7 +13,7 @@ import type { MetricsSource } from '../core/metrics/source.js';
 import { ReplayStore } from '../io/store.js';
 import { chartAnswer } from './chart.js';
 import { ServiceError } from '../http/errors.js';
-import { CONTENT_TYPES, render } from './format/index.js';
+import { CONTENT_TYPES, render } from '../http/format/index.js';
 import type { HeavyReply, HeavyTask, MetricsFrom } from './heavyPool.js';
 import { answerMetrics } from './metrics.js';
 import { DatabaseRateProvider } from './provider.js';

@@ -52,7 +52,7 @@ import { HISTORY_MAX_LIMIT } from '../replay/query.js';
 import { badParam, noData } from '../http/errors.js';
 import type { RequestLimits } from './requestLimits.js';
 import { metricHistoryJson, type TimeWriter } from './metricHistory.js';
-import { type Query, shown } from './params.js';
+import { type Query, shown } from '../http/params.js';
 import { answerFromTable, type Answer, type Offload, registerRouteTable, type TableRoute } from './routeTable.js';
 import { ratesAsWritten } from './metricRates.js';
 

@@ -17,9 +17,9 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Engine } from '../core/engine.js';
-import { registerDeclared } from './api/declare.js';
+import { registerDeclared } from '../http/declare.js';
 import { HEALTH_ROUTE, PROMETHEUS_ROUTE, READY_ROUTE } from './api/rateRoutes.js';
-import { CONTENT_TYPES } from './format/index.js';
+import { CONTENT_TYPES } from '../http/format/index.js';
 import { DatabaseRateProvider, type RateProvider } from './provider.js';
 
 /** A readiness answer. */

@@ -12,10 +12,10 @@ import type { Logger } from 'pino';
 import type { EngineConfig } from '../core/config.js';
 import { formatTime } from '../core/time.js';
 import { ReplayStore } from '../io/store.js';
-import { KeyStore, DEFAULT_CONCURRENCY, DEFAULT_LIMIT } from './keys.js';
+import { KeyStore, DEFAULT_CONCURRENCY, DEFAULT_LIMIT } from '../http/keys.js';
 import { startFollow, startReplay } from './live.js';
 import { DatabaseRateProvider, type LiveRateProvider, type RateProvider } from './provider.js';
-import type { RedisKeyStore } from './redisKeys.js';
+import type { RedisKeyStore } from '../http/redisKeys.js';
 import { createService } from './server.js';
 import type { Readiness } from './ops.js';
 import { DEFAULT_STREAM } from '../distributed/names.js';
@@ -191,7 +191,7 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
     }
     keys =
       opts.redis !== undefined
-        ? await (await import('./redisKeys.js')).RedisKeyStore.open(opts.redis, opts.redisSecurity)
+        ? await (await import('../http/redisKeys.js')).RedisKeyStore.open(opts.redis, opts.redisSecurity)
         : KeyStore.open(opts.keys ?? db);
     const ops = await import('./ops.js');
     let closing = false;

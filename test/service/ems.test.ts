@@ -17,7 +17,7 @@ import { loadSites } from '../../src/ems/sites.js';
 import { formatTime } from '../../src/core/time.js';
 import { ReplayStore } from '../../src/io/store.js';
 import { replay } from '../../src/replay/replay.js';
-import { KeyStore } from '../../src/service/keys.js';
+import { KeyStore } from '../../src/http/keys.js';
 import { startFollow, startReplay } from '../../src/service/live.js';
 import { DatabaseRateProvider, type RateProvider } from '../../src/service/provider.js';
 import { FIXTURES, request, type Res, tempDir } from './helpers.js';

@@ -11,7 +11,7 @@ import { replay } from '../../src/replay/replay.js';
 import { HeavyPool } from '../../src/service/heavyPool.js';
 import { DatabaseRateProvider } from '../../src/service/provider.js';
 import { createService } from '../../src/service/server.js';
-import { KeyStore } from '../../src/service/keys.js';
+import { KeyStore } from '../../src/http/keys.js';
 import { DEMO_LOG } from './helpers.js';
 import { request, type Res, tempDir } from './helpers.js';
 

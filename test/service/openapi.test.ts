@@ -16,7 +16,7 @@ import { PositionSource } from '../../src/ems/positions.js';
 import { OWN_METRICS } from '../../src/core/engine/ownMetrics.js';
 import { ReplayStore } from '../../src/io/store.js';
 import { missingOneOf } from '../../src/http/errors.js';
-import { KeyStore } from '../../src/service/keys.js';
+import { KeyStore } from '../../src/http/keys.js';
 import { answerMetrics } from '../../src/service/metrics.js';
 import { DatabaseRateProvider } from '../../src/service/provider.js';
 import { createService } from '../../src/service/server.js';

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmsApp } from '../../src/ems/server.js';
 import { PositionSource } from '../../src/ems/positions.js';
 import { ReplayStore } from '../../src/io/store.js';
-import { KeyStore } from '../../src/service/keys.js';
+import { KeyStore } from '../../src/http/keys.js';
 import { DatabaseRateProvider } from '../../src/service/provider.js';
 import { createService } from '../../src/service/server.js';
 import { request, startServer, tempDir, type TestServer } from './helpers.js';

@@ -21,7 +21,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { decodeProtectedHeader, errors as joseErrors, jwtVerify } from 'jose';
-import { unauthorized } from '../http/errors.js';
+import { unauthorized } from './errors.js';
 import type { ApiKey } from './keys.js';
 
 /** Where rewriteUrl leaves the keys found in `APIKEY-` path segments. */

@@ -7,7 +7,7 @@
  * @module
  */
 import { parseTime } from '../core/time.js';
-import { badParam } from '../http/errors.js';
+import { badParam } from './errors.js';
 
 /** Shortens an echoed value so an error message stays small. */
 export function shown(v: string): string {

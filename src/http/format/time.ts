@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { badParam } from '../../http/errors.js';
+import { badParam } from '../errors.js';
 import { shown } from '../params.js';
 
 /** The default CSV time format (7 fractional digits, as in JSON). */

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { badParam } from '../../http/errors.js';
+import { badParam } from '../errors.js';
 import { type Query, shown } from '../params.js';
 import { checkTimeFormat, DEFAULT_TIME_FORMAT } from './time.js';
 
