@@ -15,7 +15,7 @@ import type { PositionHistory } from '../io/storeTypes.js';
 import type { ReplayStore } from '../io/store.js';
 import { badParam, ServiceError } from '../http/errors.js';
 import { shown } from '../http/params.js';
-import { DatabaseRateProvider, LiveRateProvider, type RateProvider } from '../answers/providers.js';
+import { DatabaseRateProvider, LiveRateProvider, type RateProvider } from '../answers/databaseProvider.js';
 
 /** The interface's status for "exchange is unreachable". */
 export const EXCHANGE_UNREACHABLE = 490;

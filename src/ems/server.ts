@@ -15,7 +15,7 @@ import { openApiDocument } from '../http/openapi.js';
 import { Authenticator, type RawRequest } from '../http/auth.js';
 import { errorBody, ServiceError, unauthorized } from '../http/errors.js';
 import { KeyStore } from '../http/keys.js';
-import type { RateProvider } from '../answers/providers.js';
+import type { RateProvider } from '../answers/databaseProvider.js';
 import { DEFAULT_DB, listenOn, openProvider, type ServiceIo } from '../service/start.js';
 import { emsAbout } from './api.js';
 import { EXCHANGE_UNREACHABLE, PositionSource, UnreachableError } from './positions.js';

@@ -16,7 +16,7 @@ import { ServiceError } from '../http/errors.js';
 import { CONTENT_TYPES, render } from '../http/format/index.js';
 import type { HeavyReply, HeavyTask, MetricsFrom } from './heavyPool.js';
 import { answerMetrics } from './metrics.js';
-import { DatabaseRateProvider } from '../answers/providers.js';
+import { DatabaseRateProvider } from '../answers/databaseProvider.js';
 
 /**
  * Heavy work yields the CPU to the main thread's light requests: on Linux this thread's own nice

@@ -21,7 +21,7 @@ export {
   type HistoryQuery,
   type ProviderInfo,
   type DatabaseProviderOptions,
-} from '../answers/providers.js';
+} from '../answers/databaseProvider.js';
 export { exchangeRatePeriod } from '../core/periods.js';
 export { startReplay, startFollow, type FollowOptions, type Follower, type ReplayServeOptions } from './live.js';
 export {

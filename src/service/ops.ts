@@ -20,7 +20,7 @@ import type { Engine } from '../core/engine.js';
 import { registerDeclared } from '../http/declare.js';
 import { HEALTH_ROUTE, PROMETHEUS_ROUTE, READY_ROUTE } from './api/rateRoutes.js';
 import { CONTENT_TYPES } from '../http/format/index.js';
-import { DatabaseRateProvider, type RateProvider } from '../answers/providers.js';
+import { DatabaseRateProvider, type RateProvider } from '../answers/databaseProvider.js';
 
 /** A readiness answer. */
 export interface Readiness {

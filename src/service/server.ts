@@ -31,7 +31,7 @@ import type { RedisKeyStore } from '../http/redisKeys.js';
 import { localLimits, type RequestLimits } from './requestLimits.js';
 import { registerMetricRoutes } from './metrics.js';
 import type { OpsMetrics, OpsOptions } from './ops.js';
-import type { RateProvider } from '../answers/providers.js';
+import type { RateProvider } from '../answers/databaseProvider.js';
 import type { Offload } from './routeTable.js';
 import { registerRoutes, type RouteConfig } from './routes.js';
 import { registerSymbolRoutes } from './symbols.js';
