@@ -1,17 +1,11 @@
 /**
- * Where the rate service gets its numbers: a {@link RateProvider} answers "rate of B/Q at T",
- * "all rates of B at T", "OHLC history of B/Q" and "explain B/Q".
- *
- * - {@link DatabaseRateProvider} serves a database written by `xrate replay`. The answers are
- *   those of src/replay/database.ts, the module the CLI's `xrate rate|history|explain DB` uses
- *   too; this front end resolves asset ids case-insensitively, reads a pair's history from its
- *   inverse when only that is stored, and words what has no data as 550. It follows the file
- *   while another process replays into it ({@link ReplayDatabaseWatch}): 550 naming the replay's
- *   run until one completes, then that run's answers. A long history is read lazily
- *   ({@link RateProvider.historyBuckets}), so the service can read it a slice at a time.
- * - {@link LiveRateProvider} serves a live engine (`serve --replay LOG`, `--follow`): current rates
- *   and provenance from the engine, earlier times and history from a {@link DatabaseRateProvider}
- *   over the database the engine writes to, plus the engine's open OHLC bucket.
+ * {@link DatabaseRateProvider}: the answers of a database written by `xrate replay`. They are
+ * those of src/replay/database.ts, the module the CLI's `xrate rate|history|explain DB` uses too;
+ * this front end resolves asset ids case-insensitively (assets.ts), reads a pair's history from its
+ * inverse when only that is stored, and says what has no data ({@link noDataError}). It follows
+ * the file while another process replays into it ({@link ReplayDatabaseWatch}): no data, naming
+ * the replay's run, until one completes, then that run's answers. A long history is read lazily
+ * ({@link RateProvider.historyBuckets}), so the service can read it a slice at a time.
  *
  * Speed: the pair table of a tick, its graph and every answer computed from it are cached (an LRU
  * of tables by tick; the current tick's answers hold their JSON text), so the hot path of
@@ -20,110 +14,32 @@
  *
  * @module
  */
-import { restoreEngine, type Engine, type SymbolFilter, type SymbolRecord } from '../core/engine.js';
+import type { Engine, SymbolFilter, SymbolRecord } from '../core/engine.js';
 import { delegatingMetrics, type MetricDefinition, type MetricsSource } from '../core/metrics/source.js';
-import { toTimeseriesItem, type OhlcBucket } from '../core/ohlc.js';
+import type { OhlcBucket } from '../core/ohlc.js';
 import { bucketEnd, bucketStartAtOrAfter, EXCHANGE_RATE_PERIODS, type PeriodRecord } from '../core/periods.js';
 import type { RateExplanation } from '../core/provenance.js';
-import { formatTime, US_PER_SECOND } from '../core/time.js';
-import { wireExplanation, wireNumber } from '../core/wire.js';
+import { formatTime } from '../core/time.js';
 import { ReplayStore } from '../io/store.js';
 import { partialOutputs, ReplayDatabase, ReplayDatabaseError, ReplayDatabaseWatch, type RunInfo, type Series } from '../replay/database.js';
-import { EngineSource, PairTable, type CachedRate, type ExchangeRate, type RateSource } from '../replay/rateSources.js';
-import { noData } from '../http/errors.js';
-
-export type { CachedRate, ExchangeRate, RateSource, RunInfo };
-export { EngineSource, PairTable } from '../replay/rateSources.js';
-
-/** One entry of {@link ExchangeRates}. */
-export interface ExchangeRatesRate {
-  time: string;
-  asset_id_quote: string;
-  rate: number;
-}
-
-/** The interface's all-rates object. */
-export interface ExchangeRates {
-  asset_id_base: string;
-  rates: ExchangeRatesRate[];
-}
-
-/** The interface's ExchangeRatesTimeseriesItem. */
-export interface TimeseriesItem {
-  time_period_start: string;
-  time_period_end: string;
-  time_open: string | null;
-  time_close: string | null;
-  rate_open: number | null;
-  rate_high: number | null;
-  rate_low: number | null;
-  rate_close: number | null;
-}
-
-/** Options of {@link RateProvider.rates}. */
-export interface RatesQuery {
-  /** µs; undefined = current. */
-  at?: number;
-  /** Only these quote assets. */
-  filter?: readonly string[];
-  /** 1 / rate for each quote asset. */
-  invert?: boolean;
-}
-
-/** Options of {@link RateProvider.history}. */
-export interface HistoryQuery {
-  period: PeriodRecord;
-  /** µs, inclusive: buckets whose start lies in [from, to). */
-  from: number;
-  /** µs, exclusive; undefined = through the end of the data. */
-  to?: number;
-  /** At most this many items (1..100000). */
-  limit: number;
-}
-
-/** What a provider serves, for the start-up banner and `/v1/...` consumers. */
-export interface ProviderInfo {
-  mode: 'database' | 'replay' | 'follow' | 'replica';
-  /** Database path. */
-  source: string;
-  firstTick: number | undefined;
-  lastTick: number | undefined;
-  pairs: number;
-}
-
-/**
- * The rate service's data source. Methods throw a 550 {@link noData} error when the requested item
- * has no data, and return plain wire objects otherwise.
- */
-export interface RateProvider {
-  info(): ProviderInfo;
-  /** rate(base, quote) as of the last tick at or before `at` (µs), or the current rate. */
-  rate(base: string, quote: string, at?: number): CachedRate;
-  /** Every rate of `base` (sorted by quote asset), as of `q.at` or now. */
-  rates(base: string, q: RatesQuery): ExchangeRates;
-  /** OHLC timeseries of rate(base, quote). */
-  history(base: string, quote: string, q: HistoryQuery): TimeseriesItem[] | Promise<TimeseriesItem[]>;
-  /**
-   * The buckets of {@link history}, inverted as its items are ({@link timeseriesItem} of each is
-   * the item), read as they are consumed: the service takes them a slice at a time, with a turn
-   * of the event loop in between. Checks and their 550s happen at the call.
-   */
-  historyBuckets?(base: string, quote: string, q: HistoryQuery): Iterator<OhlcBucket>;
-  /** Provenance of rate(base, quote) (current, or at `at` when the provider keeps that state). */
-  explain(base: string, quote: string, at?: number): RateExplanation | Promise<RateExplanation>;
-  /**
-   * The symbol records passing `filter` as of the last tick at or before `at` (or the last tick):
-   * the engine's (docs/methodology.md section 10); a 550 for a time whose records the provider
-   * cannot know exactly.
-   */
-  symbols(at: number | undefined, filter: SymbolFilter): SymbolRecord[];
-  /** Releases the database (and stops a live feed). */
-  close(): void | Promise<void>;
-}
-
-function floorSecond(t: number): number {
-  return Math.floor(t / US_PER_SECOND) * US_PER_SECOND;
-}
+import { EngineSource } from '../replay/rateSources.js';
+import { AssetResolver } from './assets.js';
+import { explainWith } from './explain.js';
+import { noDataError } from './noData.js';
+import { rateFrom, ratesFrom } from './rates.js';
+import {
+  floorSecond,
+  invertBucket,
+  timeseriesItem,
+  type CachedRate,
+  type ExchangeRates,
+  type HistoryQuery,
+  type ProviderInfo,
+  type RateProvider,
+  type RateSource,
+  type RatesQuery,
+  type TimeseriesItem,
+} from './types.js';
 
 /** Work per read of {@link DatabaseRateProvider.historyBuckets}, ms (the number of buckets read at once follows it). */
 const HISTORY_CHUNK_MS = 0.25;
@@ -139,57 +55,6 @@ interface HistoryRead {
   limit: number;
   open: OhlcBucket | undefined;
   lastTick: number | undefined;
-}
-
-/** Buckets of rate(quote, base) from those of rate(base, quote): 1/x is decreasing, so high and low swap. */
-function invertBucket(b: OhlcBucket): OhlcBucket {
-  return { ...b, open: 1 / b.open, high: 1 / b.low, low: 1 / b.high, close: 1 / b.close };
-}
-
-/** The wire item of a bucket (times with 7 fractional digits, rates as written: core/ohlc.ts). */
-export function timeseriesItem(b: OhlcBucket): TimeseriesItem {
-  return toTimeseriesItem(b, formatTime);
-}
-
-function missing(src: RateSource, base: string, quote: string, rb: string | undefined, rq: string | undefined): string {
-  const at = formatTime(src.tick);
-  // Why there is none is the explain route's answer (engine.whyNoRate): rule 8's warm-up, staleness, ...
-  const why = `the explain route, /v1/exchangerate/${base}/${quote}/explain, names the first reason: not yet eligible, stale, spread, rank or no path`;
-  if (rb === undefined) return `no rate for ${base}/${quote} at ${at}: unknown asset "${base}" (no pair with a rate involves it; ${why})`;
-  if (rq === undefined) return `no rate for ${base}/${quote} at ${at}: unknown asset "${quote}" (no pair with a rate involves it; ${why})`;
-  return `no rate for ${base}/${quote} at ${at}: no path from ${rb} to ${rq} in the graph of pairs with a rate (${why})`;
-}
-
-/** rate(base, quote) from a rate source, or a 550 naming why there is none. */
-function rateFrom(src: RateSource, base: string, quote: string): CachedRate {
-  const rb = src.resolve(base);
-  const rq = src.resolve(quote);
-  const r = rb !== undefined && rq !== undefined ? src.rate(rb, rq) : undefined;
-  if (!r) throw noData(missing(src, base, quote, rb, rq));
-  return r;
-}
-
-/** Every rate of `base` from a rate source (see {@link RateProvider.rates}). */
-function ratesFrom(src: RateSource, base: string, q: RatesQuery): ExchangeRates {
-  const rb = src.resolve(base);
-  if (rb === undefined)
-    throw noData(`no rates of ${base} at ${formatTime(src.tick)}: unknown asset "${base}" (no pair with a rate involves it)`);
-  let targets: string[];
-  if (q.filter && q.filter.length > 0) {
-    const set = new Set<string>();
-    for (const f of q.filter) {
-      const r = src.resolve(f);
-      if (r !== undefined) set.add(r);
-    }
-    targets = [...set].sort();
-  } else targets = src.assets().filter((a) => a !== rb);
-  const rates: ExchangeRatesRate[] = [];
-  for (const t of targets) {
-    const r = src.rate(rb, t);
-    if (!r) continue;
-    rates.push({ time: r.value.time, asset_id_quote: t, rate: q.invert ? wireNumber(1 / r.raw) : r.value.rate });
-  }
-  return { asset_id_base: rb, rates };
 }
 
 /** Options of {@link DatabaseRateProvider}. */
@@ -233,6 +98,8 @@ export class DatabaseRateProvider implements RateProvider {
   private extrapolatedSource: EngineSource | undefined;
   /** The final engine advanced past the end to its tick, kept for the next question about that tick. */
   private extrapolated: Engine | undefined;
+  /** The resolver of the known pairs' assets, for the database and number of pairs it was made of. */
+  private assets: { db: ReplayDatabase; pairs: number; resolver: AssetResolver } | undefined;
 
   /**
    * @param store - an open replay database (read-only, unless `opts.watch` is false)
@@ -283,12 +150,12 @@ export class DatabaseRateProvider implements RateProvider {
       if (!(e instanceof ReplayDatabaseError)) throw e;
       const f = e.failure;
       if (f.kind === 'partial-outputs') {
-        throw noData(
+        throw noDataError(
           `the database "${f.path}" holds the partial outputs of replay run ${f.runId}, which has not completed ` +
             `(status "${f.status}"): answers resume once a replay into it completes`,
         );
       }
-      throw noData(`the database "${f.path}" holds no complete replay run`);
+      throw noDataError(`the database "${f.path}" holds no complete replay run`);
     }
     if (db !== this.served) {
       this.served = db;
@@ -328,13 +195,13 @@ export class DatabaseRateProvider implements RateProvider {
     this.served.notePair(base, quote);
   }
 
-  /** Why no data request can be answered now (a replay writing into the file), or undefined when they can. */
-  unavailable(): string | undefined {
+  /** Why no data request can be answered now (a replay writing into the file: a {@link noDataError}), or undefined when they can. */
+  unavailable(): Error | undefined {
     try {
       this.current();
       return undefined;
     } catch (e) {
-      return (e as Error).message;
+      return e as Error;
     }
   }
 
@@ -366,18 +233,18 @@ export class DatabaseRateProvider implements RateProvider {
 
   /** The engine at the end of the replay, or a 550 naming why it cannot be had. */
   private engineOr550<T>(get: () => T): T {
-    if (this.opts.extrapolate === false) throw noData('times after the last tick of a followed log are not known yet');
+    if (this.opts.extrapolate === false) throw noDataError('times after the last tick of a followed log are not known yet');
     try {
       return get();
     } catch (e) {
       if (!(e instanceof ReplayDatabaseError)) throw e;
       const f = e.failure;
       if (f.kind === 'restore-failed') {
-        throw noData(
+        throw noDataError(
           `the engine state stored in the database cannot be restored by this version of xrate (${f.cause.message}): replay the log again`,
         );
       }
-      throw noData(`the database "${f.path}" holds no engine state`);
+      throw noDataError(`the database "${f.path}" holds no engine state`);
     }
   }
 
@@ -385,13 +252,13 @@ export class DatabaseRateProvider implements RateProvider {
   sourceFor(at: number | undefined, what: string): RateSource {
     const { first, last } = this.ticks();
     const c = this.db.coverage;
-    if (last === undefined || first === undefined) throw noData(`${what}: the database holds no computed tick`);
+    if (last === undefined || first === undefined) throw noDataError(`${what}: the database holds no computed tick`);
     const T = at === undefined ? last : floorSecond(at);
     if (c.from !== undefined && T < c.from)
-      throw noData(`${what}: the database has output from ${formatTime(c.from)} on (the replay's --from)`);
-    if (T < first) throw noData(`${what}: no data before the first tick ${formatTime(first)}`);
+      throw noDataError(`${what}: the database has output from ${formatTime(c.from)} on (the replay's --from)`);
+    if (T < first) throw noDataError(`${what}: no data before the first tick ${formatTime(first)}`);
     if (T <= last) return this.db.pairTableAt(T);
-    if (c.stopped) throw noData(`${what}: the database covers its log only up to ${formatTime(last)} (the replay stopped at --to)`);
+    if (c.stopped) throw noDataError(`${what}: the database covers its log only up to ${formatTime(last)} (the replay stopped at --to)`);
     // Past the last tick every carried rate has expired once it is older than maxRateAge.
     if (this.db.allExpiredAt(T, last)) return this.db.emptyTableAt(T);
     // The extrapolated engine moves on to later times: only its state at T answers for T.
@@ -409,36 +276,38 @@ export class DatabaseRateProvider implements RateProvider {
     return ratesFrom(this.sourceFor(q.at, `no rates of ${base}`), base, q);
   }
 
-  /** Resolves an asset id against the known pairs (exact, else case-insensitive). */
-  private resolveAsset(asset: string): string | undefined {
-    let ci: string | undefined;
-    const u = asset.toUpperCase();
-    for (const [b, q] of this.db.knownPairs()) {
-      if (b === asset || q === asset) return asset;
-      if (ci === undefined) {
-        if (b.toUpperCase() === u) ci = b;
-        else if (q.toUpperCase() === u) ci = q;
+  /** The resolver of the assets of the known pairs, in their order (made again when a pair was noted or another run is served). */
+  private knownAssets(): AssetResolver {
+    const db = this.db;
+    const k = this.assets;
+    if (k?.db === db && k.pairs === db.pairCount) return k.resolver;
+    const ids = function* (): Generator<string> {
+      for (const [b, q] of db.knownPairs()) {
+        yield b;
+        yield q;
       }
-    }
-    return ci;
+    };
+    this.assets = { db, pairs: db.pairCount, resolver: new AssetResolver(ids()) };
+    return this.assets.resolver;
   }
 
   /** The stored series that gives `period` for base/quote: direct, or the inverse pair's; else a 550. */
   private historySource(base: string, quote: string, period: PeriodRecord): Series {
-    const rb = this.resolveAsset(base);
-    const rq = this.resolveAsset(quote);
-    if (rb === undefined) throw noData(`no history for ${base}/${quote}: unknown asset "${base}"`);
-    if (rq === undefined) throw noData(`no history for ${base}/${quote}: unknown asset "${quote}"`);
+    const assets = this.knownAssets();
+    const rb = assets.resolveFirst(base);
+    const rq = assets.resolveFirst(quote);
+    if (rb === undefined) throw noDataError(`no history for ${base}/${quote}: unknown asset "${base}"`);
+    if (rq === undefined) throw noDataError(`no history for ${base}/${quote}: unknown asset "${quote}"`);
     const series = this.db.seriesFor(rb, rq, period, true);
     if (series) return series;
     const ids = new Set([...this.db.storedPeriods(rb, rq), ...this.db.storedPeriods(rq, rb)].map((p) => p.period_id));
     const stored = EXCHANGE_RATE_PERIODS.filter((p) => ids.has(p.period_id));
     if (stored.length > 0) {
-      throw noData(
+      throw noDataError(
         `no history for ${rb}/${rq} in period ${period.period_id}: it cannot be rolled up from the stored periods ${stored.map((p) => p.period_id).join(', ')}`,
       );
     }
-    throw noData(
+    throw noDataError(
       `no history for ${rb}/${rq}: the database keeps OHLC of the pairs tracked during the replay (direct pairs by default; ` +
         `a cross rate needs "xrate replay --track ${rb}/${rq}")`,
     );
@@ -452,7 +321,7 @@ export class DatabaseRateProvider implements RateProvider {
     const end = q.to ?? Number.MAX_SAFE_INTEGER;
     const from = db.coverage.from;
     if (from !== undefined && first < from) {
-      throw noData(
+      throw noDataError(
         `no history for ${base}/${quote} from ${formatTime(first)}: the database has output from ${formatTime(from)} on (the replay's --from)`,
       );
     }
@@ -492,7 +361,7 @@ export class DatabaseRateProvider implements RateProvider {
     let n = 64;
     while (left > 0 && cursor < r.end) {
       if (this.db !== r.db) {
-        throw noData('the database began serving another replay run while this answer was read: ask again');
+        throw noDataError('the database began serving another replay run while this answer was read: ask again');
       }
       const ask = Math.min(n, left);
       const t0 = performance.now();
@@ -515,7 +384,7 @@ export class DatabaseRateProvider implements RateProvider {
     const T = floorSecond(at);
     this.sourceFor(at, `no provenance of ${base}/${quote}`); // coverage checks
     if (this.db.allExpiredAt(T, last)) {
-      throw noData(
+      throw noDataError(
         `no rate for ${base}/${quote} at ${formatTime(T)}: every rate expired (maxRateAge) after the data ended at ${formatTime(last)}`,
       );
     }
@@ -529,10 +398,10 @@ export class DatabaseRateProvider implements RateProvider {
    */
   symbols(at: number | undefined, filter: SymbolFilter): SymbolRecord[] {
     const { last } = this.ticks();
-    if (last === undefined) throw noData('no symbol records: the database holds no computed tick');
+    if (last === undefined) throw noDataError('no symbol records: the database holds no computed tick');
     const T = at === undefined ? last : floorSecond(at);
     if (T < last) {
-      throw noData(
+      throw noDataError(
         `no symbol records at ${formatTime(T)}: the database keeps them as of its last tick ${formatTime(last)} (and later) only, ` +
           `since their volumes, times and prices need every event up to the time asked for: ask the log ("xrate symbols LOG ROUTE time=${formatTime(T)}")`,
       );
@@ -546,169 +415,5 @@ export class DatabaseRateProvider implements RateProvider {
 
   close(): void | Promise<void> {
     this.served.close();
-  }
-}
-
-/** Explains with an engine's current state (its rates as written); 550 when it has no rate or `at` is before its last tick. */
-export function explainWith(engine: Engine, base: string, quote: string, at: number | undefined): RateExplanation {
-  const last = engine.lastTickTime;
-  if (at !== undefined && last !== undefined && floorSecond(at) < last) {
-    throw noData(
-      `provenance is kept for the latest tick ${formatTime(last)} only, not for ${formatTime(at)} (use "xrate explain LOG --at TIME")`,
-    );
-  }
-  const ids = engine.assetIds();
-  const resolve = (a: string): string => {
-    if (ids.includes(a)) return a;
-    const u = a.toUpperCase();
-    const m = ids.filter((x) => x.toUpperCase() === u);
-    return m.length === 1 ? m[0] : a;
-  };
-  const e = engine.explain(resolve(base), resolve(quote));
-  if (e.kind === 'none') throw noData(`no rate for ${base}/${quote}${e.tick ? ` at ${e.tick}` : ''}: ${e.message ?? 'none'}`);
-  return wireExplanation(e);
-}
-
-/**
- * A live engine over the database it writes to (`serve --replay LOG`, `serve --replay LOG
- * --follow`): rates at the engine's last tick from the engine, earlier times and history from a
- * {@link DatabaseRateProvider} over that database (plus the engine's open OHLC bucket),
- * provenance from the engine. After a replay (static engine) later times are answered as from
- * the database (engine advanced with no events); while following, a later time is answered with
- * the current state (the log may still grow).
- */
-export class LiveRateProvider implements RateProvider {
-  private readonly db: DatabaseRateProvider;
-  private readonly store: ReplayStore;
-  private current: EngineSource | undefined;
-  private stopFeed: (() => void | Promise<void>) | undefined;
-  /** A replica's engine advanced past its last tick, for the engine state `version` it was copied from. */
-  private ahead: { version: number; engine: Engine; source?: EngineSource } | undefined;
-
-  /**
-   * @param engine - the live engine (its listener writes to `store`)
-   * @param store - the database the engine writes to (read here on the same connection)
-   * @param mode - `replay` (static after the replay), `follow` (a followed log) or `replica` (a
-   * stream, src/distributed/replica.ts): past its last tick, a replay's and a replica's engine is
-   * advanced with no more events (what a replay of what they read gives), while a followed log,
-   * whose ticks follow the wall clock, answers as of its last tick
-   * @param version - replica: a number that changes whenever the engine applies something (its
-   * stream position), so that the engine advanced past the last tick is made again
-   */
-  constructor(
-    readonly engine: Engine,
-    store: ReplayStore,
-    private readonly mode: 'replay' | 'follow' | 'replica',
-    opts: DatabaseProviderOptions = {},
-    private readonly version: () => number = () => 0,
-  ) {
-    this.store = store;
-    this.db = new DatabaseRateProvider(store, {
-      ...opts,
-      ticks: () => ({ first: engine.firstTickTime, last: engine.lastTickTime }),
-      openBucket: (series) => this.openBucket(series),
-      extrapolate: mode === 'replay',
-      watch: false,
-    });
-  }
-
-  /** Records a pair that has rows in `rates` (the feed calls it as pairs appear). */
-  notePair(base: string, quote: string): void {
-    this.db.notePair(base, quote);
-  }
-
-  /** Called by {@link close} (stops the feed that drives the engine). */
-  onClose(stop: () => void | Promise<void>): void {
-    this.stopFeed = stop;
-  }
-
-  info(): ProviderInfo {
-    return {
-      mode: this.mode,
-      source: this.store.path,
-      firstTick: this.engine.firstTickTime,
-      lastTick: this.engine.lastTickTime,
-      pairs: this.engine.pairs().length,
-    };
-  }
-
-  private sourceFor(at: number | undefined, what: string): RateSource {
-    const last = this.engine.lastTickTime;
-    if (last === undefined) throw noData(`${what}: no tick has been computed yet`);
-    const T = at === undefined ? last : floorSecond(at);
-    if (T < last || (T > last && this.mode === 'replay')) return this.db.sourceFor(at, what);
-    if (T > last && this.mode === 'replica') {
-      // As a replay database answers (database.ts): once every carried rate has expired, no pair.
-      const c = this.engine.config;
-      if (T - last > c.maxRateAgeUs + US_PER_SECOND) return new PairTable(T, [], c.crossMethod);
-      const x = this.advanced(T);
-      x.source ??= new EngineSource(x.engine);
-      return x.source;
-    }
-    if (!this.current || this.current.tick !== last) this.current = new EngineSource(this.engine);
-    return this.current;
-  }
-
-  /**
-   * A replica's engine copied and advanced with no further events to tick T past its last, as a
-   * replay of what it has read gives at T; reused while the replica has applied nothing new.
-   */
-  private advanced(T: number): { engine: Engine; source?: EngineSource } {
-    const v = this.version();
-    let x = this.ahead;
-    if (!x || x.version !== v || (x.engine.lastTickTime ?? Number.NEGATIVE_INFINITY) > T) {
-      x = { version: v, engine: restoreEngine(this.engine.snapshot(), {}) };
-      this.ahead = x;
-    }
-    if (x.engine.lastTickTime !== T) {
-      x.engine.advanceTo(T);
-      x.source = undefined;
-    }
-    return x;
-  }
-
-  private openBucket(series: Series): OhlcBucket | undefined {
-    const track = this.engine.trackedPairs().find((t) => t.base === series.base && t.quote === series.quote);
-    if (!track) return undefined;
-    return this.engine.openBuckets(track).find((o) => o.period.period_id === series.period.period_id)?.bucket;
-  }
-
-  rate(base: string, quote: string, at?: number): CachedRate {
-    return rateFrom(this.sourceFor(at, `no rate for ${base}/${quote}`), base, quote);
-  }
-
-  rates(base: string, q: RatesQuery): ExchangeRates {
-    return ratesFrom(this.sourceFor(q.at, `no rates of ${base}`), base, q);
-  }
-
-  history(base: string, quote: string, q: HistoryQuery): TimeseriesItem[] {
-    return this.db.history(base, quote, q);
-  }
-
-  historyBuckets(base: string, quote: string, q: HistoryQuery): IterableIterator<OhlcBucket> {
-    return this.db.historyBuckets(base, quote, q);
-  }
-
-  explain(base: string, quote: string, at?: number): RateExplanation {
-    const last = this.engine.lastTickTime;
-    if (this.mode === 'replay' && at !== undefined && last !== undefined && floorSecond(at) > last) return this.db.explain(base, quote, at);
-    if (this.mode === 'replica' && at !== undefined && last !== undefined && floorSecond(at) > last)
-      return explainWith(this.advanced(floorSecond(at)).engine, base, quote, at);
-    return explainWith(this.engine, base, quote, at === undefined || last === undefined ? at : Math.min(at, last));
-  }
-
-  /** The engine's records at its last tick; earlier times from the database, later ones (replay, replica) from the engine advanced. */
-  symbols(at: number | undefined, filter: SymbolFilter): SymbolRecord[] {
-    const last = this.engine.lastTickTime;
-    if (last === undefined) throw noData('no symbol records: no tick has been computed yet');
-    const T = at === undefined ? last : floorSecond(at);
-    if (T < last || (T > last && this.mode === 'replay')) return this.db.symbols(at, filter);
-    if (T > last && this.mode === 'replica') return this.advanced(T).engine.symbols(filter);
-    return this.engine.symbols(filter);
-  }
-
-  async close(): Promise<void> {
-    if (this.stopFeed) await this.stopFeed();
-    await this.db.close();
   }
 }

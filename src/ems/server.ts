@@ -13,9 +13,9 @@ import { ReplayStore } from '../io/store.js';
 import { describeRoutes } from '../http/declare.js';
 import { openApiDocument } from '../http/openapi.js';
 import { Authenticator, type RawRequest } from '../http/auth.js';
-import { errorBody, ServiceError, unauthorized } from '../http/errors.js';
+import { errorBody, ServiceError, serviceErrorOf, unauthorized } from '../http/errors.js';
 import { KeyStore } from '../http/keys.js';
-import type { RateProvider } from '../answers/databaseProvider.js';
+import type { RateProvider } from '../answers/index.js';
 import { DEFAULT_DB, listenOn, openProvider, type ServiceIo } from '../service/start.js';
 import { emsAbout } from './api.js';
 import { EXCHANGE_UNREACHABLE, PositionSource, UnreachableError } from './positions.js';
@@ -88,13 +88,14 @@ export async function createEmsApp(opts: EmsAppOptions): Promise<FastifyInstance
         ),
       );
   });
-  app.setErrorHandler((err: FastifyError | ServiceError | UnreachableError, _req, reply) => {
+  app.setErrorHandler((err: FastifyError | UnreachableError, _req, reply) => {
     if (err instanceof UnreachableError) {
       void reply.code(EXCHANGE_UNREACHABLE).header('content-type', JSON_TYPE).send(JSON.stringify(err.body));
       return;
     }
-    if (err instanceof ServiceError) {
-      void reply.code(err.status).header('content-type', JSON_TYPE).send(errorBody(err.message));
+    const se = serviceErrorOf(err);
+    if (se) {
+      void reply.code(se.status).header('content-type', JSON_TYPE).send(errorBody(se.message));
       return;
     }
     const status = typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;

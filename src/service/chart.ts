@@ -27,7 +27,7 @@ import { badParam, noData } from '../http/errors.js';
 import { CONTENT_TYPES } from '../http/format/index.js';
 import type { HeavyPool } from './heavyPool.js';
 import type { RequestLimits } from './requestLimits.js';
-import type { RateProvider } from '../answers/databaseProvider.js';
+import type { RateProvider } from '../answers/index.js';
 
 /** The page's own files, in the package's `ui/` folder. */
 const UI_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'ui');

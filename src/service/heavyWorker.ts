@@ -12,11 +12,11 @@ import { OWN_METRICS } from '../core/engine/ownMetrics.js';
 import type { MetricsSource } from '../core/metrics/source.js';
 import { ReplayStore } from '../io/store.js';
 import { chartAnswer } from './chart.js';
-import { ServiceError } from '../http/errors.js';
+import { ServiceError, serviceErrorOf } from '../http/errors.js';
 import { CONTENT_TYPES, render } from '../http/format/index.js';
 import type { HeavyReply, HeavyTask, MetricsFrom } from './heavyPool.js';
 import { answerMetrics } from './metrics.js';
-import { DatabaseRateProvider } from '../answers/databaseProvider.js';
+import { DatabaseRateProvider } from '../answers/index.js';
 
 /**
  * Heavy work yields the CPU to the main thread's light requests: on Linux this thread's own nice
@@ -76,7 +76,8 @@ parentPort?.on('message', ({ id, task }: { id: number; task: HeavyTask }) => {
       post({ id, answer: a }, own ? [a.body.buffer as ArrayBuffer] : []);
     },
     (e: unknown) => {
-      if (e instanceof ServiceError) post({ id, error: { status: e.status, message: e.message, headers: e.headers } });
+      const se = serviceErrorOf(e);
+      if (se) post({ id, error: { status: se.status, message: se.message, headers: se.headers } });
       else post({ id, crash: e instanceof Error ? e.message : String(e) });
     },
   );

@@ -21,7 +21,7 @@ export {
   type HistoryQuery,
   type ProviderInfo,
   type DatabaseProviderOptions,
-} from '../answers/databaseProvider.js';
+} from '../answers/index.js';
 export { exchangeRatePeriod } from '../core/periods.js';
 export { startReplay, startFollow, type FollowOptions, type Follower, type ReplayServeOptions } from './live.js';
 export {

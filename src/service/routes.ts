@@ -24,7 +24,7 @@ import { badParam } from '../http/errors.js';
 import { CONTENT_TYPES, render, type OutputFormat, type PayloadKind } from '../http/format/index.js';
 import { historyBody, readHistory } from './history.js';
 import { shown, splitList } from '../http/params.js';
-import type { RateProvider } from '../answers/databaseProvider.js';
+import type { RateProvider } from '../answers/index.js';
 import type { RequestLimits } from './requestLimits.js';
 import type { Right } from '../http/keys.js';
 

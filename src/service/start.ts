@@ -14,7 +14,7 @@ import { formatTime } from '../core/time.js';
 import { ReplayStore } from '../io/store.js';
 import { KeyStore, DEFAULT_CONCURRENCY, DEFAULT_LIMIT } from '../http/keys.js';
 import { startFollow, startReplay } from './live.js';
-import { DatabaseRateProvider, type LiveRateProvider, type RateProvider } from '../answers/databaseProvider.js';
+import { DatabaseRateProvider, type LiveRateProvider, type RateProvider } from '../answers/index.js';
 import type { RedisKeyStore } from '../http/redisKeys.js';
 import { createService } from './server.js';
 import type { Readiness } from './ops.js';

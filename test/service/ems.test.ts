@@ -19,7 +19,7 @@ import { ReplayStore } from '../../src/io/store.js';
 import { replay } from '../../src/replay/replay.js';
 import { KeyStore } from '../../src/http/keys.js';
 import { startFollow, startReplay } from '../../src/service/live.js';
-import { DatabaseRateProvider, type RateProvider } from '../../src/answers/databaseProvider.js';
+import { DatabaseRateProvider, type RateProvider } from '../../src/answers/index.js';
 import { FIXTURES, request, type Res, tempDir } from './helpers.js';
 
 // ------------------------------------------------------------------ the log

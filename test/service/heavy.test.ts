@@ -14,7 +14,7 @@ import { formatTime, parseTime } from '../../src/core/time.js';
 import { queryHistory } from '../../src/replay/query.js';
 import { historyPieces, negotiate, render, type OutputFormat } from '../../src/http/format/index.js';
 import { Query } from '../../src/http/params.js';
-import type { DatabaseRateProvider, HistoryQuery, RateProvider, TimeseriesItem } from '../../src/answers/databaseProvider.js';
+import type { DatabaseRateProvider, HistoryQuery, RateProvider, TimeseriesItem } from '../../src/answers/index.js';
 import { SlicedBody } from '../../src/service/slices.js';
 import {
   demoProvider,

@@ -18,7 +18,7 @@ import { ReplayStore } from '../../src/io/store.js';
 import { missingOneOf } from '../../src/http/errors.js';
 import { KeyStore } from '../../src/http/keys.js';
 import { answerMetrics } from '../../src/service/metrics.js';
-import { DatabaseRateProvider } from '../../src/answers/databaseProvider.js';
+import { DatabaseRateProvider } from '../../src/answers/index.js';
 import { createService } from '../../src/service/server.js';
 import { demoDb, tempDir } from './helpers.js';
 import { type Doc, fillPath, operations, ownParams, SAMPLE, SITES } from './openapiHelpers.js';

@@ -13,7 +13,7 @@ import { createEmsApp } from '../../src/ems/server.js';
 import { PositionSource } from '../../src/ems/positions.js';
 import { ReplayStore } from '../../src/io/store.js';
 import { KeyStore } from '../../src/http/keys.js';
-import { DatabaseRateProvider } from '../../src/answers/databaseProvider.js';
+import { DatabaseRateProvider } from '../../src/answers/index.js';
 import { createService } from '../../src/service/server.js';
 import { request, startServer, tempDir, type TestServer } from './helpers.js';
 import { answerChecker, type Doc, demoDbWithMetrics, emsDb, operations, SITES } from './openapiHelpers.js';

@@ -12,7 +12,7 @@ import { Redis } from 'ioredis';
 import { formatTime } from '../../src/core/time.js';
 import { OWN_METRICS } from '../../src/core/engine/ownMetrics.js';
 import { type CreateKeyOptions, hashKey } from '../../src/http/keys.js';
-import type { RateProvider } from '../../src/answers/databaseProvider.js';
+import type { RateProvider } from '../../src/answers/index.js';
 import { RedisKeyStore } from '../../src/http/redisKeys.js';
 import { LIMITS_UNREACHABLE } from '../../src/service/redisLimits.js';
 import { createService } from '../../src/service/server.js';
