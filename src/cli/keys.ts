@@ -21,7 +21,7 @@ import { isRedisUrl } from '../distributed/redisUrl.js';
 import type { RedisSecurity } from '../distributed/security.js';
 import { type RedisFlagValues, redisSecurityFlags } from './connection.js';
 import { int } from './args.js';
-import { DEFAULT_DB, type ServiceIo } from '../service/start.js';
+import { DEFAULT_DB, type ServiceIo } from '../app/serve.js';
 import type { UsageErrorFactory } from './serve.js';
 
 /** The flags of `xrate keys` that {@link keysCommand} reads. */

@@ -16,7 +16,7 @@ import { Authenticator, type RawRequest } from '../http/auth.js';
 import { errorBody, ServiceError, serviceErrorOf, unauthorized } from '../http/errors.js';
 import { KeyStore } from '../http/keys.js';
 import type { RateProvider } from '../answers/index.js';
-import { DEFAULT_DB, listenOn, openProvider, type ServiceIo } from '../service/start.js';
+import { DEFAULT_DB, listenOn, openProvider, type ServiceIo } from '../app/serve.js';
 import { emsAbout } from './api.js';
 import { EXCHANGE_UNREACHABLE, PositionSource, UnreachableError } from './positions.js';
 import { type EmsData, registerEmsRoutes } from './routes.js';

@@ -13,11 +13,11 @@ import type { EngineConfig } from '../core/config.js';
 import { formatTime } from '../core/time.js';
 import { ReplayStore } from '../io/store.js';
 import { KeyStore, DEFAULT_CONCURRENCY, DEFAULT_LIMIT } from '../http/keys.js';
-import { startFollow, startReplay } from './live.js';
+import { startFollow, startReplay } from '../service/live.js';
 import { DatabaseRateProvider, type LiveRateProvider, type RateProvider } from '../answers/index.js';
 import type { RedisKeyStore } from '../http/redisKeys.js';
-import { createService } from './server.js';
-import type { Readiness } from './ops.js';
+import { createService } from '../service/server.js';
+import type { Readiness } from '../service/ops.js';
 import { DEFAULT_STREAM } from '../distributed/names.js';
 import { type NatsSecurity, type RedisSecurity, redactUrl } from '../distributed/security.js';
 import type { Replica } from '../distributed/replica.js';
@@ -193,7 +193,7 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
       opts.redis !== undefined
         ? await (await import('../http/redisKeys.js')).RedisKeyStore.open(opts.redis, opts.redisSecurity)
         : KeyStore.open(opts.keys ?? db);
-    const ops = await import('./ops.js');
+    const ops = await import('../service/ops.js');
     let closing = false;
     const live = provider instanceof DatabaseRateProvider ? undefined : (provider as LiveRateProvider).engine;
     const r = replica;
