@@ -33,7 +33,7 @@ try {
 
 const sources = new Map<string, MetricsSource>();
 
-/** The served metrics of `db`, as the main thread reads them (start.ts). */
+/** The served metrics of `db`, as the main thread reads them (src/app/serve.ts). */
 async function metricsOf(db: string, from: MetricsFrom): Promise<MetricsSource> {
   const k = `${from}:${db}`;
   let s = sources.get(k);
