@@ -15,7 +15,7 @@ import { MAX_LINE_BYTES_CAP } from '../io/lineLimit.js';
 import type { SourceFormat } from '../io/source.js';
 import { ReplayStore } from '../io/store.js';
 import type { QuerySource } from '../replay/query.js';
-import { ServiceError } from '../service/errors.js';
+import { serviceErrorOf } from '../http/errors.js';
 
 /** Bad usage: exit code 2. */
 export class UsageError extends Error {}
@@ -34,8 +34,9 @@ export class InputError extends Error {}
  * ```
  */
 export function cliErrorOf(e: unknown): unknown {
-  if (!(e instanceof ServiceError)) return e;
-  return e.status === 400 ? new UsageError(e.message) : new InputError(`xrate: ${e.message}`);
+  const se = serviceErrorOf(e);
+  if (!se) return e;
+  return se.status === 400 ? new UsageError(se.message) : new InputError(`xrate: ${se.message}`);
 }
 
 /** Output streams (injectable for tests). */

@@ -16,12 +16,12 @@ import {
   parseRights,
   RIGHTS,
   type Right,
-} from '../service/keys.js';
+} from '../http/keys.js';
 import { isRedisUrl } from '../distributed/redisUrl.js';
 import type { RedisSecurity } from '../distributed/security.js';
 import { type RedisFlagValues, redisSecurityFlags } from './connection.js';
 import { int } from './args.js';
-import { DEFAULT_DB, type ServiceIo } from '../service/start.js';
+import { DEFAULT_DB, type ServiceIo } from '../app/serve.js';
 import type { UsageErrorFactory } from './serve.js';
 
 /** The flags of `xrate keys` that {@link keysCommand} reads. */
@@ -82,7 +82,7 @@ function sqliteAdmin(path: string): KeyAdmin {
 
 async function redisAdmin(url: string, security: RedisSecurity | undefined): Promise<KeyAdmin> {
   // Loaded only here: the SQLite path does not load the Redis client.
-  const { RedisKeyStore } = await import('../service/redisKeys.js');
+  const { RedisKeyStore } = await import('../http/redisKeys.js');
   const { RedisLimits } = await import('../service/redisLimits.js');
   const keys = await RedisKeyStore.open(url, security);
   const fail = (e: unknown): never => {

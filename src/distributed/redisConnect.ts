@@ -1,6 +1,6 @@
 /**
  * The first connection of a Redis client, shared by the queue (src/distributed/queue.ts) and the
- * service's keys and limits (src/service/redisKeys.ts): the credentials and TLS of
+ * service's keys and limits (src/http/redisKeys.ts): the credentials and TLS of
  * {@link RedisSecurity}, a bounded first connection, and an error that says what failed.
  *
  * @module

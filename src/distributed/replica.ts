@@ -35,7 +35,7 @@ import type { SourceRecord } from '../io/source.js';
 import { ReplayStore } from '../io/store.js';
 import { Ingest, type IngestState } from '../replay/ingest.js';
 import { DEFAULT_STORED_PERIODS } from '../replay/replay.js';
-import { LiveRateProvider } from '../service/provider.js';
+import { LiveRateProvider } from '../answers/index.js';
 import { decodeMessage } from './feed.js';
 import { connectNats } from './natsConnect.js';
 import { ensureStream } from './publish.js';

@@ -13,9 +13,10 @@ import { formatTime, US_PER_SECOND } from '../core/time.js';
 import { wireNumber } from '../core/wire.js';
 import type { PositionHistory } from '../io/storeTypes.js';
 import type { ReplayStore } from '../io/store.js';
-import { badParam, ServiceError } from '../service/errors.js';
-import { shown } from '../service/params.js';
-import { DatabaseRateProvider, LiveRateProvider, type RateProvider } from '../service/provider.js';
+import { isXrateError } from '../core/errors.js';
+import { badParam, ServiceError } from '../http/errors.js';
+import { shown } from '../http/params.js';
+import { DatabaseRateProvider, LiveRateProvider, type RateProvider } from '../answers/index.js';
 
 /** The interface's status for "exchange is unreachable". */
 export const EXCHANGE_UNREACHABLE = 490;
@@ -191,7 +192,7 @@ function rateOrNone(p: RateProvider, base: string, quote: string, T: number | un
   try {
     return p.rate(base, quote, T).raw;
   } catch (e) {
-    if (e instanceof ServiceError) return undefined;
+    if (isXrateError(e, 'no_data')) return undefined;
     throw e;
   }
 }

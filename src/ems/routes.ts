@@ -6,10 +6,10 @@
  * @module
  */
 import type { FastifyInstance } from 'fastify';
-import { registerDeclared } from '../service/api/declare.js';
+import { registerDeclared } from '../http/declare.js';
 import { splitAccount } from '../core/positions/events.js';
-import { badParam, ServiceError } from '../service/errors.js';
-import { type Query, shown } from '../service/params.js';
+import { badParam, ServiceError } from '../http/errors.js';
+import { type Query, shown } from '../http/params.js';
 import type { PositionSource } from './positions.js';
 import { CERTIFICATE_ROUTE, ENDPOINTS_ROUTE, LOCATIONS_ROUTE, POSITIONS_ROUTE } from './api.js';
 import { endpointsOf, type Sites } from './sites.js';

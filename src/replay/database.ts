@@ -1,7 +1,7 @@
 /**
  * Answers from a replay database: the one place that knows how a database written by
  * `xrate replay` answers as its log would. The CLI (`xrate rate|history|explain DB`, query.ts) and
- * the service (provider.ts) are thin front ends over it; they only word its failures (an `xrate:`
+ * the service (src/answers/databaseProvider.ts) are thin front ends over it; they only word its failures (an `xrate:`
  * error and exit 1, or HTTP 550 with a `message`).
  *
  * - Coverage: the newest complete run, its config, first and last tick, its `--from` and whether

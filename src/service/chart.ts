@@ -21,13 +21,13 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { US_PER_HOUR } from '../core/time.js';
 import { ChartError, chartData, type ChartQuery } from '../replay/chart.js';
-import { registerDeclared } from './api/declare.js';
+import { registerDeclared } from '../http/declare.js';
 import { CHART_ROUTE, pageRoute } from './api/rateRoutes.js';
-import { badParam, noData } from './errors.js';
-import { CONTENT_TYPES } from './format/index.js';
+import { badParam, noData } from '../http/errors.js';
+import { CONTENT_TYPES } from '../http/format/index.js';
 import type { HeavyPool } from './heavyPool.js';
 import type { RequestLimits } from './requestLimits.js';
-import type { RateProvider } from './provider.js';
+import type { RateProvider } from '../answers/index.js';
 
 /** The page's own files, in the package's `ui/` folder. */
 const UI_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'ui');

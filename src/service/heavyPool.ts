@@ -16,8 +16,8 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { ServiceError } from './errors.js';
-import type { OutputFormat } from './format/index.js';
+import { ServiceError } from '../http/errors.js';
+import type { OutputFormat } from '../http/format/index.js';
 
 /** Where the served metrics are read: a replay database's complete run, or what a live feed has written so far. */
 export type MetricsFrom = 'database' | 'store';

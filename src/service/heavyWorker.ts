@@ -12,11 +12,11 @@ import { OWN_METRICS } from '../core/engine/ownMetrics.js';
 import type { MetricsSource } from '../core/metrics/source.js';
 import { ReplayStore } from '../io/store.js';
 import { chartAnswer } from './chart.js';
-import { ServiceError } from './errors.js';
-import { CONTENT_TYPES, render } from './format/index.js';
+import { ServiceError, serviceErrorOf } from '../http/errors.js';
+import { CONTENT_TYPES, render } from '../http/format/index.js';
 import type { HeavyReply, HeavyTask, MetricsFrom } from './heavyPool.js';
 import { answerMetrics } from './metrics.js';
-import { DatabaseRateProvider } from './provider.js';
+import { DatabaseRateProvider } from '../answers/index.js';
 
 /**
  * Heavy work yields the CPU to the main thread's light requests: on Linux this thread's own nice
@@ -33,7 +33,7 @@ try {
 
 const sources = new Map<string, MetricsSource>();
 
-/** The served metrics of `db`, as the main thread reads them (start.ts). */
+/** The served metrics of `db`, as the main thread reads them (src/app/serve.ts). */
 async function metricsOf(db: string, from: MetricsFrom): Promise<MetricsSource> {
   const k = `${from}:${db}`;
   let s = sources.get(k);
@@ -76,7 +76,8 @@ parentPort?.on('message', ({ id, task }: { id: number; task: HeavyTask }) => {
       post({ id, answer: a }, own ? [a.body.buffer as ArrayBuffer] : []);
     },
     (e: unknown) => {
-      if (e instanceof ServiceError) post({ id, error: { status: e.status, message: e.message, headers: e.headers } });
+      const se = serviceErrorOf(e);
+      if (se) post({ id, error: { status: se.status, message: se.message, headers: se.headers } });
       else post({ id, crash: e instanceof Error ? e.message : String(e) });
     },
   );

@@ -22,9 +22,9 @@
  * @module
  */
 import { formatTime } from '../core/time.js';
-import { type ServiceError, tooManyRequests } from './errors.js';
+import { type ServiceError, tooManyRequests } from '../http/errors.js';
 import { soon } from './slices.js';
-import type { ApiKey, KeyStore } from './keys.js';
+import type { ApiKey, KeyStore } from '../http/keys.js';
 
 /** Seconds in the window. */
 export const WINDOW_SECONDS = 86_400;

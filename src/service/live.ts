@@ -23,7 +23,7 @@ import { ReplayStore } from '../io/store.js';
 import { FileTail } from '../io/tail.js';
 import { Ingest } from '../replay/ingest.js';
 import { DEFAULT_STORED_PERIODS, replay } from '../replay/replay.js';
-import { LiveRateProvider } from './provider.js';
+import { LiveRateProvider } from '../answers/index.js';
 
 /** Options of {@link startReplay}. */
 export interface ReplayServeOptions {

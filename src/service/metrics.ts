@@ -49,10 +49,10 @@ import { bucketStartAtOrAfter, getPeriod } from '../core/periods.js';
 import { formatTime, TIME_RANGE } from '../core/time.js';
 import type { TimeUs } from '../core/types.js';
 import { HISTORY_MAX_LIMIT } from '../replay/query.js';
-import { badParam, noData } from './errors.js';
+import { badParam, noData } from '../http/errors.js';
 import type { RequestLimits } from './requestLimits.js';
 import { metricHistoryJson, type TimeWriter } from './metricHistory.js';
-import { type Query, shown } from './params.js';
+import { type Query, shown } from '../http/params.js';
 import { answerFromTable, type Answer, type Offload, registerRouteTable, type TableRoute } from './routeTable.js';
 import { ratesAsWritten } from './metricRates.js';
 

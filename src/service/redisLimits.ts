@@ -52,9 +52,9 @@ import { STATUS_CODES } from 'node:http';
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
-import { errorBody, ServiceError } from './errors.js';
-import { CONTENT_TYPES } from './format/index.js';
-import type { ApiKey } from './keys.js';
+import { errorBody, ServiceError } from '../http/errors.js';
+import { CONTENT_TYPES } from '../http/format/index.js';
+import type { ApiKey } from '../http/keys.js';
 import {
   concurrencyExceeded,
   DEFAULT_HEAVY_CONCURRENCY,
@@ -66,7 +66,7 @@ import {
   WINDOW_SECONDS,
   type WindowState,
 } from './limits.js';
-import { defineScript, PREFIX, type Script } from './redisKeys.js';
+import { defineScript, PREFIX, type Script } from '../http/redisKeys.js';
 import { soon } from './slices.js';
 import type { RequestLimits } from './requestLimits.js';
 

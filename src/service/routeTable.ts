@@ -8,14 +8,14 @@
  * @module
  */
 import type { FastifyInstance } from 'fastify';
-import { checkRequired, registerDeclared } from './api/declare.js';
+import { checkRequired, registerDeclared } from '../http/declare.js';
 import { tableRouteDecl } from './api/tableRoutes.js';
-import type { OutputFormat, PayloadKind } from './format/index.js';
-import { CONTENT_TYPES, render } from './format/index.js';
+import type { OutputFormat, PayloadKind } from '../http/format/index.js';
+import { CONTENT_TYPES, render } from '../http/format/index.js';
 import { STREAM_MIN_ITEMS } from './history.js';
-import type { Right } from './keys.js';
+import type { Right } from '../http/keys.js';
 import { HISTORY_MAX_LIMIT } from '../replay/query.js';
-import { matchPath, Query } from './params.js';
+import { matchPath, Query } from '../http/params.js';
 import type { RequestLimits } from './requestLimits.js';
 import { type SlicedBody, slicedArrayBody } from './slices.js';
 

@@ -19,8 +19,8 @@
  * @module
  */
 import { Readable } from 'node:stream';
-import { ServiceError } from './errors.js';
-import type { HistoryPieces } from './format/index.js';
+import { ServiceError } from '../http/errors.js';
+import type { HistoryPieces } from '../http/format/index.js';
 
 /** Work of all long answers together in one turn of the event loop, ms. */
 export const TURN_MS = 2;

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { startEms } from '../../ems/server.js';
+import { startEms } from '../../app/ems.js';
 import { closeOnSignals, COMMON, format, int, loadConfig, maxLineBytes, parseFlags, seconds, UsageError, type Io } from '../args.js';
 import { help } from '../help.js';
 

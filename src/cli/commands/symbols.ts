@@ -11,7 +11,7 @@
  * @module
  */
 import { engineAt, isDatabaseSource } from '../../replay/query.js';
-import { DatabaseRateProvider } from '../../service/provider.js';
+import { DatabaseRateProvider } from '../../answers/index.js';
 import { answerSymbols, symbolsTime, type SymbolSource } from '../../service/symbols.js';
 import { cliErrorOf, COMMON, parse, querySource, UsageError, type Io } from '../args.js';
 import { help } from '../help.js';

@@ -7,7 +7,7 @@
  */
 import { EXCHANGE_RATE_PERIODS, MONTH_PERIODS } from '../../core/periods.js';
 import { HISTORY_MAX_LIMIT } from '../../replay/query.js';
-import { arrayOf, type ParamDecl, pathParam, queryParam, type RouteDecl, ref } from './declare.js';
+import { arrayOf, type ParamDecl, pathParam, queryParam, type RouteDecl, ref } from '../../http/declare.js';
 
 const SCOPES = ['exchange', 'symbol', 'asset'] as const;
 type Scope = (typeof SCOPES)[number];

@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { isXrateError } from '../core/errors.js';
 
 /** The interface's "no data" status. */
 export const NO_DATA = 550;
@@ -91,4 +92,16 @@ function decodeSegment(seg: string): string {
 /** The JSON body of an error. */
 export function errorBody(message: string): string {
   return JSON.stringify({ message });
+}
+
+/**
+ * The service's error for a thrown value: a {@link ServiceError} as it is; an `XrateError` (src/core/errors.ts)
+ * by its code (`no_data`, the answers' no-data error: the 550 of {@link noData}, the interface's
+ * wording before its message); anything else undefined.
+ */
+export function serviceErrorOf(e: unknown): ServiceError | undefined {
+  if (e instanceof ServiceError) return e;
+  if (isXrateError(e, 'no_data')) return noData(e.message);
+  if (isXrateError(e)) return new ServiceError(e.status, e.message, e.headers);
+  return undefined;
 }

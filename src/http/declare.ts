@@ -13,10 +13,10 @@
  * @module
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { missingOneOf, missingParam } from '../errors.js';
-import { CONTENT_TYPES, negotiate, type OutputFormat } from '../format/index.js';
-import type { Right } from '../rights.js';
-import { Query } from '../params.js';
+import { missingOneOf, missingParam } from './errors.js';
+import { CONTENT_TYPES, negotiate, type OutputFormat } from './format/index.js';
+import type { Right } from './rights.js';
+import { Query } from './params.js';
 
 /** A JSON Schema (2020-12, the dialect of OpenAPI 3.1). */
 export type JsonSchema = { readonly [k: string]: unknown };

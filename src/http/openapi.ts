@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { DEFAULT_TIME_FORMAT } from '../format/index.js';
+import { DEFAULT_TIME_FORMAT } from './format/index.js';
 import type { ErrorDecl, JsonSchema, ParamDecl, RouteDecl } from './declare.js';
 
 /** What a document says beyond its routes. */
