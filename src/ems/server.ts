@@ -13,7 +13,8 @@ import { ReplayStore } from '../io/store.js';
 import { describeRoutes } from '../service/api/declare.js';
 import { openApiDocument } from '../service/api/openapi.js';
 import { Authenticator, type RawRequest } from '../service/auth.js';
-import { errorBody, ServiceError, unauthorized } from '../service/errors.js';
+import { isXrateError, XrateError } from '../core/errors.js';
+import { errorBody, unauthorized } from '../service/errors.js';
 import { KeyStore } from '../service/keys.js';
 import type { RateProvider } from '../service/provider.js';
 import { DEFAULT_DB, listenOn, openProvider, type ServiceIo } from '../service/start.js';
@@ -72,7 +73,7 @@ export async function createEmsApp(opts: EmsAppOptions): Promise<FastifyInstance
       try {
         await auth.authenticate(req.raw as RawRequest, req.query);
       } catch (e) {
-        if (!(e instanceof ServiceError) || !cert.presented) throw e;
+        if (!isXrateError(e, 'unauthorized') || !cert.presented) throw e;
         throw unauthorized(`The TLS client certificate was refused (${cert.reason}), and ${e.message}`);
       }
     });
@@ -88,12 +89,12 @@ export async function createEmsApp(opts: EmsAppOptions): Promise<FastifyInstance
         ),
       );
   });
-  app.setErrorHandler((err: FastifyError | ServiceError | UnreachableError, _req, reply) => {
+  app.setErrorHandler((err: FastifyError, _req, reply) => {
     if (err instanceof UnreachableError) {
       void reply.code(EXCHANGE_UNREACHABLE).header('content-type', JSON_TYPE).send(JSON.stringify(err.body));
       return;
     }
-    if (err instanceof ServiceError) {
+    if (isXrateError(err) && err.status !== 500) {
       void reply.code(err.status).header('content-type', JSON_TYPE).send(errorBody(err.message));
       return;
     }
@@ -148,11 +149,15 @@ export interface RunningEms {
  */
 export async function startEms(opts: EmsServeOptions, io: ServiceIo): Promise<RunningEms> {
   if (opts.tlsClientCa !== undefined && opts.tlsCert === undefined) {
-    throw new Error('xrate: --tls-client-ca needs --tls-cert and --tls-key (client certificates travel in a TLS handshake)');
+    throw new XrateError('input', '--tls-client-ca needs --tls-cert and --tls-key (client certificates travel in a TLS handshake)', {
+      field: '--tls-client-ca',
+    });
   }
   if (opts.tlsClientCa !== undefined && !opts.managed) {
-    throw new Error(
-      'xrate: --tls-client-ca authenticates the managed mode: add --managed (a self-hosted gateway asks for no authentication)',
+    throw new XrateError(
+      'input',
+      '--tls-client-ca authenticates the managed mode: add --managed (a self-hosted gateway asks for no authentication)',
+      { field: '--tls-client-ca' },
     );
   }
   const tls = loadTls({ cert: opts.tlsCert, key: opts.tlsKey, clientCa: opts.tlsClientCa });

@@ -12,6 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { accountMatches } from '../core/positions/book.js';
 import { splitAccount } from '../core/positions/events.js';
+import { XrateError } from '../core/errors.js';
 
 /**
  * A server site location (the interface's field order).
@@ -115,12 +116,12 @@ export function loadSites(path: string): Sites {
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    throw new Error(`xrate: cannot read the sites file "${path}": ${(e as Error).message}`);
+    throw new XrateError('input', `cannot read the sites file "${path}": ${(e as Error).message}`);
   }
   try {
     return parseSites(JSON.parse(text) as unknown);
   } catch (e) {
-    throw new Error(`xrate: the sites file "${path}" is not valid: ${(e as Error).message}`);
+    throw new XrateError('input', `the sites file "${path}" is not valid: ${(e as Error).message}`);
   }
 }
 

@@ -23,6 +23,7 @@ import { DEFAULT_MAX_LINE_BYTES } from './lineLimit.js';
 import { openNdjson } from './ndjson.js';
 import { openSqlite } from './sqliteSource.js';
 import { openVendorCsv, sniffVendor, type VendorKind, type VendorTime } from './vendorCsv.js';
+import { XrateError } from '../core/errors.js';
 
 export { JsonRecord } from './record.js';
 
@@ -250,14 +251,15 @@ export function openSource(path: string, opts: OpenSourceOptions = {}): EventSou
     size = st.size;
     head = readHead(path, 64);
   } catch (e) {
-    throw new Error(`xrate: cannot open event log "${path}": ${(e as Error).message}`);
+    throw new XrateError('input', `cannot open event log "${path}": ${(e as Error).message}`);
   }
   const batchSize = Math.max(1, Math.floor(opts.batchSize ?? DEFAULT_BATCH_SIZE));
   const startLine = opts.startLine ?? 1;
   const gzip = path.toLowerCase().endsWith('.gz') || (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b);
   let format = opts.format ?? detectFormat(path) ?? sniffFormat(head, gzip);
   const maxLineBytes = Math.floor(opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
-  if (!(maxLineBytes >= 1)) throw new Error(`xrate: the maximum line length must be at least 1 byte, got ${opts.maxLineBytes}`);
+  if (!(maxLineBytes >= 1))
+    throw new XrateError('usage', `the maximum line length must be at least 1 byte, got ${opts.maxLineBytes}`, { field: 'maxLineBytes' });
   const ro: ReaderOptions = { batchSize, startLine, gzip, totalBytes: size, maxLineBytes, lean: opts.lean };
   let vendor: VendorKind | undefined;
   if (format === 'csv' || format === 'coinapi' || format === 'tardis') {
@@ -265,8 +267,9 @@ export function openSource(path: string, opts: OpenSourceOptions = {}): EventSou
     if (vendor !== undefined && opts.format === 'csv') vendor = undefined;
     if (opts.format === 'coinapi' || opts.format === 'tardis') {
       if (vendor?.format !== opts.format) {
-        throw new Error(
-          `xrate: "${path}" is not a ${opts.format === 'coinapi' ? 'CoinAPI flat file' : 'tardis CSV file'} (its header is not one of the format's)`,
+        throw new XrateError(
+          'input',
+          `"${path}" is not a ${opts.format === 'coinapi' ? 'CoinAPI flat file' : 'tardis CSV file'} (its header is not one of the format's)`,
         );
       }
     }
@@ -283,6 +286,6 @@ export function openSource(path: string, opts: OpenSourceOptions = {}): EventSou
     case 'tardis':
       return openVendorCsv(path, vendor!, { ...ro, time: opts.time });
     default:
-      throw new Error(`xrate: unknown source format "${String(format)}"`);
+      throw new XrateError('usage', `unknown source format "${String(format)}"`, { field: 'format' });
   }
 }

@@ -20,7 +20,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { US_PER_HOUR } from '../core/time.js';
-import { ChartError, chartData, type ChartQuery } from '../replay/chart.js';
+import { isXrateError } from '../core/errors.js';
+import { chartData, type ChartQuery } from '../replay/chart.js';
 import { registerDeclared } from './api/declare.js';
 import { CHART_ROUTE, pageRoute } from './api/rateRoutes.js';
 import { badParam, noData } from './errors.js';
@@ -117,12 +118,8 @@ export async function chartAnswer(db: string, q: ChartQuery): Promise<{ body: Bu
   try {
     data = await chartData({ inputs: [db] }, q);
   } catch (e) {
-    if (e instanceof ChartError) {
-      if (e.kind === 'bad-request') throw badParam(e.param ?? 'time_end', e.message);
-      throw noData(e.message);
-    }
-    const m = (e as Error).message;
-    if (m.startsWith('xrate:')) throw noData(m.replace(/^xrate: /, ''));
+    if (isXrateError(e, 'usage')) throw badParam(e.field ?? 'time_end', e.message);
+    if (isXrateError(e)) throw noData(e.message);
     throw e;
   }
   return { body: Buffer.from(JSON.stringify(data)), type: CONTENT_TYPES.json, cost: Math.max(1, Math.ceil(data.ticks.length / 100)) };

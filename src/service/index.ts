@@ -53,6 +53,6 @@ export {
   type CsvOptions,
   type PayloadKind,
 } from './format/index.js';
-export { ServiceError, NO_DATA, NO_DATA_TEXT } from './errors.js';
+export { NO_DATA, NO_DATA_TEXT } from './errors.js';
 export { answerSymbols, toV1Symbol, type SymbolSource } from './symbols.js';
 export { startService, DEFAULT_DB, type ServeOptions, type RunningService, type ServiceIo } from './start.js';

@@ -31,6 +31,7 @@ import { ReplayStore } from '../io/store.js';
 import { partialOutputs, ReplayDatabase, ReplayDatabaseError, ReplayDatabaseWatch, type RunInfo, type Series } from '../replay/database.js';
 import { EngineSource, PairTable, type CachedRate, type ExchangeRate, type RateSource } from '../replay/rateSources.js';
 import { noData } from './errors.js';
+import { XrateError } from '../core/errors.js';
 
 export type { CachedRate, ExchangeRate, RateSource, RunInfo };
 export { EngineSource, PairTable } from '../replay/rateSources.js';
@@ -236,7 +237,8 @@ export class DatabaseRateProvider implements RateProvider {
 
   /**
    * @param store - an open replay database (read-only, unless `opts.watch` is false)
-   * @throws `xrate:` error when the database holds no complete replay run
+   * @throws {@link XrateError} when the database holds no complete replay run (`no_data`) or the
+   *   partial outputs of a run that did not complete (`unavailable`)
    */
   constructor(store: ReplayStore, opts: DatabaseProviderOptions = {}) {
     try {
@@ -246,11 +248,12 @@ export class DatabaseRateProvider implements RateProvider {
       } else this.served = new ReplayDatabase(store, { cacheTables: opts.cacheTables, run: opts.run });
     } catch (e) {
       if (e instanceof ReplayDatabaseError && e.failure.kind === 'partial-outputs') {
-        throw new Error(partialOutputs(store.path, e.failure.runId, e.failure.status));
+        throw new XrateError('unavailable', partialOutputs(store.path, e.failure.runId, e.failure.status));
       }
       if (e instanceof ReplayDatabaseError) {
-        throw new Error(
-          `xrate: database "${store.path}" holds no complete replay run (run "xrate replay LOG --db ${store.path}" or "npm start" first)`,
+        throw new XrateError(
+          'no_data',
+          `database "${store.path}" holds no complete replay run (run "xrate replay LOG --db ${store.path}" or "npm start" first)`,
         );
       }
       throw e;

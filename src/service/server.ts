@@ -21,7 +21,8 @@ import { openApiDocument } from './api/openapi.js';
 import { SERVICE_ABOUT } from './api/serviceDocument.js';
 import { Authenticator, stripPathKey, type RawRequest } from './auth.js';
 import { registerChartRoutes } from './chart.js';
-import { errorBody, forbidden, NO_DATA, notFound, ServiceError } from './errors.js';
+import { isXrateError, type XrateError } from '../core/errors.js';
+import { errorBody, forbidden, NO_DATA, notFound } from './errors.js';
 import { CONTENT_TYPES } from './format/index.js';
 import type { MetricsSource } from '../core/metrics/source.js';
 import { KeyStore, type ApiKey } from './keys.js';
@@ -235,11 +236,13 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
       .send(errorBody(notFound(req.method, req.url).message));
   });
 
-  app.setErrorHandler((err: FastifyError | ServiceError, req, reply) => {
+  app.setErrorHandler((err: FastifyError, req, reply) => {
     let status: number;
     let message: string;
     let headers: Record<string, string> = {};
-    if (err instanceof ServiceError) {
+    // An error of xrate is answered with its code's status, but a 500 (a broken invariant, a failed
+    // run) says no more than any unexpected error: "Internal error", the details in the log.
+    if (isXrateError(err) && err.status !== 500) {
       status = err.status;
       message = err.message;
       headers = { ...err.headers };
@@ -262,7 +265,7 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
           limits.charge(req, reply, 1);
           cost = 1;
         } catch (e) {
-          const se = e as ServiceError;
+          const se = e as XrateError;
           status = se.status;
           message = se.message;
           headers = { ...se.headers };

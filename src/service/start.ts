@@ -23,6 +23,7 @@ import { type NatsSecurity, type RedisSecurity, redactUrl } from '../distributed
 import type { Replica } from '../distributed/replica.js';
 import { OWN_METRICS } from '../core/engine/ownMetrics.js';
 import type { MetricsSource } from '../core/metrics/source.js';
+import { XrateError } from '../core/errors.js';
 
 /** Output of the commands. */
 export interface ServiceIo {
@@ -127,7 +128,7 @@ export async function openProvider(
     });
     provider = replica.provider;
   } else if (opts.replay) {
-    if (!existsSync(opts.replay)) throw new Error(`xrate: cannot open "${opts.replay}": no such file`);
+    if (!existsSync(opts.replay)) throw new XrateError('input', `cannot open "${opts.replay}": no such file`, { field: '--replay' });
     if (opts.follow) {
       io.out(`following ${opts.replay} (rates and OHLC written to ${db})\n`);
       provider = startFollow({
@@ -151,11 +152,13 @@ export async function openProvider(
     }
   } else {
     if (!existsSync(db)) {
-      throw new Error(
-        `xrate: no database at "${db}": run "npm start" (or "xrate replay LOG --db ${db}") first, or serve a log with --replay LOG`,
+      throw new XrateError(
+        'input',
+        `no database at "${db}": run "npm start" (or "xrate replay LOG --db ${db}") first, or serve a log with --replay LOG`,
+        { field: '--db' },
       );
     }
-    if (!ReplayStore.isReplayDatabase(db)) throw new Error(`xrate: "${db}" is not a database written by "xrate replay"`);
+    if (!ReplayStore.isReplayDatabase(db)) throw new XrateError('input', `"${db}" is not a database written by "xrate replay"`);
     provider = await DatabaseRateProvider.open(db);
   }
   return { provider, replica };
@@ -312,10 +315,18 @@ export async function listenOn(app: FastifyInstance, host: string, port: number,
     const err = e as Error & { code?: string };
     const where = `${host}:${port}`;
     if (err.code === 'EADDRINUSE')
-      throw new Error(`xrate: cannot listen on ${where}: the port is in use (choose another with --port, or --port 0 for any free port)`);
-    if (err.code === 'EACCES') throw new Error(`xrate: cannot listen on ${where}: permission denied (ports below 1024 need privileges)`);
-    if (err.code === 'EADDRNOTAVAIL') throw new Error(`xrate: cannot listen on ${where}: no such local address (--host)`);
-    throw new Error(`xrate: cannot listen on ${where}: ${err.message}`);
+      throw new XrateError(
+        'unavailable',
+        `cannot listen on ${where}: the port is in use (choose another with --port, or --port 0 for any free port)`,
+        { field: '--port' },
+      );
+    if (err.code === 'EACCES')
+      throw new XrateError('unavailable', `cannot listen on ${where}: permission denied (ports below 1024 need privileges)`, {
+        field: '--port',
+      });
+    if (err.code === 'EADDRNOTAVAIL')
+      throw new XrateError('unavailable', `cannot listen on ${where}: no such local address (--host)`, { field: '--host' });
+    throw new XrateError('unavailable', `cannot listen on ${where}: ${err.message}`);
   }
   const addr = app.server.address();
   const bound = typeof addr === 'object' && addr ? addr.port : port;
