@@ -269,7 +269,8 @@ async function replayOnQueue(
     const lost = q.lost();
     if (lost === undefined) throw e;
     if (showProgress) io.err('\n');
-    throw new Error(
+    throw new XrateError(
+      'unavailable',
       `${lost.message}: the run is stopped and nothing was merged (${existed ? `"${target}" is left as it was` : `no ${opts.db ? 'database' : 'file'} was made at "${target}"`})`,
     );
   } finally {
