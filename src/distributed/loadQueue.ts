@@ -20,7 +20,7 @@ function missingPackage(e: unknown, name: string): boolean {
 /**
  * The queue module.
  *
- * @throws Error ("xrate: ...", the CLI's exit 1) when bullmq is not installed
+ * @throws XrateError `unavailable` (the CLI's exit 1) when bullmq is not installed
  * @example
  * ```ts
  * const { startQueueWorker } = await loadQueue();

@@ -30,7 +30,7 @@ export function natsAuthOptions(security: NatsSecurity | undefined): NodeConnect
 
 /**
  * Connects to NATS at `url` (one or several comma-separated servers), reconnecting by itself once
- * connected. The first connection is bounded by `timeoutMs`; its failure is an `xrate:` error
+ * connected. The first connection is bounded by `timeoutMs`; its failure is an XrateError
  * naming the URL (without credentials) and why: `authentication failed`, `TLS verification
  * failed`, refused, no answer.
  */

@@ -188,7 +188,7 @@ function sameFile(a: string, b: string): boolean {
  * (found among `inputs`), from the start when the stream is empty; a string when there is nothing
  * to resume (the stream ends with an end-of-run message).
  *
- * @throws `xrate:` error when the last message is a record of none of the inputs, or not a record
+ * @throws XrateError when the last message is a record of none of the inputs, or not a record
  */
 function resumeStart(end: StreamEnd, inputs: readonly string[], stream: string): Start | string {
   const last = end.last;
@@ -226,7 +226,7 @@ function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 /**
  * Publishes `opts.inputs` (see the module description).
  *
- * @throws `xrate:` errors when NATS cannot be reached, the stream cannot be made, or a log cannot be opened
+ * @throws XrateErrors when NATS cannot be reached, the stream cannot be made, or a log cannot be opened
  * @example
  * ```ts
  * const run = await publish({ inputs: ['day.ndjson.gz'], nats: 'nats://127.0.0.1:4222', stream: 'XRATE' });

@@ -30,7 +30,7 @@ const CLIENT_ECHOES = /max retries per request|enableOfflineQueue|Connection is 
 
 /**
  * Connects `conn` (made with `lazyConnect: true`); once connected it reconnects by itself as its
- * options say. The first connection failing, or not ready within `timeoutMs`, is an `xrate:` error
+ * options say. The first connection failing, or not ready within `timeoutMs`, is an XrateError
  * saying why (`authentication failed`, `TLS verification failed`, refused, no answer), and the
  * client is stopped: it does not retry in the background.
  *

@@ -149,7 +149,7 @@ const NO_LIMIT = new LineLimit(2 ** 31);
  * Starts a replica (see the module description): opens (or resumes) its database, connects,
  * and consumes the stream in the background.
  *
- * @throws `xrate:` errors when NATS cannot be reached, or the database replicates another stream
+ * @throws XrateErrors when NATS cannot be reached, or the database replicates another stream
  */
 export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
   const now = opts.now ?? Date.now;

@@ -145,7 +145,7 @@ export interface RunningEms {
  * Reads the files of `opts` (TLS, sites, client PEM: checked before anything starts), opens the
  * data (a replay database, or a live engine replaying or following a log), and listens.
  *
- * @throws `xrate:` error for a bad file, a missing database or log, a port that cannot be had
+ * @throws XrateError for a bad file, a missing database or log, a port that cannot be had
  */
 export async function startEms(opts: EmsServeOptions, io: ServiceIo): Promise<RunningEms> {
   if (opts.tlsClientCa !== undefined && opts.tlsCert === undefined) {

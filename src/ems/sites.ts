@@ -104,7 +104,7 @@ export function parseSites(json: unknown): Sites {
 /**
  * Reads a sites file ({@link parseSites}).
  *
- * @throws `xrate:` error naming the file and what is wrong
+ * @throws XrateError naming the file and what is wrong
  *
  * @example
  * ```ts

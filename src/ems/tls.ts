@@ -3,7 +3,7 @@
  * `--tls-key`: HTTPS), the CA whose client certificates authenticate a request in managed mode
  * (`--tls-client-ca`), and the client certificate PEM the management operation
  * `/v1/certificate/pem` hands out (`--client-pem`). Every file is read and checked at start, so a
- * wrong one stops the command with an `xrate:` message rather than failing the first handshake.
+ * wrong one stops the command with an XrateError rather than failing the first handshake.
  *
  * @module
  */
@@ -29,7 +29,7 @@ function read(path: string, what: string): string {
   }
 }
 
-/** The certificates of a PEM text (at least one), or an `xrate:` error naming the file. */
+/** The certificates of a PEM text (at least one), or an XrateError naming the file. */
 function certificates(pem: string, path: string, what: string): X509Certificate[] {
   const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
   if (blocks.length === 0) throw new XrateError('input', `${what} "${path}" holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
@@ -46,7 +46,7 @@ function certificates(pem: string, path: string, what: string): X509Certificate[
  * Reads and checks the TLS files: the certificate must match the key, the client CA must hold
  * certificates. Undefined when no certificate is given (plain HTTP).
  *
- * @throws `xrate:` error for an unreadable file, a file that is not PEM, or a key that does not
+ * @throws XrateError for an unreadable file, a file that is not PEM, or a key that does not
  *   match the certificate
  *
  * @example

@@ -144,7 +144,7 @@ function runRows(db: Database.Database): Row[] {
  * the first differing row, if any. Reads both in step without holding a table in memory.
  * `tables` limits the comparison to those named (of {@link COMPARED_TABLES}; default all).
  *
- * @throws `xrate:` error when a database cannot be opened or lacks an output table.
+ * @throws XrateError when a database cannot be opened or lacks an output table.
  * @example
  * ```ts
  * const diff = compareReplays('serial.sqlite', 'parallel.sqlite').filter((t) => t.difference);

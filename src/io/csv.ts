@@ -2,7 +2,7 @@
  * CSV reader: RFC 4180 with a header row, optionally gzipped.
  *
  * - The first non-blank row is the header; it must name a `type` column (else `batches()` throws
- *   `xrate: CSV header must include "type"`). Header names are trimmed; a BOM is ignored.
+ *   `CSV header must include "type"`). Header names are trimmed; a BOM is ignored.
  * - Fields may be quoted with `"`; inside quotes, `""` is a quote and commas, CR and LF are data.
  *   A `"` inside an unquoted field is kept as a literal character. Values are not trimmed.
  * - Rows end at LF or CRLF (a lone CR is data). Blank rows (no text, or only whitespace and

@@ -39,7 +39,7 @@ export interface InputWatch {
    * What changed since the watch began, one sentence per input that changed (empty: nothing did).
    */
   changes(): string[];
-  /** Throws an `xrate:` error naming every input that changed, if any did. */
+  /** Throws an XrateError naming every input that changed, if any did. */
   check(): void;
 }
 
@@ -128,7 +128,7 @@ function dirChange(was: DirMark): string | undefined {
  * ```ts
  * const watch = watchInputs(['logs/'], expandInputs(['logs/']));
  * // ... read them ...
- * watch.check(); // throws `xrate: input "logs/a.ndjson" changed while the replay read it: ...`
+ * watch.check(); // throws `input "logs/a.ndjson" changed while the replay read it: ...`
  * ```
  */
 export function watchInputs(given: readonly string[], files: readonly string[]): InputWatch {

@@ -20,7 +20,7 @@ export function comparePaths(a: string, b: string): number {
  * once), sorted by full path in byte order. A directory's event logs are the files whose name says
  * a format (`.ndjson`, `.jsonl`, `.json`, `.csv`, each optionally `.gz`, and `.sqlite`,
  * `.sqlite3`, `.db`: `detectFormat`); other files are left out, and so are names starting with
- * `.`. A directory with no event log under it is an `xrate:` error.
+ * `.`. A directory with no event log under it is an XrateError.
  *
  * @example
  * ```ts

@@ -86,7 +86,7 @@ export class KeyDatabase {
 
   /**
    * Opens the file, creating it, its folder and the tables when missing.
-   * @throws `xrate:` error when the file cannot be opened
+   * @throws XrateError when the file cannot be opened
    */
   static open(path: string): KeyDatabase {
     let db: Database.Database;

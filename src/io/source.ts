@@ -6,7 +6,7 @@
  * bad line: a line or row that cannot be read becomes a {@link SourceRecord} with `error` set, so
  * the caller can turn it into a reject `{line, reason, raw}` (docs/methodology.md section 1).
  * Only bad usage throws (a missing file, a CSV header without `type`, a SQLite file without an
- * `events` table); those errors start with `xrate:`.
+ * `events` table); those errors are XrateErrors of code `input`.
  *
  * Everything streams: memory use is bounded by the batch size, whatever the file size, and by
  * the maximum line length, whatever the length of a line: a longer line or row becomes a
@@ -228,7 +228,7 @@ function isGzipPath(path: string): boolean {
  * file's or a tardis CSV dataset's is read as that vendor's (vendorCsv.ts). NDJSON and CSV files
  * are gunzipped when the name ends in `.gz` or the file starts with the gzip magic bytes `1f 8b`.
  *
- * Throws (message starting `xrate:`) when the file cannot be opened or, for SQLite, has no
+ * Throws an XrateError (`input`) when the file cannot be opened or, for SQLite, has no
  * `events` table. A CSV header without a `type` column throws from `batches()`.
  *
  * @example

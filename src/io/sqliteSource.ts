@@ -26,7 +26,7 @@ export const SQLITE_TABLE = 'events';
 
 /**
  * Opens a SQLite event log (see the module description). Called by `openSource`. Throws an
- * `xrate:` error when the file is not a SQLite database or has no `events` table.
+ * XrateError when the file is not a SQLite database or has no `events` table.
  *
  * @example
  * ```ts

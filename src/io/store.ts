@@ -189,7 +189,7 @@ export class ReplayStore {
    * thrown away when its writer fails (a partition of a partitioned replay): the rollback journal in
    * memory and no syncs, so each page is written once, where the WAL writes it twice; a crash can
    * leave it corrupt, and no other connection may read it while it is written.
-   * @throws `xrate:` error when the file cannot be opened or is not a replay database.
+   * @throws XrateError when the file cannot be opened or is not a replay database.
    */
   static open(path: string, opts: { readonly?: boolean; scratch?: boolean } = {}): ReplayStore {
     let db: Database.Database;
@@ -247,7 +247,7 @@ export class ReplayStore {
    * Copies the replay database `from` into the new file `to` with SQLite's online backup: a
    * consistent copy even while another process writes `from` (a running replica).
    *
-   * @throws `xrate:` error when `from` is not a replay database or `to` exists
+   * @throws XrateError when `from` is not a replay database or `to` exists
    */
   static async copy(from: string, to: string): Promise<void> {
     if (!ReplayStore.isReplayDatabase(from)) throw new XrateError('input', `"${from}" is not a database written by xrate`);

@@ -50,7 +50,7 @@ export class FileTail {
   /**
    * Opens `path` for reading from its start.
    *
-   * @throws `xrate:` error when the log is gzipped or not NDJSON, or cannot be opened
+   * @throws XrateError when the log is gzipped or not NDJSON, or cannot be opened
    */
   static open(path: string, opts: { maxLineBytes?: number; warn?: (message: string) => void } = {}): FileTail {
     const fmt = detectFormat(path);

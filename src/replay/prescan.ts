@@ -400,7 +400,7 @@ export interface PlannedPartition {
  * records: {@link SYMBOL_WARM_UP_US}). With `cuts` (ticks in µs: ascending whole seconds after
  * the first tick) the partitions are cut there instead, and `n` is not used.
  *
- * @throws `xrate:` error on a cut that is not such a tick.
+ * @throws XrateError on a cut that is not such a tick.
  * @example
  * ```ts
  * planPartitions(stats, 4, warmUpUs(resolveConfig({}))).map((p) => p.from);

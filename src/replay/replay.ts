@@ -209,7 +209,7 @@ function parsePairSpec(spec: string): [string, string] {
 /**
  * Replays event logs through a new engine (or one resumed from a snapshot).
  *
- * @throws `xrate:` errors for bad usage or unreadable inputs (a missing file, a CSV without a
+ * @throws XrateErrors for bad usage or unreadable inputs (a missing file, a CSV without a
  * header); bad lines inside a log never throw.
  * @example
  * ```ts

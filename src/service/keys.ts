@@ -86,7 +86,7 @@ function rightsOf(stored: string): Set<Right> {
   return new Set(stored.split(',').filter(Boolean) as Right[]);
 }
 
-/** Parses a rights list (`all` or comma-separated {@link RIGHTS}); throws an `xrate:` error. */
+/** Parses a rights list (`all` or comma-separated {@link RIGHTS}); throws an XrateError. */
 export function parseRights(text: string | undefined): Right[] {
   if (text === undefined || text.trim().toLowerCase() === 'all') return [...RIGHTS];
   const out = new Set<Right>();
@@ -124,7 +124,7 @@ export interface JwtMaterial {
  * Reads a JWT verification key: a PEM public key or certificate (RSA, RSA-PSS, EC P-256), a JWK
  * (JSON) public key, or an HMAC secret (at least 32 bytes).
  *
- * @throws `xrate:` error for a private key, another curve, a short secret or unreadable text.
+ * @throws XrateError for a private key, another curve, a short secret or unreadable text.
  */
 export function parseJwtKey(input: { publicKey?: string; secret?: Buffer }): JwtMaterial {
   if (input.secret) {

@@ -67,7 +67,7 @@ export function shownUrl(url: string): string {
  * that a request fails fast while Redis is away; it reconnects by itself (every second at most).
  * `security`: the ACL user, password and TLS material.
  *
- * @throws `xrate:` error naming the URL when `url` is not a Redis URL or Redis cannot be reached
+ * @throws XrateError naming the URL when `url` is not a Redis URL or Redis cannot be reached
  * (saying `authentication failed` or `TLS verification failed` when that is why)
  */
 export async function limitsConnection(url: string, security?: RedisSecurity): Promise<Redis> {
@@ -173,7 +173,7 @@ export class RedisKeyStore {
 
   /**
    * Connects (with `security`'s credentials and TLS) and reads the active keys.
-   * @throws `xrate:` error naming the URL when Redis cannot be reached
+   * @throws XrateError naming the URL when Redis cannot be reached
    */
   static async open(url: string, security?: RedisSecurity): Promise<RedisKeyStore> {
     const redis = await limitsConnection(url, security);

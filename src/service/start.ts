@@ -100,7 +100,7 @@ export interface RunningService {
  * says on `io` what it does. `command` names the
  * command in the follower's warnings.
  *
- * @throws `xrate:` error for a missing log or database, or a file that is not a replay database
+ * @throws XrateError for a missing log or database, or a file that is not a replay database
  */
 export async function openProvider(
   opts: ServeOptions,
@@ -306,7 +306,7 @@ async function createDevKey(keys: KeyStore | RedisKeyStore): Promise<string | un
 
 /**
  * Makes `app` listen on host:port (port 0: any free port) and returns its URL; a failure is an
- * `xrate:` error saying why (port in use, no privilege, no such address).
+ * XrateError saying why (port in use, no privilege, no such address).
  */
 export async function listenOn(app: FastifyInstance, host: string, port: number, scheme: 'http' | 'https'): Promise<string> {
   try {

@@ -53,7 +53,7 @@ export function takeSnapshot(state: EngineState, tracking: Tracking): EngineSnap
   };
 }
 
-/** Throws the `xrate:` error for a snapshot of another version (or not a snapshot). */
+/** Throws the XrateError for a snapshot of another version (or not a snapshot). */
 export function checkSnapshotVersion(snap: EngineSnapshot): void {
   if (!snap || snap.version !== SNAPSHOT_VERSION) {
     throw new XrateError('input', `unsupported engine snapshot version ${JSON.stringify(snap?.version)} (expected ${SNAPSHOT_VERSION})`);
