@@ -21,9 +21,9 @@ const CODES = Object.keys(ERROR_CODES) as ErrorCode[];
 /** Runs `xrate periods` throwing `e`: its exit code and stderr. */
 async function runThrowing(e: unknown): Promise<{ code: number; err: string }> {
   thrown.error = e;
-  let err = '';
-  const io: Io = { out: () => undefined, err: (s) => void (err += s), isTTY: false, columns: 80 };
-  return { code: await run(['periods'], io), err };
+  const err: string[] = [];
+  const io: Io = { out: () => undefined, err: (s) => void err.push(s), isTTY: false, columns: 80 };
+  return { code: await run(['periods'], io), err: err.join('') };
 }
 
 describe('the table of error codes', () => {
