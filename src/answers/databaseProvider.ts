@@ -14,6 +14,7 @@
  *
  * @module
  */
+import { XrateError } from '../core/errors.js';
 import type { Engine, SymbolFilter, SymbolRecord } from '../core/engine.js';
 import { delegatingMetrics, type MetricDefinition, type MetricsSource } from '../core/metrics/source.js';
 import type { OhlcBucket } from '../core/ohlc.js';
@@ -103,7 +104,8 @@ export class DatabaseRateProvider implements RateProvider {
 
   /**
    * @param store - an open replay database (read-only, unless `opts.watch` is false)
-   * @throws `xrate:` error when the database holds no complete replay run
+   * @throws {@link XrateError} when the database holds no complete replay run (`no_data`) or the
+   *   partial outputs of a run that did not complete (`unavailable`)
    */
   constructor(store: ReplayStore, opts: DatabaseProviderOptions = {}) {
     try {
@@ -113,11 +115,11 @@ export class DatabaseRateProvider implements RateProvider {
       } else this.served = new ReplayDatabase(store, { cacheTables: opts.cacheTables, run: opts.run });
     } catch (e) {
       if (e instanceof ReplayDatabaseError && e.failure.kind === 'partial-outputs') {
-        throw new Error(partialOutputs(store.path, e.failure.runId, e.failure.status));
+        throw new XrateError('unavailable', partialOutputs(store.path, e.failure.runId, e.failure.status));
       }
       if (e instanceof ReplayDatabaseError) {
-        throw new Error(
-          `xrate: database "${store.path}" holds no complete replay run (run "xrate replay LOG --db ${store.path}" or "npm start" first)`,
+        throw noDataError(
+          `database "${store.path}" holds no complete replay run (run "xrate replay LOG --db ${store.path}" or "npm start" first)`,
         );
       }
       throw e;

@@ -6,6 +6,7 @@
  * @module
  */
 import type { FastifyInstance } from 'fastify';
+import { XrateError } from '../core/errors.js';
 import type { EngineConfig } from '../core/config.js';
 import { formatTime } from '../core/time.js';
 import { ReplayStore } from '../io/store.js';
@@ -56,15 +57,19 @@ export interface RunningEms {
  * Reads the files of `opts` (TLS, sites, client PEM: checked before anything starts), opens the
  * data (a replay database, or a live engine replaying or following a log), and listens.
  *
- * @throws `xrate:` error for a bad file, a missing database or log, a port that cannot be had
+ * @throws XrateError for a bad file, a missing database or log, a port that cannot be had
  */
 export async function startEms(opts: EmsServeOptions, io: ServiceIo): Promise<RunningEms> {
   if (opts.tlsClientCa !== undefined && opts.tlsCert === undefined) {
-    throw new Error('xrate: --tls-client-ca needs --tls-cert and --tls-key (client certificates travel in a TLS handshake)');
+    throw new XrateError('input', '--tls-client-ca needs --tls-cert and --tls-key (client certificates travel in a TLS handshake)', {
+      field: '--tls-client-ca',
+    });
   }
   if (opts.tlsClientCa !== undefined && !opts.managed) {
-    throw new Error(
-      'xrate: --tls-client-ca authenticates the managed mode: add --managed (a self-hosted gateway asks for no authentication)',
+    throw new XrateError(
+      'input',
+      '--tls-client-ca authenticates the managed mode: add --managed (a self-hosted gateway asks for no authentication)',
+      { field: '--tls-client-ca' },
     );
   }
   const tls = loadTls({ cert: opts.tlsCert, key: opts.tlsKey, clientCa: opts.tlsClientCa });

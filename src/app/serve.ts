@@ -24,6 +24,7 @@ import { type NatsSecurity, type RedisSecurity, redactUrl } from '../distributed
 import type { Replica } from '../distributed/replica.js';
 import { OWN_METRICS } from '../core/engine/ownMetrics.js';
 import type { MetricsSource } from '../core/metrics/source.js';
+import { XrateError } from '../core/errors.js';
 
 /** Output of the commands. */
 export interface ServiceIo {
@@ -100,7 +101,7 @@ export interface RunningService {
  * says on `io` what it does. `command` names the
  * command in the follower's warnings.
  *
- * @throws `xrate:` error for a missing log or database, or a file that is not a replay database
+ * @throws XrateError for a missing log or database, or a file that is not a replay database
  */
 export async function openProvider(
   opts: ServeOptions,
@@ -128,7 +129,7 @@ export async function openProvider(
     });
     provider = replica.provider;
   } else if (opts.replay) {
-    if (!existsSync(opts.replay)) throw new Error(`xrate: cannot open "${opts.replay}": no such file`);
+    if (!existsSync(opts.replay)) throw new XrateError('input', `cannot open "${opts.replay}": no such file`, { field: '--replay' });
     if (opts.follow) {
       io.out(`following ${opts.replay} (rates and OHLC written to ${db})\n`);
       provider = startFollow({
@@ -152,11 +153,13 @@ export async function openProvider(
     }
   } else {
     if (!existsSync(db)) {
-      throw new Error(
-        `xrate: no database at "${db}": run "npm start" (or "xrate replay LOG --db ${db}") first, or serve a log with --replay LOG`,
+      throw new XrateError(
+        'input',
+        `no database at "${db}": run "npm start" (or "xrate replay LOG --db ${db}") first, or serve a log with --replay LOG`,
+        { field: '--db' },
       );
     }
-    if (!ReplayStore.isReplayDatabase(db)) throw new Error(`xrate: "${db}" is not a database written by "xrate replay"`);
+    if (!ReplayStore.isReplayDatabase(db)) throw new XrateError('input', `"${db}" is not a database written by "xrate replay"`);
     provider = await DatabaseRateProvider.open(db);
   }
   return { provider, replica };

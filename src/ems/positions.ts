@@ -11,10 +11,10 @@ import { splitAccount } from '../core/positions/events.js';
 import { valuePositions } from '../core/positions/pnl.js';
 import { formatTime, US_PER_SECOND } from '../core/time.js';
 import { wireNumber } from '../core/wire.js';
+import { isXrateError, XrateError } from '../core/errors.js';
 import type { PositionHistory } from '../io/storeTypes.js';
 import type { ReplayStore } from '../io/store.js';
-import { isXrateError } from '../core/errors.js';
-import { badParam, ServiceError } from '../http/errors.js';
+import { badParam } from '../http/errors.js';
 import { shown } from '../http/params.js';
 import { DatabaseRateProvider, LiveRateProvider, type RateProvider } from '../answers/index.js';
 
@@ -36,10 +36,10 @@ export interface MessageReject {
   message: string;
 }
 
-/** A 490 with its {@link MessageReject} body. */
-export class UnreachableError extends Error {
+/** A 490 (code `exchange_unreachable`) with its {@link MessageReject} body. */
+export class UnreachableError extends XrateError {
   constructor(readonly body: MessageReject) {
-    super(body.message);
+    super('exchange_unreachable', body.message);
     this.name = 'UnreachableError';
   }
 }
@@ -118,8 +118,8 @@ export class PositionSource {
     if (!(p instanceof LiveRateProvider)) {
       const owner = this.store.outputsRun();
       if (owner && owner.status !== 'complete') {
-        throw new ServiceError(
-          503,
+        throw new XrateError(
+          'unavailable',
           `the database "${this.store.path}" holds the partial outputs of replay run ${owner.id} (status "${owner.status}"): positions are answered once a replay into it completes`,
         );
       }
@@ -138,7 +138,7 @@ export class PositionSource {
    * rates as computed, written rounded as a rate is: wireNumber, docs/methodology.md section 7).
    *
    * @throws {@link UnreachableError} when the exchange asked for (or, without `exchangeId`, any
-   *   exchange) is unreachable at that time; a 400 {@link ServiceError} for a bad `exchangeId`
+   *   exchange) is unreachable at that time; a 400 {@link XrateError} (`usage`) for a bad `exchangeId`
    */
   answer(exchangeId: string | undefined, at: number | undefined): WireAccount[] {
     const a = exchangeId === undefined ? undefined : splitAccount(exchangeId);

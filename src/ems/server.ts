@@ -10,7 +10,8 @@ import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { describeRoutes } from '../http/declare.js';
 import { openApiDocument } from '../http/openapi.js';
 import { Authenticator, type RawRequest } from '../http/auth.js';
-import { errorBody, ServiceError, serviceErrorOf, unauthorized } from '../http/errors.js';
+import { isXrateError } from '../core/errors.js';
+import { answerOf, errorBody, unauthorized } from '../http/errors.js';
 import type { KeyStore } from '../http/keys.js';
 import { emsAbout } from './api.js';
 import { EXCHANGE_UNREACHABLE, UnreachableError } from './positions.js';
@@ -66,7 +67,7 @@ export async function createEmsApp(opts: EmsAppOptions): Promise<FastifyInstance
       try {
         await auth.authenticate(req.raw as RawRequest, req.query);
       } catch (e) {
-        if (!(e instanceof ServiceError) || !cert.presented) throw e;
+        if (!isXrateError(e, 'unauthorized') || !cert.presented) throw e;
         throw unauthorized(`The TLS client certificate was refused (${cert.reason}), and ${e.message}`);
       }
     });
@@ -87,9 +88,9 @@ export async function createEmsApp(opts: EmsAppOptions): Promise<FastifyInstance
       void reply.code(EXCHANGE_UNREACHABLE).header('content-type', JSON_TYPE).send(JSON.stringify(err.body));
       return;
     }
-    const se = serviceErrorOf(err);
-    if (se) {
-      void reply.code(se.status).header('content-type', JSON_TYPE).send(errorBody(se.message));
+    const answer = answerOf(err);
+    if (answer) {
+      void reply.code(answer.status).header('content-type', JSON_TYPE).send(errorBody(answer.message));
       return;
     }
     const status = typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;

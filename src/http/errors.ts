@@ -1,19 +1,15 @@
 /**
- * Errors of the rate service. Every non-200 answer is JSON `{"message": "..."}` (the interface's
- * error shape) with one of these status codes:
- *
- * | status | when |
- * |---|---|
- * | 400 | a bad parameter (the message names it) |
- * | 401 | no API key, an unknown or revoked key, a bad or missing JWT |
- * | 403 | the key has no right to the resource (e.g. history not granted) |
- * | 404 | unknown route |
- * | 429 | past the 24 h request limit (without overage) or the concurrency limit |
- * | 550 | no data: unknown asset, no rate at that time, no stored history |
+ * Errors of the HTTP services (the rate service and the EMS gateway): makers of the
+ * {@link XrateError}s their routes throw, and {@link answerOf}, what they answer for one. Every
+ * non-200 answer is JSON `{"message": "..."}` (the interface's error shape) with the HTTP status of
+ * the error's code (the table of codes and statuses is in src/core/errors.ts): a bad or missing
+ * parameter `usage` (400), `unauthorized` (401), `forbidden` (403), `not_found` (404),
+ * `too_many_requests` (429, with Retry-After), `no_data` (550, the interface's wording before the
+ * answers' message: src/answers/noData.ts makes the error).
  *
  * @module
  */
-import { isXrateError } from '../core/errors.js';
+import { isXrateError, XrateError } from '../core/errors.js';
 
 /** The interface's "no data" status. */
 export const NO_DATA = 550;
@@ -21,63 +17,46 @@ export const NO_DATA = 550;
 /** The interface's wording for status 550, used as the start of every 550 message. */
 export const NO_DATA_TEXT = "You requested specific single item that we don't have at this moment";
 
-/** An error answered as `{"message": ...}` with `status` (and optional extra headers). */
-export class ServiceError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
-    this.name = 'ServiceError';
-  }
-}
-
 /** 400 naming the parameter. */
-export function badParam(name: string, detail: string): ServiceError {
-  return new ServiceError(400, `Invalid value of parameter '${name}': ${detail}`);
+export function badParam(name: string, detail: string): XrateError {
+  return new XrateError('usage', `Invalid value of parameter '${name}': ${detail}`, { field: name });
 }
 
 /** 400 for a missing required parameter. */
-export function missingParam(name: string, detail = ''): ServiceError {
-  return new ServiceError(400, `Missing required parameter '${name}'${detail ? `: ${detail}` : ''}`);
+export function missingParam(name: string, detail = ''): XrateError {
+  return new XrateError('usage', `Missing required parameter '${name}'${detail ? `: ${detail}` : ''}`, { field: name });
 }
 
 /** 400 for a request that gives none of the parameters of which one is required (each named). */
-export function missingOneOf(names: readonly string[]): ServiceError {
+export function missingOneOf(names: readonly string[]): XrateError {
   const quoted = names.map((n) => `'${n}'`);
   const list = quoted.length < 2 ? quoted.join('') : `${quoted.slice(0, -1).join(', ')} or ${quoted[quoted.length - 1]}`;
-  return new ServiceError(400, `Missing required parameter: one of ${list} must be given`);
+  return new XrateError('usage', `Missing required parameter: one of ${list} must be given`);
 }
 
 /** 401. */
-export function unauthorized(message: string): ServiceError {
-  return new ServiceError(401, message);
+export function unauthorized(message: string): XrateError {
+  return new XrateError('unauthorized', message);
 }
 
 /** 403. */
-export function forbidden(message: string): ServiceError {
-  return new ServiceError(403, message);
+export function forbidden(message: string): XrateError {
+  return new XrateError('forbidden', message);
 }
 
 /** 429 with a Retry-After header (whole seconds, at least 1). */
-export function tooManyRequests(message: string, retryAfterSeconds: number): ServiceError {
-  return new ServiceError(429, message, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
-}
-
-/** 550: the requested item has no data. */
-export function noData(detail: string): ServiceError {
-  return new ServiceError(NO_DATA, `${NO_DATA_TEXT}: ${detail}`);
+export function tooManyRequests(message: string, retryAfterSeconds: number): XrateError {
+  return new XrateError('too_many_requests', message, { headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) } });
 }
 
 /** 404. */
-export function notFound(method: string, url: string): ServiceError {
+export function notFound(method: string, url: string): XrateError {
   const path = url
     .split('?')[0]
     .split('/')
     .map((seg) => (/^apikey-/i.test(decodeSegment(seg)) ? 'APIKEY-***' : seg))
     .join('/');
-  return new ServiceError(404, `Unknown route ${method} ${path} (see /v1/exchangerate/... in docs/service.md)`);
+  return new XrateError('not_found', `Unknown route ${method} ${path} (see /v1/exchangerate/... in docs/service.md)`);
 }
 
 /** A path segment percent-decoded, or as it is when it is not valid percent-encoding. */
@@ -94,14 +73,20 @@ export function errorBody(message: string): string {
   return JSON.stringify({ message });
 }
 
+/** What a service answers for an error: its status, the text of `{"message": ...}` and extra headers. */
+export interface ErrorAnswer {
+  status: number;
+  message: string;
+  headers: Record<string, string>;
+}
+
 /**
- * The service's error for a thrown value: a {@link ServiceError} as it is; an `XrateError` (src/core/errors.ts)
- * by its code (`no_data`, the answers' no-data error: the 550 of {@link noData}, the interface's
- * wording before its message); anything else undefined.
+ * The answer of a service for a thrown value: an {@link XrateError} by its code's status, with the
+ * interface's wording ({@link NO_DATA_TEXT}) before the message of a `no_data` error; undefined for
+ * any other value and for the codes of status 500 (a broken invariant, a failed run), which a
+ * service answers as any unexpected error: "Internal error", the details in its log.
  */
-export function serviceErrorOf(e: unknown): ServiceError | undefined {
-  if (e instanceof ServiceError) return e;
-  if (isXrateError(e, 'no_data')) return noData(e.message);
-  if (isXrateError(e)) return new ServiceError(e.status, e.message, e.headers);
-  return undefined;
+export function answerOf(e: unknown): ErrorAnswer | undefined {
+  if (!isXrateError(e) || e.status === 500) return undefined;
+  return { status: e.status, message: e.code === 'no_data' ? `${NO_DATA_TEXT}: ${e.message}` : e.message, headers: e.headers };
 }

@@ -5,10 +5,11 @@
  * @module
  */
 import type { FastifyInstance } from 'fastify';
+import { XrateError } from '../core/errors.js';
 
 /**
  * Makes `app` listen on host:port (port 0: any free port) and returns its URL; a failure is an
- * `xrate:` error saying why (port in use, no privilege, no such address).
+ * XrateError (`unavailable`) saying why (port in use, no privilege, no such address).
  */
 export async function listenOn(app: FastifyInstance, host: string, port: number, scheme: 'http' | 'https'): Promise<string> {
   try {
@@ -17,10 +18,18 @@ export async function listenOn(app: FastifyInstance, host: string, port: number,
     const err = e as Error & { code?: string };
     const where = `${host}:${port}`;
     if (err.code === 'EADDRINUSE')
-      throw new Error(`xrate: cannot listen on ${where}: the port is in use (choose another with --port, or --port 0 for any free port)`);
-    if (err.code === 'EACCES') throw new Error(`xrate: cannot listen on ${where}: permission denied (ports below 1024 need privileges)`);
-    if (err.code === 'EADDRNOTAVAIL') throw new Error(`xrate: cannot listen on ${where}: no such local address (--host)`);
-    throw new Error(`xrate: cannot listen on ${where}: ${err.message}`);
+      throw new XrateError(
+        'unavailable',
+        `cannot listen on ${where}: the port is in use (choose another with --port, or --port 0 for any free port)`,
+        { field: '--port' },
+      );
+    if (err.code === 'EACCES')
+      throw new XrateError('unavailable', `cannot listen on ${where}: permission denied (ports below 1024 need privileges)`, {
+        field: '--port',
+      });
+    if (err.code === 'EADDRNOTAVAIL')
+      throw new XrateError('unavailable', `cannot listen on ${where}: no such local address (--host)`, { field: '--host' });
+    throw new XrateError('unavailable', `cannot listen on ${where}: ${err.message}`);
   }
   const addr = app.server.address();
   const bound = typeof addr === 'object' && addr ? addr.port : port;

@@ -25,6 +25,7 @@ import { DatabaseMetrics, METRIC_SCHEMA, METRIC_TABLES, metricWriters } from './
 import type { MetricDefinition, MetricsSource } from '../core/metrics/source.js';
 import { POSITION_SCHEMA, POSITION_TABLES, positionWriters, StoredPositions } from './positionStore.js';
 import type { MergedCounts, PartitionOutput, PositionHistory, RowWriters } from './storeTypes.js';
+import { isXrateError, messageOf, XrateError } from '../core/errors.js';
 
 /** The tables a replay writes, each row with its batch (cleared by a new replay, cut back by a resume). */
 const OUTPUT_TABLES = ['rates', 'ohlc', 'series', 'rejects', ...METRIC_TABLES, ...POSITION_TABLES];
@@ -188,14 +189,14 @@ export class ReplayStore {
    * thrown away when its writer fails (a partition of a partitioned replay): the rollback journal in
    * memory and no syncs, so each page is written once, where the WAL writes it twice; a crash can
    * leave it corrupt, and no other connection may read it while it is written.
-   * @throws `xrate:` error when the file cannot be opened or is not a replay database.
+   * @throws XrateError when the file cannot be opened or is not a replay database.
    */
   static open(path: string, opts: { readonly?: boolean; scratch?: boolean } = {}): ReplayStore {
     let db: Database.Database;
     try {
       db = new Database(path, { readonly: !!opts.readonly, fileMustExist: !!opts.readonly });
     } catch (e) {
-      throw new Error(`xrate: cannot open database "${path}": ${(e as Error).message}`);
+      throw new XrateError('input', `cannot open database "${path}": ${(e as Error).message}`);
     }
     try {
       if (!opts.readonly) {
@@ -222,8 +223,8 @@ export class ReplayStore {
       }
     } catch (e) {
       db.close();
-      const msg = (e as Error).message;
-      throw new Error(msg.startsWith('xrate:') ? msg : `xrate: "${path}" is not a usable xrate database: ${msg}`);
+      if (isXrateError(e)) throw e;
+      throw new XrateError('input', `"${path}" is not a usable xrate database: ${messageOf(e)}`, { cause: e });
     }
     return new ReplayStore(db, path);
   }
@@ -246,17 +247,17 @@ export class ReplayStore {
    * Copies the replay database `from` into the new file `to` with SQLite's online backup: a
    * consistent copy even while another process writes `from` (a running replica).
    *
-   * @throws `xrate:` error when `from` is not a replay database or `to` exists
+   * @throws XrateError when `from` is not a replay database or `to` exists
    */
   static async copy(from: string, to: string): Promise<void> {
-    if (!ReplayStore.isReplayDatabase(from)) throw new Error(`xrate: "${from}" is not a database written by xrate`);
-    if (existsSync(to)) throw new Error(`xrate: "${to}" exists already: a copy goes to a new file`);
+    if (!ReplayStore.isReplayDatabase(from)) throw new XrateError('input', `"${from}" is not a database written by xrate`);
+    if (existsSync(to)) throw new XrateError('conflict', `"${to}" exists already: a copy goes to a new file`);
     const db = new Database(from, { readonly: true, fileMustExist: true });
     try {
       mkdirSync(dirname(resolve(to)), { recursive: true });
       await db.backup(to);
     } catch (e) {
-      throw new Error(`xrate: cannot copy "${from}" to "${to}": ${(e as Error).message}`);
+      throw new XrateError('input', `cannot copy "${from}" to "${to}": ${(e as Error).message}`);
     } finally {
       db.close();
     }

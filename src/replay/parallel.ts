@@ -22,6 +22,7 @@ import { mergeFinalSnapshot, missingTracks, warmUpUs } from './partition.js';
 import { MINUTE_US, type PlannedPartition, planPartitions, type PrescanStats, prescan, SYMBOL_WARM_UP_US } from './prescan.js';
 import { carriedDifferences, reportPositions, reporters } from './carried.js';
 import { type CarriedState, type OwnedTotals, type PartitionStart, type ReplayOptions, type ReplaySummary, replay } from './replay.js';
+import { type ErrorCode, messageOf, reportedCode, XrateError } from '../core/errors.js';
 
 /** One partition to replay: the replay's options for it (all plain data: it may travel). */
 export type PartitionJob = Pick<
@@ -73,14 +74,14 @@ export const runPartitionInWorker: PartitionRunner = (job, progress) => {
       }
       settled = true;
       if (m.result) resolve(m.result);
-      else reject(new Error(m.error ?? `xrate: partition ${job.index} failed`));
+      else reject(m.code ? new XrateError(m.code, m.error ?? '') : new Error(m.error ?? `partition ${job.index} failed`));
     });
     worker.once('error', (e) => {
       settled = true;
       reject(e);
     });
     worker.once('exit', (code) => {
-      if (!settled) reject(new Error(`xrate: partition ${job.index} stopped (exit code ${code}) before it finished`));
+      if (!settled) reject(new XrateError('failed', `partition ${job.index} stopped (exit code ${code}) before it finished`));
     });
   });
 };
@@ -90,6 +91,8 @@ export interface WorkerMessage {
   progress?: number;
   result?: PartitionResult;
   error?: string;
+  /** The code of the error, when it is an XrateError. */
+  code?: ErrorCode;
 }
 
 /** Where a partitioned replay is (see {@link ParallelOptions.onProgress}). */
@@ -184,7 +187,7 @@ function addCounts(a: OwnedTotals, b: OwnedTotals): OwnedTotals {
  * ```
  */
 export async function replayParallel(given: ParallelOptions): Promise<ReplaySummary> {
-  if ((given.db === undefined) === (given.out === undefined)) throw new Error('xrate: give either db or out to replayParallel');
+  if ((given.db === undefined) === (given.out === undefined)) throw new XrateError('usage', 'give either db or out to replayParallel');
   // Directories stand for the files under them (src/io/inputs.ts), as in a serial replay.
   const opts: ParallelOptions = { ...given, inputs: expandInputs(given.inputs) };
   // What the partitions rely on in the inputs, checked before they are merged (src/io/inputWatch.ts).
@@ -228,7 +231,7 @@ async function replayParallelInto(given: ParallelOptions, target: string, watch:
   const report = progressReporter(opts, started, now);
   report.stage('prescan', []);
   const stats = await prescan(opts.inputs, { format: opts.format, maxLineBytes: opts.maxLineBytes }).catch((e: Error) => {
-    throw new Error(`xrate: reading the inputs to plan the partitions failed: ${e.message.replace(/^xrate: /, '')}`);
+    throw new XrateError(reportedCode(e, 'failed'), `reading the inputs to plan the partitions failed: ${e.message}`, { cause: e });
   });
   const plan = planPartitions(stats, Math.max(1, opts.workers), H, Math.max(H, SYMBOL_WARM_UP_US), opts.cuts);
   const common = {
@@ -269,8 +272,10 @@ async function replayParallelInto(given: ParallelOptions, target: string, watch:
     try {
       r = await run(job, (n) => report.read(job.index, n));
     } catch (e) {
-      throw new Error(
-        `xrate: partition ${job.index + 1} of ${jobs.length} (${spanOf(job)}) failed: ${(e as Error).message.replace(/^xrate: /, '')}`,
+      throw new XrateError(
+        reportedCode(e, 'failed'),
+        `partition ${job.index + 1} of ${jobs.length} (${spanOf(job)}) failed: ${messageOf(e)}`,
+        { cause: e },
       );
     }
     report.done(job.index);
@@ -431,7 +436,7 @@ function finish(
     const store = ReplayStore.open(j.db);
     try {
       const cp = store.latestSnapshot();
-      if (!cp?.final) throw new Error(`xrate: partition ${j.index} left no final snapshot in "${j.db}"`);
+      if (!cp?.final) throw new XrateError('failed', `partition ${j.index} left no final snapshot in "${j.db}"`);
       return cp;
     } finally {
       store.close();

@@ -32,6 +32,7 @@ import type { VendorTime } from '../io/vendorCsv.js';
 import { ReplayStore } from '../io/store.js';
 import { Ingest, type IngestState, type RunTotals } from './ingest.js';
 import { type Positioned, ReorderWindow } from './reorder.js';
+import { messageOf, XrateError } from '../core/errors.js';
 
 /** OHLC periods stored by default for each tracked pair; any other period rolls up from these or, finer than all of them, is made from the pair's change series. */
 export const DEFAULT_STORED_PERIODS: readonly string[] = Object.freeze(['1MIN', '1HRS', '1DAY']);
@@ -200,14 +201,15 @@ interface DriverState extends IngestState {
 
 function parsePairSpec(spec: string): [string, string] {
   const parts = spec.split('/');
-  if (parts.length !== 2 || !parts[0] || !parts[1]) throw new Error(`xrate: bad pair "${spec}" (expected BASE/QUOTE, e.g. BTC/USD)`);
+  if (parts.length !== 2 || !parts[0] || !parts[1])
+    throw new XrateError('usage', `bad pair "${spec}" (expected BASE/QUOTE, e.g. BTC/USD)`, { field: 'track' });
   return [parts[0].trim(), parts[1].trim()];
 }
 
 /**
  * Replays event logs through a new engine (or one resumed from a snapshot).
  *
- * @throws `xrate:` errors for bad usage or unreadable inputs (a missing file, a CSV without a
+ * @throws XrateErrors for bad usage or unreadable inputs (a missing file, a CSV without a
  * header); bad lines inside a log never throw.
  * @example
  * ```ts
@@ -222,15 +224,15 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
   const watch = watchInputs(given.inputs, opts.inputs);
   const now = opts.now ?? (() => Date.now());
   const started = now();
-  if (opts.db && opts.out) throw new Error('xrate: give either --db or --out, not both');
+  if (opts.db && opts.out) throw new XrateError('usage', 'give either --db or --out, not both', { field: '--out' });
   if ((opts.snapshotEveryUs !== undefined || opts.resume) && !opts.db)
-    throw new Error('xrate: snapshots and --resume need the SQLite output (--db)');
-  if (opts.inputs.length === 0) throw new Error('xrate: no event log given');
+    throw new XrateError('usage', 'snapshots and --resume need the SQLite output (--db)', { field: '--db' });
+  if (opts.inputs.length === 0) throw new XrateError('usage', 'no event log given');
   if (opts.merge && (opts.resume || opts.snapshotEveryUs !== undefined || opts.partition))
-    throw new Error('xrate: a merged replay (--merge) cannot be snapshotted, resumed or partitioned (yet)');
+    throw new XrateError('usage', 'a merged replay (--merge) cannot be snapshotted, resumed or partitioned (yet)', { field: '--merge' });
   const part = opts.partition;
   if (part && (opts.resume || (opts.reorderWindowUs ?? 0) > 0))
-    throw new Error('xrate: a partition of a replay cannot be resumed or use a reorder window (yet)');
+    throw new XrateError('usage', 'a partition of a replay cannot be resumed or use a reorder window (yet)');
   const periods = opts.periods ?? DEFAULT_STORED_PERIODS;
   const trackSpecs = opts.track?.map(parsePairSpec);
 
@@ -239,7 +241,10 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
   const rateFile = opts.out ? new RateFileWriter(opts.out) : undefined;
   try {
     const cp = opts.resume ? store!.latestSnapshot() : undefined;
-    if (opts.resume && !cp) throw new Error(`xrate: nothing to resume: "${opts.db}" has no snapshot (run with --snapshot-every first)`);
+    if (opts.resume && !cp)
+      throw new XrateError('conflict', `nothing to resume: "${opts.db}" has no snapshot (run with --snapshot-every first)`, {
+        field: '--resume',
+      });
     const st: DriverState = cp
       ? (cp.driver as DriverState)
       : {
@@ -477,7 +482,7 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
         }
       });
     } catch (e) {
-      if (store && runId !== undefined) store.failRun(runId, (e as Error).message.replace(/^xrate: /, ''), new Date(now()).toISOString());
+      if (store && runId !== undefined) store.failRun(runId, messageOf(e), new Date(now()).toISOString());
       throw e;
     }
 

@@ -1,6 +1,6 @@
 /**
  * A worker thread of the heavy-answer pool (heavyPool.ts): answers one task at a time with the
- * body the route would send, or the route's error (status and message), from its own read-only
+ * body the route would send, or the route's error (code, message and headers), from its own read-only
  * connections to the served databases (kept open between tasks).
  *
  * @module
@@ -10,9 +10,9 @@ import { getPriority, setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { OWN_METRICS } from '../core/engine/ownMetrics.js';
 import type { MetricsSource } from '../core/metrics/source.js';
+import { XrateError } from '../core/errors.js';
 import { ReplayStore } from '../io/store.js';
 import { chartAnswer } from './chart.js';
-import { ServiceError, serviceErrorOf } from '../http/errors.js';
 import { CONTENT_TYPES, render } from '../http/format/index.js';
 import type { HeavyReply, HeavyTask, MetricsFrom } from './heavyPool.js';
 import { answerMetrics } from './metrics.js';
@@ -53,7 +53,7 @@ async function answer(task: HeavyTask): Promise<{ body: Uint8Array; type: string
     return chartAnswer(db, { base, quote, from, to, periodId });
   }
   const a = answerMetrics(await metricsOf(task.db, task.from), task.path, task.query);
-  if (a === undefined) throw new ServiceError(404, `Unknown route GET ${task.path}`);
+  if (a === undefined) throw new XrateError('not_found', `Unknown route GET ${task.path}`);
   // The JSON written straight from the route's data, as routeTable.ts sends it; else rendered.
   if (task.format.kind === 'json' && a.json !== undefined) {
     const items = a.json;
@@ -76,8 +76,7 @@ parentPort?.on('message', ({ id, task }: { id: number; task: HeavyTask }) => {
       post({ id, answer: a }, own ? [a.body.buffer as ArrayBuffer] : []);
     },
     (e: unknown) => {
-      const se = serviceErrorOf(e);
-      if (se) post({ id, error: { status: se.status, message: se.message, headers: se.headers } });
+      if (e instanceof XrateError) post({ id, error: { code: e.code, message: e.message, headers: e.headers } });
       else post({ id, crash: e instanceof Error ? e.message : String(e) });
     },
   );

@@ -53,6 +53,6 @@ export {
   type CsvOptions,
   type PayloadKind,
 } from '../http/format/index.js';
-export { ServiceError, NO_DATA, NO_DATA_TEXT } from '../http/errors.js';
+export { NO_DATA, NO_DATA_TEXT } from '../http/errors.js';
 export { answerSymbols, toV1Symbol, type SymbolSource } from './symbols.js';
 export { startService, DEFAULT_DB, type ServeOptions, type RunningService, type ServiceIo } from '../app/serve.js';

@@ -92,7 +92,7 @@ export interface Follower {
  * Starts following `log` (see the module description). The first poll (reading the whole log
  * so far) runs before this returns.
  *
- * @throws `xrate:` error when the log is not a plain NDJSON file or cannot be opened
+ * @throws XrateError when the log is not a plain NDJSON file or cannot be opened
  */
 export function startFollow(opts: FollowOptions): Follower {
   const now = opts.now ?? Date.now;

@@ -21,7 +21,8 @@ import { openApiDocument } from '../http/openapi.js';
 import { SERVICE_ABOUT } from './api/serviceDocument.js';
 import { Authenticator, stripPathKey, type RawRequest } from '../http/auth.js';
 import { registerChartRoutes } from './chart.js';
-import { errorBody, forbidden, NO_DATA, notFound, type ServiceError, serviceErrorOf } from '../http/errors.js';
+import type { XrateError } from '../core/errors.js';
+import { answerOf, errorBody, forbidden, NO_DATA, notFound } from '../http/errors.js';
 import { CONTENT_TYPES } from '../http/format/index.js';
 import type { MetricsSource } from '../core/metrics/source.js';
 import { KeyStore, type ApiKey } from '../http/keys.js';
@@ -239,11 +240,13 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
     let status: number;
     let message: string;
     let headers: Record<string, string> = {};
-    const se = serviceErrorOf(err);
-    if (se) {
-      status = se.status;
-      message = se.message;
-      headers = { ...se.headers };
+    // An error of xrate is answered with its code's status, but a 500 (a broken invariant, a failed
+    // run) says no more than any unexpected error: "Internal error", the details in the log.
+    const answer = answerOf(err);
+    if (answer) {
+      status = answer.status;
+      message = answer.message;
+      headers = { ...answer.headers };
     } else if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
       status = err.statusCode;
       message = err.message;
@@ -263,7 +266,7 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
           limits.charge(req, reply, 1);
           cost = 1;
         } catch (e) {
-          const se = e as ServiceError;
+          const se = e as XrateError;
           status = se.status;
           message = se.message;
           headers = { ...se.headers };

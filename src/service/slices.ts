@@ -19,7 +19,7 @@
  * @module
  */
 import { Readable } from 'node:stream';
-import { ServiceError } from '../http/errors.js';
+import { XrateError } from '../core/errors.js';
 import type { HistoryPieces } from '../http/format/index.js';
 
 /** Work of all long answers together in one turn of the event loop, ms. */
@@ -86,9 +86,9 @@ function runTurn(): void {
 }
 
 /** Thrown when the client closed the connection before its answer was ready (nobody sees the status). */
-export class ClientGone extends ServiceError {
+export class ClientGone extends XrateError {
   constructor() {
-    super(499, 'Client closed the request');
+    super('client_closed', 'Client closed the request');
   }
 }
 
