@@ -9,7 +9,7 @@
 import type { AccountPositions } from '../core/positions/book.js';
 import { splitAccount } from '../core/positions/events.js';
 import { valuePositions } from '../core/positions/pnl.js';
-import { formatTime, US_PER_SECOND } from '../core/time.js';
+import { floorSecond, formatTime } from '../core/time.js';
 import { wireNumber } from '../core/wire.js';
 import type { PositionHistory } from '../io/storeTypes.js';
 import type { ReplayStore } from '../io/store.js';
@@ -74,10 +74,6 @@ export interface WireAccount {
 interface Book {
   open(filter?: string): AccountPositions[];
   unreachable(): string[];
-}
-
-function floorSecond(t: number): number {
-  return Math.floor(t / US_PER_SECOND) * US_PER_SECOND;
 }
 
 /**

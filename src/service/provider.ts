@@ -25,7 +25,7 @@ import { delegatingMetrics, type MetricDefinition, type MetricsSource } from '..
 import { toTimeseriesItem, type OhlcBucket } from '../core/ohlc.js';
 import { bucketEnd, bucketStartAtOrAfter, EXCHANGE_RATE_PERIODS, type PeriodRecord } from '../core/periods.js';
 import type { RateExplanation } from '../core/provenance.js';
-import { formatTime, US_PER_SECOND } from '../core/time.js';
+import { floorSecond, formatTime, US_PER_SECOND } from '../core/time.js';
 import { wireExplanation, wireNumber } from '../core/wire.js';
 import { ReplayStore } from '../io/store.js';
 import { partialOutputs, ReplayDatabase, ReplayDatabaseError, ReplayDatabaseWatch, type RunInfo, type Series } from '../replay/database.js';
@@ -119,10 +119,6 @@ export interface RateProvider {
   symbols(at: number | undefined, filter: SymbolFilter): SymbolRecord[];
   /** Releases the database (and stops a live feed). */
   close(): void | Promise<void>;
-}
-
-function floorSecond(t: number): number {
-  return Math.floor(t / US_PER_SECOND) * US_PER_SECOND;
 }
 
 /** Work per read of {@link DatabaseRateProvider.historyBuckets}, ms (the number of buckets read at once follows it). */
