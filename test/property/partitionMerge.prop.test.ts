@@ -255,7 +255,9 @@ describe('the SQL merge of partition databases (src/io/partitionMerge.ts)', () =
         const parts = drawn.map((d, k) => partOut(k, d));
         const paths = parts.map((_, k) => join(dir, `r${run}-p${k}.sqlite`));
         const target = join(dir, `r${run++}-merged.sqlite`);
-        parts.forEach((p, k) => write(k === 0 && intoFirst ? target : paths[k], p, k + 1));
+        parts.forEach((p, k) => {
+          write(k === 0 && intoFirst ? target : paths[k], p, k + 1);
+        });
         const store = ReplayStore.open(target);
         try {
           const rest = (intoFirst ? parts.slice(1) : parts).map((p) => ({ path: paths[parts.indexOf(p)], from: p.from }));
