@@ -83,8 +83,8 @@ function mergeRates(db: Database.Database, s: string, cut: number | undefined): 
   if (cut !== undefined) {
     const atCut = db
       .prepare(
-        `WITH last AS (SELECT ${RATE_COLS} FROM rates WHERE rowid IN (SELECT max(rowid) FROM rates GROUP BY base, quote)),
-         dump AS (SELECT ${RATE_COLS} FROM ${s}.rates WHERE tick = @cut)
+        `WITH last AS MATERIALIZED (SELECT ${RATE_COLS} FROM rates WHERE rowid IN (SELECT max(rowid) FROM rates GROUP BY base, quote)),
+         dump AS MATERIALIZED (SELECT ${RATE_COLS} FROM ${s}.rates WHERE tick = @cut)
          SELECT d.tick, d.base, d.quote, d.rate, d.time, d.rank, d.used, d.fresh, d.volume FROM dump d LEFT JOIN last l USING (base, quote)
          WHERE NOT (d.rate IS l.rate AND d.time IS l.time AND d.rank IS l.rank AND d.used = coalesce(l.used, 0)
                     AND d.volume = coalesce(l.volume, 0) AND d.fresh = coalesce(l.fresh, 0))
@@ -140,9 +140,8 @@ function dropRepeatedFirsts(db: Database.Database, s: string, t: ChangeTable): s
     SELECT ${key.map((c) => `x.${c}`).join(', ')} FROM ${s}.${t.table} x
     JOIN (SELECT ${t.series.join(', ')}, min(${t.order}) AS ${t.order} FROM ${s}.${t.table} WHERE ${t.where ?? 'true'}
           GROUP BY ${t.series.join(', ')}) f USING (${key.join(', ')})
-    WHERE EXISTS (SELECT 1 FROM main.${t.table} l
-                  WHERE ${sameSeries('l', 'x')} AND ${t.values.map((c) => `l.${c} IS x.${c}`).join(' AND ')}
-                    AND l.${t.order} = (SELECT max(m.${t.order}) FROM main.${t.table} m WHERE ${sameSeries('m', 'x')}))`);
+    WHERE (SELECT ${t.values.map((c) => `l.${c} IS x.${c}`).join(' AND ')} FROM main.${t.table} l
+           WHERE ${sameSeries('l', 'x')} ORDER BY l.${t.order} DESC LIMIT 1)`);
   return `(${key.join(', ')}) NOT IN (SELECT ${key.join(', ')} FROM temp.merge_drop)`;
 }
 
