@@ -20,7 +20,7 @@ import { delegatingMetrics, type MetricDefinition, type MetricsSource } from '..
 import type { OhlcBucket } from '../core/ohlc.js';
 import { bucketEnd, bucketStartAtOrAfter, EXCHANGE_RATE_PERIODS, type PeriodRecord } from '../core/periods.js';
 import type { RateExplanation } from '../core/provenance.js';
-import { formatTime } from '../core/time.js';
+import { floorSecond, formatTime } from '../core/time.js';
 import { ReplayStore } from '../io/store.js';
 import { partialOutputs, ReplayDatabase, ReplayDatabaseError, ReplayDatabaseWatch, type RunInfo, type Series } from '../replay/database.js';
 import { EngineSource } from '../replay/rateSources.js';
@@ -29,7 +29,6 @@ import { explainWith } from './explain.js';
 import { noDataError } from './noData.js';
 import { rateFrom, ratesFrom } from './rates.js';
 import {
-  floorSecond,
   invertBucket,
   timeseriesItem,
   type CachedRate,

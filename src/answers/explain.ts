@@ -9,7 +9,7 @@ import { formatTime } from '../core/time.js';
 import { wireExplanation } from '../core/wire.js';
 import { AssetResolver } from './assets.js';
 import { noDataError } from './noData.js';
-import { floorSecond } from './types.js';
+import { floorSecond } from '../core/time.js';
 
 /** Explains with an engine's current state (its rates as written); no data when it has no rate or `at` is before its last tick. */
 export function explainWith(engine: Engine, base: string, quote: string, at: number | undefined): RateExplanation {

@@ -16,18 +16,18 @@ import { EngineSource } from '../replay/rateSources.js';
 import { AFTER_LAST_TICK, type AfterLastTick, type LiveMode } from './afterLastTick.js';
 import { DatabaseRateProvider, type DatabaseProviderOptions } from './databaseProvider.js';
 import { explainWith } from './explain.js';
+import { floorSecond } from '../core/time.js';
 import { noDataError } from './noData.js';
 import { rateFrom, ratesFrom } from './rates.js';
-import {
-  floorSecond,
-  type CachedRate,
-  type ExchangeRates,
-  type HistoryQuery,
-  type ProviderInfo,
-  type RateProvider,
-  type RateSource,
-  type RatesQuery,
-  type TimeseriesItem,
+import type {
+  CachedRate,
+  ExchangeRates,
+  HistoryQuery,
+  ProviderInfo,
+  RateProvider,
+  RateSource,
+  RatesQuery,
+  TimeseriesItem,
 } from './types.js';
 
 /** See the module description. */

@@ -8,7 +8,7 @@ import type { SymbolFilter, SymbolRecord } from '../core/engine.js';
 import { toTimeseriesItem, type OhlcBucket } from '../core/ohlc.js';
 import type { PeriodRecord } from '../core/periods.js';
 import type { RateExplanation } from '../core/provenance.js';
-import { formatTime, US_PER_SECOND } from '../core/time.js';
+import { formatTime } from '../core/time.js';
 import type { CachedRate, ExchangeRate, RateSource } from '../replay/rateSources.js';
 import type { RunInfo } from '../replay/database.js';
 
@@ -108,9 +108,4 @@ export function timeseriesItem(b: OhlcBucket): TimeseriesItem {
 /** Buckets of rate(quote, base) from those of rate(base, quote): 1/x is decreasing, so high and low swap. */
 export function invertBucket(b: OhlcBucket): OhlcBucket {
   return { ...b, open: 1 / b.open, high: 1 / b.low, low: 1 / b.high, close: 1 / b.close };
-}
-
-/** The start of the second of `t` (µs): the tick a time asks about. */
-export function floorSecond(t: number): number {
-  return Math.floor(t / US_PER_SECOND) * US_PER_SECOND;
 }

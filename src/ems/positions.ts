@@ -9,7 +9,7 @@
 import type { AccountPositions } from '../core/positions/book.js';
 import { splitAccount } from '../core/positions/events.js';
 import { valuePositions } from '../core/positions/pnl.js';
-import { formatTime, US_PER_SECOND } from '../core/time.js';
+import { floorSecond, formatTime } from '../core/time.js';
 import { wireNumber } from '../core/wire.js';
 import { isXrateError, XrateError } from '../core/errors.js';
 import type { PositionHistory } from '../io/storeTypes.js';
@@ -75,10 +75,6 @@ export interface WireAccount {
 interface Book {
   open(filter?: string): AccountPositions[];
   unreachable(): string[];
-}
-
-function floorSecond(t: number): number {
-  return Math.floor(t / US_PER_SECOND) * US_PER_SECOND;
 }
 
 /**

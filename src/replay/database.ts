@@ -25,7 +25,7 @@ import { restoreEngine, type Engine } from '../core/engine.js';
 import { rollUp, type OhlcBucket } from '../core/ohlc.js';
 import { bucketsFromSeries, resolveSeries } from '../core/ohlcSeries.js';
 import { bucketStart, EXCHANGE_RATE_PERIODS, getPeriod, isRollupOf, type PeriodRecord } from '../core/periods.js';
-import { US_PER_SECOND } from '../core/time.js';
+import { floorSecond, US_PER_SECOND } from '../core/time.js';
 import { type ErrorCode, XrateError } from '../core/errors.js';
 import { ReplayStore, runIsDead, type RunRow } from '../io/store.js';
 import { PairTable, type PairRow } from './rateSources.js';
@@ -117,10 +117,6 @@ export interface ReplayDatabaseOptions {
 
 function periodLength(p: PeriodRecord): number {
   return p.length_months > 0 ? p.length_months * 31 * 86_400 : p.length_seconds;
-}
-
-function floorSecond(t: number): number {
-  return Math.floor(t / US_PER_SECOND) * US_PER_SECOND;
 }
 
 /**

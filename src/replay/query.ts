@@ -26,7 +26,7 @@ import type { MetricsSource } from '../core/metrics/source.js';
 import { toTimeseriesItem, type ExchangeRatesTimeseriesItem, type OhlcBucket } from '../core/ohlc.js';
 import { bucketEnd, bucketStartAtOrAfter, EXCHANGE_RATE_PERIODS, exchangeRatePeriod, type PeriodRecord } from '../core/periods.js';
 import type { RateExplanation } from '../core/provenance.js';
-import { formatTime, US_PER_SECOND } from '../core/time.js';
+import { floorSecond, formatTime } from '../core/time.js';
 import { wireExplanation, wireNumber } from '../core/wire.js';
 import type { SourceFormat } from '../io/source.js';
 import { ReplayStore } from '../io/store.js';
@@ -61,10 +61,6 @@ export const HISTORY_MAX_LIMIT = 100_000;
 /** True when the single input is a database written by `xrate replay`. */
 export function isDatabaseSource(src: QuerySource): boolean {
   return src.inputs.length === 1 && src.format !== 'ndjson' && src.format !== 'csv' && ReplayStore.isReplayDatabase(src.inputs[0]);
-}
-
-function floorSecond(t: number): number {
-  return Math.floor(t / US_PER_SECOND) * US_PER_SECOND;
 }
 
 /**

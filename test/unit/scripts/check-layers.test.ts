@@ -25,12 +25,16 @@ function tree(files: Record<string, string>): string {
   return root;
 }
 
-const KNOWN = { 'src/io/partitionMerge.ts': "import { trimRateDump } from '../replay/partition.js';\n", 'src/replay/partition.ts': '' };
+/** A table of known violations with one entry, the repository's own table otherwise. */
+const WITH_KNOWN = {
+  ...readTable(),
+  known: [{ file: 'src/io/old.ts', imports: 'src/replay/newer.ts', why: 'known, being fixed' }],
+};
+const KNOWN = { 'src/io/old.ts': "import { newer } from '../replay/newer.js';\n", 'src/replay/newer.ts': '' };
 
 describe('the layer check', () => {
   it('reports each forbidden import with its file, line and rule, and each impurity of src/core', () => {
     const root = tree({
-      ...KNOWN,
       'src/core/a.ts': "import { b } from './b.js';\nimport type { X } from '../service/x.js';\nexport const t = Date.now();\n",
       'src/core/b.ts': '/** Example: `import { y } from "../cli/main.js"` in a comment is no import. */\nexport const b = 1;\n',
       'src/service/x.ts': "export type X = 1;\nimport {\n  y,\n} from '../ems/y.js';\n",
@@ -52,7 +56,6 @@ describe('the layer check', () => {
 
   it("lets the package's entry points re-export from any layer, but not import from it", () => {
     const root = tree({
-      ...KNOWN,
       'package.json': JSON.stringify({ main: './dist/index.js', exports: { './service': { import: './dist/service/index.js' } } }),
       'src/service/index.ts': "export { start } from '../app/serve.js';\nimport { start } from '../app/serve.js';\n",
       'src/app/serve.ts': 'export const start = 1;\n',
@@ -63,11 +66,22 @@ describe('the layer check', () => {
   });
 
   it('allows a known violation while it is there, and says when it is gone', () => {
-    expect(checkLayers(tree(KNOWN))).toEqual([]);
-    const table = readTable();
-    expect(table.known?.map((k) => `${k.file} -> ${k.imports}`)).toEqual(['src/io/partitionMerge.ts -> src/replay/partition.ts']);
-    expect(checkLayers(tree({ 'src/io/partitionMerge.ts': '' }))).toEqual([
-      'scripts/layers.json: the known violation src/io/partitionMerge.ts -> src/replay/partition.ts is gone: remove it from "known"',
+    expect(checkLayers(tree(KNOWN), WITH_KNOWN)).toEqual([]);
+    expect(checkLayers(tree(KNOWN))).toEqual([
+      "src/io/old.ts:1: io may not import replay (src/replay/newer.ts): import { newer } from '../replay/newer.js';",
+    ]);
+    expect(checkLayers(tree({ 'src/io/old.ts': '' }), WITH_KNOWN)).toEqual([
+      'scripts/layers.json: the known violation src/io/old.ts -> src/replay/newer.ts is gone: remove it from "known"',
+    ]);
+  });
+
+  it('keeps the reference out of the library: no layer but the tests imports src/reference', () => {
+    const root = tree({
+      'src/reference/merge.ts': 'export const merge = 1;\n',
+      'src/io/store.ts': "import { merge } from '../reference/merge.js';\n",
+    });
+    expect(checkLayers(root)).toEqual([
+      "src/io/store.ts:1: io may not import reference (src/reference/merge.ts): import { merge } from '../reference/merge.js';",
     ]);
   });
 
