@@ -1,11 +1,13 @@
 /**
  * The rate service answers an XrateError thrown by a route with the HTTP status of its code
- * (src/core/errors.ts), the JSON `{"message": ...}` and the error's headers; a code of status 500
+ * (src/core/errors.ts), the JSON `{"message": ...}` (a no-data error's message after the interface's
+ * wording) and the error's headers; a code of status 500
  * (a broken invariant, a failed run) says no more than any unexpected error: "Internal error".
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES, type ErrorCode, XrateError } from '../../src/core/errors.js';
+import { NO_DATA_TEXT } from '../../src/http/errors.js';
 import { KeyStore } from '../../src/http/keys.js';
 import type { RateProvider } from '../../src/answers/index.js';
 import { createService } from '../../src/service/server.js';
@@ -48,7 +50,8 @@ describe('the status of each error code', () => {
     const r = await ask(new XrateError(code, `a ${code} error`));
     expect(r.statusCode).toBe(ERROR_CODES[code].status);
     expect(r.headers['content-type']).toMatch(/^application\/json/);
-    expect(r.body).toBe(JSON.stringify({ message: `a ${code} error` }));
+    const message = code === 'no_data' ? `${NO_DATA_TEXT}: a ${code} error` : `a ${code} error`;
+    expect(r.body).toBe(JSON.stringify({ message }));
   });
 
   it.each(CODES.filter((c) => ERROR_CODES[c].status === 500))('%s: 500 "Internal error", the details logged', async (code) => {
