@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { replay } from '../src/replay/replay.js';
-import { KeyStore } from '../src/service/keys.js';
+import { KeyStore } from '../src/http/keys.js';
 import { type HttpBenchResult, loadAutocannon, loops, startServer, stopServer } from './http.bench.js';
 
 const DEMO_LOG = resolve(fileURLToPath(import.meta.url), '..', '..', 'fixtures', 'demo', 'demo.ndjson.gz');

@@ -54,10 +54,12 @@ export {
 export { positionAssets, unrealizedPnl, valuePositions, type ValuedPosition } from './core/positions/pnl.js';
 export { US_PER_SECOND, US_PER_MINUTE, US_PER_HOUR, US_PER_DAY, parseTime, formatTime, parseDuration } from './core/time.js';
 
+// Errors: one table of codes, each with its exit code and HTTP status.
+export { ERROR_CODES, XrateError, isXrateError, type ErrorCode, type XrateErrorDetails } from './core/errors.js';
+
 // Configuration (docs/methodology.md section 8).
 export {
   DEFAULT_CONFIG,
-  ConfigError,
   resolveConfig,
   type Weighting,
   type OutlierMethod,

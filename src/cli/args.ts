@@ -1,6 +1,5 @@
 /**
- * Flag parsing of the `xrate` command line: typed `node:util` parseArgs, the two error kinds
- * that set the exit code, and the readers of flag values shared by several commands.
+ * Flag parsing of the `xrate` command line: typed `node:util` parseArgs, and the readers of flag values shared by several commands.
  *
  * @module
  */
@@ -9,33 +8,28 @@ import { refuseUrlCredentials } from './connection.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { EngineConfig } from '../core/config.js';
+import { isXrateError, XrateError } from '../core/errors.js';
+import { answerOf } from '../http/errors.js';
 import { parseDuration, parseTime } from '../core/time.js';
 import { duplicateMessage, findDuplicateInput } from '../io/inputs.js';
 import { MAX_LINE_BYTES_CAP } from '../io/lineLimit.js';
 import type { SourceFormat } from '../io/source.js';
 import { ReplayStore } from '../io/store.js';
 import type { QuerySource } from '../replay/query.js';
-import { ServiceError } from '../service/errors.js';
-
-/** Bad usage: exit code 2. */
-export class UsageError extends Error {}
-
-/** Bad input that stops the run: exit code 1. */
-export class InputError extends Error {}
 
 /**
- * The CLI's error for what a service route threw, for the commands that answer as the routes do
- * (`xrate metrics`, `xrate symbols`): a 400 is bad usage (exit 2), any other status bad input
- * (exit 1); other errors are returned as they are.
+ * A route's error as the commands that answer as the routes do (`xrate metrics`, `xrate symbols`)
+ * report it: a `no_data` error worded as the service answers it (the interface's wording before
+ * its message); any other error as it is.
  *
  * @example
  * ```ts
- * try { answer(); } catch (e) { throw cliErrorOf(e); }
+ * try { answer(); } catch (e) { throw asRouteAnswers(e); }
  * ```
  */
-export function cliErrorOf(e: unknown): unknown {
-  if (!(e instanceof ServiceError)) return e;
-  return e.status === 400 ? new UsageError(e.message) : new InputError(`xrate: ${e.message}`);
+export function asRouteAnswers(e: unknown): unknown {
+  const answer = isXrateError(e, 'no_data') ? answerOf(e) : undefined;
+  return answer === undefined ? e : new XrateError('no_data', answer.message, { cause: e });
 }
 
 /** Output streams (injectable for tests). */
@@ -86,13 +80,13 @@ export type Parsed<O extends Options, P extends boolean> = ReturnType<
   typeof parseArgs<{ args: string[]; options: O; allowPositionals: P; strict: true }>
 >;
 
-function usageOf(e: unknown): UsageError {
-  return new UsageError((e as Error).message.replace(/^TypeError \[[A-Z_]+\]: /, ''));
+function usageOf(e: unknown): XrateError {
+  return new XrateError('usage', (e as Error).message.replace(/^TypeError \[[A-Z_]+\]: /, ''));
 }
 
 /**
  * Parses `args` strictly with `options`, positionals allowed; a parse error is a
- * {@link UsageError} with node's message.
+ * `usage` {@link XrateError} with node's message.
  *
  * @example
  * ```ts
@@ -122,11 +116,12 @@ export function time(name: string, v: string | undefined, required: true): numbe
 export function time(name: string, v: string | undefined, required?: false): number | undefined;
 export function time(name: string, v: string | undefined, required = false): number | undefined {
   if (v === undefined) {
-    if (required) throw new UsageError(`missing --${name} TIME (ISO 8601, e.g. 2024-03-02T04:30:20Z)`);
+    if (required) throw new XrateError('usage', `missing --${name} TIME (ISO 8601, e.g. 2024-03-02T04:30:20Z)`);
     return undefined;
   }
   const t = parseTime(v.trim());
-  if (t === undefined) throw new UsageError(`--${name}: not an ISO 8601 time: "${v}" (e.g. 2024-03-02T04:30:20.5Z)`);
+  if (t === undefined)
+    throw new XrateError('usage', `--${name}: not an ISO 8601 time: "${v}" (e.g. 2024-03-02T04:30:20.5Z)`, { field: `--${name}` });
   return t;
 }
 
@@ -136,10 +131,11 @@ export function pairList(values: string[] | undefined, required: boolean): [stri
     .flatMap((v) => v.split(','))
     .map((s) => s.trim())
     .filter(Boolean);
-  if (required && specs.length === 0) throw new UsageError('missing --pair BASE/QUOTE');
+  if (required && specs.length === 0) throw new XrateError('usage', 'missing --pair BASE/QUOTE');
   return specs.map((s) => {
     const parts = s.split('/');
-    if (parts.length !== 2 || !parts[0].trim() || !parts[1].trim()) throw new UsageError(`--pair: "${s}" is not BASE/QUOTE (e.g. BTC/USD)`);
+    if (parts.length !== 2 || !parts[0].trim() || !parts[1].trim())
+      throw new XrateError('usage', `--pair: "${s}" is not BASE/QUOTE (e.g. BTC/USD)`, { field: '--pair' });
     return [parts[0].trim(), parts[1].trim()];
   });
 }
@@ -147,7 +143,8 @@ export function pairList(values: string[] | undefined, required: boolean): [stri
 /** Reads `--format` (xrate's own formats: the commands that cannot read vendor files). */
 export function format(v: string | undefined): 'ndjson' | 'csv' | 'sqlite' | undefined {
   if (v === undefined) return undefined;
-  if (v !== 'ndjson' && v !== 'csv' && v !== 'sqlite') throw new UsageError(`--format must be ndjson, csv or sqlite, got "${v}"`);
+  if (v !== 'ndjson' && v !== 'csv' && v !== 'sqlite')
+    throw new XrateError('usage', `--format must be ndjson, csv or sqlite, got "${v}"`, { field: '--format' });
   return v;
 }
 
@@ -155,7 +152,7 @@ export function format(v: string | undefined): 'ndjson' | 'csv' | 'sqlite' | und
 export function replayFormat(v: string | undefined): SourceFormat | undefined {
   if (v === undefined) return undefined;
   if (v !== 'ndjson' && v !== 'csv' && v !== 'sqlite' && v !== 'coinapi' && v !== 'tardis')
-    throw new UsageError(`--format must be ndjson, csv, sqlite, coinapi or tardis, got "${v}"`);
+    throw new XrateError('usage', `--format must be ndjson, csv, sqlite, coinapi or tardis, got "${v}"`, { field: '--format' });
   return v;
 }
 
@@ -166,14 +163,14 @@ export function loadConfig(path: string | undefined): Partial<EngineConfig> | un
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    throw new UsageError(`--config: cannot read "${path}": ${(e as Error).message}`);
+    throw new XrateError('usage', `--config: cannot read "${path}": ${(e as Error).message}`, { field: '--config' });
   }
   try {
     const c = JSON.parse(text) as unknown;
     if (c === null || typeof c !== 'object' || Array.isArray(c)) throw new Error('not a JSON object');
     return c as Partial<EngineConfig>;
   } catch (e) {
-    throw new UsageError(`--config: "${path}" is not a JSON object: ${(e as Error).message}`);
+    throw new XrateError('usage', `--config: "${path}" is not a JSON object: ${(e as Error).message}`, { field: '--config' });
   }
 }
 
@@ -193,15 +190,16 @@ export function feedFlags(nats: string, stream: string | undefined, usage: (mess
 export function seconds(name: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
   const us = parseDuration(v.trim());
-  if (us === undefined || us < 0) throw new UsageError(`--${name}: not a duration: "${v}" (e.g. 5, 5s, 1h, 30m)`);
+  if (us === undefined || us < 0)
+    throw new XrateError('usage', `--${name}: not a duration: "${v}" (e.g. 5, 5s, 1h, 30m)`, { field: `--${name}` });
   return us;
 }
 
 /** The LOG (or DB) arguments of `cmd`, each of which must exist. */
 export function inputs(positionals: string[], cmd: string, one = false): string[] {
-  if (positionals.length === 0) throw new UsageError(`${cmd}: missing LOG (see xrate ${cmd} --help)`);
-  if (one && positionals.length > 1) throw new UsageError(`${cmd}: give one LOG or DB, got ${positionals.length}`);
-  for (const p of positionals) if (!existsSync(p)) throw new InputError(`cannot open "${p}": no such file`);
+  if (positionals.length === 0) throw new XrateError('usage', `${cmd}: missing LOG (see xrate ${cmd} --help)`);
+  if (one && positionals.length > 1) throw new XrateError('usage', `${cmd}: give one LOG or DB, got ${positionals.length}`);
+  for (const p of positionals) if (!existsSync(p)) throw new XrateError('input', `cannot open "${p}": no such file`);
   return positionals;
 }
 
@@ -215,7 +213,7 @@ export const DUPLICATES_OPTION = { 'allow-duplicates': { type: 'boolean' } } as 
 export function refuseDuplicateInputs(logs: readonly string[], allowed: boolean | undefined): void {
   if (allowed) return;
   const d = findDuplicateInput(logs);
-  if (d) throw new UsageError(duplicateMessage(d, '--allow-duplicates'));
+  if (d) throw new XrateError('usage', duplicateMessage(d, '--allow-duplicates'));
 }
 
 /** The flags of {@link COMMON} as parsed. */
@@ -230,8 +228,10 @@ export interface CommonValues {
 export function querySource(values: CommonValues, positionals: string[], cmd: string): QuerySource {
   const files = inputs(positionals, cmd, true);
   if (values.config !== undefined && ReplayStore.isReplayDatabase(files[0])) {
-    throw new UsageError(
+    throw new XrateError(
+      'usage',
       `--config applies when replaying a log; "${files[0]}" is a replay database, which answers with the config it was computed with`,
+      { field: '--config' },
     );
   }
   return {
@@ -245,7 +245,7 @@ export function querySource(values: CommonValues, positionals: string[], cmd: st
 
 /** Reads `--max-line-bytes` (an integer in 1..{@link MAX_LINE_BYTES_CAP}). */
 export function maxLineBytes(v: string | undefined): number | undefined {
-  return int('max-line-bytes', v, 1, MAX_LINE_BYTES_CAP, (m) => new UsageError(m));
+  return int('max-line-bytes', v, 1, MAX_LINE_BYTES_CAP, (m) => new XrateError('usage', m));
 }
 
 /**
@@ -253,7 +253,7 @@ export function maxLineBytes(v: string | undefined): number | undefined {
  *
  * @example
  * ```ts
- * int('port', '8080', 0, 65535, (m) => new UsageError(m)); // 8080
+ * int('port', '8080', 0, 65535, (m) => new XrateError('usage', m)); // 8080
  * ```
  */
 export function int(name: string, v: string | undefined, min: number, max: number, usage: (message: string) => Error): number | undefined {

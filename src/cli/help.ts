@@ -6,7 +6,7 @@
 import { CHART_MAX_POINTS } from '../replay/chart.js';
 import { HISTORY_MAX_LIMIT } from '../replay/query.js';
 import { DEFAULT_STORED_PERIODS } from '../replay/replay.js';
-import { RIGHTS } from '../service/rights.js';
+import { RIGHTS } from '../http/rights.js';
 import type { Io } from './args.js';
 
 /** The credential and TLS flags of a connection to NATS (src/cli/connection.ts). */

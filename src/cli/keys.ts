@@ -16,13 +16,14 @@ import {
   parseRights,
   RIGHTS,
   type Right,
-} from '../service/keys.js';
+} from '../http/keys.js';
 import { isRedisUrl } from '../distributed/redisUrl.js';
 import type { RedisSecurity } from '../distributed/security.js';
 import { type RedisFlagValues, redisSecurityFlags } from './connection.js';
 import { int } from './args.js';
-import { DEFAULT_DB, type ServiceIo } from '../service/start.js';
+import { DEFAULT_DB, type ServiceIo } from '../app/serve.js';
 import type { UsageErrorFactory } from './serve.js';
+import { isXrateError, messageOf, XrateError } from '../core/errors.js';
 
 /** The flags of `xrate keys` that {@link keysCommand} reads. */
 export interface KeysFlags extends RedisFlagValues {
@@ -82,12 +83,12 @@ function sqliteAdmin(path: string): KeyAdmin {
 
 async function redisAdmin(url: string, security: RedisSecurity | undefined): Promise<KeyAdmin> {
   // Loaded only here: the SQLite path does not load the Redis client.
-  const { RedisKeyStore } = await import('../service/redisKeys.js');
+  const { RedisKeyStore } = await import('../http/redisKeys.js');
   const { RedisLimits } = await import('../service/redisLimits.js');
   const keys = await RedisKeyStore.open(url, security);
   const fail = (e: unknown): never => {
-    const m = (e as Error).message;
-    throw new Error(m.startsWith('xrate: ') ? m : `xrate: Redis at ${keys.path}: ${m}`);
+    if (isXrateError(e)) throw e;
+    throw new XrateError('unavailable', `Redis at ${keys.path}: ${messageOf(e)}`, { cause: e });
   };
   return {
     path: keys.path,
@@ -121,7 +122,7 @@ export async function keysCommand(
     keys = await redisAdmin(values.redis, redisSecurity);
   } else {
     const file = values.keys ?? values.db ?? DEFAULT_DB;
-    if (sub !== 'create' && !existsSync(file)) throw new Error(`xrate: no keys database at "${file}"`);
+    if (sub !== 'create' && !existsSync(file)) throw new XrateError('input', `no keys database at "${file}"`);
     keys = sqliteAdmin(file);
   }
   const path = keys.path;
@@ -132,7 +133,7 @@ export async function keysCommand(
         try {
           rights = parseRights(values.rights);
         } catch (e) {
-          throw usage((e as Error).message.replace(/^xrate: /, '--rights: '));
+          throw usage(`--rights: ${messageOf(e)}`);
         }
         const { key, record } = await keys.create({
           name: values.name ?? 'key',
@@ -200,7 +201,7 @@ export async function keysCommand(
           try {
             return readFileSync(f);
           } catch (e) {
-            throw new Error(`xrate: cannot read "${f}": ${(e as Error).message}`);
+            throw new XrateError('input', `cannot read "${f}": ${(e as Error).message}`);
           }
         };
         // A secret file's final line break (as `openssl rand -hex 32 > FILE` leaves) is not part of the secret.

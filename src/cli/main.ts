@@ -2,13 +2,14 @@
  * The `xrate` command line: a thin layer that parses flags and calls the replay harness, the
  * queries and the rate service. Each command lives in `commands/` with its option table.
  *
- * Exit codes: 0 ok, 1 bad input that stopped the run (unreadable file, a database that is not a
- * replay database, a CSV without header), 2 bad usage (unknown command or flag, bad value).
+ * Exit codes: 0 ok, else the exit code of the error's code (src/core/errors.ts): 2 bad usage
+ * (unknown command or flag, bad value) or a bad configuration, 1 any other error (an unreadable
+ * file, a database that is not a replay database, a CSV without header, no data, ...).
  *
  * @module
  */
-import { ConfigError } from '../core/config.js';
-import { InputError, UsageError, type Io } from './args.js';
+import { isXrateError, messageOf, XrateError } from '../core/errors.js';
+import type { Io } from './args.js';
 import { cmdDemo } from './commands/demo.js';
 import { cmdEms } from './commands/ems.js';
 import { cmdExplain } from './commands/explain.js';
@@ -26,7 +27,7 @@ import { cmdWorker } from './commands/worker.js';
 import { help } from './help.js';
 import { VERSION } from '../version.js';
 
-export { InputError, UsageError, type Io } from './args.js';
+export type { Io } from './args.js';
 export { DEMO_LOG } from './commands/demo.js';
 
 const defaultIo = (): Io => ({
@@ -85,21 +86,17 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
         io.out(`${VERSION}\n`);
         return 0;
       default:
-        throw new UsageError(
+        throw new XrateError(
+          'usage',
           `unknown command "${cmd}" (expected replay, rate, history, explain, plot, metrics, symbols, periods, demo, serve, keys, worker, publish or ems)`,
         );
     }
   } catch (e) {
-    const msg = (e as Error).message.replace(/^xrate: /, '');
-    if (e instanceof UsageError || e instanceof ConfigError) {
-      io.err(`xrate: ${msg}\n`);
-      return 2;
+    if (isXrateError(e)) {
+      io.err(`xrate: ${e.message}\n`);
+      return e.exitCode;
     }
-    if (e instanceof InputError || (e as Error).message.startsWith('xrate:')) {
-      io.err(`xrate: ${msg}\n`);
-      return 1;
-    }
-    io.err(`xrate: unexpected error: ${(e as Error).stack ?? msg}\n`);
+    io.err(`xrate: unexpected error: ${(e as Error).stack ?? messageOf(e)}\n`);
     return 1;
   }
 }

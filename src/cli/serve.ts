@@ -5,7 +5,7 @@
  * @module
  */
 import type { EngineConfig } from '../core/config.js';
-import { startService, type ServiceIo } from '../service/start.js';
+import { startService, type ServiceIo } from '../app/serve.js';
 import { isRedisUrl } from '../distributed/redisUrl.js';
 import { closeOnSignals, feedFlags, int, seconds } from './args.js';
 import { type NatsFlagValues, natsSecurityFlags, type RedisFlagValues, redisSecurityFlags } from './connection.js';

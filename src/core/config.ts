@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { XrateError } from './errors.js';
 
 /** How a market's weight is formed (docs/methodology.md rule 6). */
 export type Weighting = 'trade_x_passive' | 'trade' | 'passive' | 'microprice';
@@ -61,18 +62,12 @@ const OUTLIERS: readonly OutlierMethod[] = ['weighted_sigma', 'leave_one_out', '
 const CROSS: readonly CrossMethod[] = ['bfs', 'layered'];
 const DECIMAL_RE = /^[+]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
-/** Configuration error: thrown only at construction, message prefixed `xrate:`. */
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(`xrate: ${message}`);
-    this.name = 'ConfigError';
-  }
-}
-
 function positiveInteger(name: string, v: unknown, allowZero = false): number {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || (!allowZero && v === 0)) {
-    throw new ConfigError(
+    throw new XrateError(
+      'config',
       `config.${name} must be a ${allowZero ? 'non-negative' : 'positive'} integer number of seconds, got ${JSON.stringify(v)}`,
+      { field: `config.${name}` },
     );
   }
   return v;
@@ -80,7 +75,9 @@ function positiveInteger(name: string, v: unknown, allowZero = false): number {
 
 function oneOf<T extends string>(name: string, v: unknown, allowed: readonly T[]): T {
   if (typeof v !== 'string' || !(allowed as readonly string[]).includes(v)) {
-    throw new ConfigError(`config.${name} must be one of ${allowed.join(', ')}, got ${JSON.stringify(v)}`);
+    throw new XrateError('config', `config.${name} must be one of ${allowed.join(', ')}, got ${JSON.stringify(v)}`, {
+      field: `config.${name}`,
+    });
   }
   return v as T;
 }
@@ -101,7 +98,7 @@ export interface ResolvedConfig extends EngineConfig {
  * Merges `input` over {@link DEFAULT_CONFIG} and validates every field.
  * Unknown keys are refused (a typo must not silently fall back to a default).
  *
- * @throws {@link ConfigError} with a message naming the field.
+ * @throws {@link XrateError} `config` with a message naming the field (and `field` the key, `config.NAME`).
  * @example
  * ```ts
  * resolveConfig({ staleAfterSeconds: 60 }).staleAfterUs; // 60_000_000
@@ -109,11 +106,13 @@ export interface ResolvedConfig extends EngineConfig {
  */
 export function resolveConfig(input: Partial<EngineConfig> | undefined = {}): ResolvedConfig {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-    throw new ConfigError(`config must be an object, got ${JSON.stringify(input)}`);
+    throw new XrateError('config', `config must be an object, got ${JSON.stringify(input)}`);
   }
   for (const key of Object.keys(input)) {
     if (!(key in DEFAULT_CONFIG)) {
-      throw new ConfigError(`unknown config key "${key}" (known: ${Object.keys(DEFAULT_CONFIG).join(', ')})`);
+      throw new XrateError('config', `unknown config key "${key}" (known: ${Object.keys(DEFAULT_CONFIG).join(', ')})`, {
+        field: `config.${key}`,
+      });
     }
   }
   const c: EngineConfig = { ...DEFAULT_CONFIG, ...input };
@@ -123,7 +122,9 @@ export function resolveConfig(input: Partial<EngineConfig> | undefined = {}): Re
     !DECIMAL_RE.test(spreadText) ||
     !Number.isFinite(Number(spreadText))
   ) {
-    throw new ConfigError(`config.maxSpread must be a non-negative decimal such as "0.67", got ${JSON.stringify(c.maxSpread)}`);
+    throw new XrateError('config', `config.maxSpread must be a non-negative decimal such as "0.67", got ${JSON.stringify(c.maxSpread)}`, {
+      field: 'config.maxSpread',
+    });
   }
   positiveInteger('staleAfterSeconds', c.staleAfterSeconds, true);
   positiveInteger('volumeWindowSeconds', c.volumeWindowSeconds);
@@ -133,10 +134,14 @@ export function resolveConfig(input: Partial<EngineConfig> | undefined = {}): Re
   oneOf('outliers', c.outliers, OUTLIERS);
   oneOf('crossMethod', c.crossMethod, CROSS);
   if (typeof c.outlierSigmas !== 'number' || !Number.isFinite(c.outlierSigmas) || c.outlierSigmas <= 0) {
-    throw new ConfigError(`config.outlierSigmas must be a positive number, got ${JSON.stringify(c.outlierSigmas)}`);
+    throw new XrateError('config', `config.outlierSigmas must be a positive number, got ${JSON.stringify(c.outlierSigmas)}`, {
+      field: 'config.outlierSigmas',
+    });
   }
   if (typeof c.outlierMinMarkets !== 'number' || !Number.isInteger(c.outlierMinMarkets) || c.outlierMinMarkets < 2) {
-    throw new ConfigError(`config.outlierMinMarkets must be an integer >= 2, got ${JSON.stringify(c.outlierMinMarkets)}`);
+    throw new XrateError('config', `config.outlierMinMarkets must be an integer >= 2, got ${JSON.stringify(c.outlierMinMarkets)}`, {
+      field: 'config.outlierMinMarkets',
+    });
   }
   return Object.freeze({
     ...c,

@@ -78,7 +78,7 @@ export class Engine {
   private readonly diagnosis: NoRateDiagnosis;
 
   /**
-   * @param config - partial {@link EngineConfig}; validated here (throws `xrate:` errors)
+   * @param config - partial {@link EngineConfig}; validated here (throws XrateErrors)
    * @param listener - receives rate changes, ticks and OHLC buckets
    */
   constructor(config: Partial<EngineConfig> = {}, listener: EngineListener = {}) {
@@ -479,7 +479,7 @@ export class Engine {
     return takeSnapshot(this.state, this.tracking);
   }
 
-  /** Rebuilds an engine from {@link snapshot} output. @throws `xrate:` error on a malformed snapshot. */
+  /** Rebuilds an engine from {@link snapshot} output. @throws XrateError on a malformed snapshot. */
   static restore(snap: EngineSnapshot, listener: EngineListener = {}): Engine {
     checkSnapshotVersion(snap);
     const e = new Engine(snap.config, listener);
@@ -489,7 +489,7 @@ export class Engine {
 }
 
 /**
- * Creates an engine; the config is validated at once (throws `xrate:` errors naming the field).
+ * Creates an engine; the config is validated at once (throws XrateErrors naming the field).
  *
  * @example
  * ```ts

@@ -18,6 +18,8 @@
  * | `unavailable` | 1 | 503 | a server or resource that cannot be reached or used now (Redis, NATS, a port in use) |
  * | `failed` | 1 | 500 | a run that failed part of the way (a partition, a queue job) |
  * | `internal` | 1 | 500 | a broken invariant of xrate itself |
+ * | `exchange_unreachable` | 1 | 490 | an exchange whose positions cannot be known now (the EMS gateway's MESSAGE_REJECT) |
+ * | `client_closed` | 1 | 499 | the client closed the request before its answer was ready (nobody sees the status) |
  *
  * @module
  */
@@ -37,6 +39,8 @@ export const ERROR_CODES = Object.freeze({
   unavailable: { exit: 1, status: 503 },
   failed: { exit: 1, status: 500 },
   internal: { exit: 1, status: 500 },
+  exchange_unreachable: { exit: 1, status: 490 },
+  client_closed: { exit: 1, status: 499 },
 } as const);
 
 /** One of the codes of {@link ERROR_CODES}. */
@@ -93,4 +97,19 @@ export function isXrateError(e: unknown, code?: ErrorCode): e is XrateError {
 /** The message of any thrown value. */
 export function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * The code of an error that reports `cause` (a partition, a queue job, a scan that failed on it):
+ * the cause's own code when it is an {@link XrateError} that stops a command with exit code 1 (a
+ * partition failing on an unreadable input is `input`), else `fallback`.
+ *
+ * @example
+ * ```ts
+ * reportedCode(new XrateError('input', 'cannot read "a.ndjson"'), 'failed'); // 'input'
+ * reportedCode(new TypeError('x is undefined'), 'failed'); // 'failed'
+ * ```
+ */
+export function reportedCode(cause: unknown, fallback: ErrorCode): ErrorCode {
+  return isXrateError(cause) && cause.exitCode === 1 ? cause.code : fallback;
 }

@@ -28,7 +28,7 @@ import {
 } from './fields.js';
 import { parseMetricDefinitionEvent, parseMetricEvent } from './metrics/events.js';
 import { parseConnectivityEvent, parsePositionEvent } from './positions/events.js';
-import { symbolTypeFromText } from './symbols.js';
+import { SYMBOL_TYPES, symbolTypeFromText } from './symbols.js';
 import { isReject } from './types.js';
 import type {
   Dec,
@@ -139,30 +139,20 @@ function getSymbolType(record: Record<string, unknown>): SymbolType | Reject {
   if (isAbsent(v)) return missing('symbol', 'symbol_type');
   const t = typeof v === 'string' ? symbolTypeFromText(v) : undefined;
   if (t === undefined) {
-    return reject(
-      'bad_field',
-      `symbol: field "symbol_type" must be one of SPOT, FUTURES, OPTION, PERPETUAL, DPERPETUAL, INDEX, CREDIT, CONTRACT, OPTION_COMBINATION, FUTURES_COMBINATION, got ${show(v)}`,
-      'symbol_type',
-    );
+    return reject('bad_field', `symbol: field "symbol_type" must be one of ${SYMBOL_TYPES.join(', ')}, got ${show(v)}`, 'symbol_type');
   }
   return t;
 }
+
+/** The taker sides of a trade (types.ts' TakerSide), in the order messages name them. */
+const TAKER_SIDES: readonly TakerSide[] = ['BUY', 'SELL', 'BUY_ESTIMATED', 'SELL_ESTIMATED', 'UNKNOWN'];
 
 /**
  * The taker side named exactly (upper case), or undefined. Rule-free: the side is informational.
  * @example takerSideOf('BUY') // 'BUY'
  */
 export function takerSideOf(s: string): TakerSide | undefined {
-  switch (s) {
-    case 'BUY':
-    case 'SELL':
-    case 'BUY_ESTIMATED':
-    case 'SELL_ESTIMATED':
-    case 'UNKNOWN':
-      return s;
-    default:
-      return undefined;
-  }
+  return TAKER_SIDES.find((t) => t === s);
 }
 
 function getTakerSide(record: Record<string, unknown>): TakerSide | undefined | Reject {
@@ -172,11 +162,7 @@ function getTakerSide(record: Record<string, unknown>): TakerSide | undefined | 
     const t = takerSideOf(v) ?? takerSideOf(trimmed(v).toUpperCase());
     if (t !== undefined) return t;
   }
-  return reject(
-    'bad_field',
-    `trade: field "taker_side" must be one of BUY, SELL, BUY_ESTIMATED, SELL_ESTIMATED, UNKNOWN, got ${show(v)}`,
-    'taker_side',
-  );
+  return reject('bad_field', `trade: field "taker_side" must be one of ${TAKER_SIDES.join(', ')}, got ${show(v)}`, 'taker_side');
 }
 
 function parseExchange(r: Record<string, unknown>): ExchangeEvent | Reject {
@@ -281,6 +267,21 @@ function parseTrade(r: Record<string, unknown>): TradeEvent | Reject {
     : { type: 'trade', time, symbolId, price, size, takerSide };
 }
 
+/** The parser of each event type, by its name in the log's `type` field. */
+const PARSERS: ReadonlyMap<unknown, (r: Record<string, unknown>) => XrateEvent | Reject> = new Map<
+  unknown,
+  (r: Record<string, unknown>) => XrateEvent | Reject
+>([
+  ['quote', parseQuote],
+  ['trade', parseTrade],
+  ['symbol', parseSymbol],
+  ['exchange', parseExchange],
+  ['metric', parseMetricEvent],
+  ['metric_definition', parseMetricDefinitionEvent],
+  ['position', parsePositionEvent],
+  ['connectivity', parseConnectivityEvent],
+]);
+
 /**
  * Validate one event record and turn it into a typed event, or a reject.
  *
@@ -316,47 +317,14 @@ export function parseEvent(record: Record<string, unknown>): XrateEvent | Reject
       return reject('bad_json', `event record must be an object, got ${show(record)}`);
     }
     const type = record.type;
-    switch (type) {
-      case 'quote':
-        return parseQuote(record);
-      case 'trade':
-        return parseTrade(record);
-      case 'symbol':
-        return parseSymbol(record);
-      case 'exchange':
-        return parseExchange(record);
-      case 'metric':
-        return parseMetricEvent(record);
-      case 'metric_definition':
-        return parseMetricDefinitionEvent(record);
-      case 'position':
-        return parsePositionEvent(record);
-      case 'connectivity':
-        return parseConnectivityEvent(record);
-    }
+    const parse = PARSERS.get(type);
+    if (parse !== undefined) return parse(record);
     if (isAbsent(type)) {
       return reject('unknown_type', `missing event type ${EXPECTED_TYPES}`, 'type');
     }
-    if (typeof type === 'string') {
-      switch (trimmed(type).toLowerCase()) {
-        case 'quote':
-          return parseQuote(record);
-        case 'trade':
-          return parseTrade(record);
-        case 'symbol':
-          return parseSymbol(record);
-        case 'exchange':
-          return parseExchange(record);
-        case 'metric':
-          return parseMetricEvent(record);
-        case 'metric_definition':
-          return parseMetricDefinitionEvent(record);
-        case 'position':
-          return parsePositionEvent(record);
-        case 'connectivity':
-          return parseConnectivityEvent(record);
-      }
-    }
+    // Trimmed and in lower case.
+    const loose = typeof type === 'string' ? PARSERS.get(trimmed(type).toLowerCase()) : undefined;
+    if (loose !== undefined) return loose(record);
     return reject('unknown_type', `unknown event type ${show(type)} ${EXPECTED_TYPES}`, 'type');
   } catch {
     // Defensive: only exotic inputs (throwing getters, proxies) can get here.

@@ -62,6 +62,21 @@ export const US_PER_HOUR = 60 * US_PER_MINUTE;
  */
 export const US_PER_DAY = 24 * US_PER_HOUR;
 
+/**
+ * The tick at or before `t`: its whole second, in µs.
+ *
+ * Why: ticks are whole seconds (docs/methodology.md section 2), so a time asked for is answered
+ * as of the last tick at or before it.
+ *
+ * @example
+ * ```ts
+ * floorSecond(1_700_000_000_500_000); // 1_700_000_000_000_000
+ * ```
+ */
+export function floorSecond(t: TimeUs): TimeUs {
+  return Math.floor(t / US_PER_SECOND) * US_PER_SECOND;
+}
+
 const SECONDS_PER_DAY = 86_400;
 const POW10: readonly number[] = [1, 10, 100, 1000, 10_000, 100_000, 1_000_000];
 

@@ -7,6 +7,7 @@
  * @module
  */
 import type * as Queue from './queue.js';
+import { XrateError } from '../core/errors.js';
 
 /** The bullmq versions xrate runs with: package.json's `peerDependencies`. */
 export const BULLMQ_RANGE = '^5.81.5';
@@ -19,7 +20,7 @@ function missingPackage(e: unknown, name: string): boolean {
 /**
  * The queue module.
  *
- * @throws Error ("xrate: ...", the CLI's exit 1) when bullmq is not installed
+ * @throws XrateError `unavailable` (the CLI's exit 1) when bullmq is not installed
  * @example
  * ```ts
  * const { startQueueWorker } = await loadQueue();
@@ -30,8 +31,9 @@ export async function loadQueue(): Promise<typeof Queue> {
     return await import('./queue.js');
   } catch (e) {
     if (!missingPackage(e, 'bullmq')) throw e;
-    throw new Error(
-      `xrate: the queue (--queue, xrate worker) needs the bullmq package, an optional peer dependency of xrate: npm install bullmq@${BULLMQ_RANGE}`,
+    throw new XrateError(
+      'unavailable',
+      `the queue (--queue, xrate worker) needs the bullmq package, an optional peer dependency of xrate: npm install bullmq@${BULLMQ_RANGE}`,
     );
   }
 }

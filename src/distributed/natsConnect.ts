@@ -7,6 +7,7 @@
  */
 import { connect, credsAuthenticator, nkeyAuthenticator, type NatsConnection, type NodeConnectionOptions } from '@nats-io/transport-node';
 import { CLIENT_CERT_HINT, CONNECT_TIMEOUT_MS, connectFailure, type NatsSecurity, redactUrl } from './security.js';
+import { XrateError } from '../core/errors.js';
 
 /** The client options of `security` (its user, password, token, NKey or `.creds`; its TLS). */
 export function natsAuthOptions(security: NatsSecurity | undefined): NodeConnectionOptions {
@@ -29,7 +30,7 @@ export function natsAuthOptions(security: NatsSecurity | undefined): NodeConnect
 
 /**
  * Connects to NATS at `url` (one or several comma-separated servers), reconnecting by itself once
- * connected. The first connection is bounded by `timeoutMs`; its failure is an `xrate:` error
+ * connected. The first connection is bounded by `timeoutMs`; its failure is an XrateError
  * naming the URL (without credentials) and why: `authentication failed`, `TLS verification
  * failed`, refused, no answer.
  */
@@ -55,6 +56,6 @@ export async function connectNats(
       (e as Error).name === 'TimeoutError'
         ? `no handshake within ${timeoutMs / 1000} s${tls ? ` (${CLIENT_CERT_HINT})` : ''}`
         : connectFailure(e);
-    throw new Error(`xrate: cannot reach NATS at ${redactUrl(url)}: ${why}`);
+    throw new XrateError('unavailable', `cannot reach NATS at ${redactUrl(url)}: ${why}`);
   }
 }

@@ -37,6 +37,7 @@ import {
 } from './feed.js';
 import { connectNats } from './natsConnect.js';
 import type { NatsSecurity } from './security.js';
+import { isXrateError, XrateError } from '../core/errors.js';
 
 /** Options of {@link publish}. */
 export interface PublishOptions {
@@ -109,16 +110,20 @@ export async function ensureStream(jsm: JetStreamManager, name: string): Promise
     const info = await jsm.streams.info(name);
     const have = info.config.subjects ?? [];
     if (!subjects.every((s) => have.includes(s)))
-      throw new Error(`xrate: the stream "${name}" exists with subjects ${JSON.stringify(have)}, not ${JSON.stringify(subjects)}`);
+      throw new XrateError(
+        'conflict',
+        `the stream "${name}" exists with subjects ${JSON.stringify(have)}, not ${JSON.stringify(subjects)}`,
+      );
     return;
   } catch (e) {
-    if ((e as Error).message.startsWith('xrate:')) throw e;
-    if (!/not found/i.test((e as Error).message)) throw new Error(`xrate: cannot read the stream "${name}": ${(e as Error).message}`);
+    if (isXrateError(e)) throw e;
+    if (!/not found/i.test((e as Error).message))
+      throw new XrateError('unavailable', `cannot read the stream "${name}": ${(e as Error).message}`);
   }
   try {
     await jsm.streams.add({ name, subjects });
   } catch (e) {
-    throw new Error(`xrate: cannot create the stream "${name}": ${(e as Error).message}`);
+    throw new XrateError('unavailable', `cannot create the stream "${name}": ${(e as Error).message}`);
   }
 }
 
@@ -132,8 +137,9 @@ function checkPublishable(path: string, format: SourceFormat | undefined): void 
   const f = src.format;
   src.close();
   if (f === 'coinapi' || f === 'tardis')
-    throw new Error(
-      `xrate: "${path}" is a ${f} file: a stream carries xrate's own records (NDJSON, CSV, SQLite); replay vendor files with "xrate replay", or convert them to NDJSON first`,
+    throw new XrateError(
+      'input',
+      `"${path}" is a ${f} file: a stream carries xrate's own records (NDJSON, CSV, SQLite); replay vendor files with "xrate replay", or convert them to NDJSON first`,
     );
 }
 
@@ -182,7 +188,7 @@ function sameFile(a: string, b: string): boolean {
  * (found among `inputs`), from the start when the stream is empty; a string when there is nothing
  * to resume (the stream ends with an end-of-run message).
  *
- * @throws `xrate:` error when the last message is a record of none of the inputs, or not a record
+ * @throws XrateError when the last message is a record of none of the inputs, or not a record
  */
 function resumeStart(end: StreamEnd, inputs: readonly string[], stream: string): Start | string {
   const last = end.last;
@@ -191,14 +197,18 @@ function resumeStart(end: StreamEnd, inputs: readonly string[], stream: string):
     return `the stream ${stream} ends with the end-of-run message of a publish run (sequence ${last.seq}); to publish logs after it, run without --resume`;
   }
   if (last.kind !== 'record' || last.line === 0) {
-    throw new Error(
-      `xrate: --resume: the last message of the stream ${stream} (sequence ${last.seq}) is not a record of "xrate publish"${last.kind === 'unknown' ? ` (${last.why})` : ''}, so where to continue is not known: use --from-line`,
+    throw new XrateError(
+      'conflict',
+      `--resume: the last message of the stream ${stream} (sequence ${last.seq}) is not a record of "xrate publish"${last.kind === 'unknown' ? ` (${last.why})` : ''}, so where to continue is not known: use --from-line`,
+      { field: '--resume' },
     );
   }
   const index = inputs.findIndex((p) => sameFile(p, last.input));
   if (index < 0) {
-    throw new Error(
-      `xrate: --resume: the last record of the stream ${stream} (sequence ${last.seq}) is line ${last.line} of "${last.input}", which is none of the LOGs given (${inputs.map((p) => `"${p}"`).join(', ')}): give the LOGs of the run to resume, in the same order`,
+    throw new XrateError(
+      'conflict',
+      `--resume: the last record of the stream ${stream} (sequence ${last.seq}) is line ${last.line} of "${last.input}", which is none of the LOGs given (${inputs.map((p) => `"${p}"`).join(', ')}): give the LOGs of the run to resume, in the same order`,
+      { field: '--resume' },
     );
   }
   return { index, after: last.line };
@@ -216,7 +226,7 @@ function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 /**
  * Publishes `opts.inputs` (see the module description).
  *
- * @throws `xrate:` errors when NATS cannot be reached, the stream cannot be made, or a log cannot be opened
+ * @throws XrateErrors when NATS cannot be reached, the stream cannot be made, or a log cannot be opened
  * @example
  * ```ts
  * const run = await publish({ inputs: ['day.ndjson.gz'], nats: 'nats://127.0.0.1:4222', stream: 'XRATE' });
@@ -225,8 +235,9 @@ function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
  */
 export async function publish(opts: PublishOptions): Promise<PublishRun> {
   if (opts.follow && (opts.inputs.length !== 1 || opts.rate !== undefined))
-    throw new Error('xrate: --follow publishes one plain NDJSON log as it grows (without --rate)');
-  if (opts.resume && opts.fromLine !== undefined) throw new Error('xrate: give --resume or --from-line, not both');
+    throw new XrateError('usage', '--follow publishes one plain NDJSON log as it grows (without --rate)', { field: '--follow' });
+  if (opts.resume && opts.fromLine !== undefined)
+    throw new XrateError('usage', 'give --resume or --from-line, not both', { field: '--resume' });
   const now = opts.now ?? Date.now;
   // The logs are checked before connecting: a missing file or a vendor file is reported as such.
   if (!opts.follow) for (const path of opts.inputs) checkPublishable(path, opts.format);
@@ -256,7 +267,7 @@ export async function publish(opts: PublishOptions): Promise<PublishRun> {
   let published = 0;
   let lastSeq = expected;
   let input = opts.inputs[typeof start === 'string' ? 0 : start.index] ?? '';
-  let failure: Error | undefined;
+  let failure: XrateError | undefined;
   const inflight: Promise<unknown>[] = [];
   let lastProgress = started;
   const startedAfter = typeof start !== 'string' && start.after > 0 ? { input, line: start.after } : undefined;
@@ -293,7 +304,7 @@ export async function publish(opts: PublishOptions): Promise<PublishRun> {
         const why = /wrong last sequence/i.test(e.message)
           ? ': a record before it was not stored, or another publisher wrote the stream'
           : '';
-        failure ??= new Error(`xrate: the stream did not take ${where} (sequence ${want} expected${why}): ${e.message}`);
+        failure ??= new XrateError('failed', `the stream did not take ${where} (sequence ${want} expected${why}): ${e.message}`);
       },
     );
     inflight.push(p);
@@ -335,7 +346,7 @@ export async function publish(opts: PublishOptions): Promise<PublishRun> {
     for (let attempt = 0; ; attempt++) {
       if (attempt === 1) {
         opts.onNotice?.(
-          `${f.message.replace(/^xrate: /, '')}; NATS does not answer (${why}): asking it again, for up to ${Math.round(waitMs / 1000)} s, which line the stream holds last`,
+          `${f.message}; NATS does not answer (${why}): asking it again, for up to ${Math.round(waitMs / 1000)} s, which line the stream holds last`,
         );
       }
       try {
@@ -399,7 +410,7 @@ export async function publish(opts: PublishOptions): Promise<PublishRun> {
     } catch (e) {
       if (failure === undefined) throw e;
       await Promise.allSettled(inflight);
-      throw new Error(`${failure.message}. ${await whereItStands(failure)}`);
+      throw new XrateError(failure.code, `${failure.message}. ${await whereItStands(failure)}`, { cause: failure });
     } finally {
       tail?.close();
       await Promise.allSettled(inflight);

@@ -22,6 +22,7 @@ import { connectRedis, redisAuthOptions } from './redisConnect.js';
 import { isRedisUrl } from './redisUrl.js';
 import { connectFailure, type RedisSecurity, redactUrl } from './security.js';
 import { type PartitionJob, type PartitionResult, type PartitionRunner, removeDb } from '../replay/parallel.js';
+import { messageOf, XrateError } from '../core/errors.js';
 
 /** The queue's default name. */
 export const DEFAULT_QUEUE = 'xrate-partitions';
@@ -64,7 +65,7 @@ const runMark = (queue: string, token: string): string => `bull:${queue}:xrate-r
  * within 10 s (`CONNECT_TIMEOUT_MS`, src/distributed/security.ts).
  */
 export async function redisConnection(url: string, security?: RedisSecurity): Promise<Redis> {
-  if (!isRedisUrl(url)) throw new Error(`xrate: --queue must be a redis:// URL, got "${redactUrl(url)}"`);
+  if (!isRedisUrl(url)) throw new XrateError('usage', `--queue must be a redis:// URL, got "${redactUrl(url)}"`, { field: '--queue' });
   const conn = new Redis(url, { ...redisAuthOptions(url, security), maxRetriesPerRequest: null, lazyConnect: true });
   return connectRedis(conn, `the queue at ${redactUrl(url)}`);
 }
@@ -108,8 +109,9 @@ function watchRedis(conn: Redis, waitMs: number, shown: string, log: (line: stri
     hooks.lost?.();
     timer = setTimeout(() => {
       hooks.gaveUp(
-        new Error(
-          `xrate: lost the queue's Redis at ${shown}${lastError ? ` (${lastError})` : ''}, and it was not back within ${waitMs / 1000} s`,
+        new XrateError(
+          'unavailable',
+          `lost the queue's Redis at ${shown}${lastError ? ` (${lastError})` : ''}, and it was not back within ${waitMs / 1000} s`,
         ),
       );
     }, waitMs);
@@ -291,7 +293,7 @@ export async function queueRunner(opts: QueueRunnerOptions): Promise<QueueRunner
       return await unlessLost(ended);
     } catch (e) {
       if (e === gaveUp) throw e;
-      throw new Error(`xrate: queue job ${id}, tried up to ${attempts} times: ${(e as Error).message.replace(/^xrate: /, '')}`);
+      throw new XrateError('failed', `queue job ${id}, tried up to ${attempts} times: ${messageOf(e)}`, { cause: e });
     } finally {
       listeners.delete(id);
       waiting.delete(id);
@@ -406,7 +408,10 @@ export async function startQueueWorker(opts: QueueWorkerOptions): Promise<QueueW
     async (bj: Job<QueueJobData>) => {
       // Another version may compute other outputs: this attempt fails (a worker of its version may take the next).
       if (bj.data.version !== VERSION)
-        throw new Error(`xrate: the partition was submitted by xrate ${bj.data.version ?? '(unknown)'}, this worker is xrate ${VERSION}`);
+        throw new XrateError(
+          'conflict',
+          `the partition was submitted by xrate ${bj.data.version ?? '(unknown)'}, this worker is xrate ${VERSION}`,
+        );
       const job = decodeJob(bj.data.job);
       const name = `partition ${job.index + 1}`;
       const gone = (): Error => {
@@ -474,7 +479,8 @@ export async function startQueueWorker(opts: QueueWorkerOptions): Promise<QueueW
     gaveUp: (e) => {
       const names = abandon();
       opts.onLost?.(
-        new Error(
+        new XrateError(
+          'unavailable',
           names.length === 0
             ? `${e.message}: no partition was in hand`
             : `${e.message}: ${names.join(', ')} in hand ${names.length === 1 ? 'is' : 'are'} abandoned, ${names.length === 1 ? 'its file' : 'their files'} removed (the queue hands ${names.length === 1 ? 'it' : 'them'} to another worker if Redis comes back with ${names.length === 1 ? 'it' : 'them'})`,

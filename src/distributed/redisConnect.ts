@@ -1,12 +1,13 @@
 /**
  * The first connection of a Redis client, shared by the queue (src/distributed/queue.ts) and the
- * service's keys and limits (src/service/redisKeys.ts): the credentials and TLS of
+ * service's keys and limits (src/http/redisKeys.ts): the credentials and TLS of
  * {@link RedisSecurity}, a bounded first connection, and an error that says what failed.
  *
  * @module
  */
 import type { Redis, RedisOptions } from 'ioredis';
 import { CLIENT_CERT_HINT, CONNECT_TIMEOUT_MS, connectFailure, type RedisSecurity } from './security.js';
+import { XrateError } from '../core/errors.js';
 
 /**
  * The client options of `security` for `url`: the ACL user and password (AUTH), and with a
@@ -29,7 +30,7 @@ const CLIENT_ECHOES = /max retries per request|enableOfflineQueue|Connection is 
 
 /**
  * Connects `conn` (made with `lazyConnect: true`); once connected it reconnects by itself as its
- * options say. The first connection failing, or not ready within `timeoutMs`, is an `xrate:` error
+ * options say. The first connection failing, or not ready within `timeoutMs`, is an XrateError
  * saying why (`authentication failed`, `TLS verification failed`, refused, no answer), and the
  * client is stopped: it does not retry in the background.
  *
@@ -57,7 +58,7 @@ export async function connectRedis(conn: Redis, what: string, timeoutMs: number 
     let why = e === late ? `${late.message}${lastError ? ` (${connectFailure(lastError)})` : ''}` : connectFailure(cause);
     // A server that refuses a client certificate closes the connection without a word.
     if (conn.options.tls && (e === late || (cause as NodeJS.ErrnoException).code === 'ECONNRESET')) why += ` (${CLIENT_CERT_HINT})`;
-    throw new Error(`xrate: cannot reach ${what}: ${why}`);
+    throw new XrateError('unavailable', `cannot reach ${what}: ${why}`);
   } finally {
     clearTimeout(timer);
   }

@@ -33,11 +33,12 @@ import { Driver } from '../replay/driver.js';
 import { isReplicaState, newReplicaState, type ReplicaState } from '../replay/driverState.js';
 import { DEFAULT_STORED_PERIODS } from '../replay/replay.js';
 import { EventTimeTicks } from '../replay/ticks.js';
-import { LiveRateProvider } from '../service/provider.js';
+import { LiveRateProvider } from '../answers/index.js';
 import { connectNats } from './natsConnect.js';
 import { ensureStream } from './publish.js';
 import { type NatsSecurity, redactUrl } from './security.js';
 import { StreamSource } from './streamSource.js';
+import { XrateError } from '../core/errors.js';
 
 /** Default event time between two snapshots of a replica, µs. */
 export const DEFAULT_REPLICA_SNAPSHOT_US = 3600 * US_PER_SECOND;
@@ -125,7 +126,7 @@ export interface Replica {
  * Starts a replica (see the module description): opens (or resumes) its database, connects,
  * and consumes the stream in the background.
  *
- * @throws `xrate:` errors when NATS cannot be reached, or the database replicates another stream
+ * @throws XrateErrors when NATS cannot be reached, or the database replicates another stream
  */
 export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
   const now = opts.now ?? Date.now;
@@ -149,17 +150,21 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
     const cp = store.latestSnapshot();
     const resume = cp !== undefined && isReplicaState(cp.driver) ? cp : undefined;
     if (opts.snapshotFrom !== undefined && !resume)
-      throw new Error(`xrate: "${opts.snapshotFrom}" holds no snapshot of a replica: start from the stream's beginning instead`);
+      throw new XrateError('input', `"${opts.snapshotFrom}" holds no snapshot of a replica: start from the stream's beginning instead`);
     if (resume && (resume.driver as ReplicaState).replica.stream !== opts.stream) {
-      throw new Error(
-        `xrate: "${opts.db}" holds a replica of the stream "${(resume.driver as ReplicaState).replica.stream}", not "${opts.stream}": give each stream its own --db`,
+      throw new XrateError(
+        'conflict',
+        `"${opts.db}" holds a replica of the stream "${(resume.driver as ReplicaState).replica.stream}", not "${opts.stream}": give each stream its own --db`,
+        { field: '--db' },
       );
     }
     if (resume && opts.config !== undefined) {
       const given = JSON.stringify(createEngine(opts.config).snapshot().config);
       if (given !== JSON.stringify(resume.engine.config))
-        throw new Error(
-          `xrate: "${opts.db}" was computed with another engine configuration than --config gives (${JSON.stringify(resume.engine.config)}): a replica keeps its configuration; start one with a new --db for another`,
+        throw new XrateError(
+          'conflict',
+          `"${opts.db}" was computed with another engine configuration than --config gives (${JSON.stringify(resume.engine.config)}): a replica keeps its configuration; start one with a new --db for another`,
+          { field: '--config' },
         );
     }
     const st: ReplicaState = resume ? (resume.driver as ReplicaState) : newReplicaState(opts.stream);
@@ -211,8 +216,9 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
     // them) would be skipped without a word: refused.
     const first = (await jsm.streams.info(opts.stream)).state.first_seq;
     if (first > rs.seq + 1)
-      throw new Error(
-        `xrate: the stream "${opts.stream}" starts at sequence ${first}, but this replica has applied up to ${rs.seq}: ` +
+      throw new XrateError(
+        'conflict',
+        `the stream "${opts.stream}" starts at sequence ${first}, but this replica has applied up to ${rs.seq}: ` +
           'the messages between are gone (retention); start from a replica that has them (--snapshot-from FILE) or a new --db on a stream that holds them all',
       );
     const consumer = await jetstream(nc).consumers.get(

@@ -7,9 +7,9 @@
  *
  * @module
  */
-import { arrayOf, type JsonSchema, queryParam, type RouteDecl, ref } from '../service/api/declare.js';
-import type { DocumentAbout } from '../service/api/openapi.js';
-import { KEY_SCHEMES, PATH_KEY_TEXT } from '../service/api/security.js';
+import { arrayOf, type JsonSchema, queryParam, type RouteDecl, ref } from '../http/declare.js';
+import type { DocumentAbout } from '../http/openapi.js';
+import { KEY_SCHEMES, PATH_KEY_TEXT } from '../http/security.js';
 import { VERSION } from '../version.js';
 
 const ACCOUNT_TEXT =

@@ -9,13 +9,14 @@
 import type { AccountPositions } from '../core/positions/book.js';
 import { splitAccount } from '../core/positions/events.js';
 import { valuePositions } from '../core/positions/pnl.js';
-import { formatTime, US_PER_SECOND } from '../core/time.js';
+import { floorSecond, formatTime } from '../core/time.js';
 import { wireNumber } from '../core/wire.js';
+import { isXrateError, XrateError } from '../core/errors.js';
 import type { PositionHistory } from '../io/storeTypes.js';
 import type { ReplayStore } from '../io/store.js';
-import { badParam, ServiceError } from '../service/errors.js';
-import { shown } from '../service/params.js';
-import { DatabaseRateProvider, LiveRateProvider, type RateProvider } from '../service/provider.js';
+import { badParam } from '../http/errors.js';
+import { shown } from '../http/params.js';
+import { DatabaseRateProvider, LiveRateProvider, type RateProvider } from '../answers/index.js';
 
 /** The interface's status for "exchange is unreachable". */
 export const EXCHANGE_UNREACHABLE = 490;
@@ -35,10 +36,10 @@ export interface MessageReject {
   message: string;
 }
 
-/** A 490 with its {@link MessageReject} body. */
-export class UnreachableError extends Error {
+/** A 490 (code `exchange_unreachable`) with its {@link MessageReject} body. */
+export class UnreachableError extends XrateError {
   constructor(readonly body: MessageReject) {
-    super(body.message);
+    super('exchange_unreachable', body.message);
     this.name = 'UnreachableError';
   }
 }
@@ -74,10 +75,6 @@ export interface WireAccount {
 interface Book {
   open(filter?: string): AccountPositions[];
   unreachable(): string[];
-}
-
-function floorSecond(t: number): number {
-  return Math.floor(t / US_PER_SECOND) * US_PER_SECOND;
 }
 
 /**
@@ -117,8 +114,8 @@ export class PositionSource {
     if (!(p instanceof LiveRateProvider)) {
       const owner = this.store.outputsRun();
       if (owner && owner.status !== 'complete') {
-        throw new ServiceError(
-          503,
+        throw new XrateError(
+          'unavailable',
           `the database "${this.store.path}" holds the partial outputs of replay run ${owner.id} (status "${owner.status}"): positions are answered once a replay into it completes`,
         );
       }
@@ -137,7 +134,7 @@ export class PositionSource {
    * rates as computed, written rounded as a rate is: wireNumber, docs/methodology.md section 7).
    *
    * @throws {@link UnreachableError} when the exchange asked for (or, without `exchangeId`, any
-   *   exchange) is unreachable at that time; a 400 {@link ServiceError} for a bad `exchangeId`
+   *   exchange) is unreachable at that time; a 400 {@link XrateError} (`usage`) for a bad `exchangeId`
    */
   answer(exchangeId: string | undefined, at: number | undefined): WireAccount[] {
     const a = exchangeId === undefined ? undefined : splitAccount(exchangeId);
@@ -191,7 +188,7 @@ function rateOrNone(p: RateProvider, base: string, quote: string, T: number | un
   try {
     return p.rate(base, quote, T).raw;
   } catch (e) {
-    if (e instanceof ServiceError) return undefined;
+    if (isXrateError(e, 'no_data')) return undefined;
     throw e;
   }
 }

@@ -6,10 +6,11 @@
  * @module
  */
 import type { FastifyInstance } from 'fastify';
-import { registerDeclared } from '../service/api/declare.js';
+import { registerDeclared } from '../http/declare.js';
 import { splitAccount } from '../core/positions/events.js';
-import { badParam, ServiceError } from '../service/errors.js';
-import { type Query, shown } from '../service/params.js';
+import { XrateError } from '../core/errors.js';
+import { badParam } from '../http/errors.js';
+import { type Query, shown } from '../http/params.js';
 import type { PositionSource } from './positions.js';
 import { CERTIFICATE_ROUTE, ENDPOINTS_ROUTE, LOCATIONS_ROUTE, POSITIONS_ROUTE } from './api.js';
 import { endpointsOf, type Sites } from './sites.js';
@@ -47,7 +48,7 @@ function accountList(q: Query, name: string): string[] | undefined {
 }
 
 /**
- * Registers the EMS routes on `app` (JSON answers; errors thrown as {@link ServiceError} or the
+ * Registers the EMS routes on `app` (JSON answers; errors thrown as {@link XrateError} or the
  * positions' 490, answered by the app's error handler).
  *
  * @example
@@ -73,7 +74,7 @@ export function registerEmsRoutes(app: FastifyInstance, data: EmsData): void {
   });
   registerDeclared(app, CERTIFICATE_ROUTE, async (_req, reply) => {
     if (data.clientPem === undefined) {
-      throw new ServiceError(404, 'No client certificate is configured on this gateway (start it with --client-pem FILE)');
+      throw new XrateError('not_found', 'No client certificate is configured on this gateway (start it with --client-pem FILE)');
     }
     reply.header('content-type', 'text/plain; charset=utf-8');
     return data.clientPem;

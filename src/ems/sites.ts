@@ -12,6 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { accountMatches } from '../core/positions/book.js';
 import { splitAccount } from '../core/positions/events.js';
+import { XrateError } from '../core/errors.js';
 
 /**
  * A server site location (the interface's field order).
@@ -103,7 +104,7 @@ export function parseSites(json: unknown): Sites {
 /**
  * Reads a sites file ({@link parseSites}).
  *
- * @throws `xrate:` error naming the file and what is wrong
+ * @throws XrateError naming the file and what is wrong
  *
  * @example
  * ```ts
@@ -115,12 +116,12 @@ export function loadSites(path: string): Sites {
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    throw new Error(`xrate: cannot read the sites file "${path}": ${(e as Error).message}`);
+    throw new XrateError('input', `cannot read the sites file "${path}": ${(e as Error).message}`);
   }
   try {
     return parseSites(JSON.parse(text) as unknown);
   } catch (e) {
-    throw new Error(`xrate: the sites file "${path}" is not valid: ${(e as Error).message}`);
+    throw new XrateError('input', `the sites file "${path}" is not valid: ${(e as Error).message}`);
   }
 }
 

@@ -3,7 +3,7 @@
  * `--tls-key`: HTTPS), the CA whose client certificates authenticate a request in managed mode
  * (`--tls-client-ca`), and the client certificate PEM the management operation
  * `/v1/certificate/pem` hands out (`--client-pem`). Every file is read and checked at start, so a
- * wrong one stops the command with an `xrate:` message rather than failing the first handshake.
+ * wrong one stops the command with an XrateError rather than failing the first handshake.
  *
  * @module
  */
@@ -11,6 +11,7 @@ import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { TLSSocket } from 'node:tls';
 import { formatTime } from '../core/time.js';
+import { XrateError } from '../core/errors.js';
 
 /** What the gateway's HTTPS server is given. */
 export interface TlsMaterial {
@@ -24,19 +25,19 @@ function read(path: string, what: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (e) {
-    throw new Error(`xrate: cannot read ${what} "${path}": ${(e as Error).message}`);
+    throw new XrateError('input', `cannot read ${what} "${path}": ${(e as Error).message}`);
   }
 }
 
-/** The certificates of a PEM text (at least one), or an `xrate:` error naming the file. */
+/** The certificates of a PEM text (at least one), or an XrateError naming the file. */
 function certificates(pem: string, path: string, what: string): X509Certificate[] {
   const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
-  if (blocks.length === 0) throw new Error(`xrate: ${what} "${path}" holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+  if (blocks.length === 0) throw new XrateError('input', `${what} "${path}" holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
   return blocks.map((b) => {
     try {
       return new X509Certificate(b);
     } catch (e) {
-      throw new Error(`xrate: ${what} "${path}" holds a certificate that cannot be read: ${(e as Error).message}`);
+      throw new XrateError('input', `${what} "${path}" holds a certificate that cannot be read: ${(e as Error).message}`);
     }
   });
 }
@@ -45,7 +46,7 @@ function certificates(pem: string, path: string, what: string): X509Certificate[
  * Reads and checks the TLS files: the certificate must match the key, the client CA must hold
  * certificates. Undefined when no certificate is given (plain HTTP).
  *
- * @throws `xrate:` error for an unreadable file, a file that is not PEM, or a key that does not
+ * @throws XrateError for an unreadable file, a file that is not PEM, or a key that does not
  *   match the certificate
  *
  * @example
@@ -56,7 +57,7 @@ function certificates(pem: string, path: string, what: string): X509Certificate[
 export function loadTls(files: { cert?: string; key?: string; clientCa?: string }): TlsMaterial | undefined {
   if (files.cert === undefined && files.key === undefined) return undefined;
   if (files.cert === undefined || files.key === undefined)
-    throw new Error('xrate: --tls-cert and --tls-key go together (HTTPS needs both)');
+    throw new XrateError('input', '--tls-cert and --tls-key go together (HTTPS needs both)', { field: '--tls-key' });
   const cert = read(files.cert, 'the TLS certificate');
   const key = read(files.key, 'the TLS key');
   const [leaf] = certificates(cert, files.cert, 'the TLS certificate');
@@ -64,10 +65,10 @@ export function loadTls(files: { cert?: string; key?: string; clientCa?: string 
   try {
     privateKey = createPrivateKey(key);
   } catch (e) {
-    throw new Error(`xrate: the TLS key "${files.key}" is not a readable private key: ${(e as Error).message}`);
+    throw new XrateError('input', `the TLS key "${files.key}" is not a readable private key: ${(e as Error).message}`);
   }
   if (!leaf.checkPrivateKey(privateKey)) {
-    throw new Error(`xrate: the TLS key "${files.key}" does not match the certificate "${files.cert}"`);
+    throw new XrateError('input', `the TLS key "${files.key}" does not match the certificate "${files.cert}"`);
   }
   const out: TlsMaterial = { cert, key };
   if (files.clientCa !== undefined) {

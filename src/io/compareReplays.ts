@@ -28,6 +28,7 @@
  * @module
  */
 import Database from 'better-sqlite3';
+import { XrateError } from '../core/errors.js';
 
 /** A row as read (column name to value). */
 type Row = Record<string, unknown>;
@@ -93,7 +94,7 @@ function differing(a: Row | undefined, b: Row | undefined): string[] {
 /** The column names of `table`, less `omit`. */
 function columns(db: Database.Database, table: string, omit: readonly string[]): string[] {
   const cols = (db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name);
-  if (cols.length === 0) throw new Error(`xrate: "${db.name}" has no table "${table}"`);
+  if (cols.length === 0) throw new XrateError('input', `"${db.name}" has no table "${table}"`);
   return cols.filter((c) => !omit.includes(c));
 }
 
@@ -143,7 +144,7 @@ function runRows(db: Database.Database): Row[] {
  * the first differing row, if any. Reads both in step without holding a table in memory.
  * `tables` limits the comparison to those named (of {@link COMPARED_TABLES}; default all).
  *
- * @throws `xrate:` error when a database cannot be opened or lacks an output table.
+ * @throws XrateError when a database cannot be opened or lacks an output table.
  * @example
  * ```ts
  * const diff = compareReplays('serial.sqlite', 'parallel.sqlite').filter((t) => t.difference);
@@ -155,7 +156,7 @@ export function compareReplays(a: string, b: string, opts: { tables?: readonly s
     try {
       return new Database(path, { readonly: true, fileMustExist: true });
     } catch (e) {
-      throw new Error(`xrate: cannot open database "${path}": ${(e as Error).message}`);
+      throw new XrateError('input', `cannot open database "${path}": ${(e as Error).message}`);
     }
   };
   const da = open(a);

@@ -2,7 +2,7 @@
  * CSV reader: RFC 4180 with a header row, optionally gzipped.
  *
  * - The first non-blank row is the header; it must name a `type` column (else `batches()` throws
- *   `xrate: CSV header must include "type"`). Header names are trimmed; a BOM is ignored.
+ *   `CSV header must include "type"`). Header names are trimmed; a BOM is ignored.
  * - Fields may be quoted with `"`; inside quotes, `""` is a quote and commas, CR and LF are data.
  *   A `"` inside an unquoted field is kept as a literal character. Values are not trimmed.
  * - Rows end at LF or CRLF (a lone CR is data). Blank rows (no text, or only whitespace and
@@ -30,6 +30,7 @@ import { clipText, DEFAULT_MAX_LINE_BYTES, KEEP_CHARS, LineBuffer, LineLimit, to
 import { JsonRecord } from './record.js';
 import type { EventSource, ReaderOptions, SourceRecord } from './source.js';
 import { textEventSource, withLastLine } from './textStream.js';
+import { XrateError } from '../core/errors.js';
 
 /** One parsed CSV row: `fields`, or `error`; `end` is the index just after the row's line ending. */
 interface RowResult {
@@ -316,7 +317,7 @@ export function openCsv(path: string, ro: ReaderOptions): EventSource {
         lastLine = row.line;
         if (header === undefined) {
           if (row.fields === undefined) {
-            throw new Error(`xrate: CSV header of "${path}" cannot be read (line ${row.line}: ${row.error})`);
+            throw new XrateError('input', `CSV header of "${path}" cannot be read (line ${row.line}: ${row.error})`);
           }
           header = readHeader(row.fields, path);
           continue;
@@ -356,7 +357,7 @@ export function openCsv(path: string, ro: ReaderOptions): EventSource {
       }
     }
     take(sp.end());
-    if (header === undefined) throw new Error(`xrate: CSV file "${path}" has no header row`);
+    if (header === undefined) throw new XrateError('input', `CSV file "${path}" has no header row`);
     for (let k = 0; k < batch.length && !isClosed(); k += batchSize) yield batch.slice(k, k + batchSize);
   });
 }
@@ -365,12 +366,12 @@ export function openCsv(path: string, ro: ReaderOptions): EventSource {
 function readHeader(fields: string[], path: string): (string | undefined)[] {
   const names = fields.map((f) => f.trim());
   if (!names.includes('type')) {
-    throw new Error(`xrate: CSV header must include "type" (file "${path}", header: ${names.join(',')})`);
+    throw new XrateError('input', `CSV header must include "type" (file "${path}", header: ${names.join(',')})`);
   }
   const seen = new Set<string>();
   return names.map((n) => {
     if (n === '' || n === '__proto__') return undefined;
-    if (seen.has(n)) throw new Error(`xrate: CSV header of "${path}" names column "${n}" twice`);
+    if (seen.has(n)) throw new XrateError('input', `CSV header of "${path}" names column "${n}" twice`);
     seen.add(n);
     return n;
   });

@@ -14,6 +14,7 @@
 import { createHash } from 'node:crypto';
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { expandInputs } from './inputs.js';
+import { messageOf, XrateError } from '../core/errors.js';
 
 /** Bytes read at each end of a file for its fingerprint. */
 const EDGE_BYTES = 16 * 1024;
@@ -38,7 +39,7 @@ export interface InputWatch {
    * What changed since the watch began, one sentence per input that changed (empty: nothing did).
    */
   changes(): string[];
-  /** Throws an `xrate:` error naming every input that changed, if any did. */
+  /** Throws an XrateError naming every input that changed, if any did. */
   check(): void;
 }
 
@@ -105,7 +106,7 @@ function dirChange(was: DirMark): string | undefined {
   try {
     now = expandInputs([was.path]);
   } catch (e) {
-    return `input directory "${was.path}" changed while the replay read it: ${(e as Error).message.replace(/^xrate: /, '')}`;
+    return `input directory "${was.path}" changed while the replay read it: ${messageOf(e)}`;
   }
   const before = new Set(was.files);
   const after = new Set(now);
@@ -127,7 +128,7 @@ function dirChange(was: DirMark): string | undefined {
  * ```ts
  * const watch = watchInputs(['logs/'], expandInputs(['logs/']));
  * // ... read them ...
- * watch.check(); // throws `xrate: input "logs/a.ndjson" changed while the replay read it: ...`
+ * watch.check(); // throws `input "logs/a.ndjson" changed while the replay read it: ...`
  * ```
  */
 export function watchInputs(given: readonly string[], files: readonly string[]): InputWatch {
@@ -157,7 +158,8 @@ export function watchInputs(given: readonly string[], files: readonly string[]):
     changes,
     check(): void {
       const c = changes();
-      if (c.length > 0) throw new Error(`xrate: ${c.join('; ')}; the run is not complete: replay the inputs again once they are final`);
+      if (c.length > 0)
+        throw new XrateError('input_changed', `${c.join('; ')}; the run is not complete: replay the inputs again once they are final`);
     },
   };
 }

@@ -7,6 +7,7 @@
 import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { detectFormat } from './source.js';
+import { XrateError } from '../core/errors.js';
 
 /** Byte order of two paths (their UTF-8 bytes), the order a directory's files are read in. */
 export function comparePaths(a: string, b: string): number {
@@ -19,7 +20,7 @@ export function comparePaths(a: string, b: string): number {
  * once), sorted by full path in byte order. A directory's event logs are the files whose name says
  * a format (`.ndjson`, `.jsonl`, `.json`, `.csv`, each optionally `.gz`, and `.sqlite`,
  * `.sqlite3`, `.db`: `detectFormat`); other files are left out, and so are names starting with
- * `.`. A directory with no event log under it is an `xrate:` error.
+ * `.`. A directory with no event log under it is an XrateError.
  *
  * @example
  * ```ts
@@ -43,8 +44,9 @@ export function expandInputs(paths: readonly string[]): string[] {
     const files: string[] = [];
     walk(p, files, new Set());
     if (files.length === 0) {
-      throw new Error(
-        `xrate: directory "${p}" holds no event log (files named .ndjson, .jsonl, .json, .csv, each optionally .gz, .sqlite, .sqlite3 or .db)`,
+      throw new XrateError(
+        'input',
+        `directory "${p}" holds no event log (files named .ndjson, .jsonl, .json, .csv, each optionally .gz, .sqlite, .sqlite3 or .db)`,
       );
     }
     files.sort(comparePaths);
@@ -121,7 +123,7 @@ function walk(dir: string, files: string[], seen: Set<string>): void {
   try {
     real = realpathSync(dir);
   } catch (e) {
-    throw new Error(`xrate: cannot read directory "${dir}": ${(e as Error).message}`);
+    throw new XrateError('input', `cannot read directory "${dir}": ${(e as Error).message}`);
   }
   if (seen.has(real)) return;
   seen.add(real);
@@ -129,7 +131,7 @@ function walk(dir: string, files: string[], seen: Set<string>): void {
   try {
     names = readdirSync(dir);
   } catch (e) {
-    throw new Error(`xrate: cannot read directory "${dir}": ${(e as Error).message}`);
+    throw new XrateError('input', `cannot read directory "${dir}": ${(e as Error).message}`);
   }
   for (const name of names) {
     if (name.startsWith('.')) continue;

@@ -11,6 +11,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
+import { XrateError } from '../core/errors.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS api_keys (
@@ -85,7 +86,7 @@ export class KeyDatabase {
 
   /**
    * Opens the file, creating it, its folder and the tables when missing.
-   * @throws `xrate:` error when the file cannot be opened
+   * @throws XrateError when the file cannot be opened
    */
   static open(path: string): KeyDatabase {
     let db: Database.Database;
@@ -98,7 +99,7 @@ export class KeyDatabase {
       db.exec(SCHEMA);
       migrateRights(db);
     } catch (e) {
-      throw new Error(`xrate: cannot open the keys database "${path}": ${(e as Error).message}`);
+      throw new XrateError('input', `cannot open the keys database "${path}": ${(e as Error).message}`);
     }
     return new KeyDatabase(db, path);
   }

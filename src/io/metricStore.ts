@@ -22,7 +22,7 @@ import {
   type SeriesSpan,
   type StoredMetricPoint,
 } from '../core/metrics/source.js';
-import { US_PER_SECOND } from '../core/time.js';
+import { floorSecond } from '../core/time.js';
 import type { TimeUs } from '../core/types.js';
 import type { MetricRowWriters } from './storeTypes.js';
 
@@ -133,7 +133,7 @@ function pointOf(r: PointRow): StoredMetricPoint {
  * ```
  */
 export function asOfTick(at: TimeUs | undefined): TimeUs {
-  return at === undefined ? Number.MAX_SAFE_INTEGER : Math.floor(at / US_PER_SECOND) * US_PER_SECOND;
+  return at === undefined ? Number.MAX_SAFE_INTEGER : floorSecond(at);
 }
 
 /** The WHERE clause of a filter (named parameters of the same names) and its parameters. */

@@ -1,18 +1,18 @@
 /**
  * The merge of a partitioned replay's databases into one (docs/parallel.md): each output table of
- * the partitions, in partition order, trimmed or joined at the cuts as src/replay/partition.ts
- * says, written into the target's tables as a serial replay writes them. The partitions are
- * attached to the target and their rows copied by SQL; only the rows at a cut (a partition's
- * whole state there, and each series' first row) pass through JavaScript. Rows get batch 0, and
- * the metric rows' `seq` is numbered again in the merged order.
+ * the partitions, in partition order, trimmed or joined at the cuts, written into the target's
+ * tables as a serial replay writes them. The partitions are attached to the target and their rows
+ * chosen and copied by SQL; only the rate rows kept at a cut pass through JavaScript, to be put in
+ * the engine's order. Rows get batch 0, and the metric rows' `seq` is numbered again in the merged
+ * order. The rules are those of the in-memory merge of src/reference/partitionMerge.ts, which a
+ * property test holds this module to.
  *
  * @module
  */
 import type Database from 'better-sqlite3';
-import { OWN_METRIC_IDS, type PairRateChange } from '../core/engine.js';
-import { trimRateDump } from '../replay/partition.js';
+import { OWN_METRIC_IDS } from '../core/engine.js';
+import { byCodeUnit } from '../core/metrics/source.js';
 import { CONNECTIVITY_COLUMNS, POSITION_COLUMNS } from './positionStore.js';
-import type { RateRow } from './store.js';
 import type { MergedCounts, PartitionOutput } from './storeTypes.js';
 
 const RATE_COLS = 'tick, base, quote, rate, time, rank, used, fresh, volume';
@@ -72,48 +72,85 @@ export function mergePartitionOutputs(db: Database.Database, parts: readonly Par
   };
 }
 
-const changeOf = (r: RateRow): PairRateChange => ({ ...r, pair: -1, fresh: r.fresh === 1 });
-
-/** Rates of partition `s`: at its cut the rows a serial replay writes there (trimRateDump), then the rest as they are. */
+/**
+ * Rates of partition `s`. At its cut (it wrote its whole state there) the rows a serial replay
+ * writes there: a dumped row that differs from its pair's last merged row (or, for a pair without
+ * one, from no rate), and a row with no rate for a pair whose last merged row had a rate and that
+ * the dump lacks; in the engine's order (base, then quote). Then its later rows as they are.
+ */
 function mergeRates(db: Database.Database, s: string, cut: number | undefined): void {
-  const insert = db.prepare(`INSERT INTO rates(${RATE_COLS}, batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`);
   let after = '';
   if (cut !== undefined) {
-    const dump = (db.prepare(`SELECT ${RATE_COLS} FROM ${s}.rates WHERE tick = ? ORDER BY rowid`).all(cut) as RateRow[]).map(changeOf);
-    // The last merged row of every pair (its state just before the cut).
-    const last = (
-      db.prepare(`SELECT ${RATE_COLS} FROM rates WHERE rowid IN (SELECT max(rowid) FROM rates GROUP BY base, quote)`).all() as RateRow[]
-    ).map(changeOf);
-    for (const c of trimRateDump(cut, dump, last))
-      insert.run(c.tick, c.base, c.quote, c.rate, c.time, c.rank, c.used, c.fresh ? 1 : 0, c.volume);
+    const atCut = db
+      .prepare(
+        `WITH last AS MATERIALIZED (SELECT ${RATE_COLS} FROM rates WHERE rowid IN (SELECT max(rowid) FROM rates GROUP BY base, quote)),
+         dump AS MATERIALIZED (SELECT ${RATE_COLS} FROM ${s}.rates WHERE tick = @cut)
+         SELECT d.tick, d.base, d.quote, d.rate, d.time, d.rank, d.used, d.fresh, d.volume FROM dump d LEFT JOIN last l USING (base, quote)
+         WHERE NOT (d.rate IS l.rate AND d.time IS l.time AND d.rank IS l.rank AND d.used = coalesce(l.used, 0)
+                    AND d.volume = coalesce(l.volume, 0) AND d.fresh = coalesce(l.fresh, 0))
+         UNION ALL
+         SELECT @cut, l.base, l.quote, NULL, NULL, NULL, 0, 0, 0 FROM last l
+         WHERE l.rate IS NOT NULL AND NOT EXISTS (SELECT 1 FROM dump d WHERE d.base = l.base AND d.quote = l.quote)`,
+      )
+      .raw()
+      .all({ cut }) as RateValues[];
+    // The engine's order of a tick's rows (by code unit, as JavaScript compares strings; SQLite's by UTF-8 bytes may differ).
+    atCut.sort((a, b) => byCodeUnit(a[1], b[1]) || byCodeUnit(a[2], b[2]));
+    const insert = db.prepare(`INSERT INTO rates(${RATE_COLS}, batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`);
+    for (const r of atCut) insert.run(r);
     after = `WHERE tick > ${Number(cut)}`;
   }
   db.exec(`INSERT INTO rates(${RATE_COLS}, batch) SELECT ${RATE_COLS}, 0 FROM ${s}.rates ${after} ORDER BY rowid`);
 }
 
+/** A row of `rates` read as an array in the order of RATE_COLS. */
+type RateValues = [number, string, string, number | null, number | null, number | null, number, number, number];
+
+/** A table written on change per series: its series' columns, the column that orders a series' rows, the columns of a value. */
+interface ChangeTable {
+  table: string;
+  series: readonly string[];
+  order: string;
+  values: readonly string[];
+  /** Which rows are written on change (SQL condition; default all). */
+  where?: string;
+}
+
+const SERIES_TABLE: ChangeTable = { table: 'series', series: ['base', 'quote'], order: 'tick', values: ['rate', 'follow'] };
+const OWN_POINTS_TABLE: ChangeTable = {
+  table: 'metric_points',
+  series: ['metric_id', 'exchange_id', 'symbol_id', 'asset_id'],
+  order: 'seq',
+  values: ['kind', 'value', 'text'],
+  where: `metric_id IN (${OWN_LIST})`,
+};
+
 /**
- * The change series of partition `s`: with `trim`, each pair's first row is kept only when it
- * differs from the pair's last merged row (trimFirstPerSeries); the other rows as they are.
+ * The first-row trim of an output written on change, per series (trimFirstPerSeries of the
+ * reference): fills the temporary table `merge_drop` with the key (series and order columns) of
+ * each series' first row in partition `s` whose value equals the series' last merged row (the
+ * serial replay wrote no row there), and returns the SQL condition that leaves them out of a
+ * select of `s`'s rows.
  */
+function dropRepeatedFirsts(db: Database.Database, s: string, t: ChangeTable): string {
+  const key = [...t.series, t.order];
+  const sameSeries = (a: string, b: string): string => t.series.map((c) => `${a}.${c} = ${b}.${c}`).join(' AND ');
+  db.exec(`DROP TABLE IF EXISTS temp.merge_drop;
+    CREATE TEMP TABLE merge_drop AS
+    SELECT ${key.map((c) => `x.${c}`).join(', ')} FROM ${s}.${t.table} x
+    JOIN (SELECT ${t.series.join(', ')}, min(${t.order}) AS ${t.order} FROM ${s}.${t.table} WHERE ${t.where ?? 'true'}
+          GROUP BY ${t.series.join(', ')}) f USING (${key.join(', ')})
+    WHERE (SELECT ${t.values.map((c) => `l.${c} IS x.${c}`).join(' AND ')} FROM main.${t.table} l
+           WHERE ${sameSeries('l', 'x')} ORDER BY l.${t.order} DESC LIMIT 1)`);
+  return `(${key.join(', ')}) NOT IN (SELECT ${key.join(', ')} FROM temp.merge_drop)`;
+}
+
+/** The change series of partition `s`: with `trim`, each pair's first row only when it differs from the pair's last merged row. */
 function mergeSeries(db: Database.Database, s: string, trim: boolean): void {
-  const firsts = `SELECT base, quote, min(tick) AS tick FROM ${s}.series GROUP BY base, quote`;
-  if (!trim) {
-    db.exec(`INSERT INTO series(base, quote, tick, rate, follow, batch) SELECT base, quote, tick, rate, follow, 0 FROM ${s}.series`);
-    return;
-  }
-  const first = db.prepare(
-    `SELECT x.base, x.quote, x.tick, x.rate, x.follow FROM ${s}.series x JOIN (${firsts}) f USING (base, quote, tick)`,
+  const keep = trim ? dropRepeatedFirsts(db, s, SERIES_TABLE) : 'true';
+  db.exec(
+    `INSERT INTO series(base, quote, tick, rate, follow, batch) SELECT base, quote, tick, rate, follow, 0 FROM ${s}.series WHERE ${keep}`,
   );
-  const lastOf = db.prepare('SELECT rate, follow FROM series WHERE base = ? AND quote = ? ORDER BY tick DESC LIMIT 1');
-  const insert = db.prepare('INSERT INTO series(base, quote, tick, rate, follow, batch) VALUES (?, ?, ?, ?, ?, 0)');
-  const keep = (first.all() as { base: string; quote: string; tick: number; rate: number | null; follow: number }[]).filter((r) => {
-    const last = lastOf.get(r.base, r.quote) as { rate: number | null; follow: number } | undefined;
-    return last === undefined || last.rate !== r.rate || last.follow !== r.follow;
-  });
-  for (const r of keep) insert.run(r.base, r.quote, r.tick, r.rate, r.follow);
-  db.exec(`INSERT INTO series(base, quote, tick, rate, follow, batch)
-           SELECT x.base, x.quote, x.tick, x.rate, x.follow, 0 FROM ${s}.series x JOIN (${firsts}) f USING (base, quote)
-           WHERE x.tick > f.tick`);
 }
 
 /**
@@ -123,23 +160,7 @@ function mergeSeries(db: Database.Database, s: string, trim: boolean): void {
  * merged one); `seq` numbered on from the rows merged before.
  */
 function mergeMetrics(db: Database.Database, s: string, trim: boolean): void {
-  db.exec('CREATE TEMP TABLE IF NOT EXISTS merge_drop (seq INTEGER PRIMARY KEY); DELETE FROM merge_drop');
-  if (trim) {
-    const firsts = db.prepare(
-      `SELECT x.seq, x.metric_id, x.exchange_id, x.symbol_id, x.asset_id, x.kind, x.value, x.text FROM ${s}.metric_points x
-       JOIN (SELECT min(seq) AS seq FROM ${s}.metric_points WHERE metric_id IN (${OWN_LIST})
-             GROUP BY metric_id, exchange_id, symbol_id, asset_id) f USING (seq)`,
-    );
-    const lastOf = db.prepare(
-      `SELECT kind, value, text FROM metric_points WHERE metric_id = ? AND exchange_id = ? AND symbol_id = ? AND asset_id = ?
-       ORDER BY seq DESC LIMIT 1`,
-    );
-    const drop = db.prepare('INSERT INTO merge_drop(seq) VALUES (?)');
-    for (const r of firsts.all() as Record<string, string | number | null>[]) {
-      const last = lastOf.get(r.metric_id, r.exchange_id, r.symbol_id, r.asset_id) as Record<string, unknown> | undefined;
-      if (last !== undefined && last.kind === r.kind && last.value === r.value && last.text === r.text) drop.run(r.seq);
-    }
-  }
+  const keep = trim ? dropRepeatedFirsts(db, s, OWN_POINTS_TABLE) : 'true';
   const offset = (
     db
       .prepare('SELECT max(coalesce((SELECT max(seq) FROM metric_points), 0), coalesce((SELECT max(seq) FROM metric_definitions), 0)) AS n')
@@ -148,7 +169,7 @@ function mergeMetrics(db: Database.Database, s: string, trim: boolean): void {
     }
   ).n;
   const numbered = `WITH rows AS (
-      SELECT seq, 'p' AS t FROM ${s}.metric_points WHERE seq NOT IN (SELECT seq FROM merge_drop)
+      SELECT seq, 'p' AS t FROM ${s}.metric_points WHERE ${keep}
       UNION ALL SELECT seq, 'd' FROM ${s}.metric_definitions),
     numbered AS (SELECT seq, t, ${Number(offset)} + row_number() OVER (ORDER BY seq) AS n FROM rows)`;
   db.exec(`${numbered}

@@ -6,7 +6,7 @@
  * bad line: a line or row that cannot be read becomes a {@link SourceRecord} with `error` set, so
  * the caller can turn it into a reject `{line, reason, raw}` (docs/methodology.md section 1).
  * Only bad usage throws (a missing file, a CSV header without `type`, a SQLite file without an
- * `events` table); those errors start with `xrate:`.
+ * `events` table); those errors are XrateErrors of code `input`.
  *
  * Everything streams: memory use is bounded by the batch size, whatever the file size, and by
  * the maximum line length, whatever the length of a line: a longer line or row becomes a
@@ -23,6 +23,7 @@ import { DEFAULT_MAX_LINE_BYTES } from './lineLimit.js';
 import { openNdjson } from './ndjson.js';
 import { openSqlite } from './sqliteSource.js';
 import { openVendorCsv, sniffVendor, type VendorKind, type VendorTime } from './vendorCsv.js';
+import { XrateError } from '../core/errors.js';
 
 export { JsonRecord } from './record.js';
 
@@ -227,7 +228,7 @@ function isGzipPath(path: string): boolean {
  * file's or a tardis CSV dataset's is read as that vendor's (vendorCsv.ts). NDJSON and CSV files
  * are gunzipped when the name ends in `.gz` or the file starts with the gzip magic bytes `1f 8b`.
  *
- * Throws (message starting `xrate:`) when the file cannot be opened or, for SQLite, has no
+ * Throws an XrateError (`input`) when the file cannot be opened or, for SQLite, has no
  * `events` table. A CSV header without a `type` column throws from `batches()`.
  *
  * @example
@@ -250,14 +251,15 @@ export function openSource(path: string, opts: OpenSourceOptions = {}): EventSou
     size = st.size;
     head = readHead(path, 64);
   } catch (e) {
-    throw new Error(`xrate: cannot open event log "${path}": ${(e as Error).message}`);
+    throw new XrateError('input', `cannot open event log "${path}": ${(e as Error).message}`);
   }
   const batchSize = Math.max(1, Math.floor(opts.batchSize ?? DEFAULT_BATCH_SIZE));
   const startLine = opts.startLine ?? 1;
   const gzip = path.toLowerCase().endsWith('.gz') || (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b);
   let format = opts.format ?? detectFormat(path) ?? sniffFormat(head, gzip);
   const maxLineBytes = Math.floor(opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
-  if (!(maxLineBytes >= 1)) throw new Error(`xrate: the maximum line length must be at least 1 byte, got ${opts.maxLineBytes}`);
+  if (!(maxLineBytes >= 1))
+    throw new XrateError('usage', `the maximum line length must be at least 1 byte, got ${opts.maxLineBytes}`, { field: 'maxLineBytes' });
   const ro: ReaderOptions = { batchSize, startLine, gzip, totalBytes: size, maxLineBytes, lean: opts.lean };
   let vendor: VendorKind | undefined;
   if (format === 'csv' || format === 'coinapi' || format === 'tardis') {
@@ -265,8 +267,9 @@ export function openSource(path: string, opts: OpenSourceOptions = {}): EventSou
     if (vendor !== undefined && opts.format === 'csv') vendor = undefined;
     if (opts.format === 'coinapi' || opts.format === 'tardis') {
       if (vendor?.format !== opts.format) {
-        throw new Error(
-          `xrate: "${path}" is not a ${opts.format === 'coinapi' ? 'CoinAPI flat file' : 'tardis CSV file'} (its header is not one of the format's)`,
+        throw new XrateError(
+          'input',
+          `"${path}" is not a ${opts.format === 'coinapi' ? 'CoinAPI flat file' : 'tardis CSV file'} (its header is not one of the format's)`,
         );
       }
     }
@@ -283,6 +286,6 @@ export function openSource(path: string, opts: OpenSourceOptions = {}): EventSou
     case 'tardis':
       return openVendorCsv(path, vendor!, { ...ro, time: opts.time });
     default:
-      throw new Error(`xrate: unknown source format "${String(format)}"`);
+      throw new XrateError('usage', `unknown source format "${String(format)}"`, { field: 'format' });
   }
 }

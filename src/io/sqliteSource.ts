@@ -19,13 +19,14 @@ import Database from 'better-sqlite3';
 import { clipText, KEEP_CHARS, tooLongMessage, tooLongRecord } from './lineLimit.js';
 import { JsonRecord } from './record.js';
 import type { EventSource, ReaderOptions, SourceRecord } from './source.js';
+import { isXrateError, messageOf, XrateError } from '../core/errors.js';
 
 /** The table xrate reads. */
 export const SQLITE_TABLE = 'events';
 
 /**
  * Opens a SQLite event log (see the module description). Called by `openSource`. Throws an
- * `xrate:` error when the file is not a SQLite database or has no `events` table.
+ * XrateError when the file is not a SQLite database or has no `events` table.
  *
  * @example
  * ```ts
@@ -40,16 +41,16 @@ export function openSqlite(path: string, ro: ReaderOptions): EventSource {
   try {
     db = new Database(path, { readonly: true, fileMustExist: true });
   } catch (e) {
-    throw new Error(`xrate: cannot open SQLite file "${path}": ${(e as Error).message}`);
+    throw new XrateError('input', `cannot open SQLite file "${path}": ${(e as Error).message}`);
   }
   try {
     const t = db.prepare(`SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?`).get(SQLITE_TABLE);
-    if (t === undefined) throw new Error(`xrate: SQLite file "${path}" has no "${SQLITE_TABLE}" table`);
+    if (t === undefined) throw new XrateError('input', `SQLite file "${path}" has no "${SQLITE_TABLE}" table`);
     totalRecords = (db.prepare(`SELECT count(*) AS n FROM ${SQLITE_TABLE}`).get() as { n: number }).n;
   } catch (e) {
     db.close();
-    const msg = (e as Error).message;
-    throw new Error(msg.startsWith('xrate:') ? msg : `xrate: cannot read SQLite file "${path}": ${msg}`);
+    if (isXrateError(e)) throw e;
+    throw new XrateError('input', `cannot read SQLite file "${path}": ${messageOf(e)}`, { cause: e });
   }
   let read = 0;
   let closed = false;
@@ -69,7 +70,7 @@ export function openSqlite(path: string, ro: ReaderOptions): EventSource {
     async *batches() {
       if (closed) return;
       if (reading) {
-        throw new Error(`xrate: SQLite source "${path}" is already being read`);
+        throw new XrateError('internal', `SQLite source "${path}" is already being read`);
       }
       // Pages of rows by rowid: one native call per batch is much cheaper than a row iterator.
       const { stmt, sized } = selectRows(db, ro.maxLineBytes);

@@ -21,73 +21,14 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import type { EngineSnapshot, PairRateChange } from '../core/engine.js';
 import type { OhlcBucket } from '../core/ohlc.js';
 import type { RateChangePoint, StoredSeriesPoint } from '../core/ohlcSeries.js';
-import { DatabaseMetrics, METRIC_SCHEMA, METRIC_TABLES, metricWriters } from './metricStore.js';
+import { DatabaseMetrics, metricWriters } from './metricStore.js';
 import type { MetricDefinition, MetricsSource } from '../core/metrics/source.js';
-import { POSITION_SCHEMA, POSITION_TABLES, positionWriters, StoredPositions } from './positionStore.js';
+import { positionWriters, StoredPositions } from './positionStore.js';
+import { createSchema, OUTPUT_TABLES, type RateRow, type RunRow } from './storeSchema.js';
 import type { MergedCounts, PartitionOutput, PositionHistory, RowWriters } from './storeTypes.js';
+import { isXrateError, messageOf, XrateError } from '../core/errors.js';
 
-/** The tables a replay writes, each row with its batch (cleared by a new replay, cut back by a resume). */
-const OUTPUT_TABLES = ['rates', 'ohlc', 'series', 'rejects', ...METRIC_TABLES, ...POSITION_TABLES];
-
-/** Version of the schema below, kept in `meta`. */
-export const SCHEMA_VERSION = 1;
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS runs (
-  id INTEGER PRIMARY KEY,
-  started_at TEXT NOT NULL,
-  finished_at TEXT,
-  status TEXT NOT NULL,
-  inputs TEXT NOT NULL,
-  config TEXT NOT NULL,
-  options TEXT NOT NULL,
-  events_read INTEGER, events_accepted INTEGER, events_rejected INTEGER,
-  rejects_by_reason TEXT, quotes_discarded INTEGER,
-  ticks INTEGER, first_tick INTEGER, last_tick INTEGER,
-  pairs_with_rate INTEGER, rate_changes INTEGER, buckets INTEGER,
-  duration_ms REAL, resumed INTEGER NOT NULL DEFAULT 0,
-  stopped INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS rates (
-  tick INTEGER NOT NULL, base TEXT NOT NULL, quote TEXT NOT NULL,
-  rate REAL, time INTEGER, rank REAL, used INTEGER NOT NULL, fresh INTEGER NOT NULL,
-  volume REAL NOT NULL DEFAULT 0, batch INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS rates_pair_tick ON rates(base, quote, tick);
-CREATE TABLE IF NOT EXISTS ohlc (
-  base TEXT NOT NULL, quote TEXT NOT NULL, period_id TEXT NOT NULL,
-  start INTEGER NOT NULL, "end" INTEGER NOT NULL, time_open INTEGER NOT NULL, time_close INTEGER NOT NULL,
-  open REAL NOT NULL, high REAL NOT NULL, low REAL NOT NULL, close REAL NOT NULL, count INTEGER NOT NULL,
-  batch INTEGER NOT NULL,
-  PRIMARY KEY (base, quote, period_id, start)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS series (
-  base TEXT NOT NULL, quote TEXT NOT NULL, tick INTEGER NOT NULL, rate REAL,
-  follow INTEGER NOT NULL DEFAULT 0, batch INTEGER NOT NULL,
-  PRIMARY KEY (base, quote, tick)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS rejects (
-  input INTEGER NOT NULL, source TEXT NOT NULL, line INTEGER NOT NULL,
-  reason TEXT NOT NULL, message TEXT NOT NULL, raw TEXT NOT NULL, batch INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS snapshots (
-  id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, batch INTEGER NOT NULL,
-  last_tick INTEGER, input INTEGER NOT NULL, line INTEGER NOT NULL,
-  final INTEGER NOT NULL, state BLOB NOT NULL, created_at TEXT NOT NULL
-);
-`;
-
-/** Columns added after the first schema: added in place to a database written before. */
-function migrate(db: Database.Database): void {
-  const has = (table: string, col: string): boolean =>
-    (db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).some((c) => c.name === col);
-  if (!has('runs', 'stopped')) db.exec('ALTER TABLE runs ADD COLUMN stopped INTEGER NOT NULL DEFAULT 0');
-  if (!has('rates', 'volume')) db.exec('ALTER TABLE rates ADD COLUMN volume REAL NOT NULL DEFAULT 0');
-  if (!has('runs', 'pid')) db.exec('ALTER TABLE runs ADD COLUMN pid INTEGER');
-  if (!has('runs', 'host')) db.exec('ALTER TABLE runs ADD COLUMN host TEXT');
-  if (!has('series', 'follow')) db.exec('ALTER TABLE series ADD COLUMN follow INTEGER NOT NULL DEFAULT 0');
-}
+export type { RateRow, RunRow } from './storeSchema.js';
 
 /** A pair's last row before a tick, and its rows in a tick range (see `ReplayStore.fromLastBefore`). */
 interface RangeStatements {
@@ -125,48 +66,6 @@ export interface ReplayCheckpoint {
   driver: unknown;
 }
 
-/** A row of `runs`. */
-export interface RunRow {
-  id: number;
-  started_at: string;
-  finished_at: string | null;
-  status: string;
-  inputs: string;
-  config: string;
-  options: string;
-  events_read: number | null;
-  events_accepted: number | null;
-  events_rejected: number | null;
-  rejects_by_reason: string | null;
-  quotes_discarded: number | null;
-  ticks: number | null;
-  first_tick: number | null;
-  last_tick: number | null;
-  pairs_with_rate: number | null;
-  rate_changes: number | null;
-  buckets: number | null;
-  duration_ms: number | null;
-  resumed: number;
-  /** 1 when the replay stopped at its --to before the end of its input. */
-  stopped: number;
-  /** Process id and host name of the process that ran it (null in databases written before they were kept). */
-  pid?: number | null;
-  host?: string | null;
-}
-
-/** A row of `rates`: the state of one pair from `tick` on. */
-export interface RateRow {
-  tick: number;
-  base: string;
-  quote: string;
-  rate: number | null;
-  time: number | null;
-  rank: number | null;
-  used: number;
-  fresh: number;
-  volume: number;
-}
-
 /**
  * The replay database.
  *
@@ -188,14 +87,14 @@ export class ReplayStore {
    * thrown away when its writer fails (a partition of a partitioned replay): the rollback journal in
    * memory and no syncs, so each page is written once, where the WAL writes it twice; a crash can
    * leave it corrupt, and no other connection may read it while it is written.
-   * @throws `xrate:` error when the file cannot be opened or is not a replay database.
+   * @throws XrateError when the file cannot be opened or is not a replay database.
    */
   static open(path: string, opts: { readonly?: boolean; scratch?: boolean } = {}): ReplayStore {
     let db: Database.Database;
     try {
       db = new Database(path, { readonly: !!opts.readonly, fileMustExist: !!opts.readonly });
     } catch (e) {
-      throw new Error(`xrate: cannot open database "${path}": ${(e as Error).message}`);
+      throw new XrateError('input', `cannot open database "${path}": ${(e as Error).message}`);
     }
     try {
       if (!opts.readonly) {
@@ -206,11 +105,7 @@ export class ReplayStore {
           db.pragma('journal_mode = WAL');
           db.pragma('synchronous = NORMAL');
         }
-        db.exec(SCHEMA);
-        db.exec(METRIC_SCHEMA);
-        db.exec(POSITION_SCHEMA);
-        migrate(db);
-        db.prepare(`INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)`).run(String(SCHEMA_VERSION));
+        createSchema(db);
         // Runs whose process died while running are marked so (their tables stay refused until a
         // replay or --resume completes).
         for (const r of db.prepare(`SELECT id, status, pid, host FROM runs WHERE status = 'running'`).all() as RunRow[]) {
@@ -222,8 +117,8 @@ export class ReplayStore {
       }
     } catch (e) {
       db.close();
-      const msg = (e as Error).message;
-      throw new Error(msg.startsWith('xrate:') ? msg : `xrate: "${path}" is not a usable xrate database: ${msg}`);
+      if (isXrateError(e)) throw e;
+      throw new XrateError('input', `"${path}" is not a usable xrate database: ${messageOf(e)}`, { cause: e });
     }
     return new ReplayStore(db, path);
   }
@@ -246,17 +141,17 @@ export class ReplayStore {
    * Copies the replay database `from` into the new file `to` with SQLite's online backup: a
    * consistent copy even while another process writes `from` (a running replica).
    *
-   * @throws `xrate:` error when `from` is not a replay database or `to` exists
+   * @throws XrateError when `from` is not a replay database or `to` exists
    */
   static async copy(from: string, to: string): Promise<void> {
-    if (!ReplayStore.isReplayDatabase(from)) throw new Error(`xrate: "${from}" is not a database written by xrate`);
-    if (existsSync(to)) throw new Error(`xrate: "${to}" exists already: a copy goes to a new file`);
+    if (!ReplayStore.isReplayDatabase(from)) throw new XrateError('input', `"${from}" is not a database written by xrate`);
+    if (existsSync(to)) throw new XrateError('conflict', `"${to}" exists already: a copy goes to a new file`);
     const db = new Database(from, { readonly: true, fileMustExist: true });
     try {
       mkdirSync(dirname(resolve(to)), { recursive: true });
       await db.backup(to);
     } catch (e) {
-      throw new Error(`xrate: cannot copy "${from}" to "${to}": ${(e as Error).message}`);
+      throw new XrateError('input', `cannot copy "${from}" to "${to}": ${(e as Error).message}`);
     } finally {
       db.close();
     }

@@ -12,6 +12,7 @@ import { TimeCache } from './fastNdjson.js';
 import { DEFAULT_MAX_LINE_BYTES, LineBuffer, LineLimit } from './lineLimit.js';
 import { lineRecord } from './ndjson.js';
 import { detectFormat, type SourceRecord } from './source.js';
+import { XrateError } from '../core/errors.js';
 
 const CHUNK = 1 << 20;
 
@@ -49,18 +50,18 @@ export class FileTail {
   /**
    * Opens `path` for reading from its start.
    *
-   * @throws `xrate:` error when the log is gzipped or not NDJSON, or cannot be opened
+   * @throws XrateError when the log is gzipped or not NDJSON, or cannot be opened
    */
   static open(path: string, opts: { maxLineBytes?: number; warn?: (message: string) => void } = {}): FileTail {
     const fmt = detectFormat(path);
     if (/\.gz$/i.test(path) || (fmt !== undefined && fmt !== 'ndjson')) {
-      throw new Error(`xrate: following a log needs a plain NDJSON file (one event per line), not "${path}"`);
+      throw new XrateError('input', `following a log needs a plain NDJSON file (one event per line), not "${path}"`);
     }
     let fd: number;
     try {
       fd = openSync(path, 'r');
     } catch (e) {
-      throw new Error(`xrate: cannot open "${path}": ${(e as Error).message}`);
+      throw new XrateError('input', `cannot open "${path}": ${(e as Error).message}`);
     }
     return new FileTail(path, fd, opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, opts.warn ?? (() => {}));
   }

@@ -10,6 +10,7 @@ import { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { createGunzip } from 'node:zlib';
 import type { EventSource, ReaderOptions, SourceFormat, SourceRecord } from './source.js';
+import { isXrateError, messageOf, XrateError } from '../core/errors.js';
 
 /** Read-ahead of the file stream. Large chunks keep the per-chunk overhead low. */
 const FILE_CHUNK = 1 << 20;
@@ -43,9 +44,10 @@ export async function* withLastLine(chunks: AsyncIterable<string>, lastLine: () 
   try {
     yield* chunks;
   } catch (e) {
-    const msg = e instanceof Error ? e.message : String(e);
+    const msg = messageOf(e);
     const line = lastLine();
-    throw new Error(line > 0 ? `${msg}; the last line read whole was line ${line}` : `${msg}; no whole line was read`);
+    const said = line > 0 ? `${msg}; the last line read whole was line ${line}` : `${msg}; no whole line was read`;
+    throw isXrateError(e) ? new XrateError(e.code, said, { cause: e }) : new Error(said);
   }
 }
 
@@ -114,7 +116,7 @@ export function openTextStream(path: string, gzip: boolean, lean = false): TextS
     const where = gunzip
       ? `gzip data broken near byte ${gunzip.bytesWritten} of the file, after ${text} bytes of text`
       : `after ${fs.bytesRead()} bytes`;
-    return new Error(`xrate: cannot read "${path}" (${where}): ${(e as Error).message}`);
+    return new XrateError('input', `cannot read "${path}" (${where}): ${(e as Error).message}`);
   };
   return {
     async *chunks(skipLines = 0) {

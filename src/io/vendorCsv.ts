@@ -32,6 +32,7 @@ import { isReject, type XrateEvent } from '../core/types.js';
 import { type CsvRow, CsvSplitter } from './csv.js';
 import type { EventSource, ReaderOptions, SourceRecord } from './source.js';
 import { textEventSource, withLastLine } from './textStream.js';
+import { XrateError } from '../core/errors.js';
 
 /** Which time of a vendor row an event takes: the receive time (default) or the exchange's. */
 export type VendorTime = 'receive' | 'exchange';
@@ -290,7 +291,8 @@ export function openVendorCsv(path: string, kind: VendorKind, ro: VendorReaderOp
       for (const r of rows) {
         lastLine = r.line;
         if (col === undefined) {
-          if (r.fields === undefined) throw new Error(`xrate: ${label} header of "${path}" cannot be read (line ${r.line}: ${r.error})`);
+          if (r.fields === undefined)
+            throw new XrateError('input', `${label} header of "${path}" cannot be read (line ${r.line}: ${r.error})`);
           col = readHeader(r.fields, path, kind, label);
           timeCol =
             kind.format === 'coinapi' ? (useExchange ? 'time_exchange' : 'time_coinapi') : useExchange ? 'timestamp' : 'local_timestamp';
@@ -316,7 +318,7 @@ export function openVendorCsv(path: string, kind: VendorKind, ro: VendorReaderOp
       }
     }
     take(sp.end());
-    if (col === undefined) throw new Error(`xrate: ${label} file "${path}" has no header row`);
+    if (col === undefined) throw new XrateError('input', `${label} file "${path}" has no header row`);
     while (batch.length > 0 && !isClosed()) yield batch.splice(0, batchSize);
   });
 }
@@ -331,7 +333,7 @@ function readHeader(fields: string[], path: string, kind: VendorKind, label: str
   });
   for (const need of COLUMNS[kind.format][kind.data]) {
     if (col[need] === undefined) {
-      throw new Error(`xrate: ${label} file "${path}" has no column "${need}" (header: ${fields.join(kind.delimiter)})`);
+      throw new XrateError('input', `${label} file "${path}" has no column "${need}" (header: ${fields.join(kind.delimiter)})`);
     }
   }
   return col;

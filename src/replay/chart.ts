@@ -25,11 +25,12 @@
 import { existsSync } from 'node:fs';
 import { resolveConfig, type EngineConfig } from '../core/config.js';
 import type { Engine } from '../core/engine.js';
+import { isXrateError, XrateError } from '../core/errors.js';
 import type { ExclusionReason } from '../core/eligibility.js';
 import type { ExchangeRatesTimeseriesItem } from '../core/ohlc.js';
 import { exchangeRatePeriod, EXCHANGE_RATE_PERIODS } from '../core/periods.js';
 import type { MarketProvenance, RateExplanation } from '../core/provenance.js';
-import { formatTime, parseTime, US_PER_SECOND } from '../core/time.js';
+import { floorSecond, formatTime, parseTime, US_PER_SECOND } from '../core/time.js';
 import { wireExplanation, wireRate } from '../core/wire.js';
 import type { SourceFormat } from '../io/source.js';
 import { ReplayDatabase, ReplayDatabaseError } from './database.js';
@@ -100,35 +101,18 @@ export interface ChartQuery {
   periodId?: string;
 }
 
-/**
- * Why a chart cannot be drawn: a bad request (CLI exit 2, HTTP 400 naming `param`) or no data
- * (exit 1, HTTP 550).
- */
-export class ChartError extends Error {
-  constructor(
-    readonly kind: 'bad-request' | 'no-data',
-    message: string,
-    /** The service's parameter at fault, for a bad request. */
-    readonly param?: 'time_end' | 'period_id',
-  ) {
-    super(message);
-  }
-}
-
 /** The whole-second ticks in [from, to], checked against {@link CHART_MAX_POINTS}. */
 function tickSpan(q: ChartQuery): { first: number; last: number; n: number } {
   if (!(q.to > q.from))
-    throw new ChartError('bad-request', `the end (${formatTime(q.to)}) must be after the start (${formatTime(q.from)})`, 'time_end');
+    throw new XrateError('usage', `the end (${formatTime(q.to)}) must be after the start (${formatTime(q.from)})`, { field: 'time_end' });
   const first = Math.ceil(q.from / US_PER_SECOND) * US_PER_SECOND;
-  const last = Math.floor(q.to / US_PER_SECOND) * US_PER_SECOND;
+  const last = floorSecond(q.to);
   const n = last >= first ? (last - first) / US_PER_SECOND + 1 : 0;
-  if (n === 0) throw new ChartError('bad-request', `no whole second lies in [${formatTime(q.from)}, ${formatTime(q.to)}]`, 'time_end');
+  if (n === 0) throw new XrateError('usage', `no whole second lies in [${formatTime(q.from)}, ${formatTime(q.to)}]`, { field: 'time_end' });
   if (n > CHART_MAX_POINTS) {
-    throw new ChartError(
-      'bad-request',
-      `the range holds ${n} ticks, more than the ${CHART_MAX_POINTS} (2 hours) a chart may span: narrow it`,
-      'time_end',
-    );
+    throw new XrateError('usage', `the range holds ${n} ticks, more than the ${CHART_MAX_POINTS} (2 hours) a chart may span: narrow it`, {
+      field: 'time_end',
+    });
   }
   return { first, last, n };
 }
@@ -138,18 +122,18 @@ function checkPeriod(q: ChartQuery): string | undefined {
   if (q.periodId === undefined) return undefined;
   const p = exchangeRatePeriod(q.periodId);
   if (!p) {
-    throw new ChartError(
-      'bad-request',
+    throw new XrateError(
+      'usage',
       `unknown period_id "${q.periodId}" (one of ${EXCHANGE_RATE_PERIODS.map((x) => x.period_id).join(', ')})`,
-      'period_id',
+      { field: 'period_id' },
     );
   }
   const len = p.length_months > 0 ? p.length_months * 28 * 86_400 : p.length_seconds;
   if ((q.to - q.from) / US_PER_SECOND / len > CHART_MAX_CANDLES) {
-    throw new ChartError(
-      'bad-request',
+    throw new XrateError(
+      'usage',
       `period ${p.period_id} gives more than ${CHART_MAX_CANDLES} candles over the range: choose a longer one`,
-      'period_id',
+      { field: 'period_id' },
     );
   }
   return p.period_id;
@@ -302,9 +286,9 @@ function databaseError(e: unknown): unknown {
   if (!(e instanceof ReplayDatabaseError)) return e;
   const f = e.failure;
   if (f.kind === 'partial-outputs')
-    return new ChartError('no-data', `the database "${f.path}" holds the partial outputs of replay run ${f.runId} (status "${f.status}")`);
+    return new XrateError('no_data', `the database "${f.path}" holds the partial outputs of replay run ${f.runId} (status "${f.status}")`);
   if (f.kind === 'restore-failed') return f.cause;
-  return new ChartError('no-data', `the database "${f.path}" holds no complete replay run`);
+  return new XrateError('no_data', `the database "${f.path}" holds no complete replay run`);
 }
 
 /** The rate per tick of the span from the database's rate changes (and cross rates by its graph search). */
@@ -324,7 +308,8 @@ function databaseRates(db: ReplayDatabase, q: ChartQuery, span: { first: number;
  * The chart of rate(base, quote) over [from, to] from a log or a replay database (see the module
  * description).
  *
- * @throws {@link ChartError} for a bad range or period (`bad-request`) or a pair with no rate in the range (`no-data`)
+ * @throws {@link XrateError} `usage` for a bad range or period (its `field` the service's parameter at fault,
+ *   `time_end` or `period_id`), `no_data` for a pair with no rate in the range
  *
  * @example
  * ```ts
@@ -349,7 +334,7 @@ export async function chartData(src: QuerySource, q: ChartQuery): Promise<ChartD
     body = { source: 'log', markets_detail: true, note: null, ...finish(c, span) };
   }
   if (body.rate.every((r) => r === null)) {
-    throw new ChartError('no-data', `no rate for ${q.base}/${q.quote} between ${head.time_start} and ${head.time_end}`);
+    throw new XrateError('no_data', `no rate for ${q.base}/${q.quote} between ${head.time_start} and ${head.time_end}`);
   }
   let candles: ExchangeRatesTimeseriesItem[] | null = null;
   if (periodId !== undefined) {
@@ -357,9 +342,8 @@ export async function chartData(src: QuerySource, q: ChartQuery): Promise<ChartD
       candles = await queryHistory(src, [q.base, q.quote], periodId, q.from, q.to, CHART_MAX_CANDLES);
     } catch (e) {
       // A database keeps the OHLC of the pairs tracked during the replay only.
-      const m = (e as Error).message;
-      if (!m.startsWith('xrate:')) throw e;
-      body.note = [body.note, `no candles: ${m.replace(/^xrate: /, '')}`].filter(Boolean).join('; ');
+      if (!isXrateError(e)) throw e;
+      body.note = [body.note, `no candles: ${e.message}`].filter(Boolean).join('; ');
     }
   }
   // The rates as written (docs/methodology.md section 7); the candles are (queryHistory).
@@ -380,9 +364,9 @@ async function fromDatabase(
   try {
     const nc = db.notCovered(span.first, span.last);
     if (nc?.kind === 'before-from')
-      throw new ChartError('no-data', `the database has output from ${formatTime(nc.from)} on (the replay's --from)`);
+      throw new XrateError('no_data', `the database has output from ${formatTime(nc.from)} on (the replay's --from)`);
     if (nc?.kind === 'after-stop')
-      throw new ChartError('no-data', `the database covers its log only up to ${formatTime(nc.last)} (the replay stopped at --to)`);
+      throw new XrateError('no_data', `the database covers its log only up to ${formatTime(nc.last)} (the replay stopped at --to)`);
     const rates = databaseRates(db, q, span);
     const run = db.store.latestCompleteRun();
     const recorded: RecordedRun | undefined = run && {

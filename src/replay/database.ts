@@ -1,8 +1,8 @@
 /**
  * Answers from a replay database: the one place that knows how a database written by
  * `xrate replay` answers as its log would. The CLI (`xrate rate|history|explain DB`, query.ts) and
- * the service (provider.ts) are thin front ends over it; they only word its failures (an `xrate:`
- * error and exit 1, or HTTP 550 with a `message`).
+ * the service (src/answers/databaseProvider.ts) are thin front ends over it; they only word its failures (an
+ * {@link XrateError} and exit 1, or HTTP 550 with a `message`).
  *
  * - Coverage: the newest complete run, its config, first and last tick, its `--from` and whether
  *   it stopped at `--to`. Times before the `--from` or, for a stopped run, after its last tick are
@@ -25,7 +25,8 @@ import { restoreEngine, type Engine } from '../core/engine.js';
 import { rollUp, type OhlcBucket } from '../core/ohlc.js';
 import { bucketsFromSeries, resolveSeries } from '../core/ohlcSeries.js';
 import { bucketStart, EXCHANGE_RATE_PERIODS, getPeriod, isRollupOf, type PeriodRecord } from '../core/periods.js';
-import { US_PER_SECOND } from '../core/time.js';
+import { floorSecond, US_PER_SECOND } from '../core/time.js';
+import { type ErrorCode, XrateError } from '../core/errors.js';
 import { ReplayStore, runIsDead, type RunRow } from '../io/store.js';
 import { PairTable, type PairRow } from './rateSources.js';
 
@@ -62,17 +63,26 @@ export type DatabaseFailure =
   | { kind: 'no-engine-state'; path: string }
   | { kind: 'restore-failed'; path: string; cause: Error };
 
-/** Thrown for a {@link DatabaseFailure}. */
-export class ReplayDatabaseError extends Error {
+/** The code of each {@link DatabaseFailure} kind. */
+const FAILURE_CODES: Record<DatabaseFailure['kind'], ErrorCode> = {
+  'no-complete-run': 'no_data',
+  'partial-outputs': 'unavailable',
+  'no-engine-state': 'no_data',
+  'restore-failed': 'input',
+};
+
+/** Thrown for a {@link DatabaseFailure} (its code by the failure's kind: no data, partial outputs unavailable now). */
+export class ReplayDatabaseError extends XrateError {
   constructor(readonly failure: DatabaseFailure) {
-    super(`xrate: database "${failure.path}": ${failure.kind}`);
+    super(FAILURE_CODES[failure.kind], `database "${failure.path}": ${failure.kind}`);
+    this.name = 'ReplayDatabaseError';
   }
 }
 
 /** Why a database whose newest replay did not complete answers nothing (the CLI's and the service's wording). */
 export function partialOutputs(path: string, runId: number, status: string): string {
   return (
-    `xrate: database "${path}" holds the partial outputs of replay run ${runId}, which did not complete (status "${status}": ` +
+    `database "${path}" holds the partial outputs of replay run ${runId}, which did not complete (status "${status}": ` +
     'it failed, was killed, or is still running): replay again, or continue it with --resume if it took snapshots'
   );
 }
@@ -107,10 +117,6 @@ export interface ReplayDatabaseOptions {
 
 function periodLength(p: PeriodRecord): number {
   return p.length_months > 0 ? p.length_months * 31 * 86_400 : p.length_seconds;
-}
-
-function floorSecond(t: number): number {
-  return Math.floor(t / US_PER_SECOND) * US_PER_SECOND;
 }
 
 /**
@@ -163,7 +169,7 @@ export class ReplayDatabase {
 
   /**
    * Opens `path` read-only.
-   * @throws `xrate:` error when it cannot be opened or is not a replay database; {@link ReplayDatabaseError}
+   * @throws {@link XrateError} `input` when it cannot be opened or is not a replay database; {@link ReplayDatabaseError}
    */
   static open(path: string, opts: ReplayDatabaseOptions = {}): ReplayDatabase {
     const store = ReplayStore.open(path, { readonly: true });

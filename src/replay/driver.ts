@@ -22,6 +22,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { createEngine, type Engine, type EngineListener, restoreEngine } from '../core/engine.js';
+import { messageOf, XrateError } from '../core/errors.js';
 import type { EngineConfig } from '../core/config.js';
 import type { Reject, XrateEvent } from '../core/types.js';
 import type { RateFileWriter } from '../io/rateFile.js';
@@ -51,7 +52,8 @@ export interface ReplayProgress {
 /** A pair spec `BASE/QUOTE` as base and quote. */
 export function parsePairSpec(spec: string): [string, string] {
   const parts = spec.split('/');
-  if (parts.length !== 2 || !parts[0] || !parts[1]) throw new Error(`xrate: bad pair "${spec}" (expected BASE/QUOTE, e.g. BTC/USD)`);
+  if (parts.length !== 2 || !parts[0] || !parts[1])
+    throw new XrateError('usage', `bad pair "${spec}" (expected BASE/QUOTE, e.g. BTC/USD)`, { field: 'track' });
   return [parts[0].trim(), parts[1].trim()];
 }
 
@@ -335,8 +337,7 @@ export class Driver implements DriverClock, RecordSink {
   failRun(e: unknown): void {
     const store = this.opts.store;
     const runId = this.ingest.runId;
-    if (store && runId !== undefined)
-      store.failRun(runId, (e as Error).message.replace(/^xrate: /, ''), new Date(this.opts.now()).toISOString());
+    if (store && runId !== undefined) store.failRun(runId, messageOf(e), new Date(this.opts.now()).toISOString());
   }
 
   /**

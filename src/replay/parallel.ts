@@ -24,6 +24,7 @@ import { carriedDifferences, reportPositions, reporters } from './carried.js';
 import type { CarriedState, PartitionStart } from './partitionRun.js';
 import { type ReplayOptions, replay } from './replay.js';
 import { addCounts, mergedTotals, noOwnedCounts, type OwnedTotals, runSummary, type ReplaySummary } from './summary.js';
+import { type ErrorCode, messageOf, reportedCode, XrateError } from '../core/errors.js';
 
 /** One partition to replay: the replay's options for it (all plain data: it may travel). */
 export type PartitionJob = Pick<
@@ -75,14 +76,14 @@ export const runPartitionInWorker: PartitionRunner = (job, progress) => {
       }
       settled = true;
       if (m.result) resolve(m.result);
-      else reject(new Error(m.error ?? `xrate: partition ${job.index} failed`));
+      else reject(m.code ? new XrateError(m.code, m.error ?? '') : new Error(m.error ?? `partition ${job.index} failed`));
     });
     worker.once('error', (e) => {
       settled = true;
       reject(e);
     });
     worker.once('exit', (code) => {
-      if (!settled) reject(new Error(`xrate: partition ${job.index} stopped (exit code ${code}) before it finished`));
+      if (!settled) reject(new XrateError('failed', `partition ${job.index} stopped (exit code ${code}) before it finished`));
     });
   });
 };
@@ -92,6 +93,8 @@ export interface WorkerMessage {
   progress?: number;
   result?: PartitionResult;
   error?: string;
+  /** The code of the error, when it is an XrateError. */
+  code?: ErrorCode;
 }
 
 /** Where a partitioned replay is (see {@link ParallelOptions.onProgress}). */
@@ -172,7 +175,7 @@ async function pool<T, R>(jobs: readonly T[], n: number, f: (job: T) => Promise<
  * ```
  */
 export async function replayParallel(given: ParallelOptions): Promise<ReplaySummary> {
-  if ((given.db === undefined) === (given.out === undefined)) throw new Error('xrate: give either db or out to replayParallel');
+  if ((given.db === undefined) === (given.out === undefined)) throw new XrateError('usage', 'give either db or out to replayParallel');
   // Directories stand for the files under them (src/io/inputs.ts), as in a serial replay.
   const opts: ParallelOptions = { ...given, inputs: expandInputs(given.inputs) };
   // What the partitions rely on in the inputs, checked before they are merged (src/io/inputWatch.ts).
@@ -216,7 +219,7 @@ async function replayParallelInto(given: ParallelOptions, target: string, watch:
   const report = progressReporter(opts, started, now);
   report.stage('prescan', []);
   const stats = await prescan(opts.inputs, { format: opts.format, maxLineBytes: opts.maxLineBytes }).catch((e: Error) => {
-    throw new Error(`xrate: reading the inputs to plan the partitions failed: ${e.message.replace(/^xrate: /, '')}`);
+    throw new XrateError(reportedCode(e, 'failed'), `reading the inputs to plan the partitions failed: ${e.message}`, { cause: e });
   });
   const plan = planPartitions(stats, Math.max(1, opts.workers), H, Math.max(H, SYMBOL_WARM_UP_US), opts.cuts);
   const common = {
@@ -257,8 +260,10 @@ async function replayParallelInto(given: ParallelOptions, target: string, watch:
     try {
       r = await run(job, (n) => report.read(job.index, n));
     } catch (e) {
-      throw new Error(
-        `xrate: partition ${job.index + 1} of ${jobs.length} (${spanOf(job)}) failed: ${(e as Error).message.replace(/^xrate: /, '')}`,
+      throw new XrateError(
+        reportedCode(e, 'failed'),
+        `partition ${job.index + 1} of ${jobs.length} (${spanOf(job)}) failed: ${messageOf(e)}`,
+        { cause: e },
       );
     }
     report.done(job.index);
@@ -419,7 +424,7 @@ function finish(
     const store = ReplayStore.open(j.db);
     try {
       const cp = store.latestSnapshot();
-      if (!cp?.final) throw new Error(`xrate: partition ${j.index} left no final snapshot in "${j.db}"`);
+      if (!cp?.final) throw new XrateError('failed', `partition ${j.index} left no final snapshot in "${j.db}"`);
       return cp;
     } finally {
       store.close();

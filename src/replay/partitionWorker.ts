@@ -6,11 +6,12 @@
  * @module
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { isXrateError, messageOf } from '../core/errors.js';
 import { type PartitionJob, runPartitionHere, type WorkerMessage } from './parallel.js';
 
 const { job, progress } = workerData as { job: PartitionJob; progress: boolean };
 const post = (m: WorkerMessage): void => parentPort?.postMessage(m);
 runPartitionHere(job, progress ? (n) => post({ progress: n }) : undefined).then(
   (result) => post({ result }),
-  (e: unknown) => post({ error: e instanceof Error ? e.message : String(e) }),
+  (e: unknown) => post({ error: messageOf(e), code: isXrateError(e) ? e.code : undefined }),
 );

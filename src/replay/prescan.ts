@@ -19,6 +19,7 @@ import { DEFAULT_MAX_LINE_BYTES } from '../io/lineLimit.js';
 import { detectFormat, openSource, type OpenSourceOptions } from '../io/source.js';
 import { openTextStream } from '../io/textStream.js';
 import { NdjsonScanner, recordTime } from './prescanNdjson.js';
+import { type ErrorCode, XrateError } from '../core/errors.js';
 
 /**
  * The window the symbol records of the final engine need before the end (their 24-hour volumes,
@@ -217,9 +218,11 @@ async function scanNdjsonHalves(path: string, input: number, stats: PrescanStats
   const job: PrescanRange = { path, input, maxLineBytes, start: mid };
   const w = new Worker(worker, { workerData: job });
   const second = new Promise<PrescanPart>((resolve, reject) => {
-    w.once('message', (m: { part?: PrescanPart; error?: string }) => (m.part ? resolve(m.part) : reject(new Error(m.error))));
+    w.once('message', (m: { part?: PrescanPart; error?: string; code?: ErrorCode }) =>
+      m.part ? resolve(m.part) : reject(m.code ? new XrateError(m.code, m.error ?? '') : new Error(m.error)),
+    );
     w.once('error', reject);
-    w.once('exit', (code) => reject(new Error(`xrate: the pre-scan's worker stopped (exit code ${code})`)));
+    w.once('exit', (code) => reject(new XrateError('failed', `the pre-scan's worker stopped (exit code ${code})`)));
   });
   // The first part here meanwhile; a failure of either is the scan's.
   try {
@@ -291,7 +294,7 @@ export async function scanNdjsonRange(
     try {
       for await (const chunk of file as AsyncIterable<Buffer>) scan.push(chunk);
     } catch (e) {
-      throw new Error(`xrate: cannot read "${path}": ${(e as Error).message}`);
+      throw new XrateError('input', `cannot read "${path}": ${(e as Error).message}`);
     } finally {
       file.destroy();
     }
@@ -397,7 +400,7 @@ export interface PlannedPartition {
  * records: {@link SYMBOL_WARM_UP_US}). With `cuts` (ticks in µs: ascending whole seconds after
  * the first tick) the partitions are cut there instead, and `n` is not used.
  *
- * @throws `xrate:` error on a cut that is not such a tick.
+ * @throws XrateError on a cut that is not such a tick.
  * @example
  * ```ts
  * planPartitions(stats, 4, warmUpUs(resolveConfig({}))).map((p) => p.from);
@@ -414,7 +417,9 @@ export function planPartitions(
   const firstTick = Math.ceil(stats.first / 1e6) * 1e6;
   given?.forEach((c, i) => {
     if (!Number.isInteger(c / 1e6) || c <= firstTick || (i > 0 && c <= given[i - 1]))
-      throw new Error(`xrate: cut ${c} is not a whole second after the first tick ${firstTick} and after the cut before it`);
+      throw new XrateError('usage', `cut ${c} is not a whole second after the first tick ${firstTick} and after the cut before it`, {
+        field: 'cuts',
+      });
   });
   const cuts = given
     ? [...given]

@@ -5,11 +5,12 @@
  * @module
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { isXrateError, messageOf } from '../core/errors.js';
 import { type PrescanRange, PrescanStats, scanNdjsonRange } from './prescan.js';
 
 const { path, input, maxLineBytes, start, end } = workerData as PrescanRange;
 const stats = new PrescanStats();
 scanNdjsonRange(path, input, stats, maxLineBytes, start, end).then(
   (lines) => parentPort?.postMessage({ part: stats.part(lines) }),
-  (e: unknown) => parentPort?.postMessage({ error: e instanceof Error ? e.message : String(e) }),
+  (e: unknown) => parentPort?.postMessage({ error: messageOf(e), code: isXrateError(e) ? e.code : undefined }),
 );

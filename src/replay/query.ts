@@ -26,13 +26,14 @@ import type { MetricsSource } from '../core/metrics/source.js';
 import { toTimeseriesItem, type ExchangeRatesTimeseriesItem, type OhlcBucket } from '../core/ohlc.js';
 import { bucketEnd, bucketStartAtOrAfter, EXCHANGE_RATE_PERIODS, exchangeRatePeriod, type PeriodRecord } from '../core/periods.js';
 import type { RateExplanation } from '../core/provenance.js';
-import { formatTime, US_PER_SECOND } from '../core/time.js';
+import { floorSecond, formatTime } from '../core/time.js';
 import { wireExplanation, wireNumber } from '../core/wire.js';
 import type { SourceFormat } from '../io/source.js';
 import { ReplayStore } from '../io/store.js';
 import { partialOutputs, ReplayDatabase, ReplayDatabaseError, type NotCovered } from './database.js';
 import { MemoryMetrics } from './memoryMetrics.js';
 import { replay, type ReplayOptions } from './replay.js';
+import { XrateError } from '../core/errors.js';
 
 /** One answer of {@link queryRates}: the interface's ExchangeRate shape, the rate as written (wireNumber). */
 export interface RateAnswer {
@@ -62,10 +63,6 @@ export function isDatabaseSource(src: QuerySource): boolean {
   return src.inputs.length === 1 && src.format !== 'ndjson' && src.format !== 'csv' && ReplayStore.isReplayDatabase(src.inputs[0]);
 }
 
-function floorSecond(t: number): number {
-  return Math.floor(t / US_PER_SECOND) * US_PER_SECOND;
-}
-
 /**
  * Replays a query's log through `at` (the whole log when undefined), keeping no OHLC; `extra`
  * adds a listener and a hook that receives the engine (chart.ts explains each tick with them).
@@ -83,7 +80,7 @@ export function replayTo(src: QuerySource, at: number | undefined, extra: Pick<R
   });
 }
 
-/** Opens a replay database for a query; its failures become `xrate:` errors. */
+/** Opens a replay database for a query; its failures become {@link XrateError}s worded for the CLI. */
 function openDatabase(path: string): ReplayDatabase {
   try {
     return ReplayDatabase.open(path);
@@ -96,22 +93,24 @@ function openDatabase(path: string): ReplayDatabase {
 function cliError(e: unknown): unknown {
   if (!(e instanceof ReplayDatabaseError)) return e;
   const f = e.failure;
-  if (f.kind === 'no-complete-run') return new Error(`xrate: database "${f.path}" holds no complete replay run`);
-  if (f.kind === 'no-engine-state') return new Error(`xrate: database "${f.path}" holds no engine state`);
-  if (f.kind === 'partial-outputs') return new Error(partialOutputs(f.path, f.runId, f.status));
+  if (f.kind === 'no-complete-run') return new XrateError('no_data', `database "${f.path}" holds no complete replay run`);
+  if (f.kind === 'no-engine-state') return new XrateError('no_data', `database "${f.path}" holds no engine state`);
+  if (f.kind === 'partial-outputs') return new XrateError('unavailable', partialOutputs(f.path, f.runId, f.status));
   return f.cause;
 }
 
 /** Refuses a time the database cannot answer the way the log would. */
 function checkCovered(path: string, nc: NotCovered | undefined): void {
   if (nc?.kind === 'before-from') {
-    throw new Error(
-      `xrate: database "${path}" has output from ${formatTime(nc.from)} on (the replay's --from); ask the log for earlier times`,
+    throw new XrateError(
+      'no_data',
+      `database "${path}" has output from ${formatTime(nc.from)} on (the replay's --from); ask the log for earlier times`,
     );
   }
   if (nc?.kind === 'after-stop') {
-    throw new Error(
-      `xrate: database "${path}" covers its log only up to ${formatTime(nc.last)} (the replay stopped at --to); ask the log for later times`,
+    throw new XrateError(
+      'no_data',
+      `database "${path}" covers its log only up to ${formatTime(nc.last)} (the replay stopped at --to); ask the log for later times`,
     );
   }
 }
@@ -181,11 +180,13 @@ function ratesFromDatabase(path: string, at: number, pairs: [string, string][]):
   }
 }
 
-/** The period of an exchange-rate `period_id`, or an `xrate:` error naming the valid ids. */
+/** The period of an exchange-rate `period_id`, or a `usage` {@link XrateError} naming the valid ids. */
 function requirePeriod(id: string): PeriodRecord {
   const p = exchangeRatePeriod(id);
   if (!p) {
-    throw new Error(`xrate: unknown period_id "${id}" (one of ${EXCHANGE_RATE_PERIODS.map((x) => x.period_id).join(', ')})`);
+    throw new XrateError('usage', `unknown period_id "${id}" (one of ${EXCHANGE_RATE_PERIODS.map((x) => x.period_id).join(', ')})`, {
+      field: 'period_id',
+    });
   }
   return p;
 }
@@ -205,8 +206,9 @@ export async function queryHistory(
 ): Promise<ExchangeRatesTimeseriesItem[]> {
   const period = requirePeriod(periodId);
   if (!Number.isInteger(limit) || limit < 1 || limit > HISTORY_MAX_LIMIT)
-    throw new Error(`xrate: limit must be an integer in 1..${HISTORY_MAX_LIMIT}, got ${limit}`);
-  if (!(to > from)) throw new Error(`xrate: time_end (${formatTime(to)}) must be after time_start (${formatTime(from)})`);
+    throw new XrateError('usage', `limit must be an integer in 1..${HISTORY_MAX_LIMIT}, got ${limit}`, { field: 'limit' });
+  if (!(to > from))
+    throw new XrateError('usage', `time_end (${formatTime(to)}) must be after time_start (${formatTime(from)})`, { field: 'time_end' });
   const first = bucketStartAtOrAfter(from, period);
   if (first >= to) return [];
   const lastEnd = bucketEnd(to - 1, period);
@@ -252,13 +254,15 @@ function historyFromDatabase(
     const series = db.seriesFor(b, q, period, false);
     const stored = db.storedPeriods(b, q);
     if (!series && stored.length === 0) {
-      throw new Error(
-        `xrate: database "${path}" has no OHLC for ${b}/${q}: it was not tracked during the replay (use --track ${b}/${q}, or query the log)`,
+      throw new XrateError(
+        'no_data',
+        `database "${path}" has no OHLC for ${b}/${q}: it was not tracked during the replay (use --track ${b}/${q}, or query the log)`,
       );
     }
     if (!series) {
-      throw new Error(
-        `xrate: period ${period.period_id} cannot be rolled up from the stored periods ${stored.map((p) => p.period_id).join(', ')} of ${b}/${q}`,
+      throw new XrateError(
+        'no_data',
+        `period ${period.period_id} cannot be rolled up from the stored periods ${stored.map((p) => p.period_id).join(', ')} of ${b}/${q}`,
       );
     }
     return db.buckets(series, period, first, to, lastEnd, limit);
@@ -278,7 +282,10 @@ export async function queryExplain(src: QuerySource, pair: [string, string], at?
     try {
       const last = db.coverage.lastTick;
       if (at !== undefined && last !== undefined && floorSecond(at) < last) {
-        throw new Error(`xrate: the database holds the engine state at ${formatTime(last)} only; explain an earlier time from the log`);
+        throw new XrateError(
+          'no_data',
+          `the database holds the engine state at ${formatTime(last)} only; explain an earlier time from the log`,
+        );
       }
       if (at !== undefined) checkCovered(path, db.notCovered(floorSecond(at), floorSecond(at)));
       return wireExplanation(finalEngine(db, at ?? last ?? 0).explain(pair[0], pair[1]));

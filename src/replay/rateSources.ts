@@ -58,7 +58,6 @@ export interface PairRow {
 export class PairTable {
   private readonly names: string[] = [];
   private readonly ids = new Map<string, number>();
-  private readonly upper = new Map<string, string | null>();
   private readonly view: PairView;
   private readonly graph: RateGraph;
   private readonly cache = new Map<string, CachedRate | null>();
@@ -80,8 +79,6 @@ export class PairTable {
         i = this.names.length;
         this.ids.set(a, i);
         this.names.push(a);
-        const u = a.toUpperCase();
-        this.upper.set(u, this.upper.has(u) && this.upper.get(u) !== a ? null : a);
       }
       return i;
     };
@@ -99,12 +96,6 @@ export class PairTable {
     };
     this.graph = new RateGraph((i) => this.names[i]);
     this.graph.sync(this.view, this.names.length, 1);
-  }
-
-  /** The asset's id as stored (exact, else case-insensitive when unambiguous), or undefined. */
-  resolve(asset: string): string | undefined {
-    if (this.ids.has(asset)) return asset;
-    return this.upper.get(asset.toUpperCase()) ?? undefined;
   }
 
   /** Assets with at least one rate at this tick, sorted. */
@@ -136,35 +127,21 @@ export class PairTable {
 /** Rates between any two assets at one tick: a {@link PairTable}, or an engine's state. */
 export interface RateSource {
   readonly tick: number;
-  /** The asset's id as known here (exact, else case-insensitive when unambiguous). */
-  resolve(asset: string): string | undefined;
   /** rate(base, quote) of resolved ids, or undefined when there is no path. */
   rate(base: string, quote: string): CachedRate | undefined;
-  /** Candidate quote assets of "all rates", sorted. */
+  /** The assets with a rate here, sorted: the ids asked-for assets resolve to, and the candidate quote assets of "all rates". */
   assets(): string[];
 }
 
 /** An engine's state at its last tick as a {@link RateSource} (answers cached). */
 export class EngineSource implements RateSource {
   readonly tick: number;
-  private readonly exact: Set<string>;
-  private readonly upper = new Map<string, string | null>();
   private readonly sorted: string[];
   private readonly cache = new Map<string, CachedRate | null>();
 
   constructor(private readonly engine: Engine) {
     this.tick = engine.lastTickTime!;
     this.sorted = engine.assetIds();
-    this.exact = new Set(this.sorted);
-    for (const a of this.sorted) {
-      const u = a.toUpperCase();
-      this.upper.set(u, this.upper.has(u) && this.upper.get(u) !== a ? null : a);
-    }
-  }
-
-  resolve(asset: string): string | undefined {
-    if (this.exact.has(asset)) return asset;
-    return this.upper.get(asset.toUpperCase()) ?? undefined;
   }
 
   rate(base: string, quote: string): CachedRate | undefined {

@@ -32,6 +32,7 @@ import { PartitionRun, type PartitionStart } from './partitionRun.js';
 import { fileSequence, mergedFiles } from './recordSource.js';
 import { runSummary, type ReplaySummary } from './summary.js';
 import { EventTimeTicks } from './ticks.js';
+import { XrateError } from '../core/errors.js';
 
 /** OHLC periods stored by default for each tracked pair; any other period rolls up from these or, finer than all of them, is made from the pair's change series. */
 export const DEFAULT_STORED_PERIODS: readonly string[] = Object.freeze(['1MIN', '1HRS', '1DAY']);
@@ -112,7 +113,7 @@ export interface ReplayOptions {
 /**
  * Replays event logs through a new engine (or one resumed from a snapshot).
  *
- * @throws `xrate:` errors for bad usage or unreadable inputs (a missing file, a CSV without a
+ * @throws XrateErrors for bad usage or unreadable inputs (a missing file, a CSV without a
  * header); bad lines inside a log never throw.
  * @example
  * ```ts
@@ -127,15 +128,15 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
   const watch = watchInputs(given.inputs, opts.inputs);
   const now = opts.now ?? (() => Date.now());
   const started = now();
-  if (opts.db && opts.out) throw new Error('xrate: give either --db or --out, not both');
+  if (opts.db && opts.out) throw new XrateError('usage', 'give either --db or --out, not both', { field: '--out' });
   if ((opts.snapshotEveryUs !== undefined || opts.resume) && !opts.db)
-    throw new Error('xrate: snapshots and --resume need the SQLite output (--db)');
-  if (opts.inputs.length === 0) throw new Error('xrate: no event log given');
+    throw new XrateError('usage', 'snapshots and --resume need the SQLite output (--db)', { field: '--db' });
+  if (opts.inputs.length === 0) throw new XrateError('usage', 'no event log given');
   if (opts.merge && (opts.resume || opts.snapshotEveryUs !== undefined || opts.partition))
-    throw new Error('xrate: a merged replay (--merge) cannot be snapshotted, resumed or partitioned (yet)');
+    throw new XrateError('usage', 'a merged replay (--merge) cannot be snapshotted, resumed or partitioned (yet)', { field: '--merge' });
   const part = opts.partition;
   if (part && (opts.resume || (opts.reorderWindowUs ?? 0) > 0))
-    throw new Error('xrate: a partition of a replay cannot be resumed or use a reorder window (yet)');
+    throw new XrateError('usage', 'a partition of a replay cannot be resumed or use a reorder window (yet)');
   const periods = opts.periods ?? DEFAULT_STORED_PERIODS;
   const trackSpecs = opts.track?.map(parsePairSpec);
 
@@ -144,7 +145,10 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
   const rateFile = opts.out ? new RateFileWriter(opts.out) : undefined;
   try {
     const cp = opts.resume ? store!.latestSnapshot() : undefined;
-    if (opts.resume && !cp) throw new Error(`xrate: nothing to resume: "${opts.db}" has no snapshot (run with --snapshot-every first)`);
+    if (opts.resume && !cp)
+      throw new XrateError('conflict', `nothing to resume: "${opts.db}" has no snapshot (run with --snapshot-every first)`, {
+        field: '--resume',
+      });
     const st: ReplayState = cp ? (cp.driver as ReplayState) : newReplayState();
     const partition = part ? new PartitionRun(part, !!cp) : undefined;
     const driver = new Driver({

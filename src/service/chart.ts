@@ -20,14 +20,15 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { US_PER_HOUR } from '../core/time.js';
-import { ChartError, chartData, type ChartQuery } from '../replay/chart.js';
-import { registerDeclared } from './api/declare.js';
+import { isXrateError } from '../core/errors.js';
+import { chartData, type ChartQuery } from '../replay/chart.js';
+import { registerDeclared } from '../http/declare.js';
 import { CHART_ROUTE, pageRoute } from './api/rateRoutes.js';
-import { badParam, noData } from './errors.js';
-import { CONTENT_TYPES } from './format/index.js';
+import { badParam } from '../http/errors.js';
+import { CONTENT_TYPES } from '../http/format/index.js';
 import type { HeavyPool } from './heavyPool.js';
 import type { RequestLimits } from './requestLimits.js';
-import type { RateProvider } from './provider.js';
+import { noDataError, type RateProvider } from '../answers/index.js';
 
 /** The page's own files, in the package's `ui/` folder. */
 const UI_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'ui');
@@ -65,18 +66,18 @@ export function registerChartRoutes(app: FastifyInstance, provider: RateProvider
   registerDeclared<{ asset_id_base: string; asset_id_quote: string }>(app, CHART_ROUTE, async (req, reply, q) => {
     const info = provider.info();
     if (info.mode === 'follow') {
-      throw noData(
+      throw noDataError(
         'a chart replays the logs of a complete replay run, and under --follow the run completes only when the service stops: ' +
           'chart the log with "xrate plot LOG", or serve the database once the service has stopped',
       );
     }
     if (info.mode === 'replica') {
-      throw noData(
+      throw noDataError(
         'a chart replays the logs of a complete replay run, and a replica reads a stream, not logs: ' +
           'chart the published logs with "xrate plot LOG" (the same rates, by determinism)',
       );
     }
-    if (info.lastTick === undefined) throw noData('no tick has been computed yet');
+    if (info.lastTick === undefined) throw noDataError('no tick has been computed yet');
     const to = q.time('time_end') ?? info.lastTick;
     const from = q.time('time_start') ?? Math.max(info.firstTick ?? to, to - US_PER_HOUR);
     if (!(to > from)) throw badParam('time_end', 'must be after time_start');
@@ -117,12 +118,8 @@ export async function chartAnswer(db: string, q: ChartQuery): Promise<{ body: Bu
   try {
     data = await chartData({ inputs: [db] }, q);
   } catch (e) {
-    if (e instanceof ChartError) {
-      if (e.kind === 'bad-request') throw badParam(e.param ?? 'time_end', e.message);
-      throw noData(e.message);
-    }
-    const m = (e as Error).message;
-    if (m.startsWith('xrate:')) throw noData(m.replace(/^xrate: /, ''));
+    if (isXrateError(e, 'usage')) throw badParam(e.field ?? 'time_end', e.message);
+    if (isXrateError(e)) throw noDataError(e.message);
     throw e;
   }
   return { body: Buffer.from(JSON.stringify(data)), type: CONTENT_TYPES.json, cost: Math.max(1, Math.ceil(data.ticks.length / 100)) };

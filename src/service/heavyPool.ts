@@ -16,8 +16,8 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { ServiceError } from './errors.js';
-import type { OutputFormat } from './format/index.js';
+import { type ErrorCode, XrateError } from '../core/errors.js';
+import type { OutputFormat } from '../http/format/index.js';
 
 /** Where the served metrics are read: a replay database's complete run, or what a live feed has written so far. */
 export type MetricsFrom = 'database' | 'store';
@@ -37,7 +37,7 @@ export interface HeavyAnswer {
 /** What a worker posts back. */
 export type HeavyReply =
   | { id: number; answer: { body: Uint8Array; type: string; cost: number } }
-  | { id: number; error: { status: number; message: string; headers: Record<string, string> } }
+  | { id: number; error: { code: ErrorCode; message: string; headers: Record<string, string> } }
   | { id: number; crash: string };
 
 /** Options of {@link HeavyPool}. */
@@ -99,18 +99,18 @@ export class HeavyPool {
   }
 
   /**
-   * The answer of `task`, computed on a worker thread; a {@link ServiceError} as the route would
+   * The answer of `task`, computed on a worker thread; an {@link XrateError} as the route would
    * throw it (400, 550, ...), or 503 when the pool is full or closed.
    */
   run(task: HeavyTask): Promise<HeavyAnswer> {
-    if (this.closed) return Promise.reject(new ServiceError(503, 'The service is shutting down'));
+    if (this.closed) return Promise.reject(new XrateError('unavailable', 'The service is shutting down'));
     const idle = this.slots.length < this.threads || this.slots.some((s) => !s.busy);
     if (!idle && this.queue.length >= this.maxQueued) {
       return Promise.reject(
-        new ServiceError(
-          503,
+        new XrateError(
+          'unavailable',
           `The service is busy: ${this.threads + this.queue.length} heavy requests (charts, long metric histories) are running or waiting; retry later`,
-          { 'retry-after': '1' },
+          { headers: { 'retry-after': '1' } },
         ),
       );
     }
@@ -123,7 +123,7 @@ export class HeavyPool {
   /** Stops the threads; waiting tasks are refused with 503. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const p of this.queue.splice(0)) p.reject(new ServiceError(503, 'The service is shutting down'));
+    for (const p of this.queue.splice(0)) p.reject(new XrateError('unavailable', 'The service is shutting down'));
     await Promise.all(this.slots.map((s) => s.worker.terminate()));
     this.slots.length = 0;
   }
@@ -150,7 +150,7 @@ export class HeavyPool {
       if ('answer' in m) {
         const a = m.answer;
         p.resolve({ body: Buffer.from(a.body.buffer, a.body.byteOffset, a.body.byteLength), type: a.type, cost: a.cost });
-      } else if ('error' in m) p.reject(new ServiceError(m.error.status, m.error.message, m.error.headers));
+      } else if ('error' in m) p.reject(new XrateError(m.error.code, m.error.message, { headers: m.error.headers }));
       else p.reject(new Error(m.crash));
       this.dispatch();
     });

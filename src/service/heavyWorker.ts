@@ -1,6 +1,6 @@
 /**
  * A worker thread of the heavy-answer pool (heavyPool.ts): answers one task at a time with the
- * body the route would send, or the route's error (status and message), from its own read-only
+ * body the route would send, or the route's error (code, message and headers), from its own read-only
  * connections to the served databases (kept open between tasks).
  *
  * @module
@@ -10,13 +10,13 @@ import { getPriority, setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { OWN_METRICS } from '../core/engine/ownMetrics.js';
 import type { MetricsSource } from '../core/metrics/source.js';
+import { XrateError } from '../core/errors.js';
 import { ReplayStore } from '../io/store.js';
 import { chartAnswer } from './chart.js';
-import { ServiceError } from './errors.js';
-import { CONTENT_TYPES, render } from './format/index.js';
+import { CONTENT_TYPES, render } from '../http/format/index.js';
 import type { HeavyReply, HeavyTask, MetricsFrom } from './heavyPool.js';
 import { answerMetrics } from './metrics.js';
-import { DatabaseRateProvider } from './provider.js';
+import { DatabaseRateProvider } from '../answers/index.js';
 
 /**
  * Heavy work yields the CPU to the main thread's light requests: on Linux this thread's own nice
@@ -33,7 +33,7 @@ try {
 
 const sources = new Map<string, MetricsSource>();
 
-/** The served metrics of `db`, as the main thread reads them (start.ts). */
+/** The served metrics of `db`, as the main thread reads them (src/app/serve.ts). */
 async function metricsOf(db: string, from: MetricsFrom): Promise<MetricsSource> {
   const k = `${from}:${db}`;
   let s = sources.get(k);
@@ -53,7 +53,7 @@ async function answer(task: HeavyTask): Promise<{ body: Uint8Array; type: string
     return chartAnswer(db, { base, quote, from, to, periodId });
   }
   const a = answerMetrics(await metricsOf(task.db, task.from), task.path, task.query);
-  if (a === undefined) throw new ServiceError(404, `Unknown route GET ${task.path}`);
+  if (a === undefined) throw new XrateError('not_found', `Unknown route GET ${task.path}`);
   // The JSON written straight from the route's data, as routeTable.ts sends it; else rendered.
   if (task.format.kind === 'json' && a.json !== undefined) {
     const items = a.json;
@@ -76,7 +76,7 @@ parentPort?.on('message', ({ id, task }: { id: number; task: HeavyTask }) => {
       post({ id, answer: a }, own ? [a.body.buffer as ArrayBuffer] : []);
     },
     (e: unknown) => {
-      if (e instanceof ServiceError) post({ id, error: { status: e.status, message: e.message, headers: e.headers } });
+      if (e instanceof XrateError) post({ id, error: { code: e.code, message: e.message, headers: e.headers } });
       else post({ id, crash: e instanceof Error ? e.message : String(e) });
     },
   );

@@ -10,8 +10,8 @@
 import type { OhlcBucket } from '../core/ohlc.js';
 import { formatTime } from '../core/time.js';
 import { wireText } from '../core/wire.js';
-import { historyPieces, render, type OutputFormat } from './format/index.js';
-import { timeseriesItem, type HistoryQuery, type RateProvider, type TimeseriesItem } from './provider.js';
+import { historyPieces, render, type OutputFormat } from '../http/format/index.js';
+import { timeseriesItem, type HistoryQuery, type RateProvider, type TimeseriesItem } from '../answers/index.js';
 import { drainSlices, slicedArrayBody, type SlicedBody } from './slices.js';
 
 /** A history of more items than this is written a slice at a time (a shorter one in one piece). */

@@ -21,7 +21,7 @@ export {
   type HistoryQuery,
   type ProviderInfo,
   type DatabaseProviderOptions,
-} from './provider.js';
+} from '../answers/index.js';
 export { exchangeRatePeriod } from '../core/periods.js';
 export { startReplay, startFollow, type FollowOptions, type Follower, type ReplayServeOptions } from './live.js';
 export {
@@ -37,11 +37,11 @@ export {
   type ApiKey,
   type Right,
   type KeyListing,
-} from './keys.js';
+} from '../http/keys.js';
 export { Limiter, WINDOW_SECONDS, HEAVY_LIMIT, DEFAULT_HEAVY_CONCURRENCY } from './limits.js';
-export { RedisKeyStore } from './redisKeys.js';
+export { RedisKeyStore } from '../http/redisKeys.js';
 export { LIMITS_UNREACHABLE, DEFAULT_REPLICA_TTL_MS } from './redisLimits.js';
-export { Authenticator, stripPathKey } from './auth.js';
+export { Authenticator, stripPathKey } from '../http/auth.js';
 export {
   negotiate,
   render,
@@ -52,7 +52,7 @@ export {
   type OutputFormat,
   type CsvOptions,
   type PayloadKind,
-} from './format/index.js';
-export { ServiceError, NO_DATA, NO_DATA_TEXT } from './errors.js';
+} from '../http/format/index.js';
+export { NO_DATA, NO_DATA_TEXT } from '../http/errors.js';
 export { answerSymbols, toV1Symbol, type SymbolSource } from './symbols.js';
-export { startService, DEFAULT_DB, type ServeOptions, type RunningService, type ServiceIo } from './start.js';
+export { startService, DEFAULT_DB, type ServeOptions, type RunningService, type ServiceIo } from '../app/serve.js';

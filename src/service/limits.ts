@@ -22,9 +22,10 @@
  * @module
  */
 import { formatTime } from '../core/time.js';
-import { type ServiceError, tooManyRequests } from './errors.js';
+import type { XrateError } from '../core/errors.js';
+import { tooManyRequests } from '../http/errors.js';
 import { soon } from './slices.js';
-import type { ApiKey, KeyStore } from './keys.js';
+import type { ApiKey, KeyStore } from '../http/keys.js';
 
 /** Seconds in the window. */
 export const WINDOW_SECONDS = 86_400;
@@ -119,7 +120,7 @@ export function limitHeaders(key: ApiKey, cost: number, s: WindowState, nowMs: n
  * The 429 of a request of cost `cost` refused with `used` in the window: `waitSeconds` until
  * enough has left it (Retry-After), `headers` the limit headers of the refusal (cost 0).
  */
-export function limitExceeded(key: ApiKey, used: number, cost: number, waitSeconds: number, headers: LimitHeaders): ServiceError {
+export function limitExceeded(key: ApiKey, used: number, cost: number, waitSeconds: number, headers: LimitHeaders): XrateError {
   const msg =
     cost > key.limit
       ? `Request cost ${cost} exceeds the 24 h request limit of this API key (${key.limit}); ask for fewer data points (limit)`
@@ -130,12 +131,12 @@ export function limitExceeded(key: ApiKey, used: number, cost: number, waitSecon
 }
 
 /** The 429 of one request more than the key's concurrency limit. */
-export function concurrencyExceeded(key: ApiKey): ServiceError {
+export function concurrencyExceeded(key: ApiKey): XrateError {
   return tooManyRequests(`Too many concurrent requests: the concurrency limit of this API key is ${key.concurrency}`, 1);
 }
 
 /** The 429 of one heavy request more than `cap` in flight. */
-export function heavyExceeded(cap: number): ServiceError {
+export function heavyExceeded(cap: number): XrateError {
   return tooManyRequests(
     `Too many concurrent heavy requests: this API key may have ${cap} history requests with a limit above ${HEAVY_LIMIT} in flight at once`,
     1,

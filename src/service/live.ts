@@ -26,7 +26,7 @@ import { followSnapshot, newFollowState } from '../replay/driverState.js';
 import { FollowedFile } from '../replay/recordSource.js';
 import { WallClockTicks } from '../replay/ticks.js';
 import { DEFAULT_STORED_PERIODS, replay } from '../replay/replay.js';
-import { LiveRateProvider } from './provider.js';
+import { LiveRateProvider } from '../answers/index.js';
 
 /** Options of {@link startReplay}. */
 export interface ReplayServeOptions {
@@ -95,7 +95,7 @@ export interface Follower {
  * Starts following `log` (see the module description). The first poll (reading the whole log
  * so far) runs before this returns.
  *
- * @throws `xrate:` error when the log is not a plain NDJSON file or cannot be opened
+ * @throws XrateError when the log is not a plain NDJSON file or cannot be opened
  */
 export function startFollow(opts: FollowOptions): Follower {
   const now = opts.now ?? Date.now;

@@ -49,10 +49,11 @@ import { bucketStartAtOrAfter, getPeriod } from '../core/periods.js';
 import { formatTime, TIME_RANGE } from '../core/time.js';
 import type { TimeUs } from '../core/types.js';
 import { HISTORY_MAX_LIMIT } from '../replay/query.js';
-import { badParam, noData } from './errors.js';
+import { badParam } from '../http/errors.js';
+import { noDataError } from '../answers/index.js';
 import type { RequestLimits } from './requestLimits.js';
 import { metricHistoryJson, type TimeWriter } from './metricHistory.js';
-import { type Query, shown } from './params.js';
+import { type Query, shown } from '../http/params.js';
 import { answerFromTable, type Answer, type Offload, registerRouteTable, type TableRoute } from './routeTable.js';
 import { ratesAsWritten } from './metricRates.js';
 
@@ -218,7 +219,7 @@ function historyAnswer(source: MetricsSource, q: Query, filter: MetricFilter): A
   const { from, to } = pointRange(w);
   const points = source.pointColumns(filter, from, to);
   if (points.times.length === 0 && source.series(filter).length === 0)
-    throw noData(`no ${filter.scope === undefined ? '' : `${filter.scope}-level `}metric series with ${described(filter)}`);
+    throw noDataError(`no ${filter.scope === undefined ? '' : `${filter.scope}-level `}metric series with ${described(filter)}`);
   const cols = metricTimeseriesColumns(points, w);
   let items: MetricTimeseriesItem<string | number>[] | undefined;
   return {

@@ -17,10 +17,11 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Engine } from '../core/engine.js';
-import { registerDeclared } from './api/declare.js';
+import { registerDeclared } from '../http/declare.js';
 import { HEALTH_ROUTE, PROMETHEUS_ROUTE, READY_ROUTE } from './api/rateRoutes.js';
-import { CONTENT_TYPES } from './format/index.js';
-import { DatabaseRateProvider, type RateProvider } from './provider.js';
+import { CONTENT_TYPES } from '../http/format/index.js';
+import { answerOf } from '../http/errors.js';
+import { DatabaseRateProvider, type RateProvider } from '../answers/index.js';
 
 /** A readiness answer. */
 export interface Readiness {
@@ -37,7 +38,7 @@ export interface Readiness {
  */
 export function providerReadiness(provider: RateProvider): Readiness {
   const why = provider instanceof DatabaseRateProvider ? provider.unavailable() : undefined;
-  if (why !== undefined) return { ready: false, message: `Not ready: ${why}` };
+  if (why !== undefined) return { ready: false, message: `Not ready: ${answerOf(why)?.message ?? why.message}` };
   if (provider.info().lastTick === undefined) return { ready: false, message: 'Not ready: no tick has been computed yet' };
   return { ready: true };
 }

@@ -52,9 +52,10 @@ import { STATUS_CODES } from 'node:http';
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
-import { errorBody, ServiceError } from './errors.js';
-import { CONTENT_TYPES } from './format/index.js';
-import type { ApiKey } from './keys.js';
+import { XrateError } from '../core/errors.js';
+import { errorBody } from '../http/errors.js';
+import { CONTENT_TYPES } from '../http/format/index.js';
+import type { ApiKey } from '../http/keys.js';
 import {
   concurrencyExceeded,
   DEFAULT_HEAVY_CONCURRENCY,
@@ -66,7 +67,7 @@ import {
   WINDOW_SECONDS,
   type WindowState,
 } from './limits.js';
-import { defineScript, PREFIX, type Script } from './redisKeys.js';
+import { defineScript, PREFIX, type Script } from '../http/redisKeys.js';
 import { soon } from './slices.js';
 import type { RequestLimits } from './requestLimits.js';
 
@@ -279,8 +280,8 @@ function stateOf(r: ScriptResult): WindowState {
 }
 
 /** The 503 of a request whose limits could not be checked or charged. */
-function unreachable(): ServiceError {
-  return new ServiceError(503, LIMITS_UNREACHABLE, { 'retry-after': '1' });
+function unreachable(): XrateError {
+  return new XrateError('unavailable', LIMITS_UNREACHABLE, { headers: { 'retry-after': '1' } });
 }
 
 /** What a request's limits know of it. */
@@ -538,7 +539,7 @@ export class RedisLimits implements RequestLimits {
   }
 
   /** Sends `err` instead of the response (whose charge was refused, or could not be made). */
-  private replace(reply: FastifyReply, payload: unknown, err: ServiceError, done: (err: Error | null, payload?: unknown) => void): void {
+  private replace(reply: FastifyReply, payload: unknown, err: XrateError, done: (err: Error | null, payload?: unknown) => void): void {
     if (payload instanceof Readable) payload.destroy();
     reply.code(err.status);
     reply.raw.statusMessage = STATUS_CODES[err.status] ?? '';

@@ -14,7 +14,7 @@
  * @module
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ApiKey } from './keys.js';
+import type { ApiKey } from '../http/keys.js';
 import { HEAVY_LIMIT, type LimitHeaders, type Limiter } from './limits.js';
 
 /** The request limits as the HTTP app uses them (see the module description). */

@@ -8,16 +8,17 @@
  * @module
  */
 import type { FastifyInstance } from 'fastify';
-import { checkRequired, registerDeclared } from './api/declare.js';
+import { checkRequired, registerDeclared } from '../http/declare.js';
 import { tableRouteDecl } from './api/tableRoutes.js';
-import type { OutputFormat, PayloadKind } from './format/index.js';
-import { CONTENT_TYPES, render } from './format/index.js';
+import type { OutputFormat, PayloadKind } from '../http/format/index.js';
+import { CONTENT_TYPES, render } from '../http/format/index.js';
 import { STREAM_MIN_ITEMS } from './history.js';
-import type { Right } from './keys.js';
+import type { Right } from '../http/keys.js';
 import { HISTORY_MAX_LIMIT } from '../replay/query.js';
-import { matchPath, Query } from './params.js';
+import { matchPath, Query } from '../http/params.js';
 import type { RequestLimits } from './requestLimits.js';
 import { type SlicedBody, slicedArrayBody } from './slices.js';
+import { XrateError } from '../core/errors.js';
 
 /**
  * An array answer's JSON written a run of items at a time (a long answer, without an object per
@@ -116,7 +117,8 @@ export function registerRouteTable<S>(
 ): void {
   for (const r of routes) {
     const decl = tableRouteDecl(r.path);
-    if (decl.right !== right) throw new Error(`xrate: the route ${r.path} is declared with the right ${decl.right}, not ${right}`);
+    if (decl.right !== right)
+      throw new XrateError('internal', `the route ${r.path} is declared with the right ${decl.right}, not ${right}`);
     registerDeclared(app, decl, async (req, reply, q, fmt) => {
       if (r.timeseries) limits.holdHeavy(req, reply, q.int('limit', 1, HISTORY_MAX_LIMIT, 100));
       if (r.timeseries && offload) {

@@ -19,14 +19,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { EXCHANGE_RATE_PERIODS, exchangeRatePeriod } from '../core/periods.js';
 import { HISTORY_MAX_LIMIT } from '../replay/query.js';
 import { EXPLAIN_ROUTE, HISTORY_ROUTE, PERIODS_ROUTE, RATE_ROUTE, RATES_ROUTE } from './api/rateRoutes.js';
-import { registerDeclared } from './api/declare.js';
-import { badParam } from './errors.js';
-import { CONTENT_TYPES, render, type OutputFormat, type PayloadKind } from './format/index.js';
+import { registerDeclared } from '../http/declare.js';
+import { badParam } from '../http/errors.js';
+import { CONTENT_TYPES, render, type OutputFormat, type PayloadKind } from '../http/format/index.js';
 import { historyBody, readHistory } from './history.js';
-import { shown, splitList } from './params.js';
-import type { RateProvider } from './provider.js';
+import { shown, splitList } from '../http/params.js';
+import type { RateProvider } from '../answers/index.js';
 import type { RequestLimits } from './requestLimits.js';
-import type { Right } from './keys.js';
+import type { Right } from '../http/keys.js';
 
 /** Route config: the right a key needs. */
 export interface RouteConfig {

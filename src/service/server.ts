@@ -16,22 +16,23 @@
 import compress from '@fastify/compress';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Socket } from 'node:net';
-import { describeRoutes } from './api/declare.js';
-import { openApiDocument } from './api/openapi.js';
+import { describeRoutes } from '../http/declare.js';
+import { openApiDocument } from '../http/openapi.js';
 import { SERVICE_ABOUT } from './api/serviceDocument.js';
-import { Authenticator, stripPathKey, type RawRequest } from './auth.js';
+import { Authenticator, stripPathKey, type RawRequest } from '../http/auth.js';
 import { registerChartRoutes } from './chart.js';
-import { errorBody, forbidden, NO_DATA, notFound, ServiceError } from './errors.js';
-import { CONTENT_TYPES } from './format/index.js';
+import type { XrateError } from '../core/errors.js';
+import { answerOf, errorBody, forbidden, NO_DATA, notFound } from '../http/errors.js';
+import { CONTENT_TYPES } from '../http/format/index.js';
 import type { MetricsSource } from '../core/metrics/source.js';
-import { KeyStore, type ApiKey } from './keys.js';
+import { KeyStore, type ApiKey } from '../http/keys.js';
 import { HeavyPool, type HeavyPoolOptions, type MetricsFrom } from './heavyPool.js';
 import { Limiter } from './limits.js';
-import type { RedisKeyStore } from './redisKeys.js';
+import type { RedisKeyStore } from '../http/redisKeys.js';
 import { localLimits, type RequestLimits } from './requestLimits.js';
 import { registerMetricRoutes } from './metrics.js';
 import type { OpsMetrics, OpsOptions } from './ops.js';
-import type { RateProvider } from './provider.js';
+import type { RateProvider } from '../answers/index.js';
 import type { Offload } from './routeTable.js';
 import { registerRoutes, type RouteConfig } from './routes.js';
 import { registerSymbolRoutes } from './symbols.js';
@@ -235,14 +236,17 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
       .send(errorBody(notFound(req.method, req.url).message));
   });
 
-  app.setErrorHandler((err: FastifyError | ServiceError, req, reply) => {
+  app.setErrorHandler((err: FastifyError, req, reply) => {
     let status: number;
     let message: string;
     let headers: Record<string, string> = {};
-    if (err instanceof ServiceError) {
-      status = err.status;
-      message = err.message;
-      headers = { ...err.headers };
+    // An error of xrate is answered with its code's status, but a 500 (a broken invariant, a failed
+    // run) says no more than any unexpected error: "Internal error", the details in the log.
+    const answer = answerOf(err);
+    if (answer) {
+      status = answer.status;
+      message = answer.message;
+      headers = { ...answer.headers };
     } else if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
       status = err.statusCode;
       message = err.message;
@@ -262,7 +266,7 @@ export async function createService(opts: ServiceOptions): Promise<FastifyInstan
           limits.charge(req, reply, 1);
           cost = 1;
         } catch (e) {
-          const se = e as ServiceError;
+          const se = e as XrateError;
           status = se.status;
           message = se.message;
           headers = { ...se.headers };

@@ -19,8 +19,8 @@
  * @module
  */
 import { Readable } from 'node:stream';
-import { ServiceError } from './errors.js';
-import type { HistoryPieces } from './format/index.js';
+import { XrateError } from '../core/errors.js';
+import type { HistoryPieces } from '../http/format/index.js';
 
 /** Work of all long answers together in one turn of the event loop, ms. */
 export const TURN_MS = 2;
@@ -86,9 +86,9 @@ function runTurn(): void {
 }
 
 /** Thrown when the client closed the connection before its answer was ready (nobody sees the status). */
-export class ClientGone extends ServiceError {
+export class ClientGone extends XrateError {
   constructor() {
-    super(499, 'Client closed the request');
+    super('client_closed', 'Client closed the request');
   }
 }
 

@@ -21,7 +21,7 @@ import type { FastifyInstance } from 'fastify';
 import type { SymbolFilter, SymbolRecord } from '../core/engine.js';
 import { formatTime } from '../core/time.js';
 import type { RequestLimits } from './requestLimits.js';
-import { Query, splitList } from './params.js';
+import { Query, splitList } from '../http/params.js';
 import { answerFromTable, type Answer, registerRouteTable, type TableRoute } from './routeTable.js';
 
 /** Where the symbol records come from (the service's {@link RateProvider}). */

@@ -8,7 +8,7 @@ import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KeyStore } from '../../src/service/keys.js';
+import { KeyStore } from '../../src/http/keys.js';
 import { bin, type BinProcess, binStart, cli, ensureBuilt, writeSmallLogs } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-devkey-'));

@@ -13,14 +13,8 @@ import { bin, cli, expectSameOutputs, SUMMARY_COUNTS } from './helpers.js';
 import { writeLog } from '../../scripts/gen-log.js';
 import { resolveConfig } from '../../src/core/config.js';
 import { type PairRateChange, restoreEngine } from '../../src/core/engine.js';
-import {
-  mergeBuckets,
-  mergeFinalSnapshot,
-  mergeRateChanges,
-  type PartitionBucket,
-  trimFirstPerSeries,
-  warmUpUs,
-} from '../../src/replay/partition.js';
+import { mergeFinalSnapshot, warmUpUs } from '../../src/replay/partition.js';
+import { mergeBuckets, mergeRateChanges, type PartitionBucket, trimFirstPerSeries } from '../../src/reference/index.js';
 import { planPartitions, prescan, SYMBOL_WARM_UP_US } from '../../src/replay/prescan.js';
 import { replay, type ReplaySummary } from '../../src/replay/replay.js';
 import { missingTracksOf, replayParallel, runPartitionHere } from '../../src/replay/parallel.js';

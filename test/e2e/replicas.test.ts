@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeLog } from '../../scripts/gen-log.js';
-import { startService, type RunningService } from '../../src/service/start.js';
+import { startService, type RunningService } from '../../src/app/serve.js';
 import { startNats, type NatsServer } from '../helpers/nats.js';
 import { startRedis } from '../helpers/redis.js';
 import { type BinProcess, bin, binStart, cli, ensureBuilt, expectSameOutputs, ROOT } from './helpers.js';

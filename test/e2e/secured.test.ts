@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { nkeys } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeLog } from '../../scripts/gen-log.js';
-import { type RunningService, startService } from '../../src/service/start.js';
+import { type RunningService, startService } from '../../src/app/serve.js';
 import { type NatsServer, startNats } from '../helpers/nats.js';
 import { type RedisServer, startRedis } from '../helpers/redis.js';
 import { type CertificateFiles, certificateFiles } from '../helpers/certificates.js';

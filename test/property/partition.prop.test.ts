@@ -1,5 +1,6 @@
 /**
- * Partitioned replays (docs/methodology.md section 12, src/replay/partition.ts): a log cut in
+ * Partitioned replays (docs/methodology.md section 12, src/replay/partition.ts and the merge's
+ * reference, src/reference/partitionMerge.ts): a log cut in
  * time, each partition warmed up over warmUpUs before its cut with the `exchange` and `symbol`
  * events before that window carried in, writes its whole state at its cut; the merged rate
  * changes equal a serial replay's, row for row. A short configuration keeps the warm-up window
@@ -11,15 +12,14 @@ import { resolveConfig } from '../../src/core/config.js';
 import { createEngine, type Engine, type EngineListener, type PairRateChange } from '../../src/core/engine.js';
 import { US_PER_SECOND } from '../../src/core/time.js';
 import type { MetricEvent } from '../../src/core/metrics/events.js';
+import { planCuts, warmUpUs } from '../../src/replay/partition.js';
 import {
   mergeBuckets,
   mergeOwnMetricPoints,
   mergeRateChanges,
   type PartitionBucket,
   type PartitionChanges,
-  planCuts,
-  warmUpUs,
-} from '../../src/replay/partition.js';
+} from '../../src/reference/index.js';
 import { type Log, logArb, TRACKED } from './arbitraries.js';
 
 const SHORT = { maxRateAgeSeconds: 120, volumeWindowSeconds: 300, refreshEverySeconds: 60, staleAfterSeconds: 60 };

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stripPathKey, type RawRequest } from '../../src/service/auth.js';
-import { KeyStore, parseJwtKey } from '../../src/service/keys.js';
+import { stripPathKey, type RawRequest } from '../../src/http/auth.js';
+import { KeyStore, parseJwtKey } from '../../src/http/keys.js';
 import { demoDb, expectError, startServer, tempDir, type TestServer } from './helpers.js';
 
 let tmp: ReturnType<typeof tempDir>;

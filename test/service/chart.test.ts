@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatTime, parseTime } from '../../src/core/time.js';
 import { chartData, type ChartData } from '../../src/replay/chart.js';
-import { parseRights } from '../../src/service/keys.js';
+import { parseRights } from '../../src/http/keys.js';
 import { startFollow } from '../../src/service/live.js';
 import { demoProvider, expectError, startServer, type TestServer } from './helpers.js';
 

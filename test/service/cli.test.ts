@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run, type Io } from '../../src/cli/main.js';
-import { startService } from '../../src/service/start.js';
-import { KeyStore } from '../../src/service/keys.js';
+import { startService } from '../../src/app/serve.js';
+import { KeyStore } from '../../src/http/keys.js';
 import { demoDb, expectError, request, ROOT, tempDir } from './helpers.js';
 
 let tmp: ReturnType<typeof tempDir>;

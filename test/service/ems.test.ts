@@ -11,15 +11,16 @@ import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEmsApp, type EmsAppOptions, startEms } from '../../src/ems/server.js';
+import { startEms } from '../../src/app/ems.js';
+import { createEmsApp, type EmsAppOptions } from '../../src/ems/server.js';
 import { PositionSource } from '../../src/ems/positions.js';
 import { loadSites } from '../../src/ems/sites.js';
 import { formatTime } from '../../src/core/time.js';
 import { ReplayStore } from '../../src/io/store.js';
 import { replay } from '../../src/replay/replay.js';
-import { KeyStore } from '../../src/service/keys.js';
+import { KeyStore } from '../../src/http/keys.js';
 import { startFollow, startReplay } from '../../src/service/live.js';
-import { DatabaseRateProvider, type RateProvider } from '../../src/service/provider.js';
+import { DatabaseRateProvider, type RateProvider } from '../../src/answers/index.js';
 import { FIXTURES, request, type Res, tempDir } from './helpers.js';
 
 // ------------------------------------------------------------------ the log

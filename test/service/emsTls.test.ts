@@ -16,8 +16,8 @@ import { createEmsApp } from '../../src/ems/server.js';
 import { loadTls } from '../../src/ems/tls.js';
 import { ReplayStore } from '../../src/io/store.js';
 import { replay } from '../../src/replay/replay.js';
-import { KeyStore } from '../../src/service/keys.js';
-import { DatabaseRateProvider } from '../../src/service/provider.js';
+import { KeyStore } from '../../src/http/keys.js';
+import { DatabaseRateProvider } from '../../src/answers/index.js';
 import { type Certificates, makeCertificates, type Pem, type TlsResponse, tlsGet } from '../helpers/certificates.js';
 import { tempDir } from './helpers.js';
 

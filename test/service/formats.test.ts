@@ -8,7 +8,7 @@ import { XMLParser } from 'fast-xml-parser';
 import { decode as unpack } from '@msgpack/msgpack';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTime } from '../../src/core/time.js';
-import { formatTimeCustom, prefersMsgpack } from '../../src/service/format/index.js';
+import { formatTimeCustom, prefersMsgpack } from '../../src/http/format/index.js';
 import { demoDb, expectError, expectSchema, PATHS, startServer, tempDir, type TestServer } from './helpers.js';
 
 let tmp: ReturnType<typeof tempDir>;

@@ -12,9 +12,9 @@ import type { OhlcBucket } from '../../src/core/ohlc.js';
 import { exchangeRatePeriod } from '../../src/core/periods.js';
 import { formatTime, parseTime } from '../../src/core/time.js';
 import { queryHistory } from '../../src/replay/query.js';
-import { historyPieces, negotiate, render, type OutputFormat } from '../../src/service/format/index.js';
-import { Query } from '../../src/service/params.js';
-import type { DatabaseRateProvider, HistoryQuery, RateProvider, TimeseriesItem } from '../../src/service/provider.js';
+import { historyPieces, negotiate, render, type OutputFormat } from '../../src/http/format/index.js';
+import { Query } from '../../src/http/params.js';
+import type { DatabaseRateProvider, HistoryQuery, RateProvider, TimeseriesItem } from '../../src/answers/index.js';
 import { SlicedBody } from '../../src/service/slices.js';
 import {
   demoProvider,

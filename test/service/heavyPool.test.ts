@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OWN_METRICS } from '../../src/core/engine/ownMetrics.js';
 import { replay } from '../../src/replay/replay.js';
 import { HeavyPool } from '../../src/service/heavyPool.js';
-import { DatabaseRateProvider } from '../../src/service/provider.js';
+import { DatabaseRateProvider } from '../../src/answers/index.js';
 import { createService } from '../../src/service/server.js';
-import { KeyStore } from '../../src/service/keys.js';
+import { KeyStore } from '../../src/http/keys.js';
 import { DEMO_LOG } from './helpers.js';
 import { request, type Res, tempDir } from './helpers.js';
 

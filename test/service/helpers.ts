@@ -16,8 +16,8 @@ import { decode as unpack } from '@msgpack/msgpack';
 import { OWN_METRICS } from '../../src/core/engine/ownMetrics.js';
 import type { MetricsSource } from '../../src/core/metrics/source.js';
 import { replay } from '../../src/replay/replay.js';
-import { KeyStore, type CreateKeyOptions } from '../../src/service/keys.js';
-import { DatabaseRateProvider, type HistoryQuery, type RateProvider, type TimeseriesItem } from '../../src/service/provider.js';
+import { KeyStore, type CreateKeyOptions } from '../../src/http/keys.js';
+import { DatabaseRateProvider, type HistoryQuery, type RateProvider, type TimeseriesItem } from '../../src/answers/index.js';
 import { createService } from '../../src/service/server.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');

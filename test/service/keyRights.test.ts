@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { KeyStore, parseRights, RIGHTS } from '../../src/service/keys.js';
+import { KeyStore, parseRights, RIGHTS } from '../../src/http/keys.js';
 import { tempDir } from './helpers.js';
 
 const tmp = tempDir('xrate-key-rights-');

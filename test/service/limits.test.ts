@@ -6,8 +6,8 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { formatTime } from '../../src/core/time.js';
-import { KeyStore } from '../../src/service/keys.js';
-import type { RateProvider } from '../../src/service/provider.js';
+import { KeyStore } from '../../src/http/keys.js';
+import type { RateProvider } from '../../src/answers/index.js';
 import { demoProvider, expectError, Gate, GatedHistory, limitsOf, startServer, type Res, type TestServer } from './helpers.js';
 
 const demo = demoProvider();

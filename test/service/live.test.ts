@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatTime, parseTime } from '../../src/core/time.js';
 import { startFollow, startReplay } from '../../src/service/live.js';
-import { DatabaseRateProvider, type LiveRateProvider } from '../../src/service/provider.js';
+import { DatabaseRateProvider, type LiveRateProvider } from '../../src/answers/index.js';
 import { toV1Symbol } from '../../src/service/symbols.js';
 import { DEMO_LOG, demoDb, expectError, expectSchema, PATHS, startServer, tempDir, type TestServer } from './helpers.js';
 

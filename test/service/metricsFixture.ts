@@ -11,7 +11,7 @@ import type { MetricValue, SeriesKey } from '../../src/core/metrics/events.js';
 import type { MetricsSource, StoredMetricPoint } from '../../src/core/metrics/source.js';
 import { ReplayStore } from '../../src/io/store.js';
 import { parseTime } from '../../src/core/time.js';
-import type { RateProvider } from '../../src/service/provider.js';
+import type { RateProvider } from '../../src/answers/index.js';
 import { expectError, SPEC, startServer, tempDir, type Res, type TestServer } from './helpers.js';
 
 export const T = (s: string): number => parseTime(s)!;

@@ -11,9 +11,9 @@ import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { formatTime } from '../../src/core/time.js';
 import { OWN_METRICS } from '../../src/core/engine/ownMetrics.js';
-import { type CreateKeyOptions, hashKey } from '../../src/service/keys.js';
-import type { RateProvider } from '../../src/service/provider.js';
-import { RedisKeyStore } from '../../src/service/redisKeys.js';
+import { type CreateKeyOptions, hashKey } from '../../src/http/keys.js';
+import type { RateProvider } from '../../src/answers/index.js';
+import { RedisKeyStore } from '../../src/http/redisKeys.js';
 import { LIMITS_UNREACHABLE } from '../../src/service/redisLimits.js';
 import { createService } from '../../src/service/server.js';
 import { startRedis, type RedisServer } from '../helpers/redis.js';
@@ -380,7 +380,15 @@ describe('Redis away', () => {
 
   it('a replica cannot start without Redis: an error naming the URL', async () => {
     const dead = `redis://127.0.0.1:${redis.port === 1 ? 2 : 1}`;
-    await expect(RedisKeyStore.open(dead)).rejects.toThrow(`xrate: cannot reach Redis at ${dead}`);
-    await expect(RedisKeyStore.open('http://127.0.0.1:6379')).rejects.toThrow(/--redis must be a redis:\/\/ URL/);
+    await expect(RedisKeyStore.open(dead)).rejects.toMatchObject({
+      code: 'unavailable',
+      message: expect.stringMatching(/^cannot reach Redis at /),
+    });
+    await expect(RedisKeyStore.open(dead)).rejects.toThrow(`cannot reach Redis at ${dead}`);
+    await expect(RedisKeyStore.open('http://127.0.0.1:6379')).rejects.toMatchObject({
+      code: 'usage',
+      field: '--redis',
+      message: expect.stringMatching(/^--redis must be a redis:\/\/ URL/),
+    });
   });
 });

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replay } from '../../src/replay/replay.js';
-import { DatabaseRateProvider } from '../../src/service/provider.js';
+import { DatabaseRateProvider } from '../../src/answers/index.js';
 import { writeLog } from '../../scripts/gen-log.js';
 import { demoDb, expectError, ROOT, startServer, tempDir, type TestServer } from './helpers.js';
 

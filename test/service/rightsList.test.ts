@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cli } from '../e2e/helpers.js';
-import { RIGHTS } from '../../src/service/keys.js';
+import { RIGHTS } from '../../src/http/keys.js';
 import { ROOT, tempDir } from './helpers.js';
 
 const tmp = tempDir('xrate-rights-list-');

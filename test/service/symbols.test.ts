@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replay } from '../../src/replay/replay.js';
-import { parseRights, RIGHTS } from '../../src/service/keys.js';
+import { parseRights, RIGHTS } from '../../src/http/keys.js';
 import { expectError, expectSchema, SPEC, startServer, tempDir, type TestServer } from './helpers.js';
 
 const D = '2024-01-01T00:00:';

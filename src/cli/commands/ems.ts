@@ -4,8 +4,9 @@
  *
  * @module
  */
-import { startEms } from '../../ems/server.js';
-import { closeOnSignals, COMMON, format, int, loadConfig, maxLineBytes, parseFlags, seconds, UsageError, type Io } from '../args.js';
+import { startEms } from '../../app/ems.js';
+import { XrateError } from '../../core/errors.js';
+import { closeOnSignals, COMMON, format, int, loadConfig, maxLineBytes, parseFlags, seconds, type Io } from '../args.js';
 import { help } from '../help.js';
 
 const OPTIONS = {
@@ -31,10 +32,11 @@ const OPTIONS = {
 export async function cmdEms(args: string[], io: Io): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') return help('ems', io);
-  if (sub !== 'serve') throw new UsageError(`unknown ems subcommand "${sub}" (expected serve)`);
+  if (sub !== 'serve') throw new XrateError('usage', `unknown ems subcommand "${sub}" (expected serve)`);
   const { values } = parseFlags(rest, OPTIONS);
   if (values.help) return help('ems', io);
-  if (values.replay !== undefined && values.follow !== undefined) throw new UsageError('--replay LOG and --follow LOG exclude each other');
+  if (values.replay !== undefined && values.follow !== undefined)
+    throw new XrateError('usage', '--replay LOG and --follow LOG exclude each other', { field: '--replay' });
   const live = values.replay !== undefined || values.follow !== undefined;
   const config = loadConfig(values.config);
   const extra = {
@@ -43,17 +45,19 @@ export async function cmdEms(args: string[], io: Io): Promise<number> {
     maxLineBytes: maxLineBytes(values['max-line-bytes']),
   };
   if (!live && (config !== undefined || Object.values(extra).some((v) => v !== undefined))) {
-    throw new UsageError('--config, --format, --reorder-window and --max-line-bytes apply to --replay LOG or --follow LOG');
+    throw new XrateError('usage', '--config, --format, --reorder-window and --max-line-bytes apply to --replay LOG or --follow LOG', {
+      field: '--config',
+    });
   }
   if (values.keys !== undefined && !values.managed)
-    throw new UsageError('--keys applies to --managed (a self-hosted gateway asks for no key)');
+    throw new XrateError('usage', '--keys applies to --managed (a self-hosted gateway asks for no key)', { field: '--keys' });
   const ems = await startEms(
     {
       db: values.db,
       replay: values.replay,
       follow: values.follow,
       host: values.host,
-      port: int('port', values.port, 0, 65535, (m) => new UsageError(m)),
+      port: int('port', values.port, 0, 65535, (m) => new XrateError('usage', m)),
       managed: !!values.managed,
       keys: values.keys,
       tlsCert: values['tls-cert'],

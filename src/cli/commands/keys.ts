@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { HELP_OPTION, parse, UsageError, type Io } from '../args.js';
+import { XrateError } from '../../core/errors.js';
+import { HELP_OPTION, parse, type Io } from '../args.js';
 import { REDIS_FLAGS } from '../connection.js';
 import { help } from '../help.js';
 import { keysCommand } from '../keys.js';
@@ -33,5 +34,5 @@ export async function cmdKeys(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(args, OPTIONS);
   if (values.help) return help('keys', io);
   const [sub, ...rest] = positionals;
-  return keysCommand(sub, values, rest, io, (m) => new UsageError(m));
+  return keysCommand(sub, values, rest, io, (m) => new XrateError('usage', m));
 }

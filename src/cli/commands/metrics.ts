@@ -12,7 +12,8 @@
 import { openMetrics } from '../../replay/query.js';
 import { answerMetrics } from '../../service/metrics.js';
 import { answerJson } from '../../service/routeTable.js';
-import { cliErrorOf, COMMON, parse, querySource, UsageError, type Io } from '../args.js';
+import { XrateError } from '../../core/errors.js';
+import { asRouteAnswers, COMMON, parse, querySource, type Io } from '../args.js';
 import { help } from '../help.js';
 
 const OPTIONS = { ...COMMON, 'own-metrics': { type: 'boolean' } } as const;
@@ -29,7 +30,7 @@ export function queryOf(args: string[]): Record<string, string> {
   const q: Record<string, string> = {};
   for (const a of args) {
     const eq = a.indexOf('=');
-    if (eq <= 0) throw new UsageError(`expected a query parameter NAME=VALUE (e.g. exchange_id=BINANCE), got "${a}"`);
+    if (eq <= 0) throw new XrateError('usage', `expected a query parameter NAME=VALUE (e.g. exchange_id=BINANCE), got "${a}"`);
     q[a.slice(0, eq)] = a.slice(eq + 1);
   }
   return q;
@@ -40,18 +41,21 @@ export async function cmdMetrics(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(args, OPTIONS);
   if (values.help) return help('metrics', io);
   if (positionals.length < 2)
-    throw new UsageError('expected LOG|DB ROUTE [NAME=VALUE ...] (e.g. xrate metrics out.sqlite exchange/current exchange_id=BINANCE)');
+    throw new XrateError(
+      'usage',
+      'expected LOG|DB ROUTE [NAME=VALUE ...] (e.g. xrate metrics out.sqlite exchange/current exchange_id=BINANCE)',
+    );
   const [input, route, ...params] = positionals;
   const query = queryOf(params);
   const path = `/v1/metrics/${route.replace(/^\/+/, '')}`;
   const m = await openMetrics(querySource(values, [input], 'metrics'), !!values['own-metrics']);
   try {
     const a = answerMetrics(m.source, path, query);
-    if (a === undefined) throw new UsageError(`unknown metrics route "${route}" (see xrate metrics --help)`);
+    if (a === undefined) throw new XrateError('usage', `unknown metrics route "${route}" (see xrate metrics --help)`);
     io.out(`${answerJson(a)}\n`);
     return 0;
   } catch (e) {
-    throw cliErrorOf(e);
+    throw asRouteAnswers(e);
   } finally {
     m.close();
   }

@@ -7,8 +7,9 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, extname, resolve } from 'node:path';
-import { ChartError, chartData } from '../../replay/chart.js';
-import { COMMON, InputError, int, pairList, parse, querySource, time, UsageError, type Io } from '../args.js';
+import { chartData } from '../../replay/chart.js';
+import { XrateError } from '../../core/errors.js';
+import { COMMON, int, pairList, parse, querySource, time, type Io } from '../args.js';
 import { help } from '../help.js';
 import { svgToPng } from '../plot/png.js';
 import { renderSvg } from '../plot/svg.js';
@@ -31,22 +32,16 @@ export async function cmdPlot(args: string[], io: Io): Promise<number> {
   const [[base, quote]] = pairList(values.pair === undefined ? undefined : [values.pair], true);
   const from = time('from', values.from, true);
   const to = time('to', values.to, true);
-  if (!(to > from)) throw new UsageError('--to must be after --from');
+  if (!(to > from)) throw new XrateError('usage', '--to must be after --from', { field: '--to' });
   const out = values.out;
-  if (!out) throw new UsageError('missing --out FILE.svg or FILE.png');
+  if (!out) throw new XrateError('usage', 'missing --out FILE.svg or FILE.png');
   const kind = extname(out).toLowerCase();
-  if (kind !== '.svg' && kind !== '.png') throw new UsageError(`--out: "${out}" must end in .svg or .png`);
-  const usage = (m: string): Error => new UsageError(m);
+  if (kind !== '.svg' && kind !== '.png') throw new XrateError('usage', `--out: "${out}" must end in .svg or .png`, { field: '--out' });
+  const usage = (m: string): Error => new XrateError('usage', m);
   const width = int('width', values.width, 320, 4096, usage) ?? 960;
   const height = int('height', values.height, 320, 4096, usage) ?? 540;
   const src = querySource(values, positionals, 'plot');
-  let chart: Awaited<ReturnType<typeof chartData>>;
-  try {
-    chart = await chartData(src, { base, quote, from, to, periodId: values.period?.toUpperCase() });
-  } catch (e) {
-    if (e instanceof ChartError) throw e.kind === 'bad-request' ? new UsageError(e.message) : new InputError(`xrate: ${e.message}`);
-    throw e;
-  }
+  const chart = await chartData(src, { base, quote, from, to, periodId: values.period?.toUpperCase() });
   const svg = renderSvg(chart, { width, height });
   const bytes = kind === '.svg' ? svg : await svgToPng(svg, width, height);
   mkdirSync(dirname(resolve(out)), { recursive: true });

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { XrateError } from '../../core/errors.js';
 import {
   DUPLICATES_OPTION,
   feedFlags,
@@ -15,7 +16,6 @@ import {
   maxLineBytes,
   parse,
   refuseDuplicateInputs,
-  UsageError,
   type Io,
 } from '../args.js';
 import { NATS_FLAGS, natsSecurityFlags } from '../connection.js';
@@ -40,19 +40,21 @@ const OPTIONS = {
 export async function cmdPublish(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(args, OPTIONS);
   if (values.help) return help('publish', io);
-  if (values.nats === undefined) throw new UsageError('publish needs --nats nats://HOST:PORT');
-  const stream = feedFlags(values.nats, values.stream, (m) => new UsageError(m));
-  const natsSecurity = natsSecurityFlags(values.nats, values, (m) => new UsageError(m));
+  if (values.nats === undefined) throw new XrateError('usage', 'publish needs --nats nats://HOST:PORT');
+  const stream = feedFlags(values.nats, values.stream, (m) => new XrateError('usage', m));
+  const natsSecurity = natsSecurityFlags(values.nats, values, (m) => new XrateError('usage', m));
   let rate: number | undefined;
   if (values.rate !== undefined) {
     rate = Number(values.rate);
     if (!(rate > 0) || !Number.isFinite(rate))
-      throw new UsageError(`--rate must be a positive number of events per second, got "${values.rate}"`);
+      throw new XrateError('usage', `--rate must be a positive number of events per second, got "${values.rate}"`, { field: '--rate' });
   }
-  if (values.follow && positionals.length !== 1) throw new UsageError('--follow publishes one plain NDJSON log as it grows');
-  if (values.follow && rate !== undefined) throw new UsageError('--follow publishes lines as they are appended: no --rate');
-  const fromLine = int('from-line', values['from-line'], 1, Number.MAX_SAFE_INTEGER, (m) => new UsageError(m));
-  if (fromLine !== undefined && values.resume) throw new UsageError('give --resume or --from-line, not both');
+  if (values.follow && positionals.length !== 1)
+    throw new XrateError('usage', '--follow publishes one plain NDJSON log as it grows', { field: '--follow' });
+  if (values.follow && rate !== undefined)
+    throw new XrateError('usage', '--follow publishes lines as they are appended: no --rate', { field: '--follow' });
+  const fromLine = int('from-line', values['from-line'], 1, Number.MAX_SAFE_INTEGER, (m) => new XrateError('usage', m));
+  if (fromLine !== undefined && values.resume) throw new XrateError('usage', 'give --resume or --from-line, not both');
   const logs = inputs(positionals, 'publish');
   refuseDuplicateInputs(logs, values['allow-duplicates']);
   const { publish } = await import('../../distributed/publish.js');

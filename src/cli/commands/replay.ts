@@ -15,6 +15,7 @@ import { replay, type ReplayOptions, type ReplaySummary } from '../../replay/rep
 import { expandInputs } from '../../io/inputs.js';
 import { detectVendor } from '../../io/source.js';
 import type { VendorTime } from '../../io/vendorCsv.js';
+import { XrateError } from '../../core/errors.js';
 import {
   COMMON,
   DUPLICATES_OPTION,
@@ -28,7 +29,6 @@ import {
   replayFormat,
   seconds,
   time,
-  UsageError,
   type Io,
 } from '../args.js';
 import { REDIS_FLAGS, redisSecurityFlags } from '../connection.js';
@@ -63,7 +63,8 @@ const OPTIONS = {
 /** `--time receive|exchange`; undefined when absent. */
 function vendorTime(v: string | undefined): VendorTime | undefined {
   if (v === undefined) return undefined;
-  if (v !== 'receive' && v !== 'exchange') throw new UsageError(`--time must be receive or exchange, got "${v}"`);
+  if (v !== 'receive' && v !== 'exchange')
+    throw new XrateError('usage', `--time must be receive or exchange, got "${v}"`, { field: '--time' });
   return v;
 }
 
@@ -73,7 +74,7 @@ function workersOf(v: string | undefined): number | undefined {
   if (v === 'auto') return availableParallelism();
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1 || n > 256)
-    throw new UsageError(`--workers must be a whole number from 1 to 256 or "auto", got "${v}"`);
+    throw new XrateError('usage', `--workers must be a whole number from 1 to 256 or "auto", got "${v}"`, { field: '--workers' });
   return n;
 }
 
@@ -83,26 +84,29 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
   if (values.help) return help('replay', io);
   const from = time('from', values.from);
   const to = time('to', values.to);
-  if (from !== undefined && to !== undefined && to < from) throw new UsageError('--to must not be before --from');
+  if (from !== undefined && to !== undefined && to < from)
+    throw new XrateError('usage', '--to must not be before --from', { field: '--to' });
   const periods = values.periods
     ?.split(',')
     .map((s) => s.trim().toUpperCase())
     .filter(Boolean);
   for (const p of periods ?? []) {
-    if (!EXCHANGE_RATE_PERIODS.some((r) => r.period_id === p)) throw new UsageError(`--periods: unknown period id "${p}"`);
+    if (!EXCHANGE_RATE_PERIODS.some((r) => r.period_id === p))
+      throw new XrateError('usage', `--periods: unknown period id "${p}"`, { field: '--periods' });
   }
   const batch = values['batch-size'] !== undefined ? Number(values['batch-size']) : undefined;
   if (batch !== undefined && (!Number.isInteger(batch) || batch < 1))
-    throw new UsageError(`--batch-size must be a positive integer, got "${values['batch-size']}"`);
+    throw new XrateError('usage', `--batch-size must be a positive integer, got "${values['batch-size']}"`, { field: '--batch-size' });
   const out = values.out;
   if (out !== undefined && !/\.(ndjson|jsonl|csv)$/i.test(out))
-    throw new UsageError(`--out must name a .ndjson or .csv file, got "${out}"`);
-  if (out !== undefined && values.db !== undefined) throw new UsageError('give either --db (SQLite output) or --out (rate file), not both');
+    throw new XrateError('usage', `--out must name a .ndjson or .csv file, got "${out}"`, { field: '--out' });
+  if (out !== undefined && values.db !== undefined)
+    throw new XrateError('usage', 'give either --db (SQLite output) or --out (rate file), not both');
   if (out !== undefined && (values['snapshot-every'] !== undefined || values.resume)) {
-    throw new UsageError('--snapshot-every and --resume need the SQLite output (--db), not --out');
+    throw new XrateError('usage', '--snapshot-every and --resume need the SQLite output (--db), not --out', { field: '--snapshot-every' });
   }
   if (values.merge && (values['snapshot-every'] !== undefined || values.resume))
-    throw new UsageError('--merge does not work with --snapshot-every or --resume yet');
+    throw new XrateError('usage', '--merge does not work with --snapshot-every or --resume yet', { field: '--merge' });
   const db = out ? undefined : (values.db ?? 'out/xrate.sqlite');
   if (db) mkdirSync(dirname(resolve(db)), { recursive: true });
   if (out) mkdirSync(dirname(resolve(out)), { recursive: true });
@@ -134,11 +138,13 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
   const workers = workersOf(values.workers);
   const queue = values.queue;
   if (queue === undefined && (values['queue-name'] !== undefined || values.attempts !== undefined))
-    throw new UsageError('--queue-name and --attempts go with --queue');
-  if (queue === undefined && values['queue-wait'] !== undefined) throw new UsageError('--queue-wait goes with --queue');
-  const security = redisSecurityFlags('queue', queue, values, (m) => new UsageError(m));
+    throw new XrateError('usage', '--queue-name and --attempts go with --queue', { field: '--queue-name' });
+  if (queue === undefined && values['queue-wait'] !== undefined)
+    throw new XrateError('usage', '--queue-wait goes with --queue', { field: '--queue-wait' });
+  const security = redisSecurityFlags('queue', queue, values, (m) => new XrateError('usage', m));
   const waitUs = seconds('queue-wait', values['queue-wait']);
-  if (queue !== undefined && !isRedisUrl(queue)) throw new UsageError(`--queue must be a redis:// URL, got "${queue}"`);
+  if (queue !== undefined && !isRedisUrl(queue))
+    throw new XrateError('usage', `--queue must be a redis:// URL, got "${queue}"`, { field: '--queue' });
   if (queue !== undefined || (workers !== undefined && workers > 1)) refuseForPartitions(opts);
   const summary =
     queue !== undefined
@@ -149,7 +155,7 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
             url: queue,
             security,
             name: values['queue-name'],
-            attempts: int('attempts', values.attempts, 1, 100, (m) => new UsageError(m)),
+            attempts: int('attempts', values.attempts, 1, 100, (m) => new XrateError('usage', m)),
             waitMs: waitUs === undefined ? undefined : waitUs / 1000,
           },
           io,
@@ -174,14 +180,15 @@ function refuseForPartitions(opts: ReplayOptions): void {
     ['--merge', opts.merge],
   ];
   for (const [flag, v] of unsupported)
-    if (v !== undefined) throw new UsageError(`partitioned replays (--workers, --queue) do not work with ${flag} yet`);
+    if (v !== undefined) throw new XrateError('usage', `partitioned replays (--workers, --queue) do not work with ${flag} yet`);
   // The pre-scan that plans the partitions reads xrate's own formats only.
   if (opts.format === 'coinapi' || opts.format === 'tardis')
-    throw new UsageError(`partitioned replays (--workers, --queue) do not read ${opts.format} files yet`);
+    throw new XrateError('usage', `partitioned replays (--workers, --queue) do not read ${opts.format} files yet`);
   for (const f of expandInputs(opts.inputs)) {
     const v = opts.format === undefined || opts.format === 'csv' ? detectVendor(f)?.format : undefined;
     if (v !== undefined)
-      throw new UsageError(
+      throw new XrateError(
+        'usage',
         `partitioned replays (--workers, --queue) do not read ${v === 'coinapi' ? 'CoinAPI flat files' : 'tardis CSV files'} yet ("${f}")`,
       );
   }
@@ -262,7 +269,8 @@ async function replayOnQueue(
     const lost = q.lost();
     if (lost === undefined) throw e;
     if (showProgress) io.err('\n');
-    throw new Error(
+    throw new XrateError(
+      'unavailable',
       `${lost.message}: the run is stopped and nothing was merged (${existed ? `"${target}" is left as it was` : `no ${opts.db ? 'database' : 'file'} was made at "${target}"`})`,
     );
   } finally {

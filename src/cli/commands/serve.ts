@@ -3,7 +3,8 @@
  *
  * @module
  */
-import { COMMON, format, loadConfig, maxLineBytes, parseFlags, seconds, UsageError, type Io } from '../args.js';
+import { XrateError } from '../../core/errors.js';
+import { COMMON, format, loadConfig, maxLineBytes, parseFlags, seconds, type Io } from '../args.js';
 import { NATS_FLAGS, REDIS_FLAGS } from '../connection.js';
 import { help } from '../help.js';
 import { serveCommand } from '../serve.js';
@@ -38,5 +39,5 @@ export async function cmdServe(args: string[], io: Io): Promise<number> {
     reorderWindowUs: seconds('reorder-window', values['reorder-window']),
     maxLineBytes: maxLineBytes(values['max-line-bytes']),
   };
-  return serveCommand(values, extra, io, (m) => new UsageError(m));
+  return serveCommand(values, extra, io, (m) => new XrateError('usage', m));
 }

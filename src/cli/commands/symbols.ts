@@ -11,9 +11,10 @@
  * @module
  */
 import { engineAt, isDatabaseSource } from '../../replay/query.js';
-import { DatabaseRateProvider } from '../../service/provider.js';
+import { DatabaseRateProvider } from '../../answers/index.js';
 import { answerSymbols, symbolsTime, type SymbolSource } from '../../service/symbols.js';
-import { cliErrorOf, COMMON, parse, querySource, UsageError, type Io } from '../args.js';
+import { XrateError } from '../../core/errors.js';
+import { asRouteAnswers, COMMON, parse, querySource, type Io } from '../args.js';
 import { help } from '../help.js';
 import { queryOf } from './metrics.js';
 
@@ -35,22 +36,20 @@ export async function cmdSymbols(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(args, COMMON);
   if (values.help) return help('symbols', io);
   if (positionals.length < 1)
-    throw new UsageError('expected LOG|DB [ROUTE] [NAME=VALUE ...] (e.g. xrate symbols out.sqlite BINANCE/active)');
+    throw new XrateError('usage', 'expected LOG|DB [ROUTE] [NAME=VALUE ...] (e.g. xrate symbols out.sqlite BINANCE/active)');
   const [input, ...rest] = positionals;
   const route = (rest.length > 0 && !rest[0].includes('=') ? rest.shift()! : '').replace(/^\/+|\/+$/g, '');
   const path = route === '' ? '/v1/symbols' : `/v1/symbols/${route}`;
+  const query = queryOf(rest);
+  const s = await openSource(querySource(values, [input], 'symbols'), query);
   try {
-    const query = queryOf(rest);
-    const s = await openSource(querySource(values, [input], 'symbols'), query);
-    try {
-      const a = answerSymbols(s.source, path, query);
-      if (a === undefined) throw new UsageError(`unknown symbols route "${route}" (see xrate symbols --help)`);
-      io.out(`${JSON.stringify(a.value)}\n`);
-      return 0;
-    } finally {
-      s.close();
-    }
+    const a = answerSymbols(s.source, path, query);
+    if (a === undefined) throw new XrateError('usage', `unknown symbols route "${route}" (see xrate symbols --help)`);
+    io.out(`${JSON.stringify(a.value)}\n`);
+    return 0;
   } catch (e) {
-    throw cliErrorOf(e);
+    throw asRouteAnswers(e);
+  } finally {
+    s.close();
   }
 }

@@ -8,10 +8,11 @@
 import { runPartitionInWorker } from '../../replay/parallel.js';
 import { loadQueue } from '../../distributed/loadQueue.js';
 import { isRedisUrl } from '../../distributed/redisUrl.js';
-import { closeOnSignals, int, parseFlags, seconds, UsageError, type Io } from '../args.js';
+import { XrateError } from '../../core/errors.js';
+import { closeOnSignals, int, parseFlags, seconds, type Io } from '../args.js';
 import { REDIS_FLAGS, redisSecurityFlags } from '../connection.js';
 
-const usage = (m: string): Error => new UsageError(m);
+const usage = (m: string): Error => new XrateError('usage', m);
 import { help } from '../help.js';
 
 const OPTIONS = {
@@ -29,9 +30,10 @@ const OPTIONS = {
 export async function cmdWorker(args: string[], io: Io): Promise<number> {
   const { values } = parseFlags(args, OPTIONS);
   if (values.help) return help('worker', io);
-  if (values.queue === undefined) throw new UsageError('worker needs --queue redis://HOST:PORT');
+  if (values.queue === undefined) throw new XrateError('usage', 'worker needs --queue redis://HOST:PORT');
   const security = redisSecurityFlags('queue', values.queue, values, usage);
-  if (!isRedisUrl(values.queue)) throw new UsageError(`--queue must be a redis:// URL, got "${values.queue}"`);
+  if (!isRedisUrl(values.queue))
+    throw new XrateError('usage', `--queue must be a redis:// URL, got "${values.queue}"`, { field: '--queue' });
   const waitUs = seconds('queue-wait', values['queue-wait']);
   const log = values.quiet ? undefined : (line: string) => io.err(`xrate worker: ${line}\n`);
   const { startQueueWorker } = await loadQueue();
@@ -46,7 +48,7 @@ export async function cmdWorker(args: string[], io: Io): Promise<number> {
     log,
     // The partitions running in this process's threads end with it; their files are gone already.
     onLost: (e) => {
-      io.err(`xrate worker: ${e.message.replace(/^xrate: /, '')}; stopping\n`);
+      io.err(`xrate worker: ${e.message}; stopping\n`);
       process.exit(1);
     },
   });

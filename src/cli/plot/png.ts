@@ -12,7 +12,7 @@ import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { InputError } from '../args.js';
+import { XrateError } from '../../core/errors.js';
 
 const NAMES = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable'];
 
@@ -45,13 +45,14 @@ export function findChromium(env: NodeJS.ProcessEnv = process.env): string | und
 /**
  * The PNG of an SVG document of `width` x `height` px, drawn by headless Chromium.
  *
- * @throws {@link InputError} when no Chromium is found or it fails
+ * @throws {@link XrateError} `unavailable` when no Chromium is found, `failed` when it fails
  */
 export async function svgToPng(svg: string, width: number, height: number): Promise<Buffer> {
   const chromium = findChromium();
   if (!chromium) {
-    throw new InputError(
-      'xrate: a PNG is drawn by headless Chromium, and none was found (install the "chromium" package, e.g. ' +
+    throw new XrateError(
+      'unavailable',
+      'a PNG is drawn by headless Chromium, and none was found (install the "chromium" package, e.g. ' +
         '"apt-get install chromium", or set XRATE_CHROMIUM to its path); an .svg output needs none',
     );
   }
@@ -73,14 +74,15 @@ export async function svgToPng(svg: string, width: number, height: number): Prom
     ];
     await new Promise<void>((resolve, reject) => {
       execFile(chromium, args, { timeout: 60_000 }, (err, _stdout, stderr) => {
-        if (err) reject(new InputError(`xrate: ${chromium} could not draw the PNG: ${err.message}${stderr ? `\n${stderr.trim()}` : ''}`));
+        if (err)
+          reject(new XrateError('failed', `${chromium} could not draw the PNG: ${err.message}${stderr ? `\n${stderr.trim()}` : ''}`));
         else resolve();
       });
     });
     try {
       return readFileSync(pngPath);
     } catch {
-      throw new InputError(`xrate: ${chromium} ran but wrote no PNG`);
+      throw new XrateError('failed', `${chromium} ran but wrote no PNG`);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

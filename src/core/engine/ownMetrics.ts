@@ -11,6 +11,8 @@
  * | XRATE_EXCHANGE_RANK | exchange | its rank at the tick |
  * | XRATE_ASSET_USD_RATE | asset | rate(asset, USD) at the tick, when fresh (exchange_id `XRATE`) |
  *
+ * (Their list, from which the ids, the listing and the indexes of a batch's columns follow, is in
+ * ownMetricBatch.ts.)
  * The tick pipeline feeds the values as it computes them ({@link pairComputed}, {@link refreshed},
  * {@link noteQuote}); {@link emit} then writes the changed series of the tick, by metric_id and,
  * within one, by exchange id then symbol or asset id, so the order does not depend on the order
@@ -21,29 +23,22 @@
  *
  * @module
  */
-import type { MetricEvent } from '../metrics/events.js';
-import type { MetricDefinition } from '../metrics/source.js';
 import { byCodeUnit } from '../metrics/source.js';
 import type { PairScratch } from '../pairRate.js';
-import type { Dec } from '../types.js';
 import { spreadOf } from '../quoteFilter.js';
+import {
+  ASSET_USD_RATE,
+  EXCHANGE_MARKETS_USED,
+  EXCHANGE_RANK,
+  grow,
+  MARKET_SPREAD,
+  MARKET_VOLUME_24H,
+  MARKET_WEIGHT_SHARE,
+  OwnMetricBatch,
+  type OwnMetricNames,
+} from './ownMetricBatch.js';
 
-/**
- * The listing entries of xrate's own metrics.
- *
- * @example
- * ```ts
- * OWN_METRICS.map((d) => d.metric_id); // ['XRATE_EXCHANGE_MARKETS_USED', ...]
- * ```
- */
-export const OWN_METRICS: readonly MetricDefinition[] = Object.freeze([
-  { metric_id: 'XRATE_ASSET_USD_RATE', description: 'rate(asset, USD) at the tick, when fresh (xrate)' },
-  { metric_id: 'XRATE_EXCHANGE_MARKETS_USED', description: 'number of the exchange’s markets used in some pair rate at the tick (xrate)' },
-  { metric_id: 'XRATE_EXCHANGE_RANK', description: 'rank of the exchange at the tick (xrate)' },
-  { metric_id: 'XRATE_MARKET_SPREAD', description: 'spread (ask - bid) / mid of the market’s latest accepted quote (xrate)' },
-  { metric_id: 'XRATE_MARKET_VOLUME_24H', description: 'traded volume V of the market at the last eligibility refresh (xrate)' },
-  { metric_id: 'XRATE_MARKET_WEIGHT_SHARE', description: 'w / sum(w) of the market in its pair rate at the tick; 0 when left out (xrate)' },
-]);
+export { OWN_METRIC_IDS, OWN_METRICS, OwnMetricBatch } from './ownMetricBatch.js';
 
 /**
  * What was last written, by market, exchange and asset id, as a snapshot stores it (null: none).
@@ -69,15 +64,6 @@ function fromJSON(a: readonly (number | null)[], missing: number): Float64Array<
   return f;
 }
 
-/** The names the metrics need from the engine's tables. */
-export interface OwnMetricNames {
-  /** Symbol id, exchange id (index into `exchanges`) of each market. */
-  marketNames: readonly string[];
-  marketExchange: ArrayLike<number>;
-  exchangeNames: readonly string[];
-  assetNames: readonly string[];
-}
-
 /** The engine's pair-major layout, as the own metrics read it (tables/markets.ts). */
 export interface PairLayout {
   /** Slot ranges of the pairs (pair pr: `pStart[pr]` to `pStart[pr + 1] - 1`). */
@@ -88,145 +74,11 @@ export interface PairLayout {
   readonly slotOf: Int32Array;
 }
 
-/** The exchange_id of the asset-level own metrics (XRATE_ASSET_USD_RATE), which no exchange computes. */
-export const OWN_EXCHANGE_ID = 'XRATE';
-
 /** rate(asset, USD) of every asset at a tick (columns by asset id, see RateQueries.ratesTo) and USD's id. */
 export interface UsdRates {
   rate: Float64Array;
   fresh: Uint8Array;
   usd: number;
-}
-
-function grow<T extends Float64Array | Int32Array | Uint8Array>(a: T, n: number, fill: number): T {
-  if (a.length >= n) return a;
-  const b = new (a.constructor as new (n: number) => T)(Math.max(n, 2 * a.length));
-  b.fill(fill);
-  b.set(a);
-  return b;
-}
-
-/** The Dec of a float value: its text, the shortest round-trip one, made only when read. */
-class FloatDec implements Dec {
-  constructor(readonly value: number) {}
-  get text(): string {
-    return String(this.value);
-  }
-}
-
-/** The own metric ids in metric_id order; an {@link OwnMetricBatch}'s `metric` column indexes it. */
-export const OWN_METRIC_IDS = [
-  'XRATE_ASSET_USD_RATE',
-  'XRATE_EXCHANGE_MARKETS_USED',
-  'XRATE_EXCHANGE_RANK',
-  'XRATE_MARKET_SPREAD',
-  'XRATE_MARKET_VOLUME_24H',
-  'XRATE_MARKET_WEIGHT_SHARE',
-] as const;
-const ASSET_USD_RATE = 0;
-const EXCHANGE_MARKETS_USED = 1;
-const EXCHANGE_RANK = 2;
-const MARKET_SPREAD = 3;
-const MARKET_VOLUME_24H = 4;
-const MARKET_WEIGHT_SHARE = 5;
-/** The first metric index of each scope: below EXCHANGE_MARKETS_USED an asset, below MARKET_SPREAD an exchange. */
-const FIRST_EXCHANGE_METRIC = EXCHANGE_MARKETS_USED;
-const FIRST_MARKET_METRIC = MARKET_SPREAD;
-
-/**
- * The own-metric data points of one tick, as columns (no object per point: at size L a tick
- * writes thousands). Point i is metric `OWN_METRIC_IDS[metric[i]]` of `subject[i]` (an asset,
- * exchange or market index, by the metric's scope) with value `value[i]`; the accessors give its
- * ids and exact text, {@link event} the whole point. The batch and its columns are reused by the
- * next tick: read them during the call.
- *
- * @example
- * ```ts
- * createEngine({}, { onOwnMetrics: (b) => { for (let i = 0; i < b.length; i++) store(b.metricId(i), b.exchangeId(i), b.value[i]); } });
- * ```
- */
-export class OwnMetricBatch {
-  /** The tick, µs: every point's time. */
-  time = 0;
-  /** Number of points. */
-  length = 0;
-  metric = new Uint8Array(0);
-  subject = new Int32Array(0);
-  value = new Float64Array(0);
-  /** Exact texts of XRATE_MARKET_VOLUME_24H points (by point index; other points' text is the float's). */
-  private texts: string[] = [];
-  private names: OwnMetricNames = { marketNames: [], marketExchange: [], exchangeNames: [], assetNames: [] };
-
-  /** Empties the batch for tick `time` over the engine's `names`. */
-  reset(time: number, names: OwnMetricNames): void {
-    this.time = time;
-    this.length = 0;
-    this.names = names;
-  }
-
-  /** Appends a point (`text`: its exact decimal text, when not the float's). */
-  push(metric: number, subject: number, value: number, text?: string): void {
-    const i = this.length;
-    if (i === this.value.length) {
-      const n = Math.max(64, 2 * i);
-      this.metric = grow(this.metric, n, 0);
-      this.subject = grow(this.subject, n, 0);
-      this.value = grow(this.value, n, 0);
-    }
-    this.metric[i] = metric;
-    this.subject[i] = subject;
-    this.value[i] = value;
-    if (text !== undefined) this.texts[i] = text;
-    this.length = i + 1;
-  }
-
-  metricId(i: number): string {
-    return OWN_METRIC_IDS[this.metric[i]];
-  }
-
-  exchangeId(i: number): string {
-    const k = this.metric[i];
-    if (k < FIRST_EXCHANGE_METRIC) return OWN_EXCHANGE_ID;
-    const n = this.names;
-    return n.exchangeNames[k < FIRST_MARKET_METRIC ? this.subject[i] : n.marketExchange[this.subject[i]]];
-  }
-
-  /** The symbol id of a market's point, undefined otherwise. */
-  symbolId(i: number): string | undefined {
-    return this.metric[i] >= FIRST_MARKET_METRIC ? this.names.marketNames[this.subject[i]] : undefined;
-  }
-
-  /** The asset id of an asset's point, undefined otherwise. */
-  assetId(i: number): string | undefined {
-    return this.metric[i] < FIRST_EXCHANGE_METRIC ? this.names.assetNames[this.subject[i]] : undefined;
-  }
-
-  /** The exact decimal text of the value. */
-  text(i: number): string {
-    return this.metric[i] === MARKET_VOLUME_24H ? this.texts[i] : String(this.value[i]);
-  }
-
-  /** Point i as a metric event (what a `metric` event of the log with these fields would be). */
-  event(i: number): MetricEvent {
-    const value = this.value[i];
-    const dec: Dec = this.metric[i] === MARKET_VOLUME_24H ? { value, text: this.texts[i] } : new FloatDec(value);
-    const symbolId = this.symbolId(i);
-    const assetId = this.assetId(i);
-    return {
-      type: 'metric',
-      time: this.time,
-      metricId: this.metricId(i),
-      exchangeId: this.exchangeId(i),
-      ...(symbolId !== undefined && { symbolId }),
-      ...(assetId !== undefined && { assetId }),
-      value: { kind: 'decimal', dec },
-    };
-  }
-
-  /** Every point as a metric event, in order. */
-  events(): MetricEvent[] {
-    return Array.from({ length: this.length }, (_, i) => this.event(i));
-  }
 }
 
 /** The layout of OwnMetrics' per-market values: four a market. */

@@ -10,6 +10,7 @@ import type { SymbolType } from '../types.js';
 import type { EngineState } from './state.js';
 import type { Tracking } from './tracking.js';
 import type { EngineSnapshot } from './types.js';
+import { XrateError } from '../errors.js';
 
 /** Version of the {@link EngineSnapshot} format; restore refuses any other. */
 export const SNAPSHOT_VERSION = 1;
@@ -52,10 +53,10 @@ export function takeSnapshot(state: EngineState, tracking: Tracking): EngineSnap
   };
 }
 
-/** Throws the `xrate:` error for a snapshot of another version (or not a snapshot). */
+/** Throws the XrateError for a snapshot of another version (or not a snapshot). */
 export function checkSnapshotVersion(snap: EngineSnapshot): void {
   if (!snap || snap.version !== SNAPSHOT_VERSION) {
-    throw new Error(`xrate: unsupported engine snapshot version ${JSON.stringify(snap?.version)} (expected ${SNAPSHOT_VERSION})`);
+    throw new XrateError('input', `unsupported engine snapshot version ${JSON.stringify(snap?.version)} (expected ${SNAPSHOT_VERSION})`);
   }
 }
 

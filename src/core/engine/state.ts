@@ -85,7 +85,7 @@ export class EngineState {
   };
 
   /**
-   * @param config - partial {@link EngineConfig}; validated here (throws `xrate:` errors)
+   * @param config - partial {@link EngineConfig}; validated here (throws XrateErrors)
    * @param listener - receives rate changes, ticks and OHLC buckets
    */
   constructor(config: Partial<EngineConfig>, listener: EngineListener) {

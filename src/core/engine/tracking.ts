@@ -11,6 +11,7 @@ import { EXCHANGE_RATE_PERIODS, getPeriod, type PeriodRecord } from '../periods.
 import { US_PER_SECOND } from '../time.js';
 import type { EngineState } from './state.js';
 import type { EngineSnapshot, TrackedPair } from './types.js';
+import { XrateError } from '../errors.js';
 
 /**
  * A tracked pair with its aggregator, asset ids (-1 until the asset is known), and the state of
@@ -45,7 +46,7 @@ export class Tracking {
     const periods = periodIds
       ? periodIds.map((id) => {
           const p = getPeriod(id);
-          if (!p) throw new Error(`xrate: unknown period id "${id}"`);
+          if (!p) throw new XrateError('usage', `unknown period id "${id}"`, { field: 'periods' });
           return p;
         })
       : EXCHANGE_RATE_PERIODS;
@@ -64,7 +65,7 @@ export class Tracking {
   /** Tracks every direct pair from the tick at which it first has a rate; pairs already tracked keep their periods. */
   trackDirectPairs(periodIds?: readonly string[]): void {
     const ids = periodIds ?? EXCHANGE_RATE_PERIODS.map((p) => p.period_id);
-    for (const id of ids) if (!getPeriod(id)) throw new Error(`xrate: unknown period id "${id}"`);
+    for (const id of ids) if (!getPeriod(id)) throw new XrateError('usage', `unknown period id "${id}"`, { field: 'periods' });
     this.autoTrackPeriods = [...ids];
     const P = this.state.pairs;
     const names = this.state.assets.names;
@@ -219,7 +220,7 @@ export class Tracking {
     for (const t of tracked) {
       const periods = t.periods.map((id) => {
         const p = getPeriod(id);
-        if (!p) throw new Error(`xrate: snapshot tracks unknown period "${id}"`);
+        if (!p) throw new XrateError('input', `snapshot tracks unknown period "${id}"`);
         return p;
       });
       const track: TrackedPair = Object.freeze({ id: this.tracked.length, base: t.base, quote: t.quote, periods: Object.freeze(periods) });

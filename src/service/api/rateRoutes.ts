@@ -8,7 +8,7 @@
 import { CHART_MAX_POINTS } from '../../replay/chart.js';
 import { EXCHANGE_RATE_PERIODS } from '../../core/periods.js';
 import { HISTORY_MAX_LIMIT } from '../../replay/query.js';
-import { arrayOf, pathParam, queryParam, type RouteDecl, ref } from './declare.js';
+import { arrayOf, pathParam, queryParam, type RouteDecl, ref } from '../../http/declare.js';
 
 /** The exchange-rate period ids (1SEC .. 10DAY). */
 const RATE_PERIOD_IDS: readonly string[] = EXCHANGE_RATE_PERIODS.map((p) => p.period_id);

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { arrayOf, type JsonSchema, ref } from './declare.js';
+import { arrayOf, type JsonSchema, ref } from '../../http/declare.js';
 
 function str(description: string): JsonSchema {
   return { type: 'string', description };

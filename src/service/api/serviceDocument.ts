@@ -5,9 +5,9 @@
  * @module
  */
 import { VERSION } from '../../version.js';
-import type { DocumentAbout } from './openapi.js';
+import type { DocumentAbout } from '../../http/openapi.js';
 import { SERVICE_SCHEMAS } from './schemas.js';
-import { KEY_REQUIREMENTS, KEY_SCHEMES, PATH_KEY_TEXT } from './security.js';
+import { KEY_REQUIREMENTS, KEY_SCHEMES, PATH_KEY_TEXT } from '../../http/security.js';
 
 const DESCRIPTION = [
   'The exchange-rate, metrics and symbols endpoints of the market-data REST interface, and xrate’s extensions ' +

@@ -7,7 +7,8 @@
  */
 import { EXCHANGE_RATE_PERIODS, MONTH_PERIODS } from '../../core/periods.js';
 import { HISTORY_MAX_LIMIT } from '../../replay/query.js';
-import { arrayOf, type ParamDecl, pathParam, queryParam, type RouteDecl, ref } from './declare.js';
+import { arrayOf, type ParamDecl, pathParam, queryParam, type RouteDecl, ref } from '../../http/declare.js';
+import { XrateError } from '../../core/errors.js';
 
 const SCOPES = ['exchange', 'symbol', 'asset'] as const;
 type Scope = (typeof SCOPES)[number];
@@ -190,6 +191,6 @@ const BY_PATH = new Map([...METRIC_ROUTES, ...SYMBOL_ROUTES].map((r) => [r.path,
  */
 export function tableRouteDecl(path: string): RouteDecl {
   const d = BY_PATH.get(path);
-  if (d === undefined) throw new Error(`xrate: the route ${path} has no declaration (src/service/api/tableRoutes.ts)`);
+  if (d === undefined) throw new XrateError('internal', `the route ${path} has no declaration (src/service/api/tableRoutes.ts)`);
   return d;
 }

@@ -1,8 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_CONFIG, resolveConfig, type EngineConfig } from '../../../src/core/config.js';
+import { DEFAULT_CONFIG, resolveConfig, type EngineConfig } from '../../../src/core/config.js';
+import { XrateError } from '../../../src/core/errors.js';
 import { createEngine } from '../../../src/core/engine.js';
 
 const bad = (c: unknown) => () => resolveConfig(c as Partial<EngineConfig>);
+
+/** What `f` throws. */
+function catchOf(f: () => unknown): unknown {
+  try {
+    f();
+  } catch (e) {
+    return e;
+  }
+  throw new Error('it did not throw');
+}
 
 describe('config defaults', () => {
   it('are the methodology numbers, in µs where derived', () => {
@@ -36,57 +47,57 @@ describe('config defaults', () => {
   });
 });
 
-describe('config validation: `xrate:` errors naming the field', () => {
+describe('config validation: `config` errors naming the field', () => {
   it('refuses unknown keys', () => {
-    expect(bad({ staleAfterSecond: 5 })).toThrow(ConfigError);
-    expect(bad({ staleAfterSecond: 5 })).toThrow(/^xrate: unknown config key "staleAfterSecond"/);
+    expect(bad({ staleAfterSecond: 5 })).toThrow(XrateError);
+    expect(catchOf(bad({ staleAfterSecond: 5 }))).toMatchObject({ code: 'config', field: 'config.staleAfterSecond' });
+    expect(catchOf(bad({ outlierSigmas: 0 }))).toMatchObject({ code: 'config', field: 'config.outlierSigmas', exitCode: 2 });
+    expect(bad({ staleAfterSecond: 5 })).toThrow(/^unknown config key "staleAfterSecond"/);
   });
 
   it('refuses a bad weighting, outlier or cross method', () => {
     expect(bad({ weighting: 'volume' })).toThrow(
-      /^xrate: config\.weighting must be one of trade_x_passive, trade, passive, microprice, got "volume"$/,
+      /^config\.weighting must be one of trade_x_passive, trade, passive, microprice, got "volume"$/,
     );
-    expect(bad({ outliers: 'iqr' })).toThrow(/^xrate: config\.outliers must be one of/);
-    expect(bad({ crossMethod: 'dfs' })).toThrow(/^xrate: config\.crossMethod must be one of bfs, layered/);
+    expect(bad({ outliers: 'iqr' })).toThrow(/^config\.outliers must be one of/);
+    expect(bad({ crossMethod: 'dfs' })).toThrow(/^config\.crossMethod must be one of bfs, layered/);
   });
 
   it('refuses negative, fractional or non-number seconds', () => {
-    expect(bad({ staleAfterSeconds: -1 })).toThrow(
-      /^xrate: config\.staleAfterSeconds must be a non-negative integer number of seconds, got -1$/,
-    );
-    expect(bad({ maxRateAgeSeconds: -5 })).toThrow(/^xrate: config\.maxRateAgeSeconds /);
-    expect(bad({ volumeWindowSeconds: 0 })).toThrow(/^xrate: config\.volumeWindowSeconds must be a positive integer/);
-    expect(bad({ refreshEverySeconds: 1.5 })).toThrow(/^xrate: config\.refreshEverySeconds /);
-    expect(bad({ refreshEverySeconds: '60' })).toThrow(/^xrate: config\.refreshEverySeconds /);
+    expect(bad({ staleAfterSeconds: -1 })).toThrow(/^config\.staleAfterSeconds must be a non-negative integer number of seconds, got -1$/);
+    expect(bad({ maxRateAgeSeconds: -5 })).toThrow(/^config\.maxRateAgeSeconds /);
+    expect(bad({ volumeWindowSeconds: 0 })).toThrow(/^config\.volumeWindowSeconds must be a positive integer/);
+    expect(bad({ refreshEverySeconds: 1.5 })).toThrow(/^config\.refreshEverySeconds /);
+    expect(bad({ refreshEverySeconds: '60' })).toThrow(/^config\.refreshEverySeconds /);
   });
 
   it('refuses a bad maxSpread', () => {
-    expect(bad({ maxSpread: '-0.1' })).toThrow(/^xrate: config\.maxSpread must be a non-negative decimal/);
-    expect(bad({ maxSpread: 'abc' })).toThrow(/^xrate: config\.maxSpread /);
-    expect(bad({ maxSpread: Infinity })).toThrow(/^xrate: config\.maxSpread /);
-    expect(bad({ maxSpread: true })).toThrow(/^xrate: config\.maxSpread /);
+    expect(bad({ maxSpread: '-0.1' })).toThrow(/^config\.maxSpread must be a non-negative decimal/);
+    expect(bad({ maxSpread: 'abc' })).toThrow(/^config\.maxSpread /);
+    expect(bad({ maxSpread: Infinity })).toThrow(/^config\.maxSpread /);
+    expect(bad({ maxSpread: true })).toThrow(/^config\.maxSpread /);
   });
 
   it('refuses bad outlier numbers', () => {
-    expect(bad({ outlierSigmas: 0 })).toThrow(/^xrate: config\.outlierSigmas must be a positive number/);
-    expect(bad({ outlierSigmas: NaN })).toThrow(/^xrate: config\.outlierSigmas /);
-    expect(bad({ outlierMinMarkets: 1 })).toThrow(/^xrate: config\.outlierMinMarkets must be an integer >= 2, got 1$/);
-    expect(bad({ outlierMinMarkets: 2.5 })).toThrow(/^xrate: config\.outlierMinMarkets /);
+    expect(bad({ outlierSigmas: 0 })).toThrow(/^config\.outlierSigmas must be a positive number/);
+    expect(bad({ outlierSigmas: NaN })).toThrow(/^config\.outlierSigmas /);
+    expect(bad({ outlierMinMarkets: 1 })).toThrow(/^config\.outlierMinMarkets must be an integer >= 2, got 1$/);
+    expect(bad({ outlierMinMarkets: 2.5 })).toThrow(/^config\.outlierMinMarkets /);
   });
 
   it('refuses a config that is not an object', () => {
-    expect(bad(null)).toThrow(/^xrate: config must be an object, got null$/);
-    expect(bad([1])).toThrow(/^xrate: config must be an object/);
+    expect(bad(null)).toThrow(/^config must be an object, got null$/);
+    expect(bad([1])).toThrow(/^config must be an object/);
   });
 
   it('is checked when an engine is created', () => {
-    expect(() => createEngine({ weighting: 'bogus' as never })).toThrow(/^xrate: config\.weighting/);
+    expect(() => createEngine({ weighting: 'bogus' as never })).toThrow(/^config\.weighting/);
     try {
       createEngine({ foo: 1 } as never);
       expect.unreachable();
     } catch (e) {
-      expect(e).toBeInstanceOf(ConfigError);
-      expect((e as Error).name).toBe('ConfigError');
+      expect(e).toBeInstanceOf(XrateError);
+      expect(e).toMatchObject({ name: 'XrateError', code: 'config' });
     }
   });
 });

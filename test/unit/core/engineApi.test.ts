@@ -218,7 +218,7 @@ describe('section 6: track() and flush()', () => {
   });
 
   it('refuses an unknown period', () => {
-    expect(() => createEngine().track('BTC', 'USD', ['7SEC'])).toThrow(/^xrate: unknown period id "7SEC"$/);
+    expect(() => createEngine().track('BTC', 'USD', ['7SEC'])).toThrow(/^unknown period id "7SEC"$/);
   });
 });
 
@@ -312,7 +312,7 @@ describe('snapshots', () => {
 
   it('refuses an unknown snapshot version', () => {
     const snap = createEngine().snapshot();
-    expect(() => restoreEngine({ ...snap, version: 2 })).toThrow(/^xrate: unsupported engine snapshot version 2/);
+    expect(() => restoreEngine({ ...snap, version: 2 })).toThrow(/^unsupported engine snapshot version 2/);
   });
 });
 
@@ -361,7 +361,7 @@ describe('engine API odds and ends', () => {
   it('trackDirectPairs tracks each listed pair from the tick it first has a rate', () => {
     const s = new Scenario();
     s.engine.trackDirectPairs(['1MIN']);
-    expect(() => s.engine.trackDirectPairs(['2SEC', '9SEC'])).toThrow(/^xrate: unknown period id "9SEC"$/);
+    expect(() => s.engine.trackDirectPairs(['2SEC', '9SEC'])).toThrow(/^unknown period id "9SEC"$/);
     s.feed(`
       x 00:00:00.1 A true 0
       t 00:00:00.5 A_SPOT_BTC_USD 100 1
@@ -446,6 +446,6 @@ describe('engine API odds and ends', () => {
     e.track('BTC', 'USD', ['1SEC']);
     const snap = JSON.parse(JSON.stringify(e.snapshot())) as EngineSnapshot;
     snap.tracked[0].periods = ['7SEC'];
-    expect(() => restoreEngine(snap)).toThrow(/^xrate: snapshot tracks unknown period "7SEC"$/);
+    expect(() => restoreEngine(snap)).toThrow(/^snapshot tracks unknown period "7SEC"$/);
   });
 });

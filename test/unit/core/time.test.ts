@@ -1,6 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatTime, parseDuration, parseTime, US_PER_DAY, US_PER_HOUR, US_PER_MINUTE, US_PER_SECOND } from '../../../src/core/time.js';
+import {
+  floorSecond,
+  formatTime,
+  parseDuration,
+  parseTime,
+  US_PER_DAY,
+  US_PER_HOUR,
+  US_PER_MINUTE,
+  US_PER_SECOND,
+} from '../../../src/core/time.js';
 
 const T2024 = 1_704_067_200_000_000; // 2024-01-01T00:00:00Z
 
@@ -10,6 +19,15 @@ describe('constants', () => {
     expect(US_PER_MINUTE).toBe(60_000_000);
     expect(US_PER_HOUR).toBe(3_600_000_000);
     expect(US_PER_DAY).toBe(86_400_000_000);
+  });
+});
+
+describe('floorSecond', () => {
+  it('is the tick at or before a time, before 1970 too', () => {
+    expect(floorSecond(T2024)).toBe(T2024);
+    expect(floorSecond(T2024 + 999_999)).toBe(T2024);
+    expect(floorSecond(T2024 - 1)).toBe(T2024 - US_PER_SECOND);
+    expect(floorSecond(-1)).toBe(-US_PER_SECOND);
   });
 });
 

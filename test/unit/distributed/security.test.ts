@@ -90,9 +90,10 @@ describe('a first connection to a server that never answers', () => {
 
   it('Redis: fails at its bound, saying so, and the client stops', async () => {
     const conn = new Redis(`redis://127.0.0.1:${port}`, { lazyConnect: true, maxRetriesPerRequest: null });
-    await expect(connectRedis(conn, `the queue at redis://127.0.0.1:${port}`, 300)).rejects.toThrow(
-      new RegExp(`^xrate: cannot reach the queue at redis://127\\.0\\.0\\.1:${port}: no answer within 0\\.3 s$`),
-    );
+    await expect(connectRedis(conn, `the queue at redis://127.0.0.1:${port}`, 300)).rejects.toMatchObject({
+      code: 'unavailable',
+      message: expect.stringMatching(new RegExp(`^cannot reach the queue at redis://127\\.0\\.0\\.1:${port}: no answer within 0\\.3 s$`)),
+    });
     // Stopped: it ends, and tries no other connection.
     const tried = sockets.length;
     if (conn.status !== 'end') await new Promise((r) => conn.once('end', r));
@@ -102,7 +103,7 @@ describe('a first connection to a server that never answers', () => {
 
   it('NATS: fails at its bound, saying so', async () => {
     await expect(connectNats(`nats://127.0.0.1:${port}`, 'test', undefined, 300)).rejects.toThrow(
-      new RegExp(`^xrate: cannot reach NATS at nats://127\\.0\\.0\\.1:${port}: no handshake within 0\\.3 s$`),
+      new RegExp(`^cannot reach NATS at nats://127\\.0\\.0\\.1:${port}: no handshake within 0\\.3 s$`),
     );
   });
 });

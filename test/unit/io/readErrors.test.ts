@@ -36,7 +36,7 @@ describe.each(['ndjson', 'csv'] as const)('a %s input cut short', (format) => {
       }
     })();
     expect(err?.message).toMatch(
-      new RegExp(`^xrate: cannot read ".*log\\.${format}\\.gz" \\(gzip data broken .*; the last line read whole was line (\\d+)$`),
+      new RegExp(`^cannot read ".*log\\.${format}\\.gz" \\(gzip data broken .*; the last line read whole was line (\\d+)$`),
     );
     const named = Number(/line (\d+)$/.exec(err!.message)![1]);
     expect(last).toBeGreaterThan(100);

@@ -27,8 +27,9 @@ describe('detectFormat', () => {
 });
 
 describe('openSource', () => {
-  it('throws an xrate: error for a missing file', () => {
-    expect(() => openSource(path('nope.ndjson'))).toThrow(/^xrate: cannot open event log/);
+  it('throws an `input` error for a missing file', () => {
+    expect(() => openSource(path('nope.ndjson'))).toThrow(/^cannot open event log/);
+    expect(() => openSource(path('nope.ndjson'))).toThrow(expect.objectContaining({ code: 'input', exitCode: 1 }));
   });
 
   it('sniffs the format of an unknown extension', async () => {
@@ -203,7 +204,7 @@ describe('CSV reader', () => {
 
   it('throws a clear error when the header has no type column', async () => {
     const p = file('d.csv', 'time,symbol_id\nt,s\n');
-    await expect(readAll(p)).rejects.toThrow('xrate: CSV header must include "type"');
+    await expect(readAll(p)).rejects.toThrow(/^CSV header must include "type"/);
   });
 
   it('reads gzipped CSV and honours startLine', async () => {
@@ -296,8 +297,8 @@ describe('SQLite reader', () => {
 
   it('throws a clear error without an events table, or for a file that is not SQLite', () => {
     const p = makeDb('b.db', [['trade', 't', '1', 1]], 'trades');
-    expect(() => openSource(p)).toThrow(/^xrate: SQLite file .* has no "events" table/);
+    expect(() => openSource(p)).toThrow(/^SQLite file .* has no "events" table/);
     const q = file('c.db', 'this is not a database, just text that is long enough to fill a page header');
-    expect(() => openSource(q)).toThrow(/^xrate: /);
+    expect(() => openSource(q)).toThrow(expect.objectContaining({ code: 'input' }));
   });
 });

@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeLog } from '../../../scripts/gen-log.js';
 import { parseTime, US_PER_SECOND } from '../../../src/core/time.js';
-import { CHART_MAX_POINTS, ChartError, chartData, type ChartData } from '../../../src/replay/chart.js';
+import { CHART_MAX_POINTS, chartData, type ChartData } from '../../../src/replay/chart.js';
 import { queryExplain, queryHistory, queryRates } from '../../../src/replay/query.js';
 import { replay } from '../../../src/replay/replay.js';
 
@@ -112,9 +112,12 @@ describe('chartData from a log', () => {
       `the range holds ${CHART_MAX_POINTS + 1} ticks, more than the ${CHART_MAX_POINTS}`,
     );
     await expect(chartData({ inputs: [DEMO] }, { ...q, from: FROM, to: TO, periodId: '7MIN' })).rejects.toThrow(/unknown period_id "7MIN"/);
+    await expect(chartData({ inputs: [DEMO] }, { ...q, from: FROM, to: TO, periodId: '7MIN' })).rejects.toMatchObject({
+      code: 'usage',
+      field: 'period_id',
+    });
     const e = await chartData({ inputs: [DEMO] }, { base: 'FOO', quote: 'USD', from: FROM, to: TO }).catch((x: unknown) => x);
-    expect(e).toBeInstanceOf(ChartError);
-    expect((e as ChartError).kind).toBe('no-data');
+    expect(e).toMatchObject({ code: 'no_data' });
     expect((e as Error).message).toBe('no rate for FOO/USD between 2024-03-01T04:20:00.0000000Z and 2024-03-01T04:30:00.0000000Z');
   });
 });

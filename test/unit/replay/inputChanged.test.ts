@@ -192,6 +192,7 @@ describe('watchInputs', () => {
     expect(c[0]).toContain(`input "${b}" changed while the replay read it: its size went from 8 to 16 bytes`);
     rmSync(a);
     expect(w.changes()[0]).toBe(`input "${a}" was removed while the replay read it`);
-    expect(() => w.check()).toThrow(/^xrate: input .* was removed .*; input .* changed .*; the run is not complete/);
+    expect(() => w.check()).toThrow(/^input .* was removed .*; input .* changed .*; the run is not complete/);
+    expect(() => w.check()).toThrow(expect.objectContaining({ code: 'input_changed' }));
   });
 });

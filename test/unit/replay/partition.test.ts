@@ -1,11 +1,13 @@
 /**
  * The pieces of a partitioned replay (src/replay/partition.ts) on hand-made cases: the warm-up
- * window, the cuts, and the merge of the state a partition writes at its cut.
+ * window, the cuts, and the merge of the state a partition writes at its cut (its in-memory
+ * reference, src/reference/partitionMerge.ts).
  */
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../../src/core/config.js';
 import type { PairRateChange } from '../../../src/core/engine.js';
-import { mergeRateChanges, missingTracks, planCuts, warmUpUs } from '../../../src/replay/partition.js';
+import { missingTracks, planCuts, warmUpUs } from '../../../src/replay/partition.js';
+import { mergeRateChanges } from '../../../src/reference/index.js';
 
 const S = 1_000_000;
 const row = (tick: number, base: string, quote: string, rate: number | null, extra: Partial<PairRateChange> = {}): PairRateChange => ({

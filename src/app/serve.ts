@@ -12,17 +12,19 @@ import type { Logger } from 'pino';
 import type { EngineConfig } from '../core/config.js';
 import { formatTime } from '../core/time.js';
 import { ReplayStore } from '../io/store.js';
-import { KeyStore, DEFAULT_CONCURRENCY, DEFAULT_LIMIT } from './keys.js';
-import { startFollow, startReplay } from './live.js';
-import { DatabaseRateProvider, type LiveRateProvider, type RateProvider } from './provider.js';
-import type { RedisKeyStore } from './redisKeys.js';
-import { createService } from './server.js';
-import type { Readiness } from './ops.js';
+import { KeyStore, DEFAULT_CONCURRENCY, DEFAULT_LIMIT } from '../http/keys.js';
+import { startFollow, startReplay } from '../service/live.js';
+import { DatabaseRateProvider, type LiveRateProvider, type RateProvider } from '../answers/index.js';
+import type { RedisKeyStore } from '../http/redisKeys.js';
+import { listenOn } from '../http/listen.js';
+import { createService } from '../service/server.js';
+import type { Readiness } from '../service/ops.js';
 import { DEFAULT_STREAM } from '../distributed/names.js';
 import { type NatsSecurity, type RedisSecurity, redactUrl } from '../distributed/security.js';
 import type { Replica } from '../distributed/replica.js';
 import { OWN_METRICS } from '../core/engine/ownMetrics.js';
 import type { MetricsSource } from '../core/metrics/source.js';
+import { XrateError } from '../core/errors.js';
 
 /** Output of the commands. */
 export interface ServiceIo {
@@ -99,7 +101,7 @@ export interface RunningService {
  * says on `io` what it does. `command` names the
  * command in the follower's warnings.
  *
- * @throws `xrate:` error for a missing log or database, or a file that is not a replay database
+ * @throws XrateError for a missing log or database, or a file that is not a replay database
  */
 export async function openProvider(
   opts: ServeOptions,
@@ -127,7 +129,7 @@ export async function openProvider(
     });
     provider = replica.provider;
   } else if (opts.replay) {
-    if (!existsSync(opts.replay)) throw new Error(`xrate: cannot open "${opts.replay}": no such file`);
+    if (!existsSync(opts.replay)) throw new XrateError('input', `cannot open "${opts.replay}": no such file`, { field: '--replay' });
     if (opts.follow) {
       io.out(`following ${opts.replay} (rates and OHLC written to ${db})\n`);
       provider = startFollow({
@@ -151,11 +153,13 @@ export async function openProvider(
     }
   } else {
     if (!existsSync(db)) {
-      throw new Error(
-        `xrate: no database at "${db}": run "npm start" (or "xrate replay LOG --db ${db}") first, or serve a log with --replay LOG`,
+      throw new XrateError(
+        'input',
+        `no database at "${db}": run "npm start" (or "xrate replay LOG --db ${db}") first, or serve a log with --replay LOG`,
+        { field: '--db' },
       );
     }
-    if (!ReplayStore.isReplayDatabase(db)) throw new Error(`xrate: "${db}" is not a database written by "xrate replay"`);
+    if (!ReplayStore.isReplayDatabase(db)) throw new XrateError('input', `"${db}" is not a database written by "xrate replay"`);
     provider = await DatabaseRateProvider.open(db);
   }
   return { provider, replica };
@@ -191,9 +195,9 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
     }
     keys =
       opts.redis !== undefined
-        ? await (await import('./redisKeys.js')).RedisKeyStore.open(opts.redis, opts.redisSecurity)
+        ? await (await import('../http/redisKeys.js')).RedisKeyStore.open(opts.redis, opts.redisSecurity)
         : KeyStore.open(opts.keys ?? db);
-    const ops = await import('./ops.js');
+    const ops = await import('../service/ops.js');
     let closing = false;
     const live = provider instanceof DatabaseRateProvider ? undefined : (provider as LiveRateProvider).engine;
     const r = replica;
@@ -299,25 +303,4 @@ export async function startService(opts: ServeOptions, io: ServiceIo): Promise<R
 async function createDevKey(keys: KeyStore | RedisKeyStore): Promise<string | undefined> {
   if (keys instanceof KeyStore) return keys.activeCount() === 0 ? keys.create({ name: 'dev' }).key : undefined;
   return (await keys.create({ name: 'dev' }, true))?.key;
-}
-
-/**
- * Makes `app` listen on host:port (port 0: any free port) and returns its URL; a failure is an
- * `xrate:` error saying why (port in use, no privilege, no such address).
- */
-export async function listenOn(app: FastifyInstance, host: string, port: number, scheme: 'http' | 'https'): Promise<string> {
-  try {
-    await app.listen({ host, port });
-  } catch (e) {
-    const err = e as Error & { code?: string };
-    const where = `${host}:${port}`;
-    if (err.code === 'EADDRINUSE')
-      throw new Error(`xrate: cannot listen on ${where}: the port is in use (choose another with --port, or --port 0 for any free port)`);
-    if (err.code === 'EACCES') throw new Error(`xrate: cannot listen on ${where}: permission denied (ports below 1024 need privileges)`);
-    if (err.code === 'EADDRNOTAVAIL') throw new Error(`xrate: cannot listen on ${where}: no such local address (--host)`);
-    throw new Error(`xrate: cannot listen on ${where}: ${err.message}`);
-  }
-  const addr = app.server.address();
-  const bound = typeof addr === 'object' && addr ? addr.port : port;
-  return `${scheme}://${host.includes(':') ? `[${host}]` : host}:${bound}`;
 }

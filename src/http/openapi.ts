@@ -7,8 +7,9 @@
  *
  * @module
  */
-import { DEFAULT_TIME_FORMAT } from '../format/index.js';
+import { DEFAULT_TIME_FORMAT } from './format/index.js';
 import type { ErrorDecl, JsonSchema, ParamDecl, RouteDecl } from './declare.js';
+import { XrateError } from '../core/errors.js';
 
 /** What a document says beyond its routes. */
 export interface DocumentAbout {
@@ -194,7 +195,7 @@ function usedSchemas(paths: unknown, schemas: Readonly<Record<string, JsonSchema
   refsIn(paths, used);
   for (const name of used) {
     const s = schemas[name];
-    if (s === undefined) throw new Error(`xrate: the schema ${name} is referred to but not defined`);
+    if (s === undefined) throw new XrateError('internal', `the schema ${name} is referred to but not defined`);
     refsIn(s, used);
   }
   return Object.fromEntries(Object.entries(schemas).filter(([name]) => used.has(name)));
@@ -214,7 +215,7 @@ export function openApiDocument(routes: readonly RouteDecl[], about: DocumentAbo
   const tags: string[] = [];
   for (const r of routes) {
     const path = openApiPath(r.path);
-    if (paths[path] !== undefined) throw new Error(`xrate: the route ${path} is declared twice`);
+    if (paths[path] !== undefined) throw new XrateError('internal', `the route ${path} is declared twice`);
     paths[path] = { get: operation(r, about) };
     if (!tags.includes(r.tag)) tags.push(r.tag);
   }

@@ -26,6 +26,7 @@ import { isRedisUrl } from '../distributed/redisUrl.js';
 import { type RedisSecurity, redactUrl } from '../distributed/security.js';
 import { ActiveKeys, type ApiKey, type CreateKeyOptions, hashKey, type JwtMaterial, type KeyListing, listingOf, newKey } from './keys.js';
 import type { KeyRow } from '../io/keyDb.js';
+import { XrateError } from '../core/errors.js';
 
 /** Prefix of every Redis key the service writes. */
 export const PREFIX = 'xrate:';
@@ -66,12 +67,16 @@ export function shownUrl(url: string): string {
  * that a request fails fast while Redis is away; it reconnects by itself (every second at most).
  * `security`: the ACL user, password and TLS material.
  *
- * @throws `xrate:` error naming the URL when `url` is not a Redis URL or Redis cannot be reached
+ * @throws XrateError naming the URL when `url` is not a Redis URL or Redis cannot be reached
  * (saying `authentication failed` or `TLS verification failed` when that is why)
  */
 export async function limitsConnection(url: string, security?: RedisSecurity): Promise<Redis> {
   if (!isRedisUrl(url))
-    throw new Error(`xrate: --redis must be a redis:// URL (redis://HOST[:PORT][/DB], or rediss:// for TLS), got "${redactUrl(url)}"`);
+    throw new XrateError(
+      'usage',
+      `--redis must be a redis:// URL (redis://HOST[:PORT][/DB], or rediss:// for TLS), got "${redactUrl(url)}"`,
+      { field: '--redis' },
+    );
   const options: RedisOptions = {
     ...redisAuthOptions(url, security),
     lazyConnect: true,
@@ -168,7 +173,7 @@ export class RedisKeyStore {
 
   /**
    * Connects (with `security`'s credentials and TLS) and reads the active keys.
-   * @throws `xrate:` error naming the URL when Redis cannot be reached
+   * @throws XrateError naming the URL when Redis cannot be reached
    */
   static async open(url: string, security?: RedisSecurity): Promise<RedisKeyStore> {
     const redis = await limitsConnection(url, security);
@@ -177,7 +182,7 @@ export class RedisKeyStore {
       await store.reload();
     } catch (e) {
       redis.disconnect();
-      throw new Error(`xrate: cannot read the keys in Redis at ${store.path}: ${(e as Error).message}`);
+      throw new XrateError('unavailable', `cannot read the keys in Redis at ${store.path}: ${(e as Error).message}`);
     }
     return store;
   }
@@ -268,22 +273,22 @@ export class RedisKeyStore {
     if (id === 0) return undefined;
     await this.reload();
     const record = this.active.byId(id);
-    if (!record) throw new Error(`xrate: key ${id} was created but is not active (revoked at once by another client?)`);
+    if (!record) throw new XrateError('conflict', `key ${id} was created but is not active (revoked at once by another client?)`);
     return { key, record };
   }
 
   /** Resolves `--id N` or `--key KEY` to a key id (active or not). */
   async idOf(ref: { id?: number; key?: string }): Promise<number> {
     if (ref.id !== undefined) {
-      if ((await this.redis.exists(K.key(ref.id))) === 0) throw new Error(`xrate: no key with id ${ref.id}`);
+      if ((await this.redis.exists(K.key(ref.id))) === 0) throw new XrateError('not_found', `no key with id ${ref.id}`);
       return ref.id;
     }
     if (ref.key !== undefined) {
       const id = await this.redis.hget(K.byHash, hashKey(ref.key));
-      if (id === null) throw new Error('xrate: no such key');
+      if (id === null) throw new XrateError('not_found', 'no such key');
       return Number(id);
     }
-    throw new Error('xrate: give the key by --id N or --key KEY');
+    throw new XrateError('usage', 'give the key by --id N or --key KEY');
   }
 
   /** Revokes a key (it stops working within a second on every replica); false when it already was. */

@@ -146,7 +146,7 @@ interface CachedToken {
 }
 
 /**
- * Finds the API key of a request (throws 401 {@link ServiceError}s with a specific message).
+ * Finds the API key of a request (throws 401 XrateErrors, code `unauthorized`, with a specific message).
  * Synchronous unless a JWT must be verified; verified tokens are cached until they expire.
  */
 export class Authenticator {

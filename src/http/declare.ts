@@ -13,10 +13,11 @@
  * @module
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { missingOneOf, missingParam } from '../errors.js';
-import { CONTENT_TYPES, negotiate, type OutputFormat } from '../format/index.js';
-import type { Right } from '../rights.js';
-import { Query } from '../params.js';
+import { missingOneOf, missingParam } from './errors.js';
+import { CONTENT_TYPES, negotiate, type OutputFormat } from './format/index.js';
+import type { Right } from './rights.js';
+import { Query } from './params.js';
+import { XrateError } from '../core/errors.js';
 
 /** A JSON Schema (2020-12, the dialect of OpenAPI 3.1). */
 export type JsonSchema = { readonly [k: string]: unknown };
@@ -222,7 +223,7 @@ export function describeRoutes(app: FastifyInstance, describe: (routes: readonly
     if (r.method === 'HEAD') return;
     const api = r.config?.api;
     if (r.method !== 'GET' || api === undefined || api.path !== r.url)
-      throw new Error(`xrate: the route ${String(r.method)} ${r.url} has no declaration (src/service/api/declare.ts)`);
+      throw new XrateError('internal', `the route ${String(r.method)} ${r.url} has no declaration (src/service/api/declare.ts)`);
     routes.push(api);
   });
   let body: string | undefined;

@@ -19,6 +19,7 @@
 import { createHash, createPublicKey, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { KeyDatabase, type KeyRow, type NewKeyRow } from '../io/keyDb.js';
 import { RIGHTS, type Right } from './rights.js';
+import { XrateError } from '../core/errors.js';
 
 export { RIGHTS, type Right } from './rights.js';
 
@@ -85,7 +86,7 @@ function rightsOf(stored: string): Set<Right> {
   return new Set(stored.split(',').filter(Boolean) as Right[]);
 }
 
-/** Parses a rights list (`all` or comma-separated {@link RIGHTS}); throws an `xrate:` error. */
+/** Parses a rights list (`all` or comma-separated {@link RIGHTS}); throws an XrateError. */
 export function parseRights(text: string | undefined): Right[] {
   if (text === undefined || text.trim().toLowerCase() === 'all') return [...RIGHTS];
   const out = new Set<Right>();
@@ -93,10 +94,11 @@ export function parseRights(text: string | undefined): Right[] {
     .split(',')
     .map((s) => s.trim().toLowerCase())
     .filter(Boolean)) {
-    if (!(RIGHTS as readonly string[]).includes(r)) throw new Error(`xrate: unknown right "${r}" (one of ${RIGHTS.join(', ')}, or all)`);
+    if (!(RIGHTS as readonly string[]).includes(r))
+      throw new XrateError('usage', `unknown right "${r}" (one of ${RIGHTS.join(', ')}, or all)`, { field: 'rights' });
     out.add(r as Right);
   }
-  if (out.size === 0) throw new Error(`xrate: no right listed (all, or a comma list of ${RIGHTS.join(', ')})`);
+  if (out.size === 0) throw new XrateError('usage', `no right listed (all, or a comma list of ${RIGHTS.join(', ')})`, { field: 'rights' });
   return RIGHTS.filter((r) => out.has(r));
 }
 
@@ -122,34 +124,34 @@ export interface JwtMaterial {
  * Reads a JWT verification key: a PEM public key or certificate (RSA, RSA-PSS, EC P-256), a JWK
  * (JSON) public key, or an HMAC secret (at least 32 bytes).
  *
- * @throws `xrate:` error for a private key, another curve, a short secret or unreadable text.
+ * @throws XrateError for a private key, another curve, a short secret or unreadable text.
  */
 export function parseJwtKey(input: { publicKey?: string; secret?: Buffer }): JwtMaterial {
   if (input.secret) {
-    if (input.secret.length < 32) throw new Error(`xrate: an HS256 secret must be at least 32 bytes (got ${input.secret.length})`);
+    if (input.secret.length < 32) throw new XrateError('input', `an HS256 secret must be at least 32 bytes (got ${input.secret.length})`);
     return { kind: 'hmac', stored: input.secret.toString('base64') };
   }
   const text = input.publicKey ?? '';
   if (/PRIVATE KEY/.test(text))
-    throw new Error('xrate: that is a private key: import the public key (keep the private key to sign tokens)');
+    throw new XrateError('input', 'that is a private key: import the public key (keep the private key to sign tokens)');
   let key: KeyObject;
   try {
     key = text.trim().startsWith('{') ? createPublicKey({ key: JSON.parse(text) as never, format: 'jwk' }) : createPublicKey(text);
   } catch (e) {
-    throw new Error(`xrate: not a PEM or JWK public key: ${(e as Error).message}`);
+    throw new XrateError('input', `not a PEM or JWK public key: ${(e as Error).message}`);
   }
   const t = key.asymmetricKeyType;
   if (t === 'rsa' || t === 'rsa-pss') {
     const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
-    if (bits < 2048) throw new Error(`xrate: RSA keys must have at least 2048 bits (got ${bits})`);
+    if (bits < 2048) throw new XrateError('input', `RSA keys must have at least 2048 bits (got ${bits})`);
     return { kind: 'rsa', stored: key.export({ type: 'spki', format: 'pem' }) as string };
   }
   if (t === 'ec') {
     const curve = key.asymmetricKeyDetails?.namedCurve;
-    if (curve !== 'prime256v1') throw new Error(`xrate: EC keys must be on P-256 for ES256 (got ${curve})`);
+    if (curve !== 'prime256v1') throw new XrateError('input', `EC keys must be on P-256 for ES256 (got ${curve})`);
     return { kind: 'ec', stored: key.export({ type: 'spki', format: 'pem' }) as string };
   }
-  throw new Error(`xrate: unsupported key type ${t} (RSA for RS256/PS256, EC P-256 for ES256, or an HS256 secret)`);
+  throw new XrateError('input', `unsupported key type ${t} (RSA for RS256/PS256, EC P-256 for ES256, or an HS256 secret)`);
 }
 
 /** The key of a stored row (SQLite's, or a Redis hash read as one). */
@@ -198,9 +200,10 @@ export function listingOf(r: KeyRow & { used: number }): KeyListing {
 export function newKey(opts: CreateKeyOptions): { key: string; row: NewKeyRow } {
   const limit = opts.limit ?? DEFAULT_LIMIT;
   const concurrency = opts.concurrency ?? DEFAULT_CONCURRENCY;
-  if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`xrate: --limit must be a positive integer, got ${limit}`);
+  if (!Number.isSafeInteger(limit) || limit < 1)
+    throw new XrateError('usage', `--limit must be a positive integer, got ${limit}`, { field: '--limit' });
   if (!Number.isSafeInteger(concurrency) || concurrency < 1)
-    throw new Error(`xrate: --concurrency must be a positive integer, got ${concurrency}`);
+    throw new XrateError('usage', `--concurrency must be a positive integer, got ${concurrency}`, { field: '--concurrency' });
   const key = generateKey();
   const rights = opts.rights ?? RIGHTS;
   const all = RIGHTS.every((x) => rights.includes(x));
@@ -329,15 +332,15 @@ export class KeyStore {
   idOf(ref: { id?: number; key?: string }): number {
     if (ref.id !== undefined) {
       const id = this.db.findId({ id: ref.id });
-      if (id === undefined) throw new Error(`xrate: no key with id ${ref.id}`);
+      if (id === undefined) throw new XrateError('not_found', `no key with id ${ref.id}`);
       return id;
     }
     if (ref.key !== undefined) {
       const id = this.db.findId({ hash: hashKey(ref.key) });
-      if (id === undefined) throw new Error('xrate: no such key');
+      if (id === undefined) throw new XrateError('not_found', 'no such key');
       return id;
     }
-    throw new Error('xrate: give the key by --id N or --key KEY');
+    throw new XrateError('usage', 'give the key by --id N or --key KEY');
   }
 
   /** Revokes a key (it stops working within a second in a running server). */
