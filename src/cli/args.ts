@@ -14,6 +14,7 @@ import { duplicateMessage, findDuplicateInput } from '../io/inputs.js';
 import { MAX_LINE_BYTES_CAP } from '../io/lineLimit.js';
 import type { SourceFormat } from '../io/source.js';
 import { ReplayStore } from '../io/store.js';
+import type { ModeTable } from '../replay/options.js';
 import type { QuerySource } from '../replay/query.js';
 import { ServiceError } from '../service/errors.js';
 
@@ -261,4 +262,12 @@ export function int(name: string, v: string | undefined, min: number, max: numbe
   const s = v.trim();
   if (!/^\d+$/.test(s) || Number(s) < min || Number(s) > max) throw usage(`--${name} must be an integer in ${min}..${max}, got "${s}"`);
   return Number(s);
+}
+
+/**
+ * The values of `table`'s flags in parsed `values` (keyed by flag name), keyed by each row's
+ * field: what the table's check reads.
+ */
+export function flagFields<M extends string>(table: ModeTable<M>, values: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  return Object.fromEntries(table.rules.map((r) => [r.field, values[r.flag.slice(2)]]));
 }

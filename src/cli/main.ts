@@ -8,6 +8,7 @@
  * @module
  */
 import { ConfigError } from '../core/config.js';
+import { isXrateError } from '../core/errors.js';
 import { InputError, UsageError, type Io } from './args.js';
 import { cmdDemo } from './commands/demo.js';
 import { cmdEms } from './commands/ems.js';
@@ -91,6 +92,10 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
     }
   } catch (e) {
     const msg = (e as Error).message.replace(/^xrate: /, '');
+    if (isXrateError(e)) {
+      io.err(`xrate: ${msg}\n`);
+      return e.exitCode;
+    }
     if (e instanceof UsageError || e instanceof ConfigError) {
       io.err(`xrate: ${msg}\n`);
       return 2;

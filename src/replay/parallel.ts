@@ -21,6 +21,7 @@ import { completedRun } from './ingest.js';
 import { mergeFinalSnapshot, missingTracks, warmUpUs } from './partition.js';
 import { MINUTE_US, type PlannedPartition, planPartitions, type PrescanStats, prescan, SYMBOL_WARM_UP_US } from './prescan.js';
 import { carriedDifferences, reportPositions, reporters } from './carried.js';
+import { validateReplayOptions } from './options.js';
 import { type CarriedState, type OwnedTotals, type PartitionStart, type ReplayOptions, type ReplaySummary, replay } from './replay.js';
 
 /** One partition to replay: the replay's options for it (all plain data: it may travel). */
@@ -184,7 +185,9 @@ function addCounts(a: OwnedTotals, b: OwnedTotals): OwnedTotals {
  * ```
  */
 export async function replayParallel(given: ParallelOptions): Promise<ReplaySummary> {
-  if ((given.db === undefined) === (given.out === undefined)) throw new Error('xrate: give either db or out to replayParallel');
+  // The options of a partitioned replay only (src/replay/options.ts: the command line's check too).
+  validateReplayOptions(given, 'partitioned');
+  if (given.db === undefined && given.out === undefined) throw new Error('xrate: give either db or out to replayParallel');
   // Directories stand for the files under them (src/io/inputs.ts), as in a serial replay.
   const opts: ParallelOptions = { ...given, inputs: expandInputs(given.inputs) };
   // What the partitions rely on in the inputs, checked before they are merged (src/io/inputWatch.ts).

@@ -31,6 +31,7 @@ import { type EventSource, openSource, type SourceFormat, type SourceRecord } fr
 import type { VendorTime } from '../io/vendorCsv.js';
 import { ReplayStore } from '../io/store.js';
 import { Ingest, type IngestState, type RunTotals } from './ingest.js';
+import { validateReplayOptions } from './options.js';
 import { type Positioned, ReorderWindow } from './reorder.js';
 
 /** OHLC periods stored by default for each tracked pair; any other period rolls up from these or, finer than all of them, is made from the pair's change series. */
@@ -222,15 +223,10 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
   const watch = watchInputs(given.inputs, opts.inputs);
   const now = opts.now ?? (() => Date.now());
   const started = now();
-  if (opts.db && opts.out) throw new Error('xrate: give either --db or --out, not both');
-  if ((opts.snapshotEveryUs !== undefined || opts.resume) && !opts.db)
-    throw new Error('xrate: snapshots and --resume need the SQLite output (--db)');
+  // The options of the replay's mode only (src/replay/options.ts: the command line's check too).
+  validateReplayOptions({ ...opts, inputs: undefined });
   if (opts.inputs.length === 0) throw new Error('xrate: no event log given');
-  if (opts.merge && (opts.resume || opts.snapshotEveryUs !== undefined || opts.partition))
-    throw new Error('xrate: a merged replay (--merge) cannot be snapshotted, resumed or partitioned (yet)');
   const part = opts.partition;
-  if (part && (opts.resume || (opts.reorderWindowUs ?? 0) > 0))
-    throw new Error('xrate: a partition of a replay cannot be resumed or use a reorder window (yet)');
   const periods = opts.periods ?? DEFAULT_STORED_PERIODS;
   const trackSpecs = opts.track?.map(parsePairSpec);
 
