@@ -30,6 +30,11 @@ export interface FlagRule<M extends string> {
   group?: string;
   /** Whether a value counts as given (default: neither undefined nor false). */
   given?: (v: unknown) => boolean;
+  /**
+   * Modes where only some values apply (the others are refused as in a mode it does not apply
+   * to): `accepts` tells them, `note` names them in `--help`.
+   */
+  restricted?: Partial<Record<M, { accepts: (v: unknown) => boolean; note: string }>>;
 }
 
 /** The modes of a command and its flags by mode: one table for the check, the library and `--help`. */
@@ -61,12 +66,11 @@ export function applies<M extends string>(rule: FlagRule<M>, mode: M): boolean {
  */
 export function refuseOutOfMode<M extends string>(table: ModeTable<M>, mode: M, values: Readonly<Record<string, unknown>>): void {
   const given = (r: FlagRule<M>): boolean => (r.given ?? isGiven)(values[r.field]);
+  const refused = (r: FlagRule<M>): boolean => given(r) && (!applies(r, mode) || r.restricted?.[mode]?.accepts(values[r.field]) === false);
   for (const rule of table.rules) {
-    if (applies(rule, mode) || !given(rule)) continue;
+    if (!refused(rule)) continue;
     const flags =
-      rule.group === undefined
-        ? [rule.flag]
-        : table.rules.filter((r) => r.group === rule.group && !applies(r, mode) && given(r)).map((r) => r.flag);
+      rule.group === undefined ? [rule.flag] : table.rules.filter((r) => r.group === rule.group && refused(r)).map((r) => r.flag);
     const message = rule.refusal ? rule.refusal(mode, flags) : `${rule.flag} does not apply to ${mode}`;
     throw new XrateError('usage', message, { field: rule.flag });
   }
@@ -78,18 +82,21 @@ export function refuseOutOfMode<M extends string>(table: ModeTable<M>, mode: M, 
  */
 export function modesHelp<M extends string>(table: ModeTable<M>): string {
   const modes = (Object.keys(table.modes) as M[]).filter((m) => !table.internal?.includes(m));
-  const lines = [`Modes: ${modes.map((m) => `${m} (${table.modes[m]})`).join('; ')}.`, 'Flags by mode:'];
+  const lines = ['Modes:', ...modes.map((m) => `  ${m.padEnd(23)} ${table.modes[m]}`), 'Flags by mode:'];
   const everywhere = new Set<string>();
   const seen = new Set<string>();
   for (const rule of table.rules) {
     if (seen.has(rule.flag)) continue;
     seen.add(rule.flag);
     const where = modes.filter((m) => applies(rule, m));
-    if (where.length === modes.length) everywhere.add(rule.flag);
-    else lines.push(`  ${rule.flag.padEnd(23)} ${where.join(', ')}`);
+    if (where.length === modes.length && rule.restricted === undefined) everywhere.add(rule.flag);
+    else {
+      const notes = where.map((m) => (rule.restricted?.[m] ? `${m} (${rule.restricted[m].note})` : m));
+      lines.push(`  ${rule.flag.padEnd(23)} ${notes.join(', ')}`);
+    }
   }
   if (everywhere.size > 0) lines.push(...wrap(`every mode: ${[...everywhere].join(', ')}`, 98, '  '));
-  return `${lines.join('\n')}\n`;
+  return modes.length > 1 ? `${lines.join('\n')}\n` : '';
 }
 
 /** `text` in lines of at most `width` characters, each after `indent`. */

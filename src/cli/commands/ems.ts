@@ -5,24 +5,10 @@
  * @module
  */
 import { startEms } from '../../ems/server.js';
-import { closeOnSignals, COMMON, format, int, loadConfig, maxLineBytes, parseFlags, seconds, UsageError, type Io } from '../args.js';
+import { refuseOutOfMode } from '../../replay/options.js';
+import { closeOnSignals, format, int, loadConfig, maxLineBytes, parseFlags, seconds, UsageError, type Io } from '../args.js';
+import { EMS_OPTIONS, EMS_TABLE, emsModeOf } from '../flags.js';
 import { help } from '../help.js';
-
-const OPTIONS = {
-  ...COMMON,
-  db: { type: 'string' },
-  replay: { type: 'string' },
-  follow: { type: 'string' },
-  host: { type: 'string' },
-  port: { type: 'string' },
-  managed: { type: 'boolean' },
-  keys: { type: 'string' },
-  'tls-cert': { type: 'string' },
-  'tls-key': { type: 'string' },
-  'tls-client-ca': { type: 'string' },
-  sites: { type: 'string' },
-  'client-pem': { type: 'string' },
-} as const;
 
 /**
  * Runs `xrate ems <subcommand>` (`serve`) with `args` (after the command name); returns the exit
@@ -32,19 +18,16 @@ export async function cmdEms(args: string[], io: Io): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') return help('ems', io);
   if (sub !== 'serve') throw new UsageError(`unknown ems subcommand "${sub}" (expected serve)`);
-  const { values } = parseFlags(rest, OPTIONS);
+  const { values } = parseFlags(rest, EMS_OPTIONS);
   if (values.help) return help('ems', io);
-  if (values.replay !== undefined && values.follow !== undefined) throw new UsageError('--replay LOG and --follow LOG exclude each other');
-  const live = values.replay !== undefined || values.follow !== undefined;
   const config = loadConfig(values.config);
   const extra = {
     format: format(values.format),
     reorderWindowUs: seconds('reorder-window', values['reorder-window']),
     maxLineBytes: maxLineBytes(values['max-line-bytes']),
   };
-  if (!live && (config !== undefined || Object.values(extra).some((v) => v !== undefined))) {
-    throw new UsageError('--config, --format, --reorder-window and --max-line-bytes apply to --replay LOG or --follow LOG');
-  }
+  // Each flag in the modes it applies to (src/cli/flags.ts).
+  refuseOutOfMode(EMS_TABLE, emsModeOf(values), values);
   if (values.keys !== undefined && !values.managed)
     throw new UsageError('--keys applies to --managed (a self-hosted gateway asks for no key)');
   const ems = await startEms(

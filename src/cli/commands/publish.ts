@@ -5,40 +5,15 @@
  *
  * @module
  */
-import {
-  DUPLICATES_OPTION,
-  feedFlags,
-  format,
-  HELP_OPTION,
-  inputs,
-  int,
-  maxLineBytes,
-  parse,
-  refuseDuplicateInputs,
-  UsageError,
-  type Io,
-} from '../args.js';
-import { NATS_FLAGS, natsSecurityFlags } from '../connection.js';
+import { feedFlags, format, inputs, int, maxLineBytes, parse, refuseDuplicateInputs, UsageError, type Io } from '../args.js';
+import { refuseOutOfMode } from '../../replay/options.js';
+import { natsSecurityFlags } from '../connection.js';
+import { PUBLISH_OPTIONS, PUBLISH_TABLE, publishModeOf } from '../flags.js';
 import { help } from '../help.js';
-
-const OPTIONS = {
-  ...HELP_OPTION,
-  nats: { type: 'string' },
-  ...NATS_FLAGS,
-  stream: { type: 'string' },
-  rate: { type: 'string' },
-  follow: { type: 'boolean' },
-  format: { type: 'string' },
-  'max-line-bytes': { type: 'string' },
-  quiet: { type: 'boolean' },
-  'from-line': { type: 'string' },
-  resume: { type: 'boolean' },
-  ...DUPLICATES_OPTION,
-} as const;
 
 /** Runs `xrate publish` with `args` (after the command name); returns the exit code. */
 export async function cmdPublish(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(args, OPTIONS);
+  const { values, positionals } = parse(args, PUBLISH_OPTIONS);
   if (values.help) return help('publish', io);
   if (values.nats === undefined) throw new UsageError('publish needs --nats nats://HOST:PORT');
   const stream = feedFlags(values.nats, values.stream, (m) => new UsageError(m));
@@ -50,7 +25,8 @@ export async function cmdPublish(args: string[], io: Io): Promise<number> {
       throw new UsageError(`--rate must be a positive number of events per second, got "${values.rate}"`);
   }
   if (values.follow && positionals.length !== 1) throw new UsageError('--follow publishes one plain NDJSON log as it grows');
-  if (values.follow && rate !== undefined) throw new UsageError('--follow publishes lines as they are appended: no --rate');
+  // Each flag in the modes it applies to (src/cli/flags.ts).
+  refuseOutOfMode(PUBLISH_TABLE, publishModeOf(values), values);
   const fromLine = int('from-line', values['from-line'], 1, Number.MAX_SAFE_INTEGER, (m) => new UsageError(m));
   if (fromLine !== undefined && values.resume) throw new UsageError('give --resume or --from-line, not both');
   const logs = inputs(positionals, 'publish');

@@ -15,8 +15,6 @@ import { replay, type ReplayOptions, type ReplaySummary } from '../../replay/rep
 import { REPLAY_TABLE, replayModeOf, validateReplayOptions } from '../../replay/options.js';
 import type { VendorTime } from '../../io/vendorCsv.js';
 import {
-  COMMON,
-  DUPLICATES_OPTION,
   flagFields,
   inputs,
   int,
@@ -31,34 +29,10 @@ import {
   UsageError,
   type Io,
 } from '../args.js';
-import { REDIS_FLAGS, redisSecurityFlags } from '../connection.js';
+import { redisSecurityFlags } from '../connection.js';
+import { REPLAY_OPTIONS } from '../flags.js';
 import { help } from '../help.js';
 import { parallelProgressLine, progressLine, summaryTable } from '../progress.js';
-
-const OPTIONS = {
-  ...COMMON,
-  db: { type: 'string' },
-  out: { type: 'string' },
-  from: { type: 'string' },
-  to: { type: 'string' },
-  track: { type: 'string', multiple: true },
-  periods: { type: 'string' },
-  'snapshot-every': { type: 'string' },
-  resume: { type: 'boolean' },
-  'own-metrics': { type: 'boolean' },
-  'batch-size': { type: 'string' },
-  quiet: { type: 'boolean' },
-  json: { type: 'boolean' },
-  workers: { type: 'string' },
-  queue: { type: 'string' },
-  ...REDIS_FLAGS,
-  'queue-name': { type: 'string' },
-  'queue-wait': { type: 'string' },
-  attempts: { type: 'string' },
-  merge: { type: 'boolean' },
-  time: { type: 'string' },
-  ...DUPLICATES_OPTION,
-} as const;
 
 /** `--time receive|exchange`; undefined when absent. */
 function vendorTime(v: string | undefined): VendorTime | undefined {
@@ -79,7 +53,7 @@ function workersOf(v: string | undefined): number | undefined {
 
 /** Runs `xrate replay` with `args` (after the command name); returns the exit code. */
 export async function cmdReplay(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(args, OPTIONS);
+  const { values, positionals } = parse(args, REPLAY_OPTIONS);
   if (values.help) return help('replay', io);
   const from = time('from', values.from);
   const to = time('to', values.to);
