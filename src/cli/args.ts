@@ -46,6 +46,12 @@ export interface Io {
   /** Whether stderr is a terminal (progress bar). */
   isTTY: boolean;
   columns: number;
+  /**
+   * For programs and tests that run the CLI in-process: told how to stop a command that runs
+   * until SIGINT/SIGTERM (`serve`, `ems serve`, `worker`, `publish --follow`) once it runs; the
+   * signals are then not listened to.
+   */
+  onRunning?: (stop: () => Promise<void>) => void;
 }
 
 /** The option table of one command (declared `as const`, so the parsed values are typed). */
@@ -62,9 +68,17 @@ export const COMMON = {
 
 /**
  * For the commands that run until stopped (`serve`, `worker`): on SIGINT or SIGTERM, says
- * `what` on stderr (unless `quiet`), awaits `close`, and exits 0 (1, with the error, if it fails).
+ * `what` on stderr (unless `quiet`), awaits `close`, and exits 0 (1, with the error, if it fails);
+ * with {@link Io.onRunning}, hands it `close` instead.
  */
-export function closeOnSignals(command: string, what: string, close: () => Promise<void>, io: Pick<Io, 'err'>, quiet = false): void {
+export function closeOnSignals(
+  command: string,
+  what: string,
+  close: () => Promise<void>,
+  io: Pick<Io, 'err' | 'onRunning'>,
+  quiet = false,
+): void {
+  if (io.onRunning) return io.onRunning(close);
   const shutdown = (signal: string): void => {
     if (!quiet) io.err(`xrate ${command}: ${signal}: ${what}\n`);
     close().then(

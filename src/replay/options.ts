@@ -25,7 +25,7 @@ export interface FlagRule<M extends string> {
    * The refusal of the flag given in mode `mode`; `flags`: the flags of the same {@link group}
    * given there too (the flag first). Default: `--flag does not apply to MODE`.
    */
-  refusal?: (mode: M, flags: readonly string[]) => string;
+  refusal?(mode: M, flags: readonly string[]): string;
   /** Rows refused together, in one message naming each (the credential flags of a connection). */
   group?: string;
   /** Whether a value counts as given (default: neither undefined nor false). */
@@ -156,7 +156,6 @@ const EVERY_MODE: readonly [string, string][] = [
   ['--db', 'db'],
   ['--out', 'out'],
   ['--format', 'format'],
-  ['--config', 'config'],
   ['--track', 'track'],
   ['--periods', 'periods'],
   ['--max-line-bytes', 'maxLineBytes'],
@@ -222,6 +221,12 @@ export const REPLAY_TABLE: ModeTable<ReplayMode> = {
     { flag: '--reorder-window', field: 'reorderWindowUs', modes: NOT_PARTITIONED, refusal: partitionedOr('--reorder-window') },
     { flag: '--merge', field: 'merge', modes: ['merged'], refusal: partitionedOr('--merge', MERGE_REFUSAL) },
     { flag: '--time', field: 'time', modes: NOT_PARTITIONED, refusal: partitionedOr('--time') },
+    {
+      flag: '--config',
+      field: 'config',
+      modes: ['serial', 'merged', 'partitioned', 'queued', 'partition'],
+      refusal: () => '--config: a resumed replay (--resume) goes on with the engine of its snapshot, and the config it was computed with',
+    },
     { flag: '--queue', field: 'queue', modes: ['queued'] },
     ...EVERY_MODE.map(([flag, field]): FlagRule<ReplayMode> => ({ flag, field, modes: 'all' })),
   ],

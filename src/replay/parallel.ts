@@ -465,7 +465,14 @@ function finish(
     const runId = target.beginRun(
       opts.inputs,
       final.config,
-      { workers: opts.workers, track: opts.track, periods: opts.periods, ownMetrics: opts.ownMetrics, format: opts.format },
+      {
+        workers: opts.workers,
+        track: opts.track,
+        periods: opts.periods,
+        ownMetrics: opts.ownMetrics,
+        format: opts.format,
+        batchSize: opts.batchSize,
+      },
       new Date(started).toISOString(),
       false,
     );

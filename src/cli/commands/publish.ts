@@ -49,8 +49,11 @@ export async function cmdPublish(args: string[], io: Io): Promise<number> {
       : (p) => io.err(`xrate publish: ${p.published} records published (stream sequence ${p.lastSeq}), reading ${p.input}\n`),
   });
   const stop = (): void => run.stop();
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  if (io.onRunning) io.onRunning(async () => stop());
+  else {
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  }
   try {
     const p = await run.done;
     if (p.nothingToResume !== undefined) {
