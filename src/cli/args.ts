@@ -78,7 +78,10 @@ export function closeOnSignals(
   io: Pick<Io, 'err' | 'onRunning'>,
   quiet = false,
 ): void {
-  if (io.onRunning) return io.onRunning(close);
+  if (io.onRunning) {
+    io.onRunning(close);
+    return;
+  }
   const shutdown = (signal: string): void => {
     if (!quiet) io.err(`xrate ${command}: ${signal}: ${what}\n`);
     close().then(
