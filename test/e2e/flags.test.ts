@@ -39,23 +39,25 @@ import {
   FROM,
   fresh,
   freshStream,
-  getProbe,
-  heavyProbe,
   type Observation,
   type Probe,
   prefilledStream,
   publishObservation,
-  readyProbe,
-  redisLostObservation,
   replayObservation,
   serveObservation,
   setUp,
-  spawnedServeObservation,
   tearDown,
   useKey,
+} from './flagsKit.js';
+import {
+  getProbe,
+  heavyProbe,
+  readyProbe,
+  redisLostObservation,
+  spawnedServeObservation,
   workerJobsObservation,
   workerObservation,
-} from './flagsKit.js';
+} from './flagsProbes.js';
 import { ensureBuilt } from './helpers.js';
 
 /** How a flag is given in a mode: `set` (the flag, and what must come with it to apply), `also` in both runs, `drop` from the mode's base. */
