@@ -15,6 +15,7 @@ import { duplicateMessage, findDuplicateInput } from '../io/inputs.js';
 import { MAX_LINE_BYTES_CAP } from '../io/lineLimit.js';
 import type { SourceFormat } from '../io/source.js';
 import { ReplayStore } from '../io/store.js';
+import type { ModeTable } from '../replay/options.js';
 import type { QuerySource } from '../replay/query.js';
 
 /**
@@ -39,6 +40,12 @@ export interface Io {
   /** Whether stderr is a terminal (progress bar). */
   isTTY: boolean;
   columns: number;
+  /**
+   * For programs and tests that run the CLI in-process: told how to stop a command that runs
+   * until SIGINT/SIGTERM (`serve`, `ems serve`, `worker`, `publish --follow`) once it runs; the
+   * signals are then not listened to.
+   */
+  onRunning?: (stop: () => Promise<void>) => void;
 }
 
 /** The option table of one command (declared `as const`, so the parsed values are typed). */
@@ -55,9 +62,20 @@ export const COMMON = {
 
 /**
  * For the commands that run until stopped (`serve`, `worker`): on SIGINT or SIGTERM, says
- * `what` on stderr (unless `quiet`), awaits `close`, and exits 0 (1, with the error, if it fails).
+ * `what` on stderr (unless `quiet`), awaits `close`, and exits 0 (1, with the error, if it fails);
+ * with {@link Io.onRunning}, hands it `close` instead.
  */
-export function closeOnSignals(command: string, what: string, close: () => Promise<void>, io: Pick<Io, 'err'>, quiet = false): void {
+export function closeOnSignals(
+  command: string,
+  what: string,
+  close: () => Promise<void>,
+  io: Pick<Io, 'err' | 'onRunning'>,
+  quiet = false,
+): void {
+  if (io.onRunning) {
+    io.onRunning(close);
+    return;
+  }
   const shutdown = (signal: string): void => {
     if (!quiet) io.err(`xrate ${command}: ${signal}: ${what}\n`);
     close().then(
@@ -261,4 +279,12 @@ export function int(name: string, v: string | undefined, min: number, max: numbe
   const s = v.trim();
   if (!/^\d+$/.test(s) || Number(s) < min || Number(s) > max) throw usage(`--${name} must be an integer in ${min}..${max}, got "${s}"`);
   return Number(s);
+}
+
+/**
+ * The values of `table`'s flags in parsed `values` (keyed by flag name), keyed by each row's
+ * field: what the table's check reads.
+ */
+export function flagFields<M extends string>(table: ModeTable<M>, values: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  return Object.fromEntries(table.rules.map((r) => [r.field, values[r.flag.slice(2)]]));
 }

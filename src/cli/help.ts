@@ -7,7 +7,9 @@ import { CHART_MAX_POINTS } from '../replay/chart.js';
 import { HISTORY_MAX_LIMIT } from '../replay/query.js';
 import { DEFAULT_STORED_PERIODS } from '../replay/replay.js';
 import { RIGHTS } from '../http/rights.js';
+import { modesHelp } from '../replay/options.js';
 import type { Io } from './args.js';
+import { EMS_TABLE, PUBLISH_TABLE, REPLAY_CLI_TABLE, SERVE_TABLE } from './flags.js';
 
 /** The credential and TLS flags of a connection to NATS (src/cli/connection.ts). */
 const NATS_SECURITY_HELP = `Secured NATS (docs/deploy.md): secrets come from files or the environment; a URL with
@@ -100,7 +102,8 @@ Options:
   --allow-duplicates      read a file given twice (also through a directory or a link) twice;
                           refused otherwise (exit 2), as its records would be applied twice
 
-${REDIS_SECURITY_HELP}`,
+${REDIS_SECURITY_HELP}
+${modesHelp(REPLAY_CLI_TABLE)}`,
   rate: `Usage: xrate rate LOG|DB --at TIME --pair B/Q [--pair B/Q ...] [options]
 
 Replays LOG up to TIME (events with time <= TIME, ticks through the last whole second <= TIME)
@@ -186,11 +189,11 @@ the metrics endpoints).
 Replays the bundled example log (fixtures/demo) into out/xrate.sqlite (or --db FILE) and prints
 the summary, a table of current rates and a cross rate. This is what "npm start" runs.
 `,
-  serve: `Usage: xrate serve [--db FILE] [--keys FILE | --redis URL] [--port N] [--host H] [--replay LOG [--follow]] [options]
+  serve: `Usage: xrate serve [--db FILE] [--keys FILE | --redis URL] [--port N] [--host H] [--replay LOG | --follow LOG] [options]
 
 Serves the exchange-rate endpoints (GET /v1/exchangerate/...; docs/service.md) over a database
 written by "xrate replay" (default out/xrate.sqlite, what "npm start" writes), or over a live
-engine: --replay LOG replays LOG into --db and keeps serving its engine; with --follow it keeps
+engine: --replay LOG replays LOG into --db and keeps serving its engine; --follow LOG keeps
 reading LOG (plain NDJSON) as it grows and ticks on the wall clock every second.
 A start that finds no active key creates a local development key once it listens, and prints it
 (a start that fails, e.g. on a port in use, creates none).
@@ -207,7 +210,7 @@ Options:
   --host H                listen address (default 127.0.0.1)
   --port N                listen port (default 3000; 0 = any free port)
   --replay LOG            replay LOG into --db first, then serve the live engine
-  --follow                with --replay: keep reading LOG as it grows (wall-clock ticks)
+  --follow LOG            follow LOG (plain NDJSON) into --db as it grows (wall-clock ticks)
   --heavy-concurrency N   history requests with a limit above 1000 a key may have in flight (default 2)
   --format F              ndjson | csv | sqlite (default: from the file name; vendor files, told by
                           their header, are read without it)
@@ -227,7 +230,8 @@ events; restarted, it resumes from its last snapshot and stream position.
 Also, without a key: GET /healthz (alive), GET /readyz (ready to answer), GET /metrics (Prometheus).
 
 ${NATS_SECURITY_HELP}
-${REDIS_SECURITY_HELP}`,
+${REDIS_SECURITY_HELP}
+${modesHelp(SERVE_TABLE)}`,
   publish: `Usage: xrate publish LOG... --nats nats://HOST:PORT [--stream NAME] [--rate N | --follow]
 
 Puts the records of LOGs on a NATS JetStream stream, in order, creating the stream (subjects
@@ -254,7 +258,8 @@ Options:
   --from-line N           start at line (rowid) N of the first LOG
   --allow-duplicates      publish a file given twice twice (refused otherwise, exit 2)
 
-${NATS_SECURITY_HELP}`,
+${NATS_SECURITY_HELP}
+${modesHelp(PUBLISH_TABLE)}`,
   worker: `Usage: xrate worker --queue redis://HOST:PORT [options]
 
 Takes partitions of "xrate replay --queue" runs from the queue and replays each in a worker thread
@@ -304,7 +309,8 @@ Options:
   --format F              ndjson | csv | sqlite (default: from the file name; vendor files, told by
                           their header, are read without it)
   --config FILE.json, --reorder-window SECS, --max-line-bytes N   as for replay
-`,
+
+${modesHelp(EMS_TABLE)}`,
   keys: `Usage: xrate keys <create|list|revoke|jwt-import> [--db FILE | --keys FILE | --redis URL] [options]
 
   create [--name N] [--limit N] [--concurrency N] [--overage] [--rights LIST]

@@ -7,7 +7,9 @@
 import type { EngineConfig } from '../core/config.js';
 import { startService, type ServiceIo } from '../app/serve.js';
 import { isRedisUrl } from '../distributed/redisUrl.js';
+import { refuseOutOfMode } from '../replay/options.js';
 import { closeOnSignals, feedFlags, int, seconds } from './args.js';
+import { SERVE_TABLE, serveModeOf } from './flags.js';
 import { type NatsFlagValues, natsSecurityFlags, type RedisFlagValues, redisSecurityFlags } from './connection.js';
 
 /** Makes a bad-usage error (exit code 2) of the caller's kind. */
@@ -21,7 +23,7 @@ export interface ServeFlags extends NatsFlagValues, RedisFlagValues {
   host?: string;
   port?: string;
   replay?: string;
-  follow?: boolean;
+  follow?: string;
   'heavy-concurrency'?: string;
   nats?: string;
   stream?: string;
@@ -42,7 +44,8 @@ export async function serveCommand(
 ): Promise<number> {
   const port = int('port', values.port, 0, 65535, usage);
   const heavyConcurrency = int('heavy-concurrency', values['heavy-concurrency'], 1, 10_000, usage);
-  if (values.follow && !values.replay) throw usage('--follow needs --replay LOG (the NDJSON log to follow)');
+  // Each flag in the modes it applies to (src/cli/flags.ts).
+  refuseOutOfMode(SERVE_TABLE, serveModeOf(values), { ...values, ...extraFlags(extra) });
   const redisSecurity = redisSecurityFlags('redis', values.redis, values, usage);
   if (values.redis !== undefined) {
     if (values.keys !== undefined) throw usage('--redis keeps the keys in Redis: give it without --keys');
@@ -50,30 +53,13 @@ export async function serveCommand(
       throw usage(`--redis must be a redis:// URL (redis://HOST[:PORT][/DB], or rediss:// for TLS), got "${values.redis}"`);
   }
   if (values.nats !== undefined) {
-    if (values.replay) throw usage('give either --nats URL (a replica of a stream) or --replay LOG, not both');
     feedFlags(values.nats, values.stream, usage);
     if (values['snapshot-from'] !== undefined && values.db === undefined)
       throw usage("--snapshot-from FILE copies another replica's database into the new one: give it with --db FILE");
-  } else if (
-    values.stream !== undefined ||
-    values['snapshot-every'] !== undefined ||
-    values['snapshot-from'] !== undefined ||
-    values['ready-lag'] !== undefined
-  ) {
-    throw usage('--stream, --snapshot-every, --snapshot-from and --ready-lag apply to a replica (--nats URL)');
   }
   const natsSecurity = natsSecurityFlags(values.nats, values, usage);
   const logLevel = values['log-level'] ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw usage(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
-  if (
-    !values.replay &&
-    !values.nats &&
-    (extra.config !== undefined || extra.format !== undefined || extra.reorderWindowUs !== undefined || extra.maxLineBytes !== undefined)
-  ) {
-    throw usage(
-      '--config, --format, --reorder-window and --max-line-bytes apply to --replay LOG (--config also to --nats); a database answers with the config of its run',
-    );
-  }
   const svc = await startService(
     {
       db: values.db,
@@ -82,8 +68,8 @@ export async function serveCommand(
       redisSecurity,
       host: values.host,
       port,
-      replay: values.replay,
-      follow: !!values.follow,
+      replay: values.follow ?? values.replay,
+      follow: values.follow !== undefined,
       heavyConcurrency,
       nats: values.nats,
       natsSecurity,
@@ -98,4 +84,19 @@ export async function serveCommand(
   );
   closeOnSignals('serve', 'closing', () => svc.close(), io);
   return 0;
+}
+
+/** The log flags of `extra` as the table's fields (`--config`, `--format`, `--reorder-window`, `--max-line-bytes`). */
+function extraFlags(extra: {
+  config?: unknown;
+  format?: string;
+  reorderWindowUs?: number;
+  maxLineBytes?: number;
+}): Record<string, unknown> {
+  return {
+    config: extra.config,
+    format: extra.format,
+    'reorder-window': extra.reorderWindowUs,
+    'max-line-bytes': extra.maxLineBytes,
+  };
 }

@@ -2,7 +2,7 @@
  * Reading a growing NDJSON log: {@link FileTail} reads what was appended since its last read, a
  * line counting once its newline is written, with the line limits of the other readers (a line
  * over the limit is a `line_too_long` record, dropped as it is read, never held whole). Used by
- * `xrate serve --replay LOG --follow` and `xrate publish --follow`.
+ * `xrate serve --follow LOG` and `xrate publish --follow`.
  *
  * @module
  */

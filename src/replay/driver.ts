@@ -1,6 +1,6 @@
 /**
  * The one replay driver: what `xrate replay`, a partition of a partitioned replay, a followed log
- * (`serve --replay LOG --follow`) and a replica (`serve --nats`) share once their records are read.
+ * (`serve --follow LOG`) and a replica (`serve --nats`) share once their records are read.
  * It is fed by a record source (recordSource.ts; the replica's is in src/distributed) and moved by
  * a tick policy (ticks.ts: event time, or the wall clock).
  *

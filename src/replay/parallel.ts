@@ -21,6 +21,7 @@ import { completedRun } from './ingest.js';
 import { mergeFinalSnapshot, missingTracks, warmUpUs } from './partition.js';
 import { MINUTE_US, type PlannedPartition, planPartitions, type PrescanStats, prescan, SYMBOL_WARM_UP_US } from './prescan.js';
 import { carriedDifferences, reportPositions, reporters } from './carried.js';
+import { validateReplayOptions } from './options.js';
 import type { CarriedState, PartitionStart } from './partitionRun.js';
 import { type ReplayOptions, replay } from './replay.js';
 import { addCounts, mergedTotals, noOwnedCounts, type OwnedTotals, runSummary, type ReplaySummary } from './summary.js';
@@ -175,7 +176,9 @@ async function pool<T, R>(jobs: readonly T[], n: number, f: (job: T) => Promise<
  * ```
  */
 export async function replayParallel(given: ParallelOptions): Promise<ReplaySummary> {
-  if ((given.db === undefined) === (given.out === undefined)) throw new XrateError('usage', 'give either db or out to replayParallel');
+  // The options of a partitioned replay only (src/replay/options.ts: the command line's check too).
+  validateReplayOptions(given, 'partitioned');
+  if (given.db === undefined && given.out === undefined) throw new XrateError('usage', 'give either db or out to replayParallel');
   // Directories stand for the files under them (src/io/inputs.ts), as in a serial replay.
   const opts: ParallelOptions = { ...given, inputs: expandInputs(given.inputs) };
   // What the partitions rely on in the inputs, checked before they are merged (src/io/inputWatch.ts).
@@ -449,7 +452,14 @@ function finish(
     const runId = target.beginRun(
       opts.inputs,
       final.config,
-      { workers: opts.workers, track: opts.track, periods: opts.periods, ownMetrics: opts.ownMetrics, format: opts.format },
+      {
+        workers: opts.workers,
+        track: opts.track,
+        periods: opts.periods,
+        ownMetrics: opts.ownMetrics,
+        format: opts.format,
+        batchSize: opts.batchSize,
+      },
       new Date(started).toISOString(),
       false,
     );

@@ -28,6 +28,7 @@ import type { VendorTime } from '../io/vendorCsv.js';
 import { ReplayStore } from '../io/store.js';
 import { Driver, parsePairSpec, type ReplayProgress } from './driver.js';
 import { newReplayState, type ReplayState } from './driverState.js';
+import { validateReplayOptions } from './options.js';
 import { PartitionRun, type PartitionStart } from './partitionRun.js';
 import { fileSequence, mergedFiles } from './recordSource.js';
 import { runSummary, type ReplaySummary } from './summary.js';
@@ -128,15 +129,10 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
   const watch = watchInputs(given.inputs, opts.inputs);
   const now = opts.now ?? (() => Date.now());
   const started = now();
-  if (opts.db && opts.out) throw new XrateError('usage', 'give either --db or --out, not both', { field: '--out' });
-  if ((opts.snapshotEveryUs !== undefined || opts.resume) && !opts.db)
-    throw new XrateError('usage', 'snapshots and --resume need the SQLite output (--db)', { field: '--db' });
+  // The options of the replay's mode only (src/replay/options.ts: the command line's check too).
+  validateReplayOptions({ ...opts, inputs: undefined });
   if (opts.inputs.length === 0) throw new XrateError('usage', 'no event log given');
-  if (opts.merge && (opts.resume || opts.snapshotEveryUs !== undefined || opts.partition))
-    throw new XrateError('usage', 'a merged replay (--merge) cannot be snapshotted, resumed or partitioned (yet)', { field: '--merge' });
   const part = opts.partition;
-  if (part && (opts.resume || (opts.reorderWindowUs ?? 0) > 0))
-    throw new XrateError('usage', 'a partition of a replay cannot be resumed or use a reorder window (yet)');
   const periods = opts.periods ?? DEFAULT_STORED_PERIODS;
   const trackSpecs = opts.track?.map(parsePairSpec);
 

@@ -3,7 +3,7 @@
  *
  * - {@link startReplay} (`serve --replay LOG`): replays LOG into the database with
  *   {@link replay} (exactly `xrate replay LOG --db DB`), then serves the engine it leaves.
- * - {@link startFollow} (`serve --replay LOG --follow`): reads a plain NDJSON log from the start,
+ * - {@link startFollow} (`serve --follow LOG`): reads a plain NDJSON log from the start,
  *   keeps reading what is appended (a line counts once its newline is written), and ticks on the
  *   wall clock every second (`engine.advanceTo(now - lag)`) so rates go stale and expire in real
  *   time. Records go through the driver of `xrate replay` (src/replay/driver.ts): rate changes,

@@ -229,7 +229,7 @@ describe('position events through the replay', () => {
     d.prepare(`UPDATE runs SET status = 'killed' WHERE status = 'running'`).run();
     d.close();
     expect(count(db, 'SELECT count(*) AS n FROM positions')).toBeLessThan(half);
-    const s = await replay({ inputs: [LOG], db, config, batchSize: 500, snapshotEveryUs: 3600 * 1_000_000, resume: true });
+    const s = await replay({ inputs: [LOG], db, batchSize: 500, snapshotEveryUs: 3600 * 1_000_000, resume: true });
     expect(s.resumed).toBe(true);
     expectSameOutputs(db, SERIAL);
     expect(s.engine.positions()).toEqual(serial.engine.positions());

@@ -115,7 +115,20 @@ describe('xrate keys', () => {
       [['keys', 'revoke', '--keys', keysDb, '--id', '99'], 1, /no key with id 99/],
       [['keys', 'jwt-import', '--keys', keysDb, '--id', '1'], 2, /exactly one of/],
       [['keys', 'list', '--keys', join(tmp.dir, 'missing.sqlite')], 1, /no keys database/],
-      [['serve', '--follow', '--db', db], 2, /--follow needs --replay LOG/],
+      [
+        ['serve', '--follow', '--db', db],
+        2,
+        /^xrate: --follow names the log it follows: give --follow LOG \(not --replay LOG --follow\)\n$/,
+      ],
+      [['serve', '--replay', db, '--follow'], 2, /give --follow LOG \(not --replay LOG --follow\)/],
+      [['serve', '--replay', db, '--follow', db], 2, /--replay LOG and --follow LOG exclude each other/],
+      [['serve', '--follow', db, '--format', 'csv'], 2, /--format: a followed log \(--follow LOG\) is read as plain NDJSON lines/],
+      [['serve', '--follow', db, '--reorder-window', '2'], 2, /--reorder-window: a followed log/],
+      [
+        ['serve', '--nats', 'nats://127.0.0.1:1', '--max-line-bytes', '9'],
+        2,
+        /--max-line-bytes: a replica \(--nats URL\) reads the stream's records/,
+      ],
       [['serve', '--db', join(tmp.dir, 'missing.sqlite')], 1, /no database at/],
       [['serve', '--db', db, '--port', '70000'], 2, /--port must be an integer/],
       [['serve', '--db', db, '--format', 'csv'], 2, /apply to --replay LOG/],
@@ -161,7 +174,7 @@ describe('startService', () => {
 });
 
 describe('startService over a live engine', () => {
-  it('--replay LOG serves the engine left by the replay; --replay LOG --follow keeps reading', async () => {
+  it('--replay LOG serves the engine left by the replay; --follow LOG keeps reading', async () => {
     const { DEMO_LOG } = await import('./helpers.js');
     let o = io();
     let svc = await startService(

@@ -1,6 +1,6 @@
 /**
  * Live providers over HTTP: `serve --replay LOG` (the engine left by the replay) and
- * `serve --replay LOG --follow` (a growing NDJSON log, ticks on the wall clock).
+ * `serve --follow LOG` (a growing NDJSON log, ticks on the wall clock).
  */
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -77,7 +77,7 @@ describe('serve --replay LOG', () => {
   });
 });
 
-describe('serve --replay LOG --follow', () => {
+describe('serve --follow LOG', () => {
   const T0 = Date.UTC(2026, 0, 1, 0, 0, 0);
   let clock = T0;
   const iso = (ms: number): string => formatTime(ms * 1000);

@@ -6,24 +6,10 @@
  */
 import { startEms } from '../../app/ems.js';
 import { XrateError } from '../../core/errors.js';
-import { closeOnSignals, COMMON, format, int, loadConfig, maxLineBytes, parseFlags, seconds, type Io } from '../args.js';
+import { refuseOutOfMode } from '../../replay/options.js';
+import { closeOnSignals, format, int, loadConfig, maxLineBytes, parseFlags, seconds, type Io } from '../args.js';
+import { EMS_OPTIONS, EMS_TABLE, emsModeOf } from '../flags.js';
 import { help } from '../help.js';
-
-const OPTIONS = {
-  ...COMMON,
-  db: { type: 'string' },
-  replay: { type: 'string' },
-  follow: { type: 'string' },
-  host: { type: 'string' },
-  port: { type: 'string' },
-  managed: { type: 'boolean' },
-  keys: { type: 'string' },
-  'tls-cert': { type: 'string' },
-  'tls-key': { type: 'string' },
-  'tls-client-ca': { type: 'string' },
-  sites: { type: 'string' },
-  'client-pem': { type: 'string' },
-} as const;
 
 /**
  * Runs `xrate ems <subcommand>` (`serve`) with `args` (after the command name); returns the exit
@@ -33,22 +19,16 @@ export async function cmdEms(args: string[], io: Io): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') return help('ems', io);
   if (sub !== 'serve') throw new XrateError('usage', `unknown ems subcommand "${sub}" (expected serve)`);
-  const { values } = parseFlags(rest, OPTIONS);
+  const { values } = parseFlags(rest, EMS_OPTIONS);
   if (values.help) return help('ems', io);
-  if (values.replay !== undefined && values.follow !== undefined)
-    throw new XrateError('usage', '--replay LOG and --follow LOG exclude each other', { field: '--replay' });
-  const live = values.replay !== undefined || values.follow !== undefined;
   const config = loadConfig(values.config);
   const extra = {
     format: format(values.format),
     reorderWindowUs: seconds('reorder-window', values['reorder-window']),
     maxLineBytes: maxLineBytes(values['max-line-bytes']),
   };
-  if (!live && (config !== undefined || Object.values(extra).some((v) => v !== undefined))) {
-    throw new XrateError('usage', '--config, --format, --reorder-window and --max-line-bytes apply to --replay LOG or --follow LOG', {
-      field: '--config',
-    });
-  }
+  // Each flag in the modes it applies to (src/cli/flags.ts).
+  refuseOutOfMode(EMS_TABLE, emsModeOf(values), values);
   if (values.keys !== undefined && !values.managed)
     throw new XrateError('usage', '--keys applies to --managed (a self-hosted gateway asks for no key)', { field: '--keys' });
   const ems = await startEms(

@@ -6,39 +6,15 @@
  * @module
  */
 import { XrateError } from '../../core/errors.js';
-import {
-  DUPLICATES_OPTION,
-  feedFlags,
-  format,
-  HELP_OPTION,
-  inputs,
-  int,
-  maxLineBytes,
-  parse,
-  refuseDuplicateInputs,
-  type Io,
-} from '../args.js';
-import { NATS_FLAGS, natsSecurityFlags } from '../connection.js';
+import { feedFlags, format, inputs, int, maxLineBytes, parse, refuseDuplicateInputs, type Io } from '../args.js';
+import { refuseOutOfMode } from '../../replay/options.js';
+import { natsSecurityFlags } from '../connection.js';
+import { PUBLISH_OPTIONS, PUBLISH_TABLE, publishModeOf } from '../flags.js';
 import { help } from '../help.js';
-
-const OPTIONS = {
-  ...HELP_OPTION,
-  nats: { type: 'string' },
-  ...NATS_FLAGS,
-  stream: { type: 'string' },
-  rate: { type: 'string' },
-  follow: { type: 'boolean' },
-  format: { type: 'string' },
-  'max-line-bytes': { type: 'string' },
-  quiet: { type: 'boolean' },
-  'from-line': { type: 'string' },
-  resume: { type: 'boolean' },
-  ...DUPLICATES_OPTION,
-} as const;
 
 /** Runs `xrate publish` with `args` (after the command name); returns the exit code. */
 export async function cmdPublish(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(args, OPTIONS);
+  const { values, positionals } = parse(args, PUBLISH_OPTIONS);
   if (values.help) return help('publish', io);
   if (values.nats === undefined) throw new XrateError('usage', 'publish needs --nats nats://HOST:PORT');
   const stream = feedFlags(values.nats, values.stream, (m) => new XrateError('usage', m));
@@ -51,8 +27,8 @@ export async function cmdPublish(args: string[], io: Io): Promise<number> {
   }
   if (values.follow && positionals.length !== 1)
     throw new XrateError('usage', '--follow publishes one plain NDJSON log as it grows', { field: '--follow' });
-  if (values.follow && rate !== undefined)
-    throw new XrateError('usage', '--follow publishes lines as they are appended: no --rate', { field: '--follow' });
+  // Each flag in the modes it applies to (src/cli/flags.ts).
+  refuseOutOfMode(PUBLISH_TABLE, publishModeOf(values), values);
   const fromLine = int('from-line', values['from-line'], 1, Number.MAX_SAFE_INTEGER, (m) => new XrateError('usage', m));
   if (fromLine !== undefined && values.resume) throw new XrateError('usage', 'give --resume or --from-line, not both');
   const logs = inputs(positionals, 'publish');
@@ -75,8 +51,11 @@ export async function cmdPublish(args: string[], io: Io): Promise<number> {
       : (p) => io.err(`xrate publish: ${p.published} records published (stream sequence ${p.lastSeq}), reading ${p.input}\n`),
   });
   const stop = (): void => run.stop();
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  if (io.onRunning) io.onRunning(async () => stop());
+  else {
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  }
   try {
     const p = await run.done;
     if (p.nothingToResume !== undefined) {

@@ -12,13 +12,11 @@ import { loadQueue } from '../../distributed/loadQueue.js';
 import { isRedisUrl } from '../../distributed/redisUrl.js';
 import type { RedisSecurity } from '../../distributed/security.js';
 import { replay, type ReplayOptions, type ReplaySummary } from '../../replay/replay.js';
-import { expandInputs } from '../../io/inputs.js';
-import { detectVendor } from '../../io/source.js';
+import { REPLAY_TABLE, replayModeOf, validateReplayOptions } from '../../replay/options.js';
 import type { VendorTime } from '../../io/vendorCsv.js';
 import { XrateError } from '../../core/errors.js';
 import {
-  COMMON,
-  DUPLICATES_OPTION,
+  flagFields,
   inputs,
   int,
   loadConfig,
@@ -31,34 +29,10 @@ import {
   time,
   type Io,
 } from '../args.js';
-import { REDIS_FLAGS, redisSecurityFlags } from '../connection.js';
+import { redisSecurityFlags } from '../connection.js';
+import { REPLAY_OPTIONS } from '../flags.js';
 import { help } from '../help.js';
 import { parallelProgressLine, progressLine, summaryTable } from '../progress.js';
-
-const OPTIONS = {
-  ...COMMON,
-  db: { type: 'string' },
-  out: { type: 'string' },
-  from: { type: 'string' },
-  to: { type: 'string' },
-  track: { type: 'string', multiple: true },
-  periods: { type: 'string' },
-  'snapshot-every': { type: 'string' },
-  resume: { type: 'boolean' },
-  'own-metrics': { type: 'boolean' },
-  'batch-size': { type: 'string' },
-  quiet: { type: 'boolean' },
-  json: { type: 'boolean' },
-  workers: { type: 'string' },
-  queue: { type: 'string' },
-  ...REDIS_FLAGS,
-  'queue-name': { type: 'string' },
-  'queue-wait': { type: 'string' },
-  attempts: { type: 'string' },
-  merge: { type: 'boolean' },
-  time: { type: 'string' },
-  ...DUPLICATES_OPTION,
-} as const;
 
 /** `--time receive|exchange`; undefined when absent. */
 function vendorTime(v: string | undefined): VendorTime | undefined {
@@ -80,7 +54,7 @@ function workersOf(v: string | undefined): number | undefined {
 
 /** Runs `xrate replay` with `args` (after the command name); returns the exit code. */
 export async function cmdReplay(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(args, OPTIONS);
+  const { values, positionals } = parse(args, REPLAY_OPTIONS);
   if (values.help) return help('replay', io);
   const from = time('from', values.from);
   const to = time('to', values.to);
@@ -100,13 +74,17 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
   const out = values.out;
   if (out !== undefined && !/\.(ndjson|jsonl|csv)$/i.test(out))
     throw new XrateError('usage', `--out must name a .ndjson or .csv file, got "${out}"`, { field: '--out' });
-  if (out !== undefined && values.db !== undefined)
-    throw new XrateError('usage', 'give either --db (SQLite output) or --out (rate file), not both');
-  if (out !== undefined && (values['snapshot-every'] !== undefined || values.resume)) {
-    throw new XrateError('usage', '--snapshot-every and --resume need the SQLite output (--db), not --out', { field: '--snapshot-every' });
-  }
-  if (values.merge && (values['snapshot-every'] !== undefined || values.resume))
-    throw new XrateError('usage', '--merge does not work with --snapshot-every or --resume yet', { field: '--merge' });
+  const workers = workersOf(values.workers);
+  const queue = values.queue;
+  // Each flag in the modes it applies to: the check of replay() and replayParallel (src/replay/options.ts).
+  validateReplayOptions(
+    {
+      ...flagFields(REPLAY_TABLE, values),
+      db: out === undefined ? (values.db ?? 'out/xrate.sqlite') : values.db,
+      inputs: positionals.filter((p) => existsSync(p)),
+    },
+    replayModeOf({ merge: values.merge, resume: values.resume, workers, queue }),
+  );
   const db = out ? undefined : (values.db ?? 'out/xrate.sqlite');
   if (db) mkdirSync(dirname(resolve(db)), { recursive: true });
   if (out) mkdirSync(dirname(resolve(out)), { recursive: true });
@@ -135,17 +113,10 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
     onProgress: showProgress ? (p) => io.err(`\r${progressLine(p, Math.max(40, io.columns - 1))}`) : undefined,
   };
   refuseDuplicateInputs(opts.inputs, values['allow-duplicates']);
-  const workers = workersOf(values.workers);
-  const queue = values.queue;
-  if (queue === undefined && (values['queue-name'] !== undefined || values.attempts !== undefined))
-    throw new XrateError('usage', '--queue-name and --attempts go with --queue', { field: '--queue-name' });
-  if (queue === undefined && values['queue-wait'] !== undefined)
-    throw new XrateError('usage', '--queue-wait goes with --queue', { field: '--queue-wait' });
   const security = redisSecurityFlags('queue', queue, values, (m) => new XrateError('usage', m));
   const waitUs = seconds('queue-wait', values['queue-wait']);
   if (queue !== undefined && !isRedisUrl(queue))
     throw new XrateError('usage', `--queue must be a redis:// URL, got "${queue}"`, { field: '--queue' });
-  if (queue !== undefined || (workers !== undefined && workers > 1)) refuseForPartitions(opts);
   const summary =
     queue !== undefined
       ? await replayOnQueue(
@@ -167,31 +138,6 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
   if (showProgress) io.err('\r\x1b[K');
   printSummary(summary, io, !!values.json, quiet, db ?? out!);
   return 0;
-}
-
-/** The flags and inputs a partitioned replay does not take yet: a usage error. */
-function refuseForPartitions(opts: ReplayOptions): void {
-  const unsupported: [string, unknown][] = [
-    ['--from', opts.from],
-    ['--to', opts.to],
-    ['--resume', opts.resume || undefined],
-    ['--snapshot-every', opts.snapshotEveryUs],
-    ['--reorder-window', opts.reorderWindowUs],
-    ['--merge', opts.merge],
-  ];
-  for (const [flag, v] of unsupported)
-    if (v !== undefined) throw new XrateError('usage', `partitioned replays (--workers, --queue) do not work with ${flag} yet`);
-  // The pre-scan that plans the partitions reads xrate's own formats only.
-  if (opts.format === 'coinapi' || opts.format === 'tardis')
-    throw new XrateError('usage', `partitioned replays (--workers, --queue) do not read ${opts.format} files yet`);
-  for (const f of expandInputs(opts.inputs)) {
-    const v = opts.format === undefined || opts.format === 'csv' ? detectVendor(f)?.format : undefined;
-    if (v !== undefined)
-      throw new XrateError(
-        'usage',
-        `partitioned replays (--workers, --queue) do not read ${v === 'coinapi' ? 'CoinAPI flat files' : 'tardis CSV files'} yet ("${f}")`,
-      );
-  }
 }
 
 /** `--workers N` (N > 1) or `--queue`: the replay in N partitions, each run by `run` (docs/parallel.md). */

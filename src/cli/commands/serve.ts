@@ -4,34 +4,15 @@
  * @module
  */
 import { XrateError } from '../../core/errors.js';
-import { COMMON, format, loadConfig, maxLineBytes, parseFlags, seconds, type Io } from '../args.js';
-import { NATS_FLAGS, REDIS_FLAGS } from '../connection.js';
+import { format, loadConfig, maxLineBytes, parseFlags, seconds, type Io } from '../args.js';
+import { SERVE_OPTIONS } from '../flags.js';
 import { help } from '../help.js';
 import { serveCommand } from '../serve.js';
 
-const OPTIONS = {
-  ...COMMON,
-  db: { type: 'string' },
-  keys: { type: 'string' },
-  redis: { type: 'string' },
-  ...REDIS_FLAGS,
-  host: { type: 'string' },
-  port: { type: 'string' },
-  replay: { type: 'string' },
-  follow: { type: 'boolean' },
-  'heavy-concurrency': { type: 'string' },
-  nats: { type: 'string' },
-  ...NATS_FLAGS,
-  stream: { type: 'string' },
-  'snapshot-every': { type: 'string' },
-  'snapshot-from': { type: 'string' },
-  'ready-lag': { type: 'string' },
-  'log-level': { type: 'string' },
-} as const;
-
 /** Runs `xrate serve` with `args` (after the command name); returns the exit code. */
 export async function cmdServe(args: string[], io: Io): Promise<number> {
-  const { values } = parseFlags(args, OPTIONS);
+  refuseOldFollow(args);
+  const { values } = parseFlags(args, SERVE_OPTIONS);
   if (values.help) return help('serve', io);
   const extra = {
     format: format(values.format),
@@ -40,4 +21,16 @@ export async function cmdServe(args: string[], io: Io): Promise<number> {
     maxLineBytes: maxLineBytes(values['max-line-bytes']),
   };
   return serveCommand(values, extra, io, (m) => new XrateError('usage', m));
+}
+
+/**
+ * `--follow` names the log it follows (`--follow LOG`, as in `xrate ems serve`): the spelling
+ * `--replay LOG --follow` is refused with the one to give instead.
+ */
+function refuseOldFollow(args: readonly string[]): void {
+  const i = args.indexOf('--follow');
+  if (i >= 0 && (i === args.length - 1 || args[i + 1].startsWith('-')))
+    throw new XrateError('usage', '--follow names the log it follows: give --follow LOG (not --replay LOG --follow)', {
+      field: '--follow',
+    });
 }

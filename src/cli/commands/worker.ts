@@ -10,25 +10,15 @@ import { loadQueue } from '../../distributed/loadQueue.js';
 import { isRedisUrl } from '../../distributed/redisUrl.js';
 import { XrateError } from '../../core/errors.js';
 import { closeOnSignals, int, parseFlags, seconds, type Io } from '../args.js';
-import { REDIS_FLAGS, redisSecurityFlags } from '../connection.js';
+import { redisSecurityFlags } from '../connection.js';
+import { WORKER_OPTIONS } from '../flags.js';
 
 const usage = (m: string): Error => new XrateError('usage', m);
 import { help } from '../help.js';
 
-const OPTIONS = {
-  queue: { type: 'string' },
-  ...REDIS_FLAGS,
-  'queue-name': { type: 'string' },
-  'queue-wait': { type: 'string' },
-  concurrency: { type: 'string' },
-  'lock-ms': { type: 'string' },
-  quiet: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
 /** Runs `xrate worker` with `args` (after the command name); returns the exit code once it is listening. */
 export async function cmdWorker(args: string[], io: Io): Promise<number> {
-  const { values } = parseFlags(args, OPTIONS);
+  const { values } = parseFlags(args, WORKER_OPTIONS);
   if (values.help) return help('worker', io);
   if (values.queue === undefined) throw new XrateError('usage', 'worker needs --queue redis://HOST:PORT');
   const security = redisSecurityFlags('queue', values.queue, values, usage);
