@@ -24,11 +24,11 @@ import type { RateChangePoint, StoredSeriesPoint } from '../core/ohlcSeries.js';
 import { DatabaseMetrics, metricWriters } from './metricStore.js';
 import type { MetricDefinition, MetricsSource } from '../core/metrics/source.js';
 import { positionWriters, StoredPositions } from './positionStore.js';
-import { createSchema, OUTPUT_TABLES, type RateRow, type RunRow } from './storeSchema.js';
-import type { MergedCounts, PartitionOutput, PositionHistory, RowWriters } from './storeTypes.js';
+import { createSchema, OUTPUT_TABLES } from './storeSchema.js';
+import type { MergedCounts, PartitionOutput, PositionHistory, RateRow, RowWriters, RunRow } from './storeTypes.js';
 import { isXrateError, messageOf, XrateError } from '../core/errors.js';
 
-export type { RateRow, RunRow } from './storeSchema.js';
+export type { RateRow, RunRow } from './storeTypes.js';
 
 /** A pair's last row before a tick, and its rows in a tick range (see `ReplayStore.fromLastBefore`). */
 interface RangeStatements {

@@ -1,6 +1,6 @@
 /**
  * The schema of the replay database (store.ts): its tables and indexes, the columns added to it
- * since the first version, and the rows of `runs` and `rates` as read back.
+ * since the first version (the rows of `runs` and `rates` as read back: storeTypes.ts).
  *
  * @module
  */
@@ -81,46 +81,4 @@ export function createSchema(db: Database.Database): void {
   db.exec(POSITION_SCHEMA);
   migrate(db);
   db.prepare(`INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)`).run(String(SCHEMA_VERSION));
-}
-
-/** A row of `runs`. */
-export interface RunRow {
-  id: number;
-  started_at: string;
-  finished_at: string | null;
-  status: string;
-  inputs: string;
-  config: string;
-  options: string;
-  events_read: number | null;
-  events_accepted: number | null;
-  events_rejected: number | null;
-  rejects_by_reason: string | null;
-  quotes_discarded: number | null;
-  ticks: number | null;
-  first_tick: number | null;
-  last_tick: number | null;
-  pairs_with_rate: number | null;
-  rate_changes: number | null;
-  buckets: number | null;
-  duration_ms: number | null;
-  resumed: number;
-  /** 1 when the replay stopped at its --to before the end of its input. */
-  stopped: number;
-  /** Process id and host name of the process that ran it (null in databases written before they were kept). */
-  pid?: number | null;
-  host?: string | null;
-}
-
-/** A row of `rates`: the state of one pair from `tick` on. */
-export interface RateRow {
-  tick: number;
-  base: string;
-  quote: string;
-  rate: number | null;
-  time: number | null;
-  rank: number | null;
-  used: number;
-  fresh: number;
-  volume: number;
 }
