@@ -14,9 +14,10 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { expect } from 'vitest';
 import { generateLog, writeLog } from '../../scripts/gen-log.js';
-import { run, type Io } from '../../src/cli/main.js';
+import { run } from '../../src/cli/main.js';
 import { publish } from '../../src/distributed/publish.js';
 import { type CertificateFiles, certificateFiles } from '../helpers/certificates.js';
+import { capturedIo } from '../helpers/io.js';
 import { type NatsServer, startNats } from '../helpers/nats.js';
 import { type RedisServer, startRedis } from '../helpers/redis.js';
 import { BIN, digestTables, query, ROOT } from './helpers.js';
@@ -280,31 +281,21 @@ export async function cli(...argv: string[]): Promise<{ code: number; out: strin
 export async function cliRunning(
   argv: string[],
 ): Promise<{ code: number; out: () => string; err: () => string; stop?: () => Promise<void>; done?: Promise<number> }> {
-  let out = '';
-  let err = '';
   let stop: (() => Promise<void>) | undefined;
   let running: () => void = () => undefined;
   const started = new Promise<void>((res) => {
     running = res;
   });
-  const io: Io = {
-    out: (s) => {
-      out += s;
-    },
-    err: (s) => {
-      err += s;
-    },
-    isTTY: false,
-    columns: 80,
+  const io = capturedIo({
     onRunning: (s) => {
       stop = s;
       running();
     },
-  };
+  });
   const done = run(argv, io);
   const first = await Promise.race([done.then((c) => ({ c })), started.then(() => undefined)]);
-  if (first) return { code: first.c, out: () => out, err: () => err };
-  return { code: 0, out: () => out, err: () => err, stop: async () => stop?.(), done };
+  if (first) return { code: first.c, out: io.stdout, err: io.stderr };
+  return { code: 0, out: io.stdout, err: io.stderr, stop: async () => stop?.(), done };
 }
 
 /** Paths of runs, ports, keys, timings: what changes from run to run by itself. */

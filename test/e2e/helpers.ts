@@ -11,9 +11,10 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { expect } from 'vitest';
-import { run, type Io } from '../../src/cli/main.js';
+import { run } from '../../src/cli/main.js';
 import { parseTime } from '../../src/core/time.js';
 import { COMPARED_TABLES, compareReplays } from '../../src/io/compareReplays.js';
+import { capturedIo } from '../helpers/io.js';
 import { type BinProcess, binStartAt } from '../helpers/process.js';
 
 export type { BinProcess } from '../helpers/process.js';
@@ -31,20 +32,9 @@ export interface CliResult {
 
 /** Runs the CLI in-process (`run(argv, io)`), capturing stdout and stderr. */
 export async function cli(...argv: string[]): Promise<CliResult> {
-  let out = '';
-  let err = '';
-  const io: Io = {
-    out: (s) => {
-      out += s;
-    },
-    err: (s) => {
-      err += s;
-    },
-    isTTY: false,
-    columns: 80,
-  };
+  const io = capturedIo();
   const code = await run(argv, io);
-  return { code, out, err };
+  return { code, out: io.stdout(), err: io.stderr() };
 }
 
 /** Runs the CLI in-process and parses stdout as JSON (fails the test on a non-zero exit). */

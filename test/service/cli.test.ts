@@ -10,9 +10,10 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run, type Io } from '../../src/cli/main.js';
+import { run } from '../../src/cli/main.js';
 import { startService } from '../../src/app/serve.js';
 import { KeyStore } from '../../src/http/keys.js';
+import { capturedIo } from '../helpers/io.js';
 import { demoDb, expectError, request, ROOT, tempDir } from './helpers.js';
 
 let tmp: ReturnType<typeof tempDir>;
@@ -24,22 +25,7 @@ beforeAll(async () => {
 });
 afterAll(() => tmp?.remove());
 
-function io(): Io & { stdout: () => string; stderr: () => string } {
-  let out = '';
-  let err = '';
-  return {
-    out: (s) => {
-      out += s;
-    },
-    err: (s) => {
-      err += s;
-    },
-    isTTY: false,
-    columns: 80,
-    stdout: () => out,
-    stderr: () => err,
-  };
-}
+const io = capturedIo;
 
 describe('xrate keys', () => {
   it('create prints the new key alone on its last line; list, revoke, jwt-import', async () => {

@@ -1,12 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseEvent, REJECT_REASONS } from '../../../src/core/events.js';
-import { isReject, type Reject, type XrateEvent } from '../../../src/core/types.js';
-import { asStrings, T, TUS } from './eventRecords.js';
-
-function rej(r: XrateEvent | Reject): Reject {
-  if (!isReject(r)) throw new Error(`expected a reject, got ${JSON.stringify(r)}`);
-  return r;
-}
+import { isReject, type Reject } from '../../../src/core/types.js';
+import { asStrings, rej, T, trade, TUS } from './eventRecords.js';
 
 const exchange = { type: 'exchange', time: T, exchange_id: 'KRAKEN', legitimate: true, rank: 3 };
 const symbol = {
@@ -29,14 +24,6 @@ const quote = {
   bid_size: 0.5,
   ask_price: 42000.2,
   ask_size: 1,
-};
-const trade = {
-  type: 'trade',
-  time: T,
-  symbol_id: 'KRAKEN_SPOT_BTC_USD',
-  price: 42000.15,
-  size: 0.25,
-  taker_side: 'BUY',
 };
 
 describe('valid events', () => {

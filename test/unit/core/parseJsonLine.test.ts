@@ -6,21 +6,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseEvent, parseJsonLine, REJECT_REASONS } from '../../../src/core/events.js';
 import { isReject, type Reject, type XrateEvent } from '../../../src/core/types.js';
-import { T } from './eventRecords.js';
+import { rej, T, trade } from './eventRecords.js';
 
-function rej(r: XrateEvent | Reject): Reject {
-  if (!isReject(r)) throw new Error(`expected a reject, got ${JSON.stringify(r)}`);
-  return r;
-}
-
-const trade = {
-  type: 'trade',
-  time: T,
-  symbol_id: 'KRAKEN_SPOT_BTC_USD',
-  price: 42000.15,
-  size: 0.25,
-  taker_side: 'BUY',
-};
 describe('parseJsonLine', () => {
   it('parses a valid line', () => {
     expect(parseJsonLine(JSON.stringify(trade))).toStrictEqual(parseEvent(trade));
