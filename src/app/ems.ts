@@ -76,11 +76,7 @@ export async function startEms(opts: EmsServeOptions, io: ServiceIo): Promise<Ru
   const sites = opts.sites === undefined ? { locations: [], endpoints: [] } : loadSites(opts.sites);
   const clientPem = opts.clientPem === undefined ? undefined : loadClientPem(opts.clientPem);
   const db = opts.db ?? DEFAULT_DB;
-  const { provider } = await openProvider(
-    { ...opts, db, replay: opts.follow ?? opts.replay, follow: opts.follow !== undefined },
-    io,
-    'xrate ems serve',
-  );
+  const { provider } = await openProvider({ ...opts, db }, io, 'xrate ems serve');
   let store: ReplayStore | undefined;
   let keys: KeyStore | undefined;
   let app: FastifyInstance | undefined;

@@ -47,8 +47,8 @@ export interface ServeOptions {
   port?: number;
   /** Replay this log first, then serve the engine. */
   replay?: string;
-  /** With `replay`: keep reading the log as it grows, ticking on the wall clock. */
-  follow?: boolean;
+  /** Follow this growing plain NDJSON log into `db` (read as it grows, ticks on the wall clock), serving its engine. */
+  follow?: string;
   format?: 'ndjson' | 'csv' | 'sqlite';
   config?: Partial<EngineConfig>;
   reorderWindowUs?: number;
@@ -96,8 +96,8 @@ export interface RunningService {
 
 /**
  * The data provider of `opts` (shared by `xrate serve` and `xrate ems serve`): a replica of a
- * stream (`nats`, with the replica), a live engine that replays (`replay`) or follows (`replay` and
- * `follow`) a log into `opts.db`, or the replay database `opts.db` (default {@link DEFAULT_DB});
+ * stream (`nats`, with the replica), a live engine that replays (`replay`) or follows (`follow`) a
+ * log into `opts.db`, or the replay database `opts.db` (default {@link DEFAULT_DB});
  * says on `io` what it does. `command` names the
  * command in the follower's warnings.
  *
@@ -128,12 +128,16 @@ export async function openProvider(
       log: logger ?? (await serviceLogger(opts)),
     });
     provider = replica.provider;
-  } else if (opts.replay) {
-    if (!existsSync(opts.replay)) throw new XrateError('input', `cannot open "${opts.replay}": no such file`, { field: '--replay' });
-    if (opts.follow) {
-      io.out(`following ${opts.replay} (rates and OHLC written to ${db})\n`);
+  } else if (opts.replay !== undefined || opts.follow !== undefined) {
+    if (opts.replay !== undefined && opts.follow !== undefined)
+      throw new XrateError('usage', '--replay LOG and --follow LOG exclude each other', { field: '--replay' });
+    const log = (opts.follow ?? opts.replay) as string;
+    if (!existsSync(log))
+      throw new XrateError('input', `cannot open "${log}": no such file`, { field: opts.follow !== undefined ? '--follow' : '--replay' });
+    if (opts.follow !== undefined) {
+      io.out(`following ${log} (rates and OHLC written to ${db})\n`);
       provider = startFollow({
-        log: opts.replay,
+        log,
         db,
         config: opts.config,
         maxLineBytes: opts.maxLineBytes,
@@ -141,9 +145,9 @@ export async function openProvider(
         warn: (m) => io.err(`${command}: ${m}\n`),
       }).provider;
     } else {
-      io.out(`replaying ${opts.replay} into ${db}\n`);
+      io.out(`replaying ${log} into ${db}\n`);
       provider = await startReplay({
-        log: opts.replay,
+        log,
         db,
         config: opts.config,
         format: opts.format,

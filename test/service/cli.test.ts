@@ -183,7 +183,7 @@ describe('startService over a live engine', () => {
     );
     o = io();
     svc = await startService(
-      { replay: log, follow: true, db: join(tmp.dir, 'served-follow.sqlite'), keys: join(tmp.dir, 'k-follow.sqlite'), port: 0, pollMs: 50 },
+      { follow: log, db: join(tmp.dir, 'served-follow.sqlite'), keys: join(tmp.dir, 'k-follow.sqlite'), port: 0, pollMs: 50 },
       o,
     );
     try {
