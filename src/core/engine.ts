@@ -37,7 +37,7 @@ import type { AccountPositions } from './positions/book.js';
 import type { ConnectivityEvent } from './positions/events.js';
 import { positionAssets, valuePositions, type ValuedPosition } from './positions/pnl.js';
 import type { NoRateExplanation, PairExplanation, RateExplanation } from './provenance.js';
-import { formatTime, US_PER_SECOND } from './time.js';
+import { ceilSecond, formatTime } from './time.js';
 import type { Reject, XrateEvent } from './types.js';
 
 /** The event types the engine applies (any other is an `unknown_type` reject). */
@@ -147,7 +147,7 @@ export class Engine {
       if (m === undefined && parseSymbolId(event.symbolId) === undefined) return unknownSymbol(s, type, event.symbolId);
     }
     if (s.t0 === undefined) {
-      s.t0 = Math.ceil(t / US_PER_SECOND) * US_PER_SECOND;
+      s.t0 = ceilSecond(t);
       s.nextTick = s.t0;
     } else {
       this.ticks.runTicks(t - 1);

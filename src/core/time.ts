@@ -77,6 +77,19 @@ export function floorSecond(t: TimeUs): TimeUs {
   return Math.floor(t / US_PER_SECOND) * US_PER_SECOND;
 }
 
+/**
+ * The first tick at or after `t`: its whole second rounded up, in µs (the first tick that counts an
+ * event at `t`; where a replay's last ticks end).
+ *
+ * @example
+ * ```ts
+ * ceilSecond(1_700_000_000_500_000); // 1_700_000_001_000_000
+ * ```
+ */
+export function ceilSecond(t: TimeUs): TimeUs {
+  return Math.ceil(t / US_PER_SECOND) * US_PER_SECOND;
+}
+
 const SECONDS_PER_DAY = 86_400;
 const POW10: readonly number[] = [1, 10, 100, 1000, 10_000, 100_000, 1_000_000];
 

@@ -30,7 +30,7 @@ import type { ExclusionReason } from '../core/eligibility.js';
 import type { ExchangeRatesTimeseriesItem } from '../core/ohlc.js';
 import { exchangeRatePeriod, EXCHANGE_RATE_PERIODS } from '../core/periods.js';
 import type { MarketProvenance, RateExplanation } from '../core/provenance.js';
-import { floorSecond, formatTime, parseTime, US_PER_SECOND } from '../core/time.js';
+import { ceilSecond, floorSecond, formatTime, parseTime, US_PER_SECOND } from '../core/time.js';
 import { wireExplanation, wireRate } from '../core/wire.js';
 import type { SourceFormat } from '../io/source.js';
 import { ReplayDatabase, ReplayDatabaseError } from './database.js';
@@ -105,7 +105,7 @@ export interface ChartQuery {
 function tickSpan(q: ChartQuery): { first: number; last: number; n: number } {
   if (!(q.to > q.from))
     throw new XrateError('usage', `the end (${formatTime(q.to)}) must be after the start (${formatTime(q.from)})`, { field: 'time_end' });
-  const first = Math.ceil(q.from / US_PER_SECOND) * US_PER_SECOND;
+  const first = ceilSecond(q.from);
   const last = floorSecond(q.to);
   const n = last >= first ? (last - first) / US_PER_SECOND + 1 : 0;
   if (n === 0) throw new XrateError('usage', `no whole second lies in [${formatTime(q.from)}, ${formatTime(q.to)}]`, { field: 'time_end' });

@@ -14,6 +14,7 @@
 import { closeSync, createReadStream, existsSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { ceilSecond } from '../core/time.js';
 import type { XrateEvent } from '../core/types.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../io/lineLimit.js';
 import { detectFormat, openSource, type OpenSourceOptions } from '../io/source.js';
@@ -414,7 +415,7 @@ export function planPartitions(
   given?: readonly number[],
 ): PlannedPartition[] {
   const minutes = [...stats.count.keys()].sort((a, b) => a - b);
-  const firstTick = Math.ceil(stats.first / 1e6) * 1e6;
+  const firstTick = ceilSecond(stats.first);
   given?.forEach((c, i) => {
     if (!Number.isInteger(c / 1e6) || c <= firstTick || (i > 0 && c <= given[i - 1]))
       throw new XrateError('usage', `cut ${c} is not a whole second after the first tick ${firstTick} and after the cut before it`, {

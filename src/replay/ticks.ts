@@ -12,7 +12,7 @@
  * @module
  */
 import type { Engine } from '../core/engine.js';
-import { US_PER_SECOND } from '../core/time.js';
+import { ceilSecond, US_PER_SECOND } from '../core/time.js';
 
 /** What a tick policy sees of the driver. */
 export interface DriverClock {
@@ -49,7 +49,7 @@ export class EventTimeTicks implements TickPolicy {
   atEnd(clock: DriverClock): void {
     const last = clock.lastEventTime;
     if (last === null) return;
-    const end = Math.ceil(last / US_PER_SECOND) * US_PER_SECOND;
+    const end = ceilSecond(last);
     if (this.to !== undefined) clock.engine.advanceTo(Math.min(this.to, this.tailUs !== undefined ? end + this.tailUs : Infinity));
     else clock.engine.advanceTo(end);
   }

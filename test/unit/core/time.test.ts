@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  ceilSecond,
   floorSecond,
   formatTime,
   parseDuration,
@@ -28,6 +29,28 @@ describe('floorSecond', () => {
     expect(floorSecond(T2024 + 999_999)).toBe(T2024);
     expect(floorSecond(T2024 - 1)).toBe(T2024 - US_PER_SECOND);
     expect(floorSecond(-1)).toBe(-US_PER_SECOND);
+  });
+});
+
+describe('ceilSecond', () => {
+  it('is the first tick at or after a time, before 1970 too', () => {
+    expect(ceilSecond(T2024)).toBe(T2024);
+    expect(ceilSecond(T2024 + 1)).toBe(T2024 + US_PER_SECOND);
+    expect(ceilSecond(T2024 + 999_999)).toBe(T2024 + US_PER_SECOND);
+    expect(ceilSecond(-1) === 0).toBe(true); // -0, as Math.ceil gives it
+    expect(ceilSecond(-US_PER_SECOND - 1)).toBe(-US_PER_SECOND);
+  });
+
+  it('brackets every time with floorSecond, a second apart unless the time is a tick', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: -(2 ** 52), max: 2 ** 52 }), (t) => {
+        const lo = floorSecond(t);
+        const hi = ceilSecond(t);
+        expect(lo <= t && t <= hi).toBe(true);
+        expect(hi - lo).toBe(t % US_PER_SECOND === 0 ? 0 : US_PER_SECOND);
+      }),
+      { seed: 2025 },
+    );
   });
 });
 
