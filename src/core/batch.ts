@@ -1,0 +1,316 @@
+/**
+ * Columnar event batches: the contract between the readers and the engine
+ * (docs/architecture.md, "Columnar batches").
+ *
+ * A reader (in a worker thread or not) turns bytes into {@link BatchColumns}: typed-array
+ * columns for the quotes and trades that make up nearly every log, and a short list of whole
+ * records for everything else (symbol, exchange, metric and position events, records the fast
+ * path declined, lines that could not be read). Its buffers are transferred between threads, not
+ * copied ({@link batchTransferList}). The engine applies a quote or trade row from the columns,
+ * without an object per event; {@link eventAt} builds the object only where one is needed (a
+ * reorder window, a reference test).
+ *
+ * Exactness (docs/methodology.md section 7): a decimal cell is its float64 value, and its exact
+ * text is `String(value)` unless the batch lists another text for it ({@link decText}). A reader
+ * lists the text exactly when the text it read is not `String(value)` (`"0.1000"`, a decimal
+ * with more than 17 significant digits), so `eventAt(b, i)` is deep-equal to the event the
+ * record-at-a-time parser gives for the same line.
+ *
+ * @module
+ */
+import type { Dec, QuoteEvent, TakerSide, TradeEvent } from './types.js';
+
+/** Row kinds ({@link BatchColumns.kind}). */
+export const ROW_QUOTE = 1;
+/** A trade row: `v[4 i]` price, `v[4 i + 1]` size; `side[i]` its taker side. */
+export const ROW_TRADE = 2;
+/** Any other row: `others[otherIndex[i]]` holds it whole (a record, an event, or a read error). */
+export const ROW_OTHER = 3;
+
+/** Decimal cells per row in {@link BatchColumns.v}. */
+export const CELLS = 4;
+
+/** Quote cells: `v[4 i + QUOTE_BID]` ... */
+export const QUOTE_BID = 0;
+export const QUOTE_BID_SIZE = 1;
+export const QUOTE_ASK = 2;
+export const QUOTE_ASK_SIZE = 3;
+/** Trade cells. */
+export const TRADE_PRICE = 0;
+export const TRADE_SIZE = 1;
+
+/** Taker sides by code ({@link BatchColumns.side}): 0 = absent. */
+export const SIDE_CODES: readonly (TakerSide | undefined)[] = [undefined, 'BUY', 'SELL', 'BUY_ESTIMATED', 'SELL_ESTIMATED', 'UNKNOWN'];
+
+/** The code of a taker side in {@link BatchColumns.side} (0 for none). */
+export function sideCode(side: TakerSide | undefined): number {
+  return side === undefined ? 0 : SIDE_CODES.indexOf(side);
+}
+
+/**
+ * A row that is not a plain quote or trade, kept whole. Its shape is the reader's record
+ * (src/io/source.ts `SourceRecord` without `line`, which is in {@link BatchColumns.line}); the
+ * core does not look inside it.
+ */
+export type OtherRow = Record<string, unknown>;
+
+/**
+ * One batch of rows of one input, in read order, as typed-array columns. Every field is a
+ * structured-clone value, so a batch crosses threads with {@link batchTransferList}.
+ *
+ * Columns indexed by row `i < length`:
+ * - `kind[i]`: {@link ROW_QUOTE}, {@link ROW_TRADE} or {@link ROW_OTHER};
+ * - `line[i]`: 1-based line (NDJSON, CSV) or row (SQLite, Parquet) in its input;
+ * - quote and trade rows: `time[i]` (µs), `symbol[i]` (index into `symbols`), `side[i]`
+ *   (trades: {@link SIDE_CODES}), the decimal cells `v[CELLS i + c]`;
+ * - other rows: `otherIndex[i]`, an index into `others`;
+ * - raw text: `raw` holds UTF-8 bytes, row i's raw text (what `SourceRecord.raw` would be) is
+ *   `raw[rawStart[i], rawEnd[i])`; a reader that cannot give it cheaply leaves `rawStart[i] =
+ *   -1` and gives it through its own `rawOf` (src/io/batch.ts).
+ */
+export interface BatchColumns {
+  length: number;
+  kind: Uint8Array;
+  line: Float64Array;
+  time: Float64Array;
+  symbol: Int32Array;
+  /** The symbol ids named by this batch's rows (a dictionary per batch). */
+  symbols: string[];
+  side: Uint8Array;
+  /** CELLS values per row. */
+  v: Float64Array;
+  /** Cells (`CELLS i + c`) whose exact text is not `String(v[cell])`, ascending. */
+  textCells: Int32Array;
+  /** Their texts, in the order of {@link textCells}. */
+  texts: string[];
+  otherIndex: Int32Array;
+  others: OtherRow[];
+  raw: Uint8Array;
+  rawStart: Int32Array;
+  rawEnd: Int32Array;
+}
+
+/** The buffers of a batch, for `postMessage(batch, batchTransferList(batch))`. */
+export function batchTransferList(b: BatchColumns): ArrayBuffer[] {
+  const seen = new Set<ArrayBuffer>();
+  for (const a of [b.kind, b.line, b.time, b.symbol, b.side, b.v, b.textCells, b.otherIndex, b.raw, b.rawStart, b.rawEnd]) {
+    const buf = a.buffer;
+    if (buf instanceof ArrayBuffer) seen.add(buf);
+  }
+  return [...seen];
+}
+
+/**
+ * The exact text of decimal cell `cell` (= `CELLS * row + c`): the listed text, or
+ * `String(value)`. A binary search over {@link BatchColumns.textCells}, which are few.
+ */
+export function decText(b: BatchColumns, cell: number): string {
+  const cells = b.textCells;
+  let lo = 0;
+  let hi = cells.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const c = cells[mid];
+    if (c === cell) return b.texts[mid];
+    if (c < cell) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return String(b.v[cell]);
+}
+
+/** The {@link Dec} of decimal cell `cell`. */
+export function decAt(b: BatchColumns, cell: number): Dec {
+  return { value: b.v[cell], text: decText(b, cell) };
+}
+
+/**
+ * The event of quote or trade row `i`, deep-equal to what the record-at-a-time parser gives for
+ * the same line (undefined for an other row).
+ */
+export function eventAt(b: BatchColumns, i: number): QuoteEvent | TradeEvent | undefined {
+  const k = b.kind[i];
+  const c = CELLS * i;
+  if (k === ROW_QUOTE) {
+    return {
+      type: 'quote',
+      time: b.time[i],
+      symbolId: b.symbols[b.symbol[i]],
+      bidPrice: decAt(b, c + QUOTE_BID),
+      bidSize: decAt(b, c + QUOTE_BID_SIZE),
+      askPrice: decAt(b, c + QUOTE_ASK),
+      askSize: decAt(b, c + QUOTE_ASK_SIZE),
+    };
+  }
+  if (k === ROW_TRADE) {
+    const side = SIDE_CODES[b.side[i]];
+    const t: TradeEvent = {
+      type: 'trade',
+      time: b.time[i],
+      symbolId: b.symbols[b.symbol[i]],
+      price: decAt(b, c + TRADE_PRICE),
+      size: decAt(b, c + TRADE_SIZE),
+    };
+    return side === undefined ? t : { ...t, takerSide: side };
+  }
+  return undefined;
+}
+
+/**
+ * Builds batches row by row (a reader's output side). Columns grow as needed; {@link finish}
+ * returns the batch trimmed to its rows and starts a new one.
+ *
+ * @example
+ * ```ts
+ * const bb = new BatchBuilder();
+ * bb.quote(1, 1709251200000000, 'K_SPOT_BTC_USD', 62000, 1, 62001, 2);
+ * const batch = bb.finish(rawBytes);
+ * ```
+ */
+export class BatchBuilder {
+  private n = 0;
+  private kind = new Uint8Array(1024);
+  private line = new Float64Array(1024);
+  private time = new Float64Array(1024);
+  private symbol = new Int32Array(1024);
+  private side = new Uint8Array(1024);
+  private v = new Float64Array(CELLS * 1024);
+  private otherIndex = new Int32Array(1024);
+  private rawStart = new Int32Array(1024);
+  private rawEnd = new Int32Array(1024);
+  private textCells: number[] = [];
+  private texts: string[] = [];
+  private others: OtherRow[] = [];
+  private symbols: string[] = [];
+  private symbolIds = new Map<string, number>();
+
+  /** Rows so far. */
+  get length(): number {
+    return this.n;
+  }
+
+  private grow(): void {
+    const cap = this.kind.length * 2;
+    const g = <T extends Uint8Array | Int32Array | Float64Array>(a: T, k = 1): T => {
+      const b = new (a.constructor as new (n: number) => T)(cap * k);
+      b.set(a);
+      return b;
+    };
+    this.kind = g(this.kind);
+    this.line = g(this.line);
+    this.time = g(this.time);
+    this.symbol = g(this.symbol);
+    this.side = g(this.side);
+    this.v = g(this.v, CELLS);
+    this.otherIndex = g(this.otherIndex);
+    this.rawStart = g(this.rawStart);
+    this.rawEnd = g(this.rawEnd);
+  }
+
+  /** The dictionary index of a symbol id in this batch. */
+  symbolIndex(id: string): number {
+    let k = this.symbolIds.get(id);
+    if (k === undefined) {
+      k = this.symbols.length;
+      this.symbols.push(id);
+      this.symbolIds.set(id, k);
+    }
+    return k;
+  }
+
+  private row(kind: number, line: number, rawStart: number, rawEnd: number): number {
+    if (this.n === this.kind.length) this.grow();
+    const i = this.n++;
+    this.kind[i] = kind;
+    this.line[i] = line;
+    this.rawStart[i] = rawStart;
+    this.rawEnd[i] = rawEnd;
+    return i;
+  }
+
+  /** Lists the exact text of cell `cell` when it is not `String(value)`. */
+  text(cell: number, text: string): void {
+    if (text !== String(this.v[cell])) {
+      this.textCells.push(cell);
+      this.texts.push(text);
+    }
+  }
+
+  /** A quote row (symbol by dictionary index, see {@link symbolIndex}); returns the row. */
+  quote(
+    line: number,
+    time: number,
+    symbol: number,
+    bid: number,
+    bidSize: number,
+    ask: number,
+    askSize: number,
+    rawStart = -1,
+    rawEnd = -1,
+  ): number {
+    const i = this.row(ROW_QUOTE, line, rawStart, rawEnd);
+    this.time[i] = time;
+    this.symbol[i] = symbol;
+    this.side[i] = 0;
+    const c = CELLS * i;
+    const v = this.v;
+    v[c] = bid;
+    v[c + 1] = bidSize;
+    v[c + 2] = ask;
+    v[c + 3] = askSize;
+    return i;
+  }
+
+  /** A trade row; returns the row. */
+  trade(line: number, time: number, symbol: number, price: number, size: number, side: number, rawStart = -1, rawEnd = -1): number {
+    const i = this.row(ROW_TRADE, line, rawStart, rawEnd);
+    this.time[i] = time;
+    this.symbol[i] = symbol;
+    this.side[i] = side;
+    const c = CELLS * i;
+    this.v[c] = price;
+    this.v[c + 1] = size;
+    this.v[c + 2] = 0;
+    this.v[c + 3] = 0;
+    return i;
+  }
+
+  /** A row kept whole; returns the row. */
+  other(line: number, row: OtherRow, rawStart = -1, rawEnd = -1): number {
+    const i = this.row(ROW_OTHER, line, rawStart, rawEnd);
+    this.time[i] = 0;
+    this.symbol[i] = -1;
+    this.otherIndex[i] = this.others.length;
+    this.others.push(row);
+    return i;
+  }
+
+  /** The batch of the rows so far (with `raw`, the bytes their raw offsets point into); starts a new batch. */
+  finish(raw: Uint8Array = new Uint8Array(0)): BatchColumns {
+    const n = this.n;
+    const cut = <T extends Uint8Array | Int32Array | Float64Array>(a: T, k = 1): T => a.slice(0, n * k) as T;
+    const b: BatchColumns = {
+      length: n,
+      kind: cut(this.kind),
+      line: cut(this.line),
+      time: cut(this.time),
+      symbol: cut(this.symbol),
+      symbols: this.symbols,
+      side: cut(this.side),
+      v: cut(this.v, CELLS),
+      textCells: Int32Array.from(this.textCells),
+      texts: this.texts,
+      otherIndex: cut(this.otherIndex),
+      others: this.others,
+      raw,
+      rawStart: cut(this.rawStart),
+      rawEnd: cut(this.rawEnd),
+    };
+    this.n = 0;
+    this.textCells = [];
+    this.texts = [];
+    this.others = [];
+    this.symbols = [];
+    this.symbolIds = new Map();
+    return b;
+  }
+}

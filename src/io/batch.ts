@@ -1,0 +1,76 @@
+/**
+ * Batches and records: the reader side of the columnar contract (src/core/batch.ts).
+ *
+ * - {@link recordsToBatch}: the batch of a list of records as the record-at-a-time readers give
+ *   them; the reference every columnar reader is held equal to (a reader's batches, turned back
+ *   with {@link recordAt}, give the records the old reader gave, field for field).
+ * - {@link recordAt}: row i of a batch as a {@link SourceRecord} (its event built only for a
+ *   quote or trade row).
+ * - {@link rawOf}: row i's raw text (the text of a reject), decoded only when asked for.
+ *
+ * @module
+ */
+import { BatchBuilder, type BatchColumns, CELLS, eventAt, ROW_OTHER, sideCode } from '../core/batch.js';
+import type { QuoteEvent, TradeEvent } from '../core/types.js';
+import type { SourceRecord } from './source.js';
+
+const decoder = new TextDecoder();
+
+/** Row i's raw text: its bytes decoded, or the raw its other-row record keeps. */
+export function rawOf(b: BatchColumns, i: number): string {
+  const s = b.rawStart[i];
+  if (s >= 0) return decoder.decode(b.raw.subarray(s, b.rawEnd[i]));
+  if (b.kind[i] === ROW_OTHER) {
+    const raw = b.others[b.otherIndex[i]].raw;
+    if (typeof raw === 'string') return raw;
+  }
+  throw new Error(`xrate: batch row ${i} (line ${b.line[i]}) has no raw text`);
+}
+
+/** Row i as the record the record-at-a-time reader gives. */
+export function recordAt(b: BatchColumns, i: number): SourceRecord {
+  if (b.kind[i] === ROW_OTHER) return { ...(b.others[b.otherIndex[i]] as Omit<SourceRecord, 'line'>), line: b.line[i] };
+  return { line: b.line[i], raw: rawOf(b, i), event: eventAt(b, i) };
+}
+
+/** The batch of `records` (see the module description). */
+export function recordsToBatch(records: readonly SourceRecord[]): BatchColumns {
+  const bb = new BatchBuilder();
+  const enc = new TextEncoder();
+  const parts: Uint8Array[] = [];
+  let bytes = 0;
+  for (const r of records) {
+    const e = r.event;
+    if (e !== undefined && r.venue === undefined && (e.type === 'quote' || e.type === 'trade')) {
+      const raw = enc.encode(r.raw);
+      parts.push(raw);
+      const start = bytes;
+      bytes += raw.length;
+      const sym = bb.symbolIndex(e.symbolId);
+      if (e.type === 'quote') {
+        const q = e as QuoteEvent;
+        const i = bb.quote(r.line, q.time, sym, q.bidPrice.value, q.bidSize.value, q.askPrice.value, q.askSize.value, start, bytes);
+        const c = CELLS * i;
+        bb.text(c, q.bidPrice.text);
+        bb.text(c + 1, q.bidSize.text);
+        bb.text(c + 2, q.askPrice.text);
+        bb.text(c + 3, q.askSize.text);
+      } else {
+        const t = e as TradeEvent;
+        const i = bb.trade(r.line, t.time, sym, t.price.value, t.size.value, sideCode(t.takerSide), start, bytes);
+        bb.text(CELLS * i, t.price.text);
+        bb.text(CELLS * i + 1, t.size.text);
+      }
+    } else {
+      const { line, ...rest } = r;
+      bb.other(line, rest);
+    }
+  }
+  const raw = new Uint8Array(bytes);
+  let o = 0;
+  for (const p of parts) {
+    raw.set(p, o);
+    o += p.length;
+  }
+  return bb.finish(raw);
+}
