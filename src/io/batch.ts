@@ -7,12 +7,14 @@
  * - {@link recordAt}: row i of a batch as a {@link SourceRecord} (its event built only for a
  *   quote or trade row).
  * - {@link rawOf}: row i's raw text (the text of a reject), decoded only when asked for.
+ * - {@link BatchSource}: what a columnar reader opens (a file of one format, read in batches),
+ *   and {@link batchesOf}, any record-at-a-time {@link EventSource} read as one.
  *
  * @module
  */
 import { BatchBuilder, type BatchColumns, CELLS, eventAt, ROW_OTHER, sideCode } from '../core/batch.js';
 import type { QuoteEvent, TradeEvent } from '../core/types.js';
-import type { SourceRecord } from './source.js';
+import type { EventSource, SourceFormat, SourceRecord } from './source.js';
 
 const decoder = new TextDecoder();
 
@@ -73,4 +75,39 @@ export function recordsToBatch(records: readonly SourceRecord[]): BatchColumns {
     o += p.length;
   }
   return bb.finish(raw);
+}
+
+/**
+ * An input read as columnar batches: what the driver's record sources consume. A reader that
+ * parses in worker threads transfers each batch to the thread that reads this.
+ */
+export interface BatchSource {
+  /** The format being read. */
+  readonly format: SourceFormat | 'parquet';
+  /** The path opened. */
+  readonly path: string;
+  /** The file's size in bytes (compressed size for gzip), for progress reports. */
+  readonly totalBytes: number;
+  /** Bytes of the file consumed so far (an estimate where the reader cannot tell). */
+  bytesRead(): number;
+  /** The rows in source order (lines ascending), in batches. */
+  batches(): AsyncIterable<BatchColumns>;
+  /** Row i's raw text, for a reader whose rows carry no raw bytes (`rawStart[i] = -1`); else {@link rawOf}. */
+  rawOf?(b: BatchColumns, i: number): string;
+  /** Stops reading and releases the file and any worker (safe to call more than once). */
+  close(): void;
+}
+
+/** A record-at-a-time source read as batches: each of its batches turned into columns ({@link recordsToBatch}). */
+export function batchesOf(src: EventSource): BatchSource {
+  return {
+    format: src.format,
+    path: src.path,
+    totalBytes: src.totalBytes,
+    bytesRead: () => src.bytesRead(),
+    async *batches() {
+      for await (const records of src.batches()) yield recordsToBatch(records);
+    },
+    close: () => src.close(),
+  };
 }
