@@ -88,12 +88,18 @@ export interface BatchColumns {
   raw: Uint8Array;
   rawStart: Int32Array;
   rawEnd: Int32Array;
+  /**
+   * A merged batch (`--merge`): row i is of input `input[i]` (an index into the run's inputs).
+   * Absent: every row is of the batch's one input.
+   */
+  input?: Uint16Array;
 }
 
 /** The buffers of a batch, for `postMessage(batch, batchTransferList(batch))`. */
 export function batchTransferList(b: BatchColumns): ArrayBuffer[] {
   const seen = new Set<ArrayBuffer>();
-  for (const a of [b.kind, b.line, b.time, b.symbol, b.side, b.v, b.textCells, b.otherIndex, b.raw, b.rawStart, b.rawEnd]) {
+  for (const a of [b.kind, b.line, b.time, b.symbol, b.side, b.v, b.textCells, b.otherIndex, b.raw, b.rawStart, b.rawEnd, b.input]) {
+    if (a === undefined) continue;
     const buf = a.buffer;
     if (buf instanceof ArrayBuffer) seen.add(buf);
   }
