@@ -26,7 +26,7 @@ const RATIO_TARGET = 5;
 const RSS_TARGET_MB = 256;
 
 /** The two logs (generated once per bench directory with scripts/gen-log.ts). */
-const LOGS = {
+export const LOGS = {
   // 4 days at 4 events/s over 19 markets (3 exchanges, 5 assets): long quiet stretches.
   sparse: { seed: 11, events: 4 * 86_400 * 4, rate: 4, exchanges: 3, assets: 5, span: '4 days' },
   // 6 hours at 60 events/s over 258 markets (12 exchanges, 20 assets).
@@ -65,24 +65,30 @@ export function p99(xs: number[]): number {
   return s[Math.ceil(0.99 * s.length) - 1];
 }
 
-/** One run of the CLI: wall seconds and peak RSS in MB. */
-function runCli(log: string, db: string, rssFile: string): { seconds: number; rssMb: number; dbBytes: number } {
+/** One run of the CLI (`xrate replay LOG --db DB --quiet` and `extra`): wall seconds and peak RSS in MB; `keep` leaves the database. */
+export function runCli(
+  log: string,
+  db: string,
+  rssFile: string,
+  extra: readonly string[] = [],
+  keep = false,
+): { seconds: number; rssMb: number; dbBytes: number } {
   for (const f of [db, `${db}-wal`, `${db}-shm`, `${db}-journal`, rssFile]) rmSync(f, { force: true });
   const args = ['--import', pathToFileURL(join(ROOT, 'bench', 'maxrss.mjs')).href, join(ROOT, 'bin', 'xrate.js')];
-  args.push('replay', log, '--db', db, '--quiet');
+  args.push('replay', log, '--db', db, '--quiet', ...extra);
   const t0 = performance.now();
   const r = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', env: { ...process.env, XRATE_BENCH_RSS_FILE: rssFile } });
   const seconds = (performance.now() - t0) / 1000;
-  if (r.status !== 0) throw new Error(`xrate replay ${log} --db ${db} exited with ${r.status}: ${r.stderr || r.error?.message}`);
+  if (r.status !== 0)
+    throw new Error(`xrate replay ${log} --db ${db} ${extra.join(' ')} exited with ${r.status}: ${r.stderr || r.error?.message}`);
   const rssMb = Number(readFileSync(rssFile, 'utf8')) / 1024;
   const dbBytes = statSync(db).size;
-  for (const f of [db, `${db}-wal`, `${db}-shm`]) rmSync(f, { force: true });
+  if (!keep) for (const f of [db, `${db}-wal`, `${db}-shm`]) rmSync(f, { force: true });
   return { seconds, rssMb, dbBytes };
 }
 
-/** replay/db-sparse or replay/db-dense, with its ratio to ndjson_scan on the same log. */
-export async function replayDbBench(kind: keyof typeof LOGS, dir: string): Promise<BenchResult> {
-  ensureCliBuilt();
+/** The path of the sparse or dense log in the bench directory, written first if it is not there. */
+export async function benchLog(kind: keyof typeof LOGS, dir: string): Promise<string> {
   const spec = LOGS[kind];
   const log = join(dir, `replay-db-${kind}-seed${spec.seed}.ndjson`);
   if (!existsSync(log)) {
@@ -91,6 +97,14 @@ export async function replayDbBench(kind: keyof typeof LOGS, dir: string): Promi
     await writeLog(tmp, { seed, events, rate, exchanges, assets, format: 'ndjson', start: '2024-03-01T00:00:00Z' });
     renameSync(tmp, log);
   }
+  return log;
+}
+
+/** replay/db-sparse or replay/db-dense, with its ratio to ndjson_scan on the same log. */
+export async function replayDbBench(kind: keyof typeof LOGS, dir: string): Promise<BenchResult> {
+  ensureCliBuilt();
+  const spec = LOGS[kind];
+  const log = await benchLog(kind, dir);
   const scan = buildC('ndjson_scan', dir);
   const cSeconds: number[] = [];
   const xSeconds: number[] = [];

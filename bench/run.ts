@@ -30,6 +30,7 @@ import { metricsHistoryBench } from './metrics.js';
 import { feedBench } from './feed.js';
 import { parallelBench } from './parallel.js';
 import { replayDbBench } from './replay-db.js';
+import { threadsBenches } from './threads.js';
 import { vendorMergeBench } from './vendor.js';
 import { Universe, type SizeName } from './universe.js';
 
@@ -317,6 +318,7 @@ async function main(): Promise<void> {
     ['replay/coinapi-merge', () => vendorMergeBench(dir)],
     ['replay/db-sparse', () => replayDbBench('sparse', dir)],
     ['replay/db-dense', () => replayDbBench('dense', dir)],
+    ['replay/threads-1 replay/threads-2', () => threadsBenches(dir)],
     ['replay/parallel-2 replay/queue-2', () => parallelBench(dir)],
     ['metrics/history-100k', () => metricsHistoryBench(dir)],
     ['memory/L', memoryBench],
