@@ -34,6 +34,34 @@ export const WhyNot = {
  */
 export const FLOAT64_EXACT_CHARS = 15;
 
+/** 10^k for k = 0 .. 22 (each exact as a float64). */
+const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
+
+/**
+ * Whether `String(v)` is longer than {@link FLOAT64_EXACT_CHARS} characters, mostly without
+ * making the string. For 1e-6 <= v < 1e13 (plain notation, I integer digits, "0" for v < 1), the
+ * string has at most 15 characters when a decimal d of at most k = 14 - I fraction digits has v
+ * as its nearest float: then d is the only such decimal (two of them differ by at least 10^-k,
+ * more than the float's spacing near v), `String(v)` has at most k fraction digits too (it has
+ * the fewest significant digits of the decimals whose nearest float is v; a power of ten between
+ * the two would be that string, no longer), hence at most I + 1 + k = 15 characters. The test:
+ * N = round(v 10^k) (below 2^53, and the error of the product is far below 1/2) and N / 10^k (one
+ * correctly rounded division of exact floats) is v. Any other v: the string is made.
+ */
+export function floatTextLong(v: number): boolean {
+  if (v >= 1e-6 && v < 1e13) {
+    let digits = 1;
+    let p = 10;
+    while (v >= p) {
+      digits++;
+      p *= 10;
+    }
+    const scale = POW10[14 - digits];
+    if (Math.round(v * scale) / scale === v) return false;
+  }
+  return String(v).length > FLOAT64_EXACT_CHARS;
+}
+
 /** Snapshot of a {@link MarketTable} (the `markets` part of the engine snapshot; key order is part of the format). */
 export interface MarketTableJSON {
   names: string[];
@@ -81,13 +109,23 @@ export class MarketTable {
    * is longer than {@link FLOAT64_EXACT_CHARS} characters (see {@link exactTexts}).
    */
   readonly text: (string[] | undefined)[] = [];
-  /** Quote received after the last tick, per market (the last one read wins); committed at the next tick. */
+  /**
+   * Quote received after the last tick, per market (the last one read wins); committed at the next
+   * tick. Undefined for a quote staged from its values ({@link stageValues}), whose exact texts
+   * are String(value) but where {@link stagedTexts} lists them.
+   */
   readonly stagedQuote: (QuoteEvent | undefined)[] = [];
+  /**
+   * The exact texts [bid, bid_size, ask, ask_size] of a quote staged from its values when one of
+   * them is not String(value) (see {@link stageValues}).
+   */
+  readonly stagedTexts: (string[] | undefined)[] = [];
   /**
    * The staged quotes' values, copied at staging time (while the event is in cache) so that the
    * commit at the next tick reads them in order instead of cold event objects: for the i-th market
    * of {@link stagedList}, bid, ask, bid size, ask size and time at `sq[5 i ..]`, and `sLong[i]`
-   * = 1 when its exact texts must be kept (see {@link text}). `sPos[m]` is market m's position.
+   * = 1 when its exact texts must be kept (see {@link text}), 2 when its texts are String(value)
+   * and the commit decides that from the values. `sPos[m]` is market m's position.
    */
   sq = new Float64Array(5 * 64);
   sLong = new Uint8Array(64);
@@ -154,6 +192,7 @@ export class MarketTable {
       this.type.push('SPOT');
       this.text.push(undefined);
       this.stagedQuote.push(undefined);
+      this.stagedTexts.push(undefined);
     }
     return m;
   }
@@ -161,16 +200,8 @@ export class MarketTable {
   /** Stages an accepted quote of market m for the next tick. */
   stage(m: number, q: QuoteEvent): void {
     this.stagedQuote[m] = q;
-    if (!this.staged[m]) {
-      this.staged[m] = 1;
-      this.sPos[m] = this.stagedList.length;
-      this.stagedList.push(m);
-      if (5 * this.stagedList.length > this.sq.length) {
-        this.sq = growF64(this.sq, 2 * this.sq.length);
-        this.sLong = growU8(this.sLong, 2 * this.sLong.length);
-      }
-    }
-    const i = this.sPos[m];
+    this.stagedTexts[m] = undefined;
+    const i = this.stagePosition(m);
     const sq = this.sq;
     const o = 5 * i;
     sq[o] = q.bidPrice.value;
@@ -187,9 +218,69 @@ export class MarketTable {
         : 0;
   }
 
+  /**
+   * Stages an accepted quote of market m from its values and time (a row of a columnar batch):
+   * what {@link stage} does with the quote event of these values, without the object. `texts`:
+   * its exact texts [bid, bid_size, ask, ask_size] when one of them is not String(value), else
+   * undefined.
+   */
+  stageValues(m: number, bid: number, bidSize: number, ask: number, askSize: number, time: number, texts: string[] | undefined): void {
+    this.stagedQuote[m] = undefined;
+    this.stagedTexts[m] = texts;
+    const i = this.stagePosition(m);
+    const sq = this.sq;
+    const o = 5 * i;
+    sq[o] = bid;
+    sq[o + 1] = ask;
+    sq[o + 2] = bidSize;
+    sq[o + 3] = askSize;
+    sq[o + 4] = time;
+    this.sLong[i] =
+      texts === undefined
+        ? 2
+        : texts[0].length > FLOAT64_EXACT_CHARS ||
+            texts[1].length > FLOAT64_EXACT_CHARS ||
+            texts[2].length > FLOAT64_EXACT_CHARS ||
+            texts[3].length > FLOAT64_EXACT_CHARS
+          ? 1
+          : 0;
+  }
+
+  /** Market m's position in {@link stagedList}, adding it when not staged yet. */
+  private stagePosition(m: number): number {
+    if (!this.staged[m]) {
+      this.staged[m] = 1;
+      this.sPos[m] = this.stagedList.length;
+      this.stagedList.push(m);
+      if (5 * this.stagedList.length > this.sq.length) {
+        this.sq = growF64(this.sq, 2 * this.sq.length);
+        this.sLong = growU8(this.sLong, 2 * this.sLong.length);
+      }
+    }
+    return this.sPos[m];
+  }
+
+  /** The staged quote of market m (at position i of {@link stagedList}) as its event. */
+  private stagedEvent(m: number, i: number): QuoteEvent {
+    const q = this.stagedQuote[m];
+    if (q !== undefined) return structuredClone(q);
+    const o = 5 * i;
+    const sq = this.sq;
+    const t = this.stagedTexts[m];
+    return {
+      type: 'quote',
+      time: sq[o + 4],
+      symbolId: this.index.names[m],
+      bidPrice: { value: sq[o], text: t ? t[0] : String(sq[o]) },
+      bidSize: { value: sq[o + 2], text: t ? t[1] : String(sq[o + 2]) },
+      askPrice: { value: sq[o + 1], text: t ? t[2] : String(sq[o + 1]) },
+      askSize: { value: sq[o + 3], text: t ? t[3] : String(sq[o + 3]) },
+    };
+  }
+
   /** Commits the staged quotes (start of a tick) and marks their pairs dirty in `pairDirty`. */
   commitStaged(pairDirty: Uint8Array): void {
-    const { stagedQuote, bid, ask, bidSize, askSize, tq, text, staged, pair, sq, sLong, slotOf, pq } = this;
+    const { stagedQuote, stagedTexts, bid, ask, bidSize, askSize, tq, text, staged, pair, sq, sLong, slotOf, pq } = this;
     const layout = this.layoutValid;
     const list = this.stagedList;
     for (let i = 0; i < list.length; i++) {
@@ -216,11 +307,19 @@ export class MarketTable {
           pq[po + 4] = t;
         }
       }
-      if (sLong[i] === 1) {
-        const q = stagedQuote[m]!;
-        text[m] = [q.bidPrice.text, q.askPrice.text, q.bidSize.text, q.askSize.text];
-      } else if (text[m] !== undefined) text[m] = undefined;
+      const long = sLong[i];
+      if (long === 1) {
+        const q = stagedQuote[m];
+        if (q !== undefined) text[m] = [q.bidPrice.text, q.askPrice.text, q.bidSize.text, q.askSize.text];
+        else {
+          const st = stagedTexts[m]!;
+          text[m] = [st[0], st[2], st[1], st[3]];
+        }
+      } else if (long === 2 && (floatTextLong(b) || floatTextLong(a) || floatTextLong(bs) || floatTextLong(as)))
+        text[m] = [String(b), String(a), String(bs), String(as)];
+      else if (text[m] !== undefined) text[m] = undefined;
       stagedQuote[m] = undefined;
+      stagedTexts[m] = undefined;
       staged[m] = 0;
       const pr = pair[m];
       if (pr >= 0) pairDirty[pr] = 1;
@@ -326,7 +425,7 @@ export class MarketTable {
       ],
       quote_text: this.text.slice(0, n).map((t) => (t ? [...t] : null)),
       staged: [...this.stagedList],
-      staged_quotes: this.stagedList.map((m) => structuredClone(this.stagedQuote[m]!)),
+      staged_quotes: this.stagedList.map((m, i) => this.stagedEvent(m, i)),
       eligible: Array.from(this.eligible.subarray(0, n)),
       why_not: Array.from(this.whyNot.subarray(0, n)),
       volume: nullableColumn(this.volume, n) as number[],
