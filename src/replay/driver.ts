@@ -230,7 +230,7 @@ export class Driver implements DriverClock, RecordSink {
     const partition = this.opts.partition;
     for (let i = 0; i < b.length; i++) {
       const inp = inputs === undefined ? input : inputs[i];
-      if (kind[i] === ROW_OTHER || this.window !== undefined || (partition !== undefined && partition.reporting)) {
+      if (kind[i] === ROW_OTHER || this.window !== undefined || partition?.reporting) {
         if (!this.record(recordWith(b, i, raw), inp)) return i + 1;
       } else {
         this.state.eventsRead++;

@@ -5,7 +5,17 @@
  *
  * @module
  */
-import { type BatchColumns, CELLS, decText, QUOTE_ASK, QUOTE_ASK_SIZE, QUOTE_BID, QUOTE_BID_SIZE, TRADE_PRICE, TRADE_SIZE } from '../batch.js';
+import {
+  type BatchColumns,
+  CELLS,
+  decText,
+  QUOTE_ASK,
+  QUOTE_ASK_SIZE,
+  QUOTE_BID,
+  QUOTE_BID_SIZE,
+  TRADE_PRICE,
+  TRADE_SIZE,
+} from '../batch.js';
 import { SPREAD_ACCEPTED, SPREAD_EXACT, spreadAccepted, spreadAcceptedExact, spreadFloatDecision } from '../quoteFilter.js';
 import type { ExchangeEvent, QuoteEvent, Reject, RejectReason, SymbolEvent, TradeEvent } from '../types.js';
 import type { EngineState } from './state.js';
@@ -65,7 +75,14 @@ export function applyTrade(s: EngineState, e: TradeEvent, known?: number): Rejec
   if (m === undefined) return unknownSymbol(s, 'trade', e.symbolId);
   s.stats.events.trade++;
   const price = e.price;
-  s.symbolRecords.onTrade(m, e.time, price.value, price.text.length > FLOAT64_EXACT_CHARS ? price.text : undefined, e.size.text, s.lastTick ?? s.t0!);
+  s.symbolRecords.onTrade(
+    m,
+    e.time,
+    price.value,
+    price.text.length > FLOAT64_EXACT_CHARS ? price.text : undefined,
+    e.size.text,
+    s.lastTick ?? s.t0!,
+  );
   // A trade at or before T0 - window (possible only before the first tick, in a log out of order
   // by more than the window) lies outside every refresh window (R >= T0): leaving it out keeps
   // V exact at the unaligned T0 (whose first bucket straddles T0 - window) and stops an old
