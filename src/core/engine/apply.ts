@@ -75,14 +75,8 @@ export function applyTrade(s: EngineState, e: TradeEvent, known?: number): Rejec
   if (m === undefined) return unknownSymbol(s, 'trade', e.symbolId);
   s.stats.events.trade++;
   const price = e.price;
-  s.symbolRecords.onTrade(
-    m,
-    e.time,
-    price.value,
-    price.text.length > FLOAT64_EXACT_CHARS ? price.text : undefined,
-    e.size.text,
-    s.lastTick ?? s.t0!,
-  );
+  const long = price.text.length > FLOAT64_EXACT_CHARS ? price.text : undefined;
+  s.symbolRecords.onTrade(m, e.time, price.value, long, e.size.value, e.size.text, s.lastTick ?? s.t0!);
   // A trade at or before T0 - window (possible only before the first tick, in a log out of order
   // by more than the window) lies outside every refresh window (R >= T0): leaving it out keeps
   // V exact at the unaligned T0 (whose first bucket straddles T0 - window) and stops an old
@@ -171,8 +165,9 @@ export function applyTradeRow(s: EngineState, b: BatchColumns, i: number, known?
     const text = decText(b, c + TRADE_PRICE);
     if (text.length > FLOAT64_EXACT_CHARS) longPrice = text;
   } else if (floatTextLong(price)) longPrice = String(price);
-  const sizeText = listed ? decText(b, c + TRADE_SIZE) : String(size);
-  s.symbolRecords.onTrade(m, t, price, longPrice, sizeText, s.lastTick ?? s.t0!);
+  // The size's exact text when listed; else it is String(size), which the exact sums read from the float.
+  const sizeText = listed ? decText(b, c + TRADE_SIZE) : undefined;
+  s.symbolRecords.onTrade(m, t, price, longPrice, size, sizeText, s.lastTick ?? s.t0!);
   // As in applyTrade: a trade at or before T0 - window lies outside every refresh window.
   if (t > s.t0! - s.config.volumeWindowUs) s.markets.window.add(m, t, size, sizeText);
   return undefined;

@@ -278,9 +278,18 @@ export class SymbolRecords {
    * An accepted trade of market m; `oldestTick` is the earliest tick still to be asked for (the
    * last tick, or T0 before it): trades a day or more before it count for the times and price only.
    * `price`: its float; `longPrice`: its exact text when longer than {@link FLOAT64_EXACT_CHARS}
-   * characters, else undefined; `size`: the exact text of its size.
+   * characters, else undefined; `size`: its size, `sizeText` its exact text when that is not
+   * `String(size)` (else undefined or that).
    */
-  onTrade(m: number, t: number, price: number, longPrice: string | undefined, size: string, oldestTick: number): void {
+  onTrade(
+    m: number,
+    t: number,
+    price: number,
+    longPrice: string | undefined,
+    size: number,
+    sizeText: string | undefined,
+    oldestTick: number,
+  ): void {
     if (m >= this.declaredSince.length) this.ensure(m + 1);
     const col = this.t;
     const o = T_STRIDE * m;
@@ -299,7 +308,8 @@ export class SymbolRecords {
       col[o + BIN_SEC] = b;
       col[o + BIN] = i;
     }
-    bins.add(i, size);
+    if (sizeText === undefined) bins.addFloat(i, size);
+    else bins.add(i, sizeText);
   }
 
   /** Sets market m's cur (`which` 0) or prev (1) trade price: a float, and its text when the float is not exact. */

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { floatToSafe } from '../../decimal.js';
 import { isEligible } from '../../eligibility.js';
 import type { QuoteEvent, SymbolType } from '../../types.js';
 import { VolumeWindow, type VolumeWindowJSON } from '../../volumeWindow.js';
@@ -34,32 +35,13 @@ export const WhyNot = {
  */
 export const FLOAT64_EXACT_CHARS = 15;
 
-/** 10^k for k = 0 .. 22 (each exact as a float64). */
-const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
-
 /**
  * Whether `String(v)` is longer than {@link FLOAT64_EXACT_CHARS} characters, mostly without
- * making the string. For 1e-6 <= v < 1e13 (plain notation, I integer digits, "0" for v < 1), the
- * string has at most 15 characters when a decimal d of at most k = 14 - I fraction digits has v
- * as its nearest float: then d is the only such decimal (two of them differ by at least 10^-k,
- * more than the float's spacing near v), `String(v)` has at most k fraction digits too (it has
- * the fewest significant digits of the decimals whose nearest float is v; a power of ten between
- * the two would be that string, no longer), hence at most I + 1 + k = 15 characters. The test:
- * N = round(v 10^k) (below 2^53, and the error of the product is far below 1/2) and N / 10^k (one
- * correctly rounded division of exact floats) is v. Any other v: the string is made.
+ * making the string (see {@link floatToSafe}: when it finds the digits, the text has at most 15
+ * characters).
  */
 export function floatTextLong(v: number): boolean {
-  if (v >= 1e-6 && v < 1e13) {
-    let digits = 1;
-    let p = 10;
-    while (v >= p) {
-      digits++;
-      p *= 10;
-    }
-    const scale = POW10[14 - digits];
-    if (Math.round(v * scale) / scale === v) return false;
-  }
-  return String(v).length > FLOAT64_EXACT_CHARS;
+  return !floatToSafe(v) && String(v).length > FLOAT64_EXACT_CHARS;
 }
 
 /** Snapshot of a {@link MarketTable} (the `markets` part of the engine snapshot; key order is part of the format). */
