@@ -92,6 +92,12 @@ export class MarketTable {
    */
   readonly text: (string[] | undefined)[] = [];
   /**
+   * 1 when market m's committed quote was staged from values whose exact texts are String(value)
+   * ({@link stageValues}): {@link text} is then undefined and the snapshot derives the texts it
+   * would have kept from the values (see {@link toJSON}), so a commit does no string work.
+   */
+  textFromValues = new Uint8Array(0);
+  /**
    * Quote received after the last tick, per market (the last one read wins); committed at the next
    * tick. Undefined for a quote staged from its values ({@link stageValues}), whose exact texts
    * are String(value) but where {@link stagedTexts} lists them.
@@ -107,7 +113,7 @@ export class MarketTable {
    * commit at the next tick reads them in order instead of cold event objects: for the i-th market
    * of {@link stagedList}, bid, ask, bid size, ask size and time at `sq[5 i ..]`, and `sLong[i]`
    * = 1 when its exact texts must be kept (see {@link text}), 2 when its texts are String(value)
-   * and the commit decides that from the values. `sPos[m]` is market m's position.
+   * (see {@link textFromValues}). `sPos[m]` is market m's position.
    */
   sq = new Float64Array(5 * 64);
   sLong = new Uint8Array(64);
@@ -162,6 +168,7 @@ export class MarketTable {
       this.askSize = growF64(this.askSize, n);
       this.tq = growF64(this.tq, n, NaN);
       this.staged = growU8(this.staged, n);
+      this.textFromValues = growU8(this.textFromValues, n);
       this.sPos = growI32(this.sPos, n);
       this.discardedAt = growF64(this.discardedAt, n, NaN);
       this.eligible = growU8(this.eligible, n);
@@ -262,7 +269,7 @@ export class MarketTable {
 
   /** Commits the staged quotes (start of a tick) and marks their pairs dirty in `pairDirty`. */
   commitStaged(pairDirty: Uint8Array): void {
-    const { stagedQuote, stagedTexts, bid, ask, bidSize, askSize, tq, text, staged, pair, sq, sLong, slotOf, pq } = this;
+    const { stagedQuote, stagedTexts, textFromValues, bid, ask, bidSize, askSize, tq, text, staged, pair, sq, sLong, slotOf, pq } = this;
     const layout = this.layoutValid;
     const list = this.stagedList;
     for (let i = 0; i < list.length; i++) {
@@ -297,9 +304,8 @@ export class MarketTable {
           const st = stagedTexts[m]!;
           text[m] = [st[0], st[2], st[1], st[3]];
         }
-      } else if (long === 2 && (floatTextLong(b) || floatTextLong(a) || floatTextLong(bs) || floatTextLong(as)))
-        text[m] = [String(b), String(a), String(bs), String(as)];
-      else if (text[m] !== undefined) text[m] = undefined;
+      } else if (text[m] !== undefined) text[m] = undefined;
+      textFromValues[m] = long === 2 ? 1 : 0;
       stagedQuote[m] = undefined;
       stagedTexts[m] = undefined;
       staged[m] = 0;
@@ -388,6 +394,21 @@ export class MarketTable {
     return this.text[m] ?? [String(this.bid[m]), String(this.ask[m]), String(this.bidSize[m]), String(this.askSize[m])];
   }
 
+  /**
+   * The exact texts [bid, ask, bid_size, ask_size] market m's committed quote keeps (a copy), or
+   * null: the texts of a quote staged from values are kept when one of them is long, as
+   * {@link stage} keeps them.
+   */
+  private keptTexts(m: number): string[] | null {
+    const t = this.text[m];
+    if (t !== undefined) return [...t];
+    if (this.textFromValues[m] === 1) {
+      const v = [this.bid[m], this.ask[m], this.bidSize[m], this.askSize[m]];
+      if (v.some(floatTextLong)) return v.map(String);
+    }
+    return null;
+  }
+
   /** The table as plain JSON (see {@link MarketTableJSON}); the volume window is snapshotted separately. */
   toJSON(): MarketTableJSON {
     const n = this.index.size;
@@ -405,7 +426,7 @@ export class MarketTable {
         nullableColumn(this.askSize, n),
         nullableColumn(this.tq, n),
       ],
-      quote_text: this.text.slice(0, n).map((t) => (t ? [...t] : null)),
+      quote_text: Array.from({ length: n }, (_, m) => this.keptTexts(m)),
       staged: [...this.stagedList],
       staged_quotes: this.stagedList.map((m, i) => this.stagedEvent(m, i)),
       eligible: Array.from(this.eligible.subarray(0, n)),
@@ -432,6 +453,7 @@ export class MarketTable {
     for (let m = 0; m < n; m++) {
       const txt = json.quote_text[m];
       this.text[m] = txt ? [...txt] : undefined;
+      this.textFromValues[m] = 0;
       this.eligible[m] = json.eligible[m];
       this.whyNot[m] = json.why_not[m];
     }
