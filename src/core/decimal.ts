@@ -223,6 +223,44 @@ function decimalToSafe(text: string): boolean {
   return true;
 }
 
+/**
+ * {@link decimalToSafe} of `String(v)`, mostly without making the string: true with `safeMant`
+ * and `safeExp` set when the float's shortest text has at most 15 characters in plain notation
+ * and is found from v alone. For 1e-6 <= v < 1e13 (I integer digits, "0" below 1) and k = 14 - I:
+ * N = round(v 10^k) is below 2^53, and when N / 10^k (one correctly rounded division of exact
+ * floats) is v, the decimal N 10^-k has v as its nearest float. It is the only decimal of at
+ * most k fraction digits that has (two of them differ by 10^-k or more, more than the spacing
+ * of floats near v). `String(v)` has at most k fraction digits too (it has the fewest significant
+ * digits of the decimals whose nearest float is v; a power of ten between the two would be that
+ * string), so it is that decimal: N without its trailing zeros (up to k of them) and minus the
+ * fraction digits left, as decimalToSafe reads it (at most I + k = 14 digits). False otherwise
+ * (then nothing is known: read `String(v)`).
+ */
+export function floatToSafe(v: number): boolean {
+  if (!(v >= 1e-6 && v < 1e13)) return false;
+  let digits = 1;
+  let p = 10;
+  while (v >= p) {
+    digits++;
+    p *= 10;
+  }
+  let k = 14 - digits;
+  const scale = POW10[k];
+  let n = Math.round(v * scale);
+  if (n / scale !== v) return false;
+  while (k > 0 && n % 10 === 0) {
+    n /= 10;
+    k--;
+  }
+  floatMant = n;
+  floatExp = -k;
+  return true;
+}
+
+/** The mantissa and exponent {@link floatToSafe} found. */
+let floatMant = 0;
+let floatExp = 0;
+
 /** `a * 10^k + b` when it is a safe integer (computed exactly), else NaN. */
 function scaledAdd(a: number, k: number, b: number): number {
   if (k > 22) return Number.NaN;
@@ -350,22 +388,33 @@ export class ExactSums {
     this.exp[slot] = exp;
   }
 
+  /**
+   * Adds `String(v)` to a slot, exactly, as {@link add} would; the text is made only when
+   * {@link floatToSafe} cannot tell its digits from v (a trade size of a columnar batch whose
+   * exact text is the float's own).
+   */
+  addFloat(slot: number, v: number): void {
+    if (this.bigOf(slot) === undefined && floatToSafe(v) && this.addSafe(slot, floatMant, floatExp)) return;
+    this.add(slot, String(v));
+  }
+
+  /** Adds `mant * 10^exp` (a safe integer mantissa) to a slot without BigInt; false when the sum would not stay safe. */
+  private addSafe(slot: number, mant: number, exp: number): boolean {
+    if (mant === 0) return true;
+    const cur = this.exp[slot];
+    const held = this.fastMant[slot];
+    const r = exp >= cur ? scaledAdd(mant, exp - cur, held) : scaledAdd(held, cur - exp, mant);
+    if (Number.isNaN(r)) return false;
+    this.fastMant[slot] = r;
+    if (exp < cur) this.exp[slot] = exp;
+    return true;
+  }
+
   /** Adds the decimal text `text` (as {@link parseDec} keeps it) to a slot, exactly. */
   add(slot: number, text: string): void {
-    const cur = this.exp[slot];
     const big = this.bigOf(slot);
-    if (big === undefined && decimalToSafe(text)) {
-      const mant = safeMant;
-      const exp = safeExp;
-      if (mant === 0) return;
-      const held = this.fastMant[slot];
-      const r = exp >= cur ? scaledAdd(mant, exp - cur, held) : scaledAdd(held, cur - exp, mant);
-      if (!Number.isNaN(r)) {
-        this.fastMant[slot] = r;
-        if (exp < cur) this.exp[slot] = exp;
-        return;
-      }
-    }
+    if (big === undefined && decimalToSafe(text) && this.addSafe(slot, safeMant, safeExp)) return;
+    const cur = this.exp[slot];
     // Beyond a safe integer, or an unusual text (exponent): BigInt from here on for this slot.
     const [mant, exp] = decimalToScaled(text);
     if (mant === 0n) return;

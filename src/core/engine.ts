@@ -18,7 +18,8 @@
  * @module
  */
 import type { EngineConfig, ResolvedConfig } from './config.js';
-import { applyExchange, applyQuote, applySymbol, applyTrade, reject, unknownSymbol } from './engine/apply.js';
+import { applyExchange, applyQuote, applyQuoteRow, applySymbol, applyTrade, applyTradeRow, reject, unknownSymbol } from './engine/apply.js';
+import { type BatchColumns, ROW_QUOTE } from './batch.js';
 import type { RateGraph } from './graph.js';
 import { parseSymbolId } from './symbols.js';
 import { Explainer } from './engine/explain.js';
@@ -190,6 +191,70 @@ export class Engine {
       default:
         return applySymbol(s, event);
     }
+  }
+
+  /** The batch whose symbols {@link rowMarkets} resolves. */
+  private rowBatch: BatchColumns | undefined;
+  /** Market id of each symbol of {@link rowBatch} once known (-1 until then). */
+  private rowMarkets = new Int32Array(0);
+
+  /**
+   * The market of row i's symbol if it is known, else -1. Resolved per batch and kept once known (a
+   * market id never changes); an unknown one is looked up again at each row, since a row before
+   * may define it (a quote of its pattern, a `symbol` event).
+   */
+  private rowMarket(b: BatchColumns, i: number): number {
+    if (b !== this.rowBatch) {
+      this.rowBatch = b;
+      this.rowMarkets = new Int32Array(b.symbols.length).fill(-1);
+    }
+    const k = b.symbol[i];
+    let m = this.rowMarkets[k];
+    if (m < 0) {
+      m = this.state.markets.index.get(b.symbols[k]) ?? -1;
+      this.rowMarkets[k] = m;
+    }
+    return m;
+  }
+
+  /**
+   * {@link apply} for quote or trade row i of a columnar batch (src/core/batch.ts): the same
+   * checks, ticks and state as applying `eventAt(b, i)`, from the columns.
+   */
+  applyRow(b: BatchColumns, i: number): Reject | undefined {
+    const s = this.state;
+    const t = b.time[i];
+    if (!Number.isSafeInteger(t))
+      return s.countReject(reject('bad_time', `event time ${String(t)} is not an integer number of microseconds`, 'time'));
+    if (s.lastTick !== undefined && t <= s.lastTick) {
+      return s.countReject(
+        reject('late', `event time ${formatTime(t)} is at or before the last computed tick ${formatTime(s.lastTick)}`, 'time'),
+      );
+    }
+    const quote = b.kind[i] === ROW_QUOTE;
+    const m = this.rowMarket(b, i);
+    if (m < 0) {
+      const symbolId = b.symbols[b.symbol[i]];
+      if (parseSymbolId(symbolId) === undefined) return unknownSymbol(s, quote ? 'quote' : 'trade', symbolId);
+    }
+    if (s.t0 === undefined) {
+      s.t0 = ceilSecond(t);
+      s.nextTick = s.t0;
+    } else {
+      this.ticks.runTicks(t - 1);
+    }
+    s.eventSinceTick = true;
+    s.eventSinceRefresh = true;
+    const known = m < 0 ? undefined : m;
+    return quote ? applyQuoteRow(s, b, i, known) : applyTradeRow(s, b, i, known);
+  }
+
+  /** {@link accepts} for quote or trade row i of a columnar batch. */
+  acceptsRow(b: BatchColumns, i: number): boolean {
+    const s = this.state;
+    const t = b.time[i];
+    if (!Number.isSafeInteger(t) || (s.lastTick !== undefined && t <= s.lastTick)) return false;
+    return this.rowMarket(b, i) >= 0 || s.canKnowMarket(b.symbols[b.symbol[i]]);
   }
 
   /**

@@ -52,14 +52,31 @@ export function spreadAcceptedExact(bidText: string, askText: string, maxSpreadT
 export function spreadAccepted(bid: Dec, ask: Dec, maxSpreadText: string, maxSpreadValue: number): boolean {
   const b = bid.value;
   const a = ask.value;
-  // Float parsing is monotone: a < b as floats implies a < b exactly (crossed book).
-  if (a < b) return false;
   if (a === b && bid.text === ask.text) return true; // locked book, same text: spread exactly 0
+  const d = spreadFloatDecision(b, a, maxSpreadValue);
+  return d === SPREAD_EXACT ? spreadAcceptedExact(bid.text, ask.text, maxSpreadText) : d === SPREAD_ACCEPTED;
+}
+
+/** {@link spreadFloatDecision}: accepted. */
+export const SPREAD_ACCEPTED = 1;
+/** {@link spreadFloatDecision}: discarded. */
+export const SPREAD_DISCARDED = 0;
+/** {@link spreadFloatDecision}: too near the boundary (or a locked book), the exact texts decide. */
+export const SPREAD_EXACT = -1;
+
+/**
+ * Rule 5's float test on the values of a quote's bid and ask (see {@link spreadAccepted}, which
+ * decides {@link SPREAD_EXACT} on the exact texts; a locked book, bid = ask as floats, is
+ * {@link SPREAD_EXACT}: accepted at once when both texts are the same).
+ */
+export function spreadFloatDecision(b: number, a: number, maxSpreadValue: number): number {
+  // Float parsing is monotone: a < b as floats implies a < b exactly (crossed book).
+  if (a < b) return SPREAD_DISCARDED;
   const lhs = 2 * (a - b);
   const rhs = maxSpreadValue * (a + b);
   const diff = lhs - rhs;
   const scale = NEAR * (lhs + rhs);
-  if (a > b && diff < -scale) return true;
-  if (diff > scale) return false;
-  return spreadAcceptedExact(bid.text, ask.text, maxSpreadText);
+  if (a > b && diff < -scale) return SPREAD_ACCEPTED;
+  if (diff > scale) return SPREAD_DISCARDED;
+  return SPREAD_EXACT;
 }

@@ -109,7 +109,8 @@ export class VolumeWindow {
       this.exact.clear(slot);
     }
     this.sums[slot] += size;
-    this.exact.add(slot, sizeText ?? String(size));
+    if (sizeText === undefined) this.exact.addFloat(slot, size);
+    else this.exact.add(slot, sizeText);
   }
 
   /**

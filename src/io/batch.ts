@@ -29,9 +29,17 @@ export function rawOf(b: BatchColumns, i: number): string {
   throw new Error(`xrate: batch row ${i} (line ${b.line[i]}) has no raw text`);
 }
 
-/** Row i as the record the record-at-a-time reader gives. */
+/**
+ * Row i as the record the record-at-a-time reader gives. An other row's raw text made on demand
+ * (a CSV, SQLite or vendor record's) stays made on demand.
+ */
 export function recordAt(b: BatchColumns, i: number): SourceRecord {
-  if (b.kind[i] === ROW_OTHER) return { ...(b.others[b.otherIndex[i]] as Omit<SourceRecord, 'line'>), line: b.line[i] };
+  if (b.kind[i] === ROW_OTHER) {
+    const o = b.others[b.otherIndex[i]];
+    const rec = Object.defineProperties({}, Object.getOwnPropertyDescriptors(o)) as SourceRecord;
+    rec.line = b.line[i];
+    return rec;
+  }
   return { line: b.line[i], raw: rawOf(b, i), event: eventAt(b, i) };
 }
 
@@ -65,6 +73,8 @@ export function recordsToBatch(records: readonly SourceRecord[]): BatchColumns {
       }
     } else {
       const { line, ...rest } = r;
+      // A raw text made on demand (a getter of the record's class, which a spread leaves out): kept so.
+      if (!Object.hasOwn(r, 'raw')) Object.defineProperty(rest, 'raw', { get: () => r.raw, enumerable: true, configurable: true });
       bb.other(line, rest);
     }
   }

@@ -21,6 +21,7 @@
  * @module
  */
 import { performance } from 'node:perf_hooks';
+import { type BatchColumns, ROW_OTHER } from '../core/batch.js';
 import { createEngine, type Engine, type EngineListener, restoreEngine } from '../core/engine.js';
 import { messageOf, XrateError } from '../core/errors.js';
 import type { EngineConfig } from '../core/config.js';
@@ -32,7 +33,15 @@ import type { DriverMarks, WindowState } from './driverState.js';
 import { HeapBudget } from './heapBudget.js';
 import { Ingest, type IngestState, type RunTotals } from './ingest.js';
 import type { PartitionRun } from './partitionRun.js';
-import type { PolledSource, RecordSink, RecordSource, SourceBatch, SourcePosition } from './recordSource.js';
+import {
+  type PolledSource,
+  type RawOf,
+  type RecordSink,
+  type RecordSource,
+  recordWith,
+  type SourceBatch,
+  type SourcePosition,
+} from './recordSource.js';
 import { type Positioned, ReorderWindow } from './reorder.js';
 import type { DriverClock, TickPolicy } from './ticks.js';
 
@@ -208,6 +217,58 @@ export class Driver implements DriverClock, RecordSink {
       for (const q of window.releasable()) if (!this.apply(q.event, q.input, q)) break;
     } else this.apply(ev, input, rec);
     return !this.stopped;
+  }
+
+  /**
+   * The rows of a columnar batch (see {@link RecordSink.rows}). A quote or trade row goes straight
+   * to the engine ({@link applyRow}) unless a reorder window or a partition's reports need its
+   * record; any other row is read as its record ({@link record}).
+   */
+  rows(b: BatchColumns, input: number, raw: RawOf): number {
+    const inputs = b.input;
+    const kind = b.kind;
+    const partition = this.opts.partition;
+    for (let i = 0; i < b.length; i++) {
+      const inp = inputs === undefined ? input : inputs[i];
+      if (kind[i] === ROW_OTHER || this.window !== undefined || partition?.reporting) {
+        if (!this.record(recordWith(b, i, raw), inp)) return i + 1;
+      } else {
+        this.state.eventsRead++;
+        this.applyRow(b, i, inp, raw);
+        if (this.stopped) return i + 1;
+      }
+    }
+    return b.length;
+  }
+
+  /**
+   * {@link apply} for quote or trade row i of a batch: the same stop at `to`, output switch,
+   * tick timing and clock, the engine applying the row from its columns; a reject's raw text is
+   * read only then.
+   */
+  private applyRow(b: BatchColumns, i: number, input: number, raw: RawOf): void {
+    const engine = this.engine;
+    const t = b.time[i];
+    const to = this.opts.ticks.to;
+    if (to !== undefined && t > to && engine.acceptsRow(b, i)) {
+      engine.advanceTo(to);
+      this.marks.stopped = true;
+      return;
+    }
+    const from = this.opts.from;
+    if (!this.state.outputOn && from !== undefined && t >= from && engine.acceptsRow(b, i)) this.outputOn(true);
+    const onTicks = this.opts.onTicks;
+    let rejected: Reject | undefined;
+    if (onTicks) {
+      const before = engine.lastTickTime;
+      const t0 = performance.now();
+      rejected = engine.applyRow(b, i);
+      if (engine.lastTickTime !== before) onTicks((performance.now() - t0) / 1000);
+    } else rejected = engine.applyRow(b, i);
+    if (rejected === undefined) {
+      const marks = this.marks;
+      if (marks.lastEventTime === null || t > marks.lastEventTime) marks.lastEventTime = t;
+    } else this.ingest.reject(rejected, input, b.line[i], raw(b, i));
   }
 
   /** The end of an input inside a stream: the end-of-input ticks. */

@@ -15,9 +15,11 @@
  *
  * @module
  */
-import type { FileTail } from '../io/tail.js';
+import { type BatchColumns, eventAt, ROW_OTHER } from '../core/batch.js';
+import { type BatchSource, batchesOf, rawOf, recordAt, recordsToBatch } from '../io/batch.js';
 import { mergeSources } from '../io/merge.js';
 import { type EventSource, type OpenSourceOptions, openSource, type SourceRecord } from '../io/source.js';
+import type { FileTail } from '../io/tail.js';
 
 /** Where reading stands: an input and a line of it. */
 export interface SourcePosition {
@@ -25,10 +27,22 @@ export interface SourcePosition {
   line: number;
 }
 
-/** What a batch feeds: the driver's handling of one record, and the end of an input inside a stream. */
+/** Row i's raw text (src/io/batch.ts `rawOf`, or a reader's own). */
+export type RawOf = (b: BatchColumns, i: number) => string;
+
+/**
+ * What a batch feeds: the driver's handling of one record or of the rows of a columnar batch, and
+ * the end of an input inside a stream.
+ */
 export interface RecordSink {
   /** One record of input `input`, in replay order; false once the driver stopped reading (`to`). */
   record(rec: SourceRecord, input: number): boolean;
+  /**
+   * The rows of a columnar batch in order, each of input `input` (or `b.input[i]` when the batch
+   * has that column), stopping after the row that stops the driver (`to`); returns the number of
+   * rows handled. `raw` gives a row's raw text, asked for only when it is stored (a reject).
+   */
+  rows(b: BatchColumns, input: number, raw: RawOf): number;
   /** The end of an input inside a stream (a publish run's end): the end-of-input ticks. */
   endOfInput(): void;
 }
@@ -65,6 +79,53 @@ export interface PolledSource {
 /** How the inputs are opened (openSource's options but the start line). */
 export type OpenOptions = Pick<OpenSourceOptions, 'format' | 'batchSize' | 'maxLineBytes' | 'time'>;
 
+/**
+ * Opens input `path` as columnar batches (every record source of a replay reads its files here).
+ */
+export function openInputBatches(path: string, opts: OpenSourceOptions): BatchSource {
+  return batchesOf(openSource(path, opts));
+}
+
+/** The raw-text reader of a batch source's rows. */
+function rawReader(src: BatchSource): RawOf {
+  const own = src.rawOf;
+  return own === undefined ? rawOf : (b, i) => own.call(src, b, i);
+}
+
+/** Row i of a batch as the record the record-at-a-time reader gives, its raw text from `raw`. */
+export function recordWith(b: BatchColumns, i: number, raw: RawOf): SourceRecord {
+  return b.kind[i] === ROW_OTHER ? recordAt(b, i) : { line: b.line[i], raw: raw(b, i), event: eventAt(b, i) };
+}
+
+/** A batch source read record by record (what the merge of src/io/merge.ts reads). */
+function recordsOf(src: BatchSource): EventSource {
+  const raw = rawReader(src);
+  return {
+    format: src.format as EventSource['format'],
+    path: src.path,
+    totalBytes: src.totalBytes,
+    bytesRead: () => src.bytesRead(),
+    async *batches() {
+      for await (const b of src.batches()) {
+        const out: SourceRecord[] = new Array(b.length);
+        for (let i = 0; i < b.length; i++) out[i] = recordWith(b, i, raw);
+        yield out;
+      }
+    },
+    close: () => src.close(),
+  };
+}
+
+/** A columnar batch of one input; a snapshot after it resumes after its last row handled. */
+function columnBatch(b: BatchColumns, input: number, raw: RawOf): SourceBatch {
+  return {
+    feed(sink) {
+      const n = sink.rows(b, input, raw);
+      return { input, line: n > 0 ? b.line[n - 1] : 0 };
+    },
+  };
+}
+
 /** A batch of records of one input. */
 function inputBatch(records: readonly SourceRecord[], input: number): SourceBatch {
   return {
@@ -84,14 +145,15 @@ function inputBatch(records: readonly SourceRecord[], input: number): SourceBatc
  * their start), each opened in turn and closed once read or left.
  */
 export function fileSequence(paths: readonly string[], open: OpenOptions, start: SourcePosition = { input: 0, line: 1 }): RecordSource {
-  let at: { input: number; src: EventSource } | undefined;
+  let at: { input: number; src: BatchSource } | undefined;
   return {
     async *batches() {
       for (let i = start.input; i < paths.length; i++) {
-        const src = openSource(paths[i], { ...open, startLine: i === start.input ? start.line : 1 });
+        const src = openInputBatches(paths[i], { ...open, startLine: i === start.input ? start.line : 1 });
         at = { input: i, src };
+        const raw = rawReader(src);
         try {
-          for await (const records of src.batches()) yield inputBatch(records, i);
+          for await (const b of src.batches()) yield columnBatch(b, i, raw);
         } finally {
           src.close();
         }
@@ -118,15 +180,14 @@ export function mergedFiles(paths: readonly string[], open: OpenOptions): Record
       const sources: EventSource[] = [];
       try {
         for (const path of paths) {
-          sources.push(
-            openSource(path, {
-              format: open.format,
-              batchSize: MERGE_INPUT_BATCH,
-              maxLineBytes: open.maxLineBytes,
-              time: open.time,
-              lean: true,
-            }),
-          );
+          const src = openInputBatches(path, {
+            format: open.format,
+            batchSize: MERGE_INPUT_BATCH,
+            maxLineBytes: open.maxLineBytes,
+            time: open.time,
+            lean: true,
+          });
+          sources.push(recordsOf(src));
         }
       } catch (e) {
         for (const src of sources) src.close();
@@ -135,9 +196,11 @@ export function mergedFiles(paths: readonly string[], open: OpenOptions): Record
       merged = mergeSources(sources, open.batchSize);
       try {
         for await (const { records, inputs } of merged.batches()) {
+          const b = recordsToBatch(records);
+          b.input = Uint16Array.from(inputs);
           yield {
             feed(sink) {
-              for (let k = 0; k < records.length; k++) if (!sink.record(records[k], inputs[k])) break;
+              sink.rows(b, 0, rawOf);
               // A merge is never snapshotted (replay.ts refuses it): no position to resume from.
               return { input: 0, line: 0 };
             },

@@ -5,9 +5,21 @@
  *
  * @module
  */
-import { spreadAccepted } from '../quoteFilter.js';
+import {
+  type BatchColumns,
+  CELLS,
+  decText,
+  QUOTE_ASK,
+  QUOTE_ASK_SIZE,
+  QUOTE_BID,
+  QUOTE_BID_SIZE,
+  TRADE_PRICE,
+  TRADE_SIZE,
+} from '../batch.js';
+import { SPREAD_ACCEPTED, SPREAD_EXACT, spreadAccepted, spreadAcceptedExact, spreadFloatDecision } from '../quoteFilter.js';
 import type { ExchangeEvent, QuoteEvent, Reject, RejectReason, SymbolEvent, TradeEvent } from '../types.js';
 import type { EngineState } from './state.js';
+import { FLOAT64_EXACT_CHARS, floatTextLong } from './tables/markets.js';
 
 /** A reject record (`field` only when given). */
 export function reject(reason: RejectReason, message: string, field?: string): Reject {
@@ -62,11 +74,101 @@ export function applyTrade(s: EngineState, e: TradeEvent, known?: number): Rejec
   const m = known ?? s.marketFor(e.symbolId);
   if (m === undefined) return unknownSymbol(s, 'trade', e.symbolId);
   s.stats.events.trade++;
-  s.symbolRecords.onTrade(m, e.time, e.price, e.size.text, s.lastTick ?? s.t0!);
+  const price = e.price;
+  const long = price.text.length > FLOAT64_EXACT_CHARS ? price.text : undefined;
+  s.symbolRecords.onTrade(m, e.time, price.value, long, e.size.value, e.size.text, s.lastTick ?? s.t0!);
   // A trade at or before T0 - window (possible only before the first tick, in a log out of order
   // by more than the window) lies outside every refresh window (R >= T0): leaving it out keeps
   // V exact at the unaligned T0 (whose first bucket straddles T0 - window) and stops an old
   // bucket from evicting a newer one in the ring.
   if (e.time > s.t0! - s.config.volumeWindowUs) s.markets.window.add(m, e.time, e.size.value, e.size.text);
+  return undefined;
+}
+
+/**
+ * The first entry of `b.textCells` at or after cell `cell` (`textCells.length` when none): row i
+ * lists a text exactly when the entry at `CELLS i` is below `CELLS (i + 1)`.
+ */
+function firstListed(b: BatchColumns, cell: number): number {
+  const cells = b.textCells;
+  let lo = 0;
+  let hi = cells.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (cells[mid] < cell) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Whether row i of `b` lists an exact text for one of its cells (most rows list none). */
+function listsTexts(b: BatchColumns, i: number): boolean {
+  const cells = b.textCells;
+  if (cells.length === 0) return false;
+  const k = firstListed(b, CELLS * i);
+  return k < cells.length && cells[k] < CELLS * (i + 1);
+}
+
+/**
+ * {@link applyQuote} for quote row i of a columnar batch (src/core/batch.ts), from its columns:
+ * the same counters, logs, rule-5 decision (the float test, the exact texts only near the
+ * boundary) and staged quote as for the row's event, without the event.
+ */
+export function applyQuoteRow(s: EngineState, b: BatchColumns, i: number, known?: number): Reject | undefined {
+  const symbolId = b.symbols[b.symbol[i]];
+  const m = known ?? s.marketFor(symbolId);
+  if (m === undefined) return unknownSymbol(s, 'quote', symbolId);
+  s.stats.events.quote++;
+  const t = b.time[i];
+  s.symbolRecords.onQuote(m, t);
+  const v = b.v;
+  const c = CELLS * i;
+  const bid = v[c + QUOTE_BID];
+  const ask = v[c + QUOTE_ASK];
+  if (s.listener.onOwnMetrics !== undefined) s.ownMetrics.noteQuote(m, bid, ask);
+  const listed = listsTexts(b, i);
+  let d = spreadFloatDecision(bid, ask, s.config.maxSpreadValue);
+  if (d === SPREAD_EXACT) {
+    // A locked book whose texts are both String(value) has the same texts: spread exactly 0.
+    if (bid === ask && !listed) d = SPREAD_ACCEPTED;
+    else {
+      const bt = decText(b, c + QUOTE_BID);
+      const at = decText(b, c + QUOTE_ASK);
+      d = (bid === ask && bt === at) || spreadAcceptedExact(bt, at, s.config.maxSpreadText) ? SPREAD_ACCEPTED : 0;
+    }
+  }
+  if (d !== SPREAD_ACCEPTED) {
+    s.stats.quotesDiscarded++;
+    s.markets.discardedAt[m] = t;
+    return undefined;
+  }
+  const texts = listed
+    ? [decText(b, c + QUOTE_BID), decText(b, c + QUOTE_BID_SIZE), decText(b, c + QUOTE_ASK), decText(b, c + QUOTE_ASK_SIZE)]
+    : undefined;
+  s.markets.stageValues(m, bid, v[c + QUOTE_BID_SIZE], ask, v[c + QUOTE_ASK_SIZE], t, texts);
+  return undefined;
+}
+
+/** {@link applyTrade} for trade row i of a columnar batch, from its columns (see {@link applyQuoteRow}). */
+export function applyTradeRow(s: EngineState, b: BatchColumns, i: number, known?: number): Reject | undefined {
+  const symbolId = b.symbols[b.symbol[i]];
+  const m = known ?? s.marketFor(symbolId);
+  if (m === undefined) return unknownSymbol(s, 'trade', symbolId);
+  s.stats.events.trade++;
+  const t = b.time[i];
+  const c = CELLS * i;
+  const price = b.v[c + TRADE_PRICE];
+  const size = b.v[c + TRADE_SIZE];
+  const listed = listsTexts(b, i);
+  let longPrice: string | undefined;
+  if (listed) {
+    const text = decText(b, c + TRADE_PRICE);
+    if (text.length > FLOAT64_EXACT_CHARS) longPrice = text;
+  } else if (floatTextLong(price)) longPrice = String(price);
+  // The size's exact text when listed; else it is String(size), which the exact sums read from the float.
+  const sizeText = listed ? decText(b, c + TRADE_SIZE) : undefined;
+  s.symbolRecords.onTrade(m, t, price, longPrice, size, sizeText, s.lastTick ?? s.t0!);
+  // As in applyTrade: a trade at or before T0 - window lies outside every refresh window.
+  if (t > s.t0! - s.config.volumeWindowUs) s.markets.window.add(m, t, size, sizeText);
   return undefined;
 }

@@ -14,7 +14,7 @@
  */
 import { ExactDecimal } from '../decimal.js';
 import { parseSymbolId } from '../symbols.js';
-import type { Dec, SymbolEvent, SymbolType, TimeUs } from '../types.js';
+import type { SymbolEvent, SymbolType, TimeUs } from '../types.js';
 import type { EngineState } from './state.js';
 import { floatColumn, growF64, nullableColumn } from './tables/columns.js';
 import { FLOAT64_EXACT_CHARS } from './tables/markets.js';
@@ -277,15 +277,26 @@ export class SymbolRecords {
   /**
    * An accepted trade of market m; `oldestTick` is the earliest tick still to be asked for (the
    * last tick, or T0 before it): trades a day or more before it count for the times and price only.
+   * `price`: its float; `longPrice`: its exact text when longer than {@link FLOAT64_EXACT_CHARS}
+   * characters, else undefined; `size`: its size, `sizeText` its exact text when that is not
+   * `String(size)` (else undefined or that).
    */
-  onTrade(m: number, t: number, price: Dec, size: string, oldestTick: number): void {
+  onTrade(
+    m: number,
+    t: number,
+    price: number,
+    longPrice: string | undefined,
+    size: number,
+    sizeText: string | undefined,
+    oldestTick: number,
+  ): void {
     if (m >= this.declaredSince.length) this.ensure(m + 1);
     const col = this.t;
     const o = T_STRIDE * m;
     const r = noteTime(col, o, t);
     if (r === 2) this.movePrice(m);
-    if (r > 0) this.setPrice(m, 0, price);
-    else if (r < 0) this.setPrice(m, 1, price);
+    if (r > 0) this.setPrice(m, 0, price, longPrice);
+    else if (r < 0) this.setPrice(m, 1, price, longPrice);
     const fromBin = oldestTick / US_PER_SECOND - DAY_SECONDS + 1;
     const b = binOf(t);
     if (b < fromBin) return;
@@ -297,14 +308,15 @@ export class SymbolRecords {
       col[o + BIN_SEC] = b;
       col[o + BIN] = i;
     }
-    bins.add(i, size);
+    if (sizeText === undefined) bins.addFloat(i, size);
+    else bins.add(i, sizeText);
   }
 
   /** Sets market m's cur (`which` 0) or prev (1) trade price: a float, and its text when the float is not exact. */
-  private setPrice(m: number, which: number, price: Dec): void {
-    this.t[T_STRIDE * m + P_CUR + which] = price.value;
+  private setPrice(m: number, which: number, price: number, longPrice: string | undefined): void {
+    this.t[T_STRIDE * m + P_CUR + which] = price;
     const key = 2 * m + which;
-    if (price.text.length > FLOAT64_EXACT_CHARS) this.longPrices.set(key, price.text);
+    if (longPrice !== undefined) this.longPrices.set(key, longPrice);
     else if (this.longPrices.size !== 0) this.longPrices.delete(key);
   }
 

@@ -86,6 +86,11 @@ export class TradeBins {
     this.sums.add(i & this.mask, text);
   }
 
+  /** Adds a trade size whose exact text is `String(v)` to live bin `i` ({@link ExactSums.addFloat}). */
+  addFloat(i: number, v: number): void {
+    this.sums.addFloat(i & this.mask, v);
+  }
+
   /** Drops the bins at the front older than second `minBin`. */
   drop(minBin: number): void {
     while (this.front < this.end && this.sec[this.front & this.mask] < minBin) this.front++;

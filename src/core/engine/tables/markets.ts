@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { floatToSafe } from '../../decimal.js';
 import { isEligible } from '../../eligibility.js';
 import type { QuoteEvent, SymbolType } from '../../types.js';
 import { VolumeWindow, type VolumeWindowJSON } from '../../volumeWindow.js';
@@ -33,6 +34,15 @@ export const WhyNot = {
  * shortest representation (docs/methodology.md section 7).
  */
 export const FLOAT64_EXACT_CHARS = 15;
+
+/**
+ * Whether `String(v)` is longer than {@link FLOAT64_EXACT_CHARS} characters, mostly without
+ * making the string (see {@link floatToSafe}: when it finds the digits, the text has at most 15
+ * characters).
+ */
+export function floatTextLong(v: number): boolean {
+  return !floatToSafe(v) && String(v).length > FLOAT64_EXACT_CHARS;
+}
 
 /** Snapshot of a {@link MarketTable} (the `markets` part of the engine snapshot; key order is part of the format). */
 export interface MarketTableJSON {
@@ -81,13 +91,29 @@ export class MarketTable {
    * is longer than {@link FLOAT64_EXACT_CHARS} characters (see {@link exactTexts}).
    */
   readonly text: (string[] | undefined)[] = [];
-  /** Quote received after the last tick, per market (the last one read wins); committed at the next tick. */
+  /**
+   * 1 when market m's committed quote was staged from values whose exact texts are String(value)
+   * ({@link stageValues}): {@link text} is then undefined and the snapshot derives the texts it
+   * would have kept from the values (see {@link toJSON}), so a commit does no string work.
+   */
+  textFromValues = new Uint8Array(0);
+  /**
+   * Quote received after the last tick, per market (the last one read wins); committed at the next
+   * tick. Undefined for a quote staged from its values ({@link stageValues}), whose exact texts
+   * are String(value) but where {@link stagedTexts} lists them.
+   */
   readonly stagedQuote: (QuoteEvent | undefined)[] = [];
+  /**
+   * The exact texts [bid, bid_size, ask, ask_size] of a quote staged from its values when one of
+   * them is not String(value) (see {@link stageValues}).
+   */
+  readonly stagedTexts: (string[] | undefined)[] = [];
   /**
    * The staged quotes' values, copied at staging time (while the event is in cache) so that the
    * commit at the next tick reads them in order instead of cold event objects: for the i-th market
    * of {@link stagedList}, bid, ask, bid size, ask size and time at `sq[5 i ..]`, and `sLong[i]`
-   * = 1 when its exact texts must be kept (see {@link text}). `sPos[m]` is market m's position.
+   * = 1 when its exact texts must be kept (see {@link text}), 2 when its texts are String(value)
+   * (see {@link textFromValues}). `sPos[m]` is market m's position.
    */
   sq = new Float64Array(5 * 64);
   sLong = new Uint8Array(64);
@@ -142,6 +168,7 @@ export class MarketTable {
       this.askSize = growF64(this.askSize, n);
       this.tq = growF64(this.tq, n, NaN);
       this.staged = growU8(this.staged, n);
+      this.textFromValues = growU8(this.textFromValues, n);
       this.sPos = growI32(this.sPos, n);
       this.discardedAt = growF64(this.discardedAt, n, NaN);
       this.eligible = growU8(this.eligible, n);
@@ -154,6 +181,7 @@ export class MarketTable {
       this.type.push('SPOT');
       this.text.push(undefined);
       this.stagedQuote.push(undefined);
+      this.stagedTexts.push(undefined);
     }
     return m;
   }
@@ -161,16 +189,8 @@ export class MarketTable {
   /** Stages an accepted quote of market m for the next tick. */
   stage(m: number, q: QuoteEvent): void {
     this.stagedQuote[m] = q;
-    if (!this.staged[m]) {
-      this.staged[m] = 1;
-      this.sPos[m] = this.stagedList.length;
-      this.stagedList.push(m);
-      if (5 * this.stagedList.length > this.sq.length) {
-        this.sq = growF64(this.sq, 2 * this.sq.length);
-        this.sLong = growU8(this.sLong, 2 * this.sLong.length);
-      }
-    }
-    const i = this.sPos[m];
+    this.stagedTexts[m] = undefined;
+    const i = this.stagePosition(m);
     const sq = this.sq;
     const o = 5 * i;
     sq[o] = q.bidPrice.value;
@@ -187,9 +207,69 @@ export class MarketTable {
         : 0;
   }
 
+  /**
+   * Stages an accepted quote of market m from its values and time (a row of a columnar batch):
+   * what {@link stage} does with the quote event of these values, without the object. `texts`:
+   * its exact texts [bid, bid_size, ask, ask_size] when one of them is not String(value), else
+   * undefined.
+   */
+  stageValues(m: number, bid: number, bidSize: number, ask: number, askSize: number, time: number, texts: string[] | undefined): void {
+    this.stagedQuote[m] = undefined;
+    this.stagedTexts[m] = texts;
+    const i = this.stagePosition(m);
+    const sq = this.sq;
+    const o = 5 * i;
+    sq[o] = bid;
+    sq[o + 1] = ask;
+    sq[o + 2] = bidSize;
+    sq[o + 3] = askSize;
+    sq[o + 4] = time;
+    this.sLong[i] =
+      texts === undefined
+        ? 2
+        : texts[0].length > FLOAT64_EXACT_CHARS ||
+            texts[1].length > FLOAT64_EXACT_CHARS ||
+            texts[2].length > FLOAT64_EXACT_CHARS ||
+            texts[3].length > FLOAT64_EXACT_CHARS
+          ? 1
+          : 0;
+  }
+
+  /** Market m's position in {@link stagedList}, adding it when not staged yet. */
+  private stagePosition(m: number): number {
+    if (!this.staged[m]) {
+      this.staged[m] = 1;
+      this.sPos[m] = this.stagedList.length;
+      this.stagedList.push(m);
+      if (5 * this.stagedList.length > this.sq.length) {
+        this.sq = growF64(this.sq, 2 * this.sq.length);
+        this.sLong = growU8(this.sLong, 2 * this.sLong.length);
+      }
+    }
+    return this.sPos[m];
+  }
+
+  /** The staged quote of market m (at position i of {@link stagedList}) as its event. */
+  private stagedEvent(m: number, i: number): QuoteEvent {
+    const q = this.stagedQuote[m];
+    if (q !== undefined) return structuredClone(q);
+    const o = 5 * i;
+    const sq = this.sq;
+    const t = this.stagedTexts[m];
+    return {
+      type: 'quote',
+      time: sq[o + 4],
+      symbolId: this.index.names[m],
+      bidPrice: { value: sq[o], text: t ? t[0] : String(sq[o]) },
+      bidSize: { value: sq[o + 2], text: t ? t[1] : String(sq[o + 2]) },
+      askPrice: { value: sq[o + 1], text: t ? t[2] : String(sq[o + 1]) },
+      askSize: { value: sq[o + 3], text: t ? t[3] : String(sq[o + 3]) },
+    };
+  }
+
   /** Commits the staged quotes (start of a tick) and marks their pairs dirty in `pairDirty`. */
   commitStaged(pairDirty: Uint8Array): void {
-    const { stagedQuote, bid, ask, bidSize, askSize, tq, text, staged, pair, sq, sLong, slotOf, pq } = this;
+    const { stagedQuote, stagedTexts, textFromValues, bid, ask, bidSize, askSize, tq, text, staged, pair, sq, sLong, slotOf, pq } = this;
     const layout = this.layoutValid;
     const list = this.stagedList;
     for (let i = 0; i < list.length; i++) {
@@ -216,11 +296,18 @@ export class MarketTable {
           pq[po + 4] = t;
         }
       }
-      if (sLong[i] === 1) {
-        const q = stagedQuote[m]!;
-        text[m] = [q.bidPrice.text, q.askPrice.text, q.bidSize.text, q.askSize.text];
+      const long = sLong[i];
+      if (long === 1) {
+        const q = stagedQuote[m];
+        if (q !== undefined) text[m] = [q.bidPrice.text, q.askPrice.text, q.bidSize.text, q.askSize.text];
+        else {
+          const st = stagedTexts[m]!;
+          text[m] = [st[0], st[2], st[1], st[3]];
+        }
       } else if (text[m] !== undefined) text[m] = undefined;
+      textFromValues[m] = long === 2 ? 1 : 0;
       stagedQuote[m] = undefined;
+      stagedTexts[m] = undefined;
       staged[m] = 0;
       const pr = pair[m];
       if (pr >= 0) pairDirty[pr] = 1;
@@ -307,6 +394,21 @@ export class MarketTable {
     return this.text[m] ?? [String(this.bid[m]), String(this.ask[m]), String(this.bidSize[m]), String(this.askSize[m])];
   }
 
+  /**
+   * The exact texts [bid, ask, bid_size, ask_size] market m's committed quote keeps (a copy), or
+   * null: the texts of a quote staged from values are kept when one of them is long, as
+   * {@link stage} keeps them.
+   */
+  private keptTexts(m: number): string[] | null {
+    const t = this.text[m];
+    if (t !== undefined) return [...t];
+    if (this.textFromValues[m] === 1) {
+      const v = [this.bid[m], this.ask[m], this.bidSize[m], this.askSize[m]];
+      if (v.some(floatTextLong)) return v.map(String);
+    }
+    return null;
+  }
+
   /** The table as plain JSON (see {@link MarketTableJSON}); the volume window is snapshotted separately. */
   toJSON(): MarketTableJSON {
     const n = this.index.size;
@@ -324,9 +426,9 @@ export class MarketTable {
         nullableColumn(this.askSize, n),
         nullableColumn(this.tq, n),
       ],
-      quote_text: this.text.slice(0, n).map((t) => (t ? [...t] : null)),
+      quote_text: Array.from({ length: n }, (_, m) => this.keptTexts(m)),
       staged: [...this.stagedList],
-      staged_quotes: this.stagedList.map((m) => structuredClone(this.stagedQuote[m]!)),
+      staged_quotes: this.stagedList.map((m, i) => this.stagedEvent(m, i)),
       eligible: Array.from(this.eligible.subarray(0, n)),
       why_not: Array.from(this.whyNot.subarray(0, n)),
       volume: nullableColumn(this.volume, n) as number[],
@@ -351,6 +453,7 @@ export class MarketTable {
     for (let m = 0; m < n; m++) {
       const txt = json.quote_text[m];
       this.text[m] = txt ? [...txt] : undefined;
+      this.textFromValues[m] = 0;
       this.eligible[m] = json.eligible[m];
       this.whyNot[m] = json.why_not[m];
     }
