@@ -18,7 +18,8 @@
  * its text when that text is not `String(value)`.
  *
  * @module
- */
+ */ // biome-ignore-all lint/suspicious/noAssignInExpressions: the number scanner reads each byte once, in the loop condition
+
 import { type BatchBuilder, CELLS, SIDE_CODES } from '../core/batch.js';
 import { parseDec } from '../core/decimal.js';
 import { parseTime } from '../core/time.js';
