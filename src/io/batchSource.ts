@@ -149,6 +149,14 @@ function startWorker(job: BatchJob): Worker {
   });
 }
 
+/** Every reader worker running (of every source), for {@link readerWorkers}. */
+const running = new Set<Worker>();
+
+/** The reader worker threads running now (none once every source is read, stopped or closed). */
+export function readerWorkers(): number {
+  return running.size;
+}
+
 type Event = BatchWorkerMessage | { exit: number } | { failed: Error };
 
 /** An input read by a worker thread: each `batches()` call starts one, and ends it when done. */
@@ -165,6 +173,7 @@ function workerSource(job: BatchJob, format: SourceFormat, totalBytes: number): 
       if (closed) return;
       const w = startWorker(job);
       live.add(w);
+      running.add(w);
       const queue: Event[] = [];
       let wake: (() => void) | undefined;
       const put = (e: Event): void => {
@@ -173,7 +182,10 @@ function workerSource(job: BatchJob, format: SourceFormat, totalBytes: number): 
       };
       w.on('message', (m: BatchWorkerMessage) => put(m));
       w.on('error', (e) => put({ failed: e }));
-      w.on('exit', (code) => put({ exit: code }));
+      w.on('exit', (code) => {
+        running.delete(w);
+        put({ exit: code });
+      });
       try {
         for (;;) {
           while (queue.length === 0) {
