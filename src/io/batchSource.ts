@@ -151,6 +151,13 @@ function startWorker(job: BatchJob): Worker {
 
 /** Every reader worker running (of every source), for {@link readerWorkers}. */
 const running = new Set<Worker>();
+/** Reader workers started in this process, for {@link readerWorkersStarted}. */
+let started = 0;
+
+/** The reader worker threads started in this process so far. */
+export function readerWorkersStarted(): number {
+  return started;
+}
 
 /** The reader worker threads running now (none once every source is read, stopped or closed). */
 export function readerWorkers(): number {
@@ -172,6 +179,7 @@ function workerSource(job: BatchJob, format: SourceFormat, totalBytes: number): 
     async *batches() {
       if (closed) return;
       const w = startWorker(job);
+      started++;
       live.add(w);
       running.add(w);
       const queue: Event[] = [];
