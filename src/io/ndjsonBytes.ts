@@ -183,6 +183,7 @@ class SymbolDict {
   index(b: Uint8Array, s: number, e: number, bb: BatchBuilder, gen: number): number {
     let h = 0x811c9dc5;
     for (let k = s; k < e; k++) h = Math.imul(h ^ b[k], 16777619);
+    h &= 0x3fffffff; // a small integer: no number object per look-up
     let list = this.table.get(h);
     if (list === undefined) {
       list = [];
@@ -210,6 +211,8 @@ class SymbolDict {
 
 /** Scratch of the scan: kind, start and end of each slot. */
 const F = new Int32Array(3 * N_FIELDS);
+/** Scratch of the scan: the value of each slot holding a JSON number. */
+const NUM = new Float64Array(N_FIELDS);
 
 /**
  * The fast path's state across lines: a whole-second time cache and the symbol dictionary.
@@ -269,7 +272,7 @@ export class ByteLineParser {
   line(b: Uint8Array, s: number, e: number, lineNo: number, bb: BatchBuilder, gen: number, delta: number): boolean {
     if (b[s] !== 123) return false;
     const f = F;
-    f.fill(0, 0, N_FIELDS);
+    for (let k = 0; k < N_FIELDS; k++) f[k] = K_ABSENT;
     let i = s + 1;
     while (i < e && isWs(b[i])) i++;
     if (i >= e || b[i] === 125) return false;
@@ -332,7 +335,11 @@ export class ByteLineParser {
         ve = i + 5;
         i += 5;
       } else return false;
-      if (vk === K_NUMBER && Number.isNaN(jsonNumberAt(b, vs, ve))) return false;
+      if (vk === K_NUMBER) {
+        const v = jsonNumberAt(b, vs, ve);
+        if (Number.isNaN(v)) return false;
+        if (slot >= 0) NUM[slot] = v;
+      }
       if (slot >= 0) {
         f[slot] = vk;
         f[N_FIELDS + slot] = vs;
@@ -408,7 +415,7 @@ export class ByteLineParser {
     let v: number;
     let text: string | undefined;
     if (k === K_NUMBER) {
-      v = jsonNumberAt(b, s, e);
+      v = NUM[slot];
       if (!Number.isFinite(v)) return false;
       if (v === 0) v = 0;
     } else if (k === K_STRING && e > s) {
