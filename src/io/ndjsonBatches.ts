@@ -14,8 +14,8 @@
  * - lines are split on LF; a CR before it (or at the end of the input) is not part of the line;
  *   lines before `startLine` are counted off, not read.
  *
- * The equality holds for valid UTF-8; an invalid sequence is replaced by U+FFFD within its line
- * (the record-at-a-time reader's decoder does the same, except across its read chunks).
+ * Invalid UTF-8 is read as the record-at-a-time reader reads it: a line holding a byte over 0x7f
+ * is decoded (an invalid sequence becomes U+FFFD) and its length counted on the decoded text.
  *
  * @module
  */
@@ -26,11 +26,15 @@ import { lineRecord } from './ndjson.js';
 import { ByteLineParser } from './ndjsonBytes.js';
 import type { SourceRecord } from './source.js';
 import { withLastLine } from './textStream.js';
+import { StringDecoder } from 'node:string_decoder';
 
 /** Bytes kept of a line over the limit: enough for its first {@link KEEP_CHARS} characters and one more. */
 const KEEP_BYTES = 4 * KEEP_CHARS;
 
-const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
+/** The text of UTF-8 bytes, decoded as the record-at-a-time reader decodes them (StringDecoder). */
+function decode(b: Uint8Array): string {
+  return new StringDecoder('utf8').end(asBuffer(b));
+}
 
 /** Options of {@link NdjsonBatcher}. */
 export interface NdjsonBatchOptions {
@@ -42,12 +46,25 @@ export interface NdjsonBatchOptions {
   maxLineBytes: number;
 }
 
-/** A line over the limit being dropped: its first bytes, its size, whether its last byte is a CR. */
+/**
+ * A line over the limit being dropped: its first bytes, its size (UTF-8 bytes of its text as
+ * decoded, as the record-at-a-time reader counts: an invalid byte is a U+FFFD), whether its last
+ * byte is a CR.
+ */
 interface LongBytes {
   head: Uint8Array;
   kept: number;
+  /** Bytes read of the line. */
+  read: number;
   bytes: number;
   cr: boolean;
+  decoder: StringDecoder;
+}
+
+/** UTF-8 bytes of `b` as decoded by `d` (streaming). */
+function decodedBytes(d: StringDecoder, b?: Buffer): number {
+  const s = b === undefined ? d.end() : d.write(b);
+  return Buffer.byteLength(s, 'utf8');
 }
 
 function asBuffer(u: Uint8Array): Buffer {
@@ -147,7 +164,8 @@ export class NdjsonBatcher {
       const kept = Math.min(part.length, KEEP_BYTES);
       const head = new Uint8Array(KEEP_BYTES);
       head.set(part.subarray(0, kept));
-      this.long = { head, kept, bytes: part.length, cr: part[part.length - 1] === 13 };
+      const decoder = new StringDecoder('utf8');
+      this.long = { head, kept, read: part.length, bytes: decodedBytes(decoder, part), cr: part[part.length - 1] === 13, decoder };
       this.rest = undefined;
     } else this.rest = fresh ? part : Buffer.from(part);
   }
@@ -160,7 +178,8 @@ export class NdjsonBatcher {
       l.head.set(c.subarray(0, n), l.kept);
       l.kept += n;
     }
-    l.bytes += end;
+    l.read += end;
+    l.bytes += decodedBytes(l.decoder, c.subarray(0, end));
     l.cr = c[end - 1] === 13;
   }
 
@@ -168,16 +187,21 @@ export class NdjsonBatcher {
   private endLong(): void {
     const l = this.long as LongBytes;
     this.long = undefined;
-    if (l.cr) l.bytes--;
+    l.bytes += decodedBytes(l.decoder);
+    if (l.cr) {
+      l.bytes--;
+      l.read--;
+    }
     this.line++;
     if (this.line >= this.startLine) {
-      this.tooLong(l.head.subarray(0, Math.min(l.kept, l.bytes)), l.bytes);
+      this.tooLong(l.head.subarray(0, Math.min(l.kept, l.read)), l.bytes);
       if (this.bb.length >= this.batchSize) this.finish(undefined, 0, 0);
     }
   }
 
+  /** The reject of a line over the limit: `head` its first bytes (or all), `bytes` its size. */
   private tooLong(head: Uint8Array, bytes: number): void {
-    const text = utf8.decode(head);
+    const text = decode(head);
     const raw = clipText(text, 0, text.length, KEEP_CHARS, bytes);
     this.other(tooLongRecord(this.line, raw, tooLongMessage(bytes, this.limit.max)));
   }
@@ -198,9 +222,9 @@ export class NdjsonBatcher {
       if (line >= this.startLine) {
         const e = nl > pos && b[nl - 1] === 13 ? nl - 1 : nl;
         if (e > pos) {
-          if (e - pos > max) this.tooLong(b.subarray(pos, Math.min(e, pos + KEEP_BYTES)), e - pos);
+          if (e - pos > max) this.tooLong(b.subarray(pos, Math.min(e, pos + KEEP_BYTES)), Buffer.byteLength(decode(b.subarray(pos, e))));
           else if (!this.parser.line(b, pos, e, line, this.bb, this.gen, this.rawLen - seg)) {
-            const text = utf8.decode(b.subarray(pos, e));
+            const text = decode(b.subarray(pos, e));
             const r = lineRecord(text, 0, text.length, line, this.limit, this.times);
             if (r !== undefined) this.other(r);
           }

@@ -7,9 +7,9 @@
  * gives the same event, cell for cell: the same scan (keys in any order, duplicates: the last
  * wins, other keys skipped, escapes and odd values declined), on bytes. A line it declines goes
  * to the caller's general path (ndjson.ts `lineRecord`), which gives today's record for it, so
- * declining is always safe. Besides what `fastParseLine` declines, it declines a symbol id with
- * a byte over 0x7f, and a decimal string that is not a plain JSON number literal when that
- * string has such a byte.
+ * declining is always safe. Besides what `fastParseLine` declines, it declines a line with a
+ * byte over 0x7f (only strings may hold one): the general path decodes it (and counts its length
+ * as decoded, as the record-at-a-time reader does, which differs for invalid UTF-8).
  *
  * Numbers: the value of a literal of at most 2^53 - 1 as mantissa and a power of ten of at most
  * 22 either way is computed from its digits (one correctly rounded multiplication or division,
@@ -283,7 +283,7 @@ export class ByteLineParser {
       for (; kEnd < e; kEnd++) {
         const c = b[kEnd];
         if (c === Q) break;
-        if (c === BACKSLASH) return false;
+        if (c === BACKSLASH || c > 127) return false;
         if (c < 32) ctl = true;
       }
       if (kEnd >= e) return false;
@@ -305,7 +305,7 @@ export class ByteLineParser {
         for (; vEnd < e; vEnd++) {
           const x = b[vEnd];
           if (x === Q) break;
-          if (x === BACKSLASH) return false;
+          if (x === BACKSLASH || x > 127) return false;
           if (x < 32) ctl = true;
         }
         if (vEnd >= e) return false;
@@ -367,7 +367,6 @@ export class ByteLineParser {
     const sS = f[N_FIELDS + F_SYMBOL];
     const sE = f[2 * N_FIELDS + F_SYMBOL];
     if (tE === tS || sE === sS || isWs(b[tS]) || isWs(b[tE - 1]) || isWs(b[sS]) || isWs(b[sE - 1])) return false;
-    for (let k = sS; k < sE; k++) if (b[k] > 127) return false;
     const time = this.timeAt(b, tS, tE);
     if (time === undefined) return false;
     const cells = this.cells;
@@ -430,7 +429,6 @@ export class ByteLineParser {
           if (t !== String(v)) text = t;
         }
       } else {
-        for (let x = s; x < e; x++) if (b[x] > 127) return false;
         const d = parseDec(latin1.decode(b.subarray(s, e)));
         if (d === undefined) return false;
         v = d.value;
