@@ -83,7 +83,7 @@ export interface ReplayOptions {
   /**
    * Threads reading each input (src/io/batchSource.ts `openBatchSource`): 1 reads in the
    * replay's thread; more, file reads, gunzip and parsing in a worker thread. Default: the cores
-   * available (`defaultThreads`, os.availableParallelism).
+   * available (`defaultThreads`, os.availableParallelism). Not with `merge` or `workers` yet.
    */
   threads?: number;
   /**
