@@ -222,30 +222,63 @@ export class ByteLineParser {
   private readonly prefix = new Uint8Array(19);
   private hasPrefix = false;
   private base = 0;
+  /** The minute of the last standard-shape time parsed whole (`YYYY-MM-DDTHH:MM`), and its µs. */
+  private readonly minute = new Uint8Array(16);
+  private hasMinute = false;
+  private minuteBase = 0;
   private readonly symbols = new SymbolDict();
 
-  /** The time of b[s, e) (as fastNdjson.ts `TimeCache.parseAt`), or undefined. */
+  /**
+   * The µs after the whole second of the time b[s, e) (ending in `Z`): 0 for `:SSZ`, the
+   * fraction of `:SS.f{1,7}Z` (a 7th digit truncated), or -1 for any other form.
+   */
+  private static fraction(b: Uint8Array, s: number, e: number): number {
+    const len = e - s;
+    const c = b[s + 19];
+    if (c === 90) return len === 20 ? 0 : -1;
+    const digits = len - 21;
+    if (c !== 46 || digits < 1 || digits > 7) return -1;
+    let frac = 0;
+    for (let j = 0; j < digits; j++) {
+      const d = b[s + 20 + j] - 48;
+      if (d < 0 || d > 9) return -1;
+      if (j < 6) frac = frac * 10 + d;
+    }
+    for (let x = digits; x < 6; x++) frac *= 10;
+    return frac;
+  }
+
+  /**
+   * The time of b[s, e) (as fastNdjson.ts `TimeCache.parseAt`), or undefined: a time of the
+   * second last parsed, or of its minute (a new second, `:SS` checked 00-59), is read from its
+   * fraction; any other goes through `parseTime`.
+   */
   timeAt(b: Uint8Array, s: number, e: number): number | undefined {
     const len = e - s;
-    if (this.hasPrefix && len >= 20 && b[e - 1] === 90) {
-      const p = this.prefix;
-      let k = 0;
-      while (k < 19 && b[s + k] === p[k]) k++;
-      if (k === 19) {
-        const c = b[s + 19];
-        if (c === 90 && len === 20) return this.base;
-        const digits = len - 21;
-        if (c === 46 && digits >= 1 && digits <= 7) {
-          let frac = 0;
-          let j = 0;
-          for (; j < digits; j++) {
-            const d = b[s + 20 + j] - 48;
-            if (d < 0 || d > 9) break;
-            if (j < 6) frac = frac * 10 + d;
-          }
-          if (j === digits) {
-            for (let x = digits; x < 6; x++) frac *= 10;
-            return this.base + frac;
+    if (len >= 20 && b[e - 1] === 90) {
+      if (this.hasPrefix) {
+        const p = this.prefix;
+        let k = 0;
+        while (k < 19 && b[s + k] === p[k]) k++;
+        if (k === 19) {
+          const frac = ByteLineParser.fraction(b, s, e);
+          if (frac >= 0) return this.base + frac;
+        }
+      }
+      if (this.hasMinute && b[s + 16] === 58) {
+        const m = this.minute;
+        let k = 0;
+        while (k < 16 && b[s + k] === m[k]) k++;
+        const s1 = b[s + 17] - 48;
+        const s2 = b[s + 18] - 48;
+        if (k === 16 && s1 >= 0 && s1 <= 5 && s2 >= 0 && s2 <= 9) {
+          const frac = ByteLineParser.fraction(b, s, e);
+          const base = this.minuteBase + (s1 * 10 + s2) * 1_000_000;
+          if (frac >= 0 && Number.isSafeInteger(base) && Number.isSafeInteger(base + 999_999)) {
+            this.prefix.set(b.subarray(s, s + 19));
+            this.hasPrefix = true;
+            this.base = base;
+            return base + frac;
           }
         }
       }
@@ -259,6 +292,11 @@ export class ByteLineParser {
         this.prefix.set(b.subarray(s, s + 19));
         this.hasPrefix = true;
         this.base = Math.floor(t / 1_000_000) * 1_000_000;
+        if (b[s + 16] === 58) {
+          this.minute.set(b.subarray(s, s + 16));
+          this.hasMinute = true;
+          this.minuteBase = Math.floor(t / 60_000_000) * 60_000_000;
+        }
       }
     }
     return t;

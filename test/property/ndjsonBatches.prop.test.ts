@@ -15,7 +15,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { BatchColumns } from '../../src/core/batch.js';
 import { recordAt } from '../../src/io/batch.js';
 import { openBatchSource } from '../../src/io/batchSource.js';
-import { jsonNumberAt } from '../../src/io/ndjsonBytes.js';
+import { ByteLineParser, jsonNumberAt } from '../../src/io/ndjsonBytes.js';
+import { parseTime } from '../../src/core/time.js';
 import { ndjsonBatches } from '../../src/io/ndjsonBatches.js';
 import { openSource, type SourceRecord } from '../../src/io/source.js';
 import { generateLog } from '../../scripts/gen-log.js';
@@ -157,6 +158,32 @@ describe('NDJSON on bytes into batches', () => {
         expect(records(got)).toEqual(await reference(path, o));
       }),
       { seed: 7, numRuns: 24 },
+    );
+  });
+
+  it('reads each time as parseTime does, whatever the times read before', () => {
+    // Times near one another (same minute, same second, the next ones) in every shape, and odd ones.
+    const near = fc
+      .tuple(
+        fc.constantFrom(
+          '2024-03-01T00:00',
+          '2024-03-01T00:01',
+          '2024-02-29T23:59',
+          '2023-02-29T10:00',
+          '2255-06-05T23:47',
+          '1684-01-01T00:00',
+        ),
+        fc.constantFrom(':00', ':07', ':59', ':60', ':5', ':a1', ''),
+        fc.constantFrom('', '.1', '.123456', '.1234567', '.12345678', '.', '.12a'),
+        fc.constantFrom('Z', 'Z', 'z', '+00:00', '', 'ZZ'),
+      )
+      .map(([m, sec, f, z]) => m + sec + f + z);
+    fc.assert(
+      fc.property(fc.array(near, { minLength: 1, maxLength: 40 }), (ts) => {
+        const p = new ByteLineParser();
+        for (const t of ts) expect(p.timeAt(Buffer.from(t), 0, t.length), t).toBe(parseTime(t));
+      }),
+      { seed: 5, numRuns: 2000 },
     );
   });
 
