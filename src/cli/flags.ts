@@ -26,6 +26,7 @@ export const REPLAY_OPTIONS = {
   quiet: { type: 'boolean' },
   json: { type: 'boolean' },
   workers: { type: 'string' },
+  threads: { type: 'string' },
   queue: { type: 'string' },
   ...REDIS_FLAGS,
   'queue-name': { type: 'string' },

@@ -37,10 +37,10 @@ export interface TextStream {
 }
 
 /**
- * `chunks`, with a read error that names the last line read whole (`lastLine()`, asked when the
+ * `chunks` (text, or bytes), with a read error that names the last line read whole (`lastLine()`, asked when the
  * error comes: the records before it were handed over).
  */
-export async function* withLastLine(chunks: AsyncIterable<string>, lastLine: () => number): AsyncGenerator<string> {
+export async function* withLastLine<T = string>(chunks: AsyncIterable<T>, lastLine: () => number): AsyncGenerator<T> {
   try {
     yield* chunks;
   } catch (e) {

@@ -113,6 +113,9 @@ function wrap(text: string, width: number, indent: string): string[] {
   return out;
 }
 
+/** The most threads a replay reads an input with (`threads`, `--threads`). */
+export const MAX_THREADS = 256;
+
 /**
  * The modes of a replay: `serial` (the logs one after another), `merged` (`merge`), `resumed`
  * (`resume`), `partitioned` (`workers` > 1: replayParallel), `queued` (partitions on a queue: the
@@ -221,6 +224,14 @@ export const REPLAY_TABLE: ModeTable<ReplayMode> = {
     { flag: '--reorder-window', field: 'reorderWindowUs', modes: NOT_PARTITIONED, refusal: partitionedOr('--reorder-window') },
     { flag: '--merge', field: 'merge', modes: ['merged'], refusal: partitionedOr('--merge', MERGE_REFUSAL) },
     { flag: '--time', field: 'time', modes: NOT_PARTITIONED, refusal: partitionedOr('--time') },
+    // A partitioned replay keeps every core busy with its partitions already; a merge reads its
+    // many inputs in small lean reads, in the replay's thread (src/io/batchSource.ts).
+    {
+      flag: '--threads',
+      field: 'threads',
+      modes: ['serial', 'resumed', 'partition'],
+      refusal: partitionedOr('--threads', '--merge does not work with --threads yet'),
+    },
     {
       flag: '--config',
       field: 'config',
@@ -242,6 +253,8 @@ export interface ReplayOptionValues extends ReplayModeChoice {
   out?: string;
   format?: string;
   snapshotEveryUs?: unknown;
+  /** Threads reading each input (src/io/batchSource.ts): a whole number of at least 1. */
+  threads?: unknown;
 }
 
 /**
@@ -263,6 +276,9 @@ export function validateReplayOptions(o: ReplayOptionValues, mode: ReplayMode = 
     );
   }
   refuseOutOfMode(REPLAY_TABLE, mode, o as Readonly<Record<string, unknown>>);
+  const t = o.threads;
+  if (t !== undefined && !(typeof t === 'number' && Number.isInteger(t) && t >= 1 && t <= MAX_THREADS))
+    throw new XrateError('usage', `--threads must be a whole number from 1 to ${MAX_THREADS}, got ${String(t)}`, { field: '--threads' });
   if (mode !== 'partitioned' && mode !== 'queued') return;
   // The pre-scan that plans the partitions reads xrate's own formats only.
   if (o.format === 'coinapi' || o.format === 'tardis')

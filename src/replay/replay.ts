@@ -81,6 +81,12 @@ export interface ReplayOptions {
   /** Records per batch (one database transaction each). */
   batchSize?: number;
   /**
+   * Threads reading each input (src/io/batchSource.ts `openBatchSource`): 1 reads in the
+   * replay's thread; more, file reads, gunzip and parsing in a worker thread. Default: the cores
+   * available (`defaultThreads`, os.availableParallelism). Not with `merge` or `workers` yet.
+   */
+  threads?: number;
+  /**
    * Keep the process's heap near its live size with full collections between batches
    * (heapBudget.ts): what `xrate replay` does, whose process is the replay's alone. Off by
    * default: in a process that holds more than the replay, each collection would cost that much.
@@ -178,7 +184,16 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
       runSummary(opts.inputs, driver.ingest.totals(), engine, { started, ended: now() }, { resumed, alreadyComplete });
     if (cp?.final) return summaryNow(true, true);
 
-    driver.beginRun({ ...opts, listener: undefined, onProgress: undefined, now: undefined, heapBudget: undefined, onEngine: undefined });
+    // The run's options as stored: what shapes its outputs (not how many threads read them, nor the heap's upkeep).
+    driver.beginRun({
+      ...opts,
+      listener: undefined,
+      onProgress: undefined,
+      now: undefined,
+      heapBudget: undefined,
+      onEngine: undefined,
+      threads: undefined,
+    });
     try {
       driver.start();
       const open = { format: opts.format, batchSize: opts.batchSize, maxLineBytes: opts.maxLineBytes, time: opts.time };

@@ -52,6 +52,12 @@ describe('exit codes and messages', () => {
     ['replay: unknown --periods', ['replay', '@L', '--db', '@D', '--periods', '1SEC,7SEC'], /--periods: unknown period id "7SEC"/],
     ['replay: bad --out', ['replay', '@L', '--out', '@D'], /--out must name a \.ndjson or \.csv file/],
     ['replay: bad --batch-size', ['replay', '@L', '--db', '@D', '--batch-size', '0'], /--batch-size/],
+    ['replay: --threads 0', ['replay', '@L', '--db', '@D', '--threads', '0'], /--threads must be a whole number from 1 to 256, got "0"/],
+    [
+      'replay: bad --threads',
+      ['replay', '@L', '--db', '@D', '--threads', 'many'],
+      /--threads must be a whole number from 1 to 256, got "many"/,
+    ],
     ['replay: bad --reorder-window', ['replay', '@L', '--db', '@D', '--reorder-window', 'soon'], /--reorder-window: not a duration/],
     [
       'bad --format',

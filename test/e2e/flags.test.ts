@@ -11,7 +11,7 @@
  * TLS with an ACL user, one that is stopped), with `xrate worker` processes on the queues.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -29,6 +29,7 @@ import {
   WORKER_OPTIONS,
   WORKER_TABLE,
 } from '../../src/cli/flags.js';
+import { readerWorkersStarted } from '../../src/io/batchSource.js';
 import { applies, type ModeTable, replayModeOf } from '../../src/replay/options.js';
 import { freePort } from '../helpers/redis.js';
 import {
@@ -69,7 +70,7 @@ interface Sample {
   /** A run of its own: a probe of the running server, a replica caught up, the built command... */
   probe?: Probe;
   caughtUp?: boolean;
-  observe?: 'spawned' | 'jobs' | 'redisLost';
+  observe?: 'spawned' | 'jobs' | 'redisLost' | 'threads';
 }
 
 interface Command {
@@ -160,6 +161,17 @@ function redisCredential(url: string, flag: string): Sample {
 const isNats = (f: string): boolean => f.startsWith('nats-');
 const isRedis = (f: string): boolean => f.startsWith('redis-');
 
+/**
+ * What `--threads` changes in a replay: the reader worker threads it starts (the modes it applies
+ * to run in this process), and nothing else (the outputs are the same, which is not told apart
+ * here: a run's database names its own path).
+ */
+async function threadsObservation(e: Env, argv: string[]): Promise<Observation> {
+  const before = readerWorkersStarted();
+  const o = await replayObservation(e, argv);
+  return { ...o, seen: { readerWorkers: readerWorkersStarted() - before } };
+}
+
 const REPLAY: () => Command = () => ({
   words: ['replay'],
   options: REPLAY_OPTIONS,
@@ -199,6 +211,8 @@ const REPLAY: () => Command = () => ({
           : { set: { resume: true }, also: { db: copyOf(env, env.resumable), from: FROM } },
       'own-metrics': { set: { 'own-metrics': true } },
       'batch-size': { set: { 'batch-size': '7' } },
+      // Not the default (the cores): 1 reads in the replay's thread, more in a reader worker.
+      threads: { set: { threads: availableParallelism() > 1 ? '1' : '2' }, observe: 'threads' },
       quiet: { set: { quiet: true } },
       json: { set: { json: true } },
       workers: { set: { workers: mode === 'partitioned' ? '3' : '2' } },
@@ -215,7 +229,12 @@ const REPLAY: () => Command = () => ({
     };
     return s[flag];
   },
-  observe: (argv, s) => (s.observe === 'redisLost' ? redisLostObservation(env, argv) : replayObservation(env, argv)),
+  observe: (argv, s) =>
+    s.observe === 'redisLost'
+      ? redisLostObservation(env, argv)
+      : s.observe === 'threads'
+        ? threadsObservation(env, argv)
+        : replayObservation(env, argv),
   refusedBesides: (a) => has(a, 'out') && (has(a, 'resume') || has(a, 'snapshot-every')),
 });
 

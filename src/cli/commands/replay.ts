@@ -12,7 +12,7 @@ import { loadQueue } from '../../distributed/loadQueue.js';
 import { isRedisUrl } from '../../distributed/redisUrl.js';
 import type { RedisSecurity } from '../../distributed/security.js';
 import { replay, type ReplayOptions, type ReplaySummary } from '../../replay/replay.js';
-import { REPLAY_TABLE, replayModeOf, validateReplayOptions } from '../../replay/options.js';
+import { MAX_THREADS, REPLAY_TABLE, replayModeOf, validateReplayOptions } from '../../replay/options.js';
 import type { VendorTime } from '../../io/vendorCsv.js';
 import { XrateError } from '../../core/errors.js';
 import {
@@ -52,6 +52,15 @@ function workersOf(v: string | undefined): number | undefined {
   return n;
 }
 
+/** `--threads N` (a whole number, 1 to MAX_THREADS); undefined when absent (the library's default: the cores). */
+function threadsOf(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isInteger(n) || n < 1 || n > MAX_THREADS)
+    throw new XrateError('usage', `--threads must be a whole number from 1 to ${MAX_THREADS}, got "${v}"`, { field: '--threads' });
+  return n;
+}
+
 /** Runs `xrate replay` with `args` (after the command name); returns the exit code. */
 export async function cmdReplay(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(args, REPLAY_OPTIONS);
@@ -75,11 +84,13 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
   if (out !== undefined && !/\.(ndjson|jsonl|csv)$/i.test(out))
     throw new XrateError('usage', `--out must name a .ndjson or .csv file, got "${out}"`, { field: '--out' });
   const workers = workersOf(values.workers);
+  const threads = threadsOf(values.threads);
   const queue = values.queue;
   // Each flag in the modes it applies to: the check of replay() and replayParallel (src/replay/options.ts).
   validateReplayOptions(
     {
       ...flagFields(REPLAY_TABLE, values),
+      threads,
       db: out === undefined ? (values.db ?? 'out/xrate.sqlite') : values.db,
       inputs: positionals.filter((p) => existsSync(p)),
     },
@@ -107,6 +118,7 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
     snapshotEveryUs: seconds('snapshot-every', values['snapshot-every']),
     resume: !!values.resume,
     batchSize: batch,
+    threads,
     maxLineBytes: maxLineBytes(values['max-line-bytes']),
     heapBudget: true,
     ownMetrics: values['own-metrics'] ? true : undefined,

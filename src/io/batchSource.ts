@@ -1,0 +1,229 @@
+/**
+ * Inputs opened as columnar batches ({@link BatchSource}, src/io/batch.ts): the one way to open
+ * an event log for the batch readers.
+ *
+ * - NDJSON (plain or gzip): read on bytes straight into batches (ndjsonBatches.ts).
+ * - Every other format: its record-at-a-time reader (source.ts `openSource`), each batch of
+ *   records turned into columns (`batchesOf`).
+ * - With `threads` > 1 the reading (file reads, gunzip, parsing, the records' columns) runs in
+ *   a worker thread (batchWorker.ts), which transfers each batch to this thread (its buffers
+ *   move, they are not copied); at most {@link MAX_IN_FLIGHT} batches are on their way at once,
+ *   so memory stays bounded whatever the length of the input. A lean input (one of the many of
+ *   a merge) is read in this thread whatever `threads` says: a worker per file would not pay.
+ *
+ * Opening checks the file as `openSource` does, in this thread, with the same errors; an error
+ * while reading (a broken gzip stream, a CSV header without `type`) comes out of `batches()` with
+ * the message and code it has in the record-at-a-time reader. `close()` terminates the worker,
+ * and so does the end of `batches()` (read to its end, stopped, or failed).
+ *
+ * @module
+ */
+import { closeSync, openSync, readSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
+import type { BatchColumns } from '../core/batch.js';
+import { type ErrorCode, XrateError } from '../core/errors.js';
+import { type BatchSource, batchesOf } from './batch.js';
+import { DEFAULT_MAX_LINE_BYTES } from './lineLimit.js';
+import { ndjsonBatches, type NdjsonBatchOptions } from './ndjsonBatches.js';
+import { DEFAULT_BATCH_SIZE, type OpenSourceOptions, openSource, type SourceFormat } from './source.js';
+import { openTextStream, type TextStream } from './textStream.js';
+
+/** Options of {@link openBatchSource}. */
+export interface BatchSourceOptions extends OpenSourceOptions {
+  /**
+   * Threads reading the input: 1 (the default) reads it in the calling thread; more, in a worker
+   * thread (see the module description). A replay's default is {@link defaultThreads}.
+   */
+  threads?: number;
+}
+
+/** Batches a reader's worker may have posted and not yet seen taken (the back-pressure bound). */
+export const MAX_IN_FLIGHT = 4;
+
+/** The default of a replay's `threads`: the cores available (os.availableParallelism). */
+export function defaultThreads(): number {
+  return availableParallelism();
+}
+
+/** What a reader's worker is asked to read. */
+export interface BatchJob {
+  path: string;
+  opts: OpenSourceOptions;
+}
+
+/** A message of a reader's worker. */
+export type BatchWorkerMessage =
+  | { batch: BatchColumns; bytesRead: number }
+  | { done: true; bytesRead: number }
+  | { error: string; code?: ErrorCode };
+
+function isGzip(path: string): boolean {
+  if (path.toLowerCase().endsWith('.gz')) return true;
+  const fd = openSync(path, 'r');
+  try {
+    const h = Buffer.alloc(2);
+    return readSync(fd, h, 0, 2, 0) === 2 && h[0] === 0x1f && h[1] === 0x8b;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Opens `path` as columnar batches (see the module description).
+ *
+ * @throws XrateError `input` when the file cannot be opened (as `openSource`), `usage` for a bad option
+ * @example
+ * ```ts
+ * const src = openBatchSource('fixtures/demo/demo.ndjson.gz', { threads: 2 });
+ * try {
+ *   for await (const b of src.batches()) for (let i = 0; i < b.length; i++) handle(recordAt(b, i));
+ * } finally {
+ *   src.close();
+ * }
+ * ```
+ */
+export function openBatchSource(path: string, opts: BatchSourceOptions = {}): BatchSource {
+  const { threads: t, ...o } = opts;
+  const threads = t === undefined ? 1 : Math.floor(t);
+  if (!(threads >= 1)) throw new XrateError('usage', `threads must be a whole number of at least 1, got ${t}`, { field: 'threads' });
+  // The checks and errors of the record-at-a-time reader (which opens nothing yet for a text file).
+  const src = openSource(path, o);
+  if (threads > 1 && o.lean !== true) {
+    src.close();
+    return workerSource({ path, opts: o }, src.format, src.totalBytes);
+  }
+  if (src.format !== 'ndjson') return batchesOf(src);
+  src.close();
+  const nb: NdjsonBatchOptions = {
+    batchSize: Math.max(1, Math.floor(o.batchSize ?? DEFAULT_BATCH_SIZE)),
+    startLine: o.startLine ?? 1,
+    maxLineBytes: Math.floor(o.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES),
+  };
+  return ndjsonSource(path, isGzip(path), o.lean === true, nb, src.totalBytes);
+}
+
+/** An NDJSON file read in this thread (ndjsonBatches.ts). */
+function ndjsonSource(path: string, gzip: boolean, lean: boolean, nb: NdjsonBatchOptions, totalBytes: number): BatchSource {
+  const open = new Set<TextStream>();
+  let lastBytes = 0;
+  let closed = false;
+  return {
+    format: 'ndjson',
+    path,
+    totalBytes,
+    bytesRead() {
+      let n = lastBytes;
+      for (const s of open) n = Math.max(n, s.bytesRead());
+      return n;
+    },
+    async *batches() {
+      if (closed) return;
+      const ts = openTextStream(path, gzip, lean);
+      open.add(ts);
+      try {
+        yield* ndjsonBatches(ts.bytes(), nb, () => closed);
+      } finally {
+        lastBytes = Math.max(lastBytes, ts.bytesRead());
+        ts.close();
+        open.delete(ts);
+      }
+    },
+    close() {
+      closed = true;
+      for (const s of open) s.close();
+    },
+  };
+}
+
+/** A worker thread running batchWorker: the built .js beside this file, or the TypeScript source through tsx (tests). */
+function startWorker(job: BatchJob): Worker {
+  const js = new URL('./batchWorker.js', import.meta.url);
+  if (existsSync(fileURLToPath(js))) return new Worker(js, { workerData: job });
+  const ts = new URL('./batchWorker.ts', import.meta.url).href;
+  return new Worker(`import('tsx/esm/api').then((t) => { t.register(); return import(${JSON.stringify(ts)}); });`, {
+    eval: true,
+    workerData: job,
+  });
+}
+
+/** Every reader worker running (of every source), for {@link readerWorkers}. */
+const running = new Set<Worker>();
+/** Reader workers started in this process, for {@link readerWorkersStarted}. */
+let started = 0;
+
+/** The reader worker threads started in this process so far. */
+export function readerWorkersStarted(): number {
+  return started;
+}
+
+/** The reader worker threads running now (none once every source is read, stopped or closed). */
+export function readerWorkers(): number {
+  return running.size;
+}
+
+type Event = BatchWorkerMessage | { exit: number } | { failed: Error };
+
+/** An input read by a worker thread: each `batches()` call starts one, and ends it when done. */
+function workerSource(job: BatchJob, format: SourceFormat, totalBytes: number): BatchSource {
+  const live = new Set<Worker>();
+  let bytes = 0;
+  let closed = false;
+  return {
+    format,
+    path: job.path,
+    totalBytes,
+    bytesRead: () => bytes,
+    async *batches() {
+      if (closed) return;
+      const w = startWorker(job);
+      started++;
+      live.add(w);
+      running.add(w);
+      const queue: Event[] = [];
+      let wake: (() => void) | undefined;
+      const put = (e: Event): void => {
+        queue.push(e);
+        wake?.();
+      };
+      w.on('message', (m: BatchWorkerMessage) => put(m));
+      w.on('error', (e) => put({ failed: e }));
+      w.on('exit', (code) => {
+        running.delete(w);
+        put({ exit: code });
+      });
+      try {
+        for (;;) {
+          while (queue.length === 0) {
+            await new Promise<void>((r) => {
+              wake = r;
+            });
+            wake = undefined;
+          }
+          const m = queue.shift() as Event;
+          if (closed) return;
+          if ('batch' in m) {
+            bytes = m.bytesRead;
+            yield m.batch;
+            if (closed) return;
+            w.postMessage('ack');
+          } else if ('done' in m) {
+            bytes = m.bytesRead;
+            return;
+          } else if ('error' in m) throw m.code === undefined ? new Error(m.error) : new XrateError(m.code, m.error);
+          else if ('failed' in m) throw m.failed;
+          else throw new XrateError('failed', `the reader's worker thread stopped (exit code ${m.exit}) reading "${job.path}"`);
+        }
+      } finally {
+        live.delete(w);
+        await w.terminate();
+      }
+    },
+    close() {
+      closed = true;
+      for (const w of live) void w.terminate();
+    },
+  };
+}

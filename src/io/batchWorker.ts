@@ -1,0 +1,45 @@
+/**
+ * The worker thread of a reader (batchSource.ts): reads the input it is given (`workerData`, a
+ * {@link BatchJob}) in this thread and posts each batch, its buffers transferred, with the bytes
+ * read so far; then `done`, or the error that stopped it. It waits for the reading thread to take
+ * batches (an `ack` each) once {@link MAX_IN_FLIGHT} are on their way.
+ *
+ * @module
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { batchTransferList } from '../core/batch.js';
+import { isXrateError, messageOf } from '../core/errors.js';
+import { type BatchJob, type BatchWorkerMessage, MAX_IN_FLIGHT, openBatchSource } from './batchSource.js';
+
+const job = workerData as BatchJob;
+const port = parentPort;
+let inFlight = 0;
+let resume: (() => void) | undefined;
+port?.on('message', (m: unknown) => {
+  if (m !== 'ack') return;
+  inFlight--;
+  resume?.();
+});
+
+const post = (m: BatchWorkerMessage): void => port?.postMessage(m, 'batch' in m ? batchTransferList(m.batch) : []);
+
+async function run(): Promise<void> {
+  const src = openBatchSource(job.path, { ...job.opts, threads: 1 });
+  try {
+    for await (const batch of src.batches()) {
+      post({ batch, bytesRead: src.bytesRead() });
+      inFlight++;
+      while (inFlight >= MAX_IN_FLIGHT) {
+        await new Promise<void>((r) => {
+          resume = r;
+        });
+        resume = undefined;
+      }
+    }
+    post({ done: true, bytesRead: src.bytesRead() });
+  } finally {
+    src.close();
+  }
+}
+
+run().catch((e: unknown) => post({ error: messageOf(e), code: isXrateError(e) ? e.code : undefined }));

@@ -1,0 +1,481 @@
+/**
+ * The NDJSON fast path on bytes: a quote or trade line of the common shape, read from its UTF-8
+ * bytes straight into a {@link BatchBuilder} row, without a string per line or an object per
+ * number.
+ *
+ * It accepts a subset of what the string fast path (fastNdjson.ts `fastParseLine`) accepts, and
+ * gives the same event, cell for cell: the same scan (keys in any order, duplicates: the last
+ * wins, other keys skipped, escapes and odd values declined), on bytes. A line it declines goes
+ * to the caller's general path (ndjson.ts `lineRecord`), which gives today's record for it, so
+ * declining is always safe. Besides what `fastParseLine` declines, it declines a line with a
+ * byte over 0x7f (only strings may hold one): the general path decodes it (and counts its length
+ * as decoded, as the record-at-a-time reader does, which differs for invalid UTF-8).
+ *
+ * Numbers: the value of a literal of at most 2^53 - 1 as mantissa and a power of ten of at most
+ * 22 either way is computed from its digits (one correctly rounded multiplication or division,
+ * so it is `Number(literal)` exactly); any other goes through `Number` on its text. A JSON number
+ * never lists a text (its text is `String(value)`, as in `fastParseLine`); a decimal string lists
+ * its text when that text is not `String(value)`.
+ *
+ * @module
+ */ // biome-ignore-all lint/suspicious/noAssignInExpressions: the number scanner reads each byte once, in the loop condition
+
+import { type BatchBuilder, CELLS, SIDE_CODES } from '../core/batch.js';
+import { parseDec } from '../core/decimal.js';
+import { parseTime } from '../core/time.js';
+
+const Q = 34;
+const BACKSLASH = 92;
+
+const latin1 = new TextDecoder('latin1');
+const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
+
+function isWs(c: number): boolean {
+  return c === 32 || c === 9 || c === 10 || c === 13;
+}
+
+// Field slots of the scan (as in fastNdjson.ts).
+const F_TYPE = 0;
+const F_TIME = 1;
+const F_SYMBOL = 2;
+const F_BID = 3;
+const F_BID_SIZE = 4;
+const F_ASK = 5;
+const F_ASK_SIZE = 6;
+const F_PRICE = 7;
+const F_SIZE = 8;
+const F_SIDE = 9;
+const N_FIELDS = 10;
+
+const K_ABSENT = 0;
+const K_STRING = 1;
+const K_NUMBER = 2;
+const K_OTHER = 3;
+
+const codes = (s: string): Uint8Array => Uint8Array.from(s, (c) => c.charCodeAt(0));
+const KEY_TYPE = codes('type');
+const KEY_TIME = codes('time');
+const KEY_SIZE = codes('size');
+const KEY_PRICE = codes('price');
+const KEY_BID_SIZE = codes('bid_size');
+const KEY_ASK_SIZE = codes('ask_size');
+const KEY_SYMBOL = codes('symbol_id');
+const KEY_BID = codes('bid_price');
+const KEY_ASK = codes('ask_price');
+const KEY_SIDE = codes('taker_side');
+const QUOTE = codes('quote');
+const TRADE = codes('trade');
+const TRUE = codes('true');
+const NULL = codes('null');
+const FALSE = codes('false');
+const SIDES = SIDE_CODES.map((s) => (s === undefined ? new Uint8Array(0) : codes(s)));
+
+/** Whether b[at, at + w.length) is `w` (within `end`). */
+function isAt(b: Uint8Array, at: number, end: number, w: Uint8Array): boolean {
+  const n = w.length;
+  if (at + n > end) return false;
+  for (let k = 0; k < n; k++) if (b[at + k] !== w[k]) return false;
+  return true;
+}
+
+function slotAt(b: Uint8Array, i: number, end: number): number {
+  switch (end - i) {
+    case 4:
+      if (b[i] === 116 /* t */) return isAt(b, i, end, KEY_TYPE) ? F_TYPE : isAt(b, i, end, KEY_TIME) ? F_TIME : -1;
+      return isAt(b, i, end, KEY_SIZE) ? F_SIZE : -1;
+    case 5:
+      return isAt(b, i, end, KEY_PRICE) ? F_PRICE : -1;
+    case 8:
+      return isAt(b, i, end, KEY_BID_SIZE) ? F_BID_SIZE : isAt(b, i, end, KEY_ASK_SIZE) ? F_ASK_SIZE : -1;
+    case 9:
+      if (b[i] === 115) return isAt(b, i, end, KEY_SYMBOL) ? F_SYMBOL : -1;
+      return isAt(b, i, end, KEY_BID) ? F_BID : isAt(b, i, end, KEY_ASK) ? F_ASK : -1;
+    case 10:
+      return isAt(b, i, end, KEY_SIDE) ? F_SIDE : -1;
+    default:
+      return -1;
+  }
+}
+
+const POW10 = [
+  1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+const TWO_53 = 2 ** 53;
+
+/**
+ * The value of the JSON number literal b[from, to) (`Number` of its text), or NaN when it is not
+ * one: -?(0|[1-9]d*)(.d+)?([eE][+-]?d+)?
+ */
+export function jsonNumberAt(b: Uint8Array, from: number, to: number): number {
+  let i = from;
+  const neg = b[i] === 45;
+  if (neg) i++;
+  if (i >= to) return Number.NaN;
+  let m = 0;
+  let exact = true;
+  let c = b[i];
+  if (c === 48) i++;
+  else if (c >= 49 && c <= 57) {
+    while (i < to && (c = b[i]) >= 48 && c <= 57) {
+      m = m * 10 + (c - 48);
+      i++;
+    }
+    if (m >= TWO_53) exact = false;
+  } else return Number.NaN;
+  let scale = 0;
+  if (i < to && b[i] === 46) {
+    i++;
+    const start = i;
+    while (i < to && (c = b[i]) >= 48 && c <= 57) {
+      if (exact) {
+        m = m * 10 + (c - 48);
+        if (m >= TWO_53) exact = false;
+      }
+      i++;
+    }
+    if (i === start) return Number.NaN;
+    scale = i - start;
+  }
+  if (i < to && ((c = b[i]) === 101 || c === 69)) {
+    i++;
+    let eneg = false;
+    if (i < to && ((c = b[i]) === 43 || c === 45)) {
+      eneg = c === 45;
+      i++;
+    }
+    const start = i;
+    let e = 0;
+    while (i < to && (c = b[i]) >= 48 && c <= 57) {
+      if (e < 100_000) e = e * 10 + (c - 48);
+      i++;
+    }
+    if (i === start) return Number.NaN;
+    scale -= eneg ? -e : e;
+  }
+  if (i !== to) return Number.NaN;
+  let v: number;
+  if (exact && scale >= -22 && scale <= 22) v = scale >= 0 ? m / POW10[scale] : m * POW10[-scale];
+  else v = Number(latin1.decode(b.subarray(neg ? from + 1 : from, to)));
+  return neg ? -v : v;
+}
+
+/**
+ * Whether the literal b[from, to), whose value is `v` (finite, not 0), is `String(v)`: the plain
+ * forms checked without formatting (as fastNdjson.ts' `numberDec`): no exponent, at most 15
+ * characters, no trailing fractional zero, not below 1e-6.
+ */
+function isPlain(b: Uint8Array, from: number, to: number, v: number): boolean {
+  if (to - from > 15 || !(v >= 1e-6 || v <= -1e-6)) return false;
+  let dot = false;
+  for (let k = from; k < to; k++) {
+    const c = b[k];
+    if (c === 101 || c === 69) return false;
+    if (c === 46) dot = true;
+  }
+  return !(dot && b[to - 1] === 48);
+}
+
+/** Symbol ids by their bytes: a line's id is looked up, not decoded. */
+class SymbolDict {
+  private readonly table = new Map<number, { bytes: Uint8Array; id: string; gen: number; index: number }[]>();
+
+  /** The batch dictionary index of the id b[s, e) (ASCII), in `bb` of generation `gen`. */
+  index(b: Uint8Array, s: number, e: number, bb: BatchBuilder, gen: number): number {
+    let h = 0x811c9dc5;
+    for (let k = s; k < e; k++) h = Math.imul(h ^ b[k], 16777619);
+    h &= 0x3fffffff; // a small integer: no number object per look-up
+    let list = this.table.get(h);
+    if (list === undefined) {
+      list = [];
+      this.table.set(h, list);
+    }
+    const n = e - s;
+    for (const en of list) {
+      const w = en.bytes;
+      if (w.length !== n) continue;
+      let k = 0;
+      while (k < n && w[k] === b[s + k]) k++;
+      if (k < n) continue;
+      if (en.gen !== gen) {
+        en.gen = gen;
+        en.index = bb.symbolIndex(en.id);
+      }
+      return en.index;
+    }
+    const id = latin1.decode(b.subarray(s, e));
+    const en = { bytes: b.slice(s, e), id, gen, index: bb.symbolIndex(id) };
+    list.push(en);
+    return en.index;
+  }
+}
+
+/** Scratch of the scan: kind, start and end of each slot. */
+const F = new Int32Array(3 * N_FIELDS);
+/** Scratch of the scan: the value of each slot holding a JSON number. */
+const NUM = new Float64Array(N_FIELDS);
+
+/**
+ * The fast path's state across lines: a whole-second time cache and the symbol dictionary.
+ * {@link line} parses one line into a row of a builder, or declines.
+ */
+export class ByteLineParser {
+  private readonly prefix = new Uint8Array(19);
+  private hasPrefix = false;
+  private base = 0;
+  /** The minute of the last standard-shape time parsed whole (`YYYY-MM-DDTHH:MM`), and its µs. */
+  private readonly minute = new Uint8Array(16);
+  private hasMinute = false;
+  private minuteBase = 0;
+  private readonly symbols = new SymbolDict();
+
+  /**
+   * The µs after the whole second of the time b[s, e) (ending in `Z`): 0 for `:SSZ`, the
+   * fraction of `:SS.f{1,7}Z` (a 7th digit truncated), or -1 for any other form.
+   */
+  private static fraction(b: Uint8Array, s: number, e: number): number {
+    const len = e - s;
+    const c = b[s + 19];
+    if (c === 90) return len === 20 ? 0 : -1;
+    const digits = len - 21;
+    if (c !== 46 || digits < 1 || digits > 7) return -1;
+    let frac = 0;
+    for (let j = 0; j < digits; j++) {
+      const d = b[s + 20 + j] - 48;
+      if (d < 0 || d > 9) return -1;
+      if (j < 6) frac = frac * 10 + d;
+    }
+    for (let x = digits; x < 6; x++) frac *= 10;
+    return frac;
+  }
+
+  /**
+   * The time of b[s, e) (as fastNdjson.ts `TimeCache.parseAt`), or undefined: a time of the
+   * second last parsed, or of its minute (a new second, `:SS` checked 00-59), is read from its
+   * fraction; any other goes through `parseTime`.
+   */
+  timeAt(b: Uint8Array, s: number, e: number): number | undefined {
+    const len = e - s;
+    if (len >= 20 && b[e - 1] === 90) {
+      if (this.hasPrefix) {
+        const p = this.prefix;
+        let k = 0;
+        while (k < 19 && b[s + k] === p[k]) k++;
+        if (k === 19) {
+          const frac = ByteLineParser.fraction(b, s, e);
+          if (frac >= 0) return this.base + frac;
+        }
+      }
+      if (this.hasMinute && b[s + 16] === 58) {
+        const m = this.minute;
+        let k = 0;
+        while (k < 16 && b[s + k] === m[k]) k++;
+        const s1 = b[s + 17] - 48;
+        const s2 = b[s + 18] - 48;
+        if (k === 16 && s1 >= 0 && s1 <= 5 && s2 >= 0 && s2 <= 9) {
+          const frac = ByteLineParser.fraction(b, s, e);
+          const base = this.minuteBase + (s1 * 10 + s2) * 1_000_000;
+          if (frac >= 0 && Number.isSafeInteger(base) && Number.isSafeInteger(base + 999_999)) {
+            this.prefix.set(b.subarray(s, s + 19));
+            this.hasPrefix = true;
+            this.base = base;
+            return base + frac;
+          }
+        }
+      }
+    }
+    const text = utf8.decode(b.subarray(s, e));
+    const t = parseTime(text);
+    // Remember the second of a standard-shape time (UTC "Z", fraction or none), ASCII only.
+    if (t !== undefined && len >= 20 && text.length === len && b[s + 10] === 84 && b[e - 1] === 90) {
+      const c = b[s + 19];
+      if (c === 46 || (c === 90 && len === 20)) {
+        this.prefix.set(b.subarray(s, s + 19));
+        this.hasPrefix = true;
+        this.base = Math.floor(t / 1_000_000) * 1_000_000;
+        if (b[s + 16] === 58) {
+          this.minute.set(b.subarray(s, s + 16));
+          this.hasMinute = true;
+          this.minuteBase = Math.floor(t / 60_000_000) * 60_000_000;
+        }
+      }
+    }
+    return t;
+  }
+
+  /**
+   * Adds the quote or trade line b[s, e) (no line ending) as row of `bb` (generation `gen`, which
+   * changes with each new batch; its raw at `s + delta` in the batch's raw bytes) and returns true, or returns false (nothing added): take the
+   * general path.
+   */
+  line(b: Uint8Array, s: number, e: number, lineNo: number, bb: BatchBuilder, gen: number, delta: number): boolean {
+    if (b[s] !== 123) return false;
+    const f = F;
+    for (let k = 0; k < N_FIELDS; k++) f[k] = K_ABSENT;
+    let i = s + 1;
+    while (i < e && isWs(b[i])) i++;
+    if (i >= e || b[i] === 125) return false;
+    for (;;) {
+      if (i >= e || b[i] !== Q) return false;
+      let kEnd = i + 1;
+      let ctl = false;
+      for (; kEnd < e; kEnd++) {
+        const c = b[kEnd];
+        if (c === Q) break;
+        if (c === BACKSLASH || c > 127) return false;
+        if (c < 32) ctl = true;
+      }
+      if (kEnd >= e) return false;
+      const slot = slotAt(b, i + 1, kEnd);
+      if (slot < 0 && ctl) return false;
+      i = kEnd + 1;
+      while (i < e && isWs(b[i])) i++;
+      if (i >= e || b[i] !== 58) return false;
+      i++;
+      while (i < e && isWs(b[i])) i++;
+      if (i >= e) return false;
+      const c = b[i];
+      let vk: number;
+      let vs: number;
+      let ve: number;
+      if (c === Q) {
+        let vEnd = i + 1;
+        ctl = false;
+        for (; vEnd < e; vEnd++) {
+          const x = b[vEnd];
+          if (x === Q) break;
+          if (x === BACKSLASH || x > 127) return false;
+          if (x < 32) ctl = true;
+        }
+        if (vEnd >= e) return false;
+        if ((slot < 0 || slot === F_SYMBOL) && ctl) return false;
+        vk = K_STRING;
+        vs = i + 1;
+        ve = vEnd;
+        i = vEnd + 1;
+      } else if (c === 45 || (c >= 48 && c <= 57)) {
+        let k = i + 1;
+        for (; k < e; k++) {
+          const x = b[k];
+          if (!((x >= 48 && x <= 57) || x === 46 || x === 101 || x === 69 || x === 43 || x === 45)) break;
+        }
+        vk = K_NUMBER;
+        vs = i;
+        ve = k;
+        i = k;
+      } else if (isAt(b, i, e, TRUE) || isAt(b, i, e, NULL)) {
+        vk = K_OTHER;
+        vs = i;
+        ve = i + 4;
+        i += 4;
+      } else if (isAt(b, i, e, FALSE)) {
+        vk = K_OTHER;
+        vs = i;
+        ve = i + 5;
+        i += 5;
+      } else return false;
+      if (vk === K_NUMBER) {
+        const v = jsonNumberAt(b, vs, ve);
+        if (Number.isNaN(v)) return false;
+        if (slot >= 0) NUM[slot] = v;
+      }
+      if (slot >= 0) {
+        f[slot] = vk;
+        f[N_FIELDS + slot] = vs;
+        f[2 * N_FIELDS + slot] = ve;
+      }
+      while (i < e && isWs(b[i])) i++;
+      if (i >= e) return false;
+      const sep = b[i++];
+      if (sep === 44) {
+        while (i < e && isWs(b[i])) i++;
+        continue;
+      }
+      if (sep !== 125) return false;
+      break;
+    }
+    while (i < e) if (!isWs(b[i++])) return false;
+
+    if (f[F_TYPE] !== K_STRING || f[F_TIME] !== K_STRING || f[F_SYMBOL] !== K_STRING) return false;
+    const tyS = f[N_FIELDS + F_TYPE];
+    const tyE = f[2 * N_FIELDS + F_TYPE];
+    const isQuote = isAt(b, tyS, tyE, QUOTE) && tyE - tyS === 5;
+    if (!isQuote && !(isAt(b, tyS, tyE, TRADE) && tyE - tyS === 5)) return false;
+    const tS = f[N_FIELDS + F_TIME];
+    const tE = f[2 * N_FIELDS + F_TIME];
+    const sS = f[N_FIELDS + F_SYMBOL];
+    const sE = f[2 * N_FIELDS + F_SYMBOL];
+    if (tE === tS || sE === sS || isWs(b[tS]) || isWs(b[tE - 1]) || isWs(b[sS]) || isWs(b[sE - 1])) return false;
+    const time = this.timeAt(b, tS, tE);
+    if (time === undefined) return false;
+    const cells = this.cells;
+    const texts = this.texts;
+    if (isQuote) {
+      if (!this.dec(b, f, F_BID, 0, true) || !this.dec(b, f, F_BID_SIZE, 1, false)) return false;
+      if (!this.dec(b, f, F_ASK, 2, true) || !this.dec(b, f, F_ASK_SIZE, 3, false)) return false;
+      const sym = this.symbols.index(b, sS, sE, bb, gen);
+      const row = bb.quote(lineNo, time, sym, cells[0], cells[1], cells[2], cells[3], s + delta, e + delta);
+      for (let k = 0; k < 4; k++) if (texts[k] !== undefined) bb.text(CELLS * row + k, texts[k] as string);
+      return true;
+    }
+    if (!this.dec(b, f, F_PRICE, 0, true) || !this.dec(b, f, F_SIZE, 1, false)) return false;
+    const sk = f[F_SIDE];
+    const sideS = f[N_FIELDS + F_SIDE];
+    const sideE = f[2 * N_FIELDS + F_SIDE];
+    let side = 0;
+    if (sk === K_STRING && sideE > sideS) {
+      for (let k = 1; k < SIDES.length; k++) {
+        if (sideE - sideS === SIDES[k].length && isAt(b, sideS, sideE, SIDES[k])) {
+          side = k;
+          break;
+        }
+      }
+      if (side === 0) return false;
+    } else if (!(sk === K_ABSENT || (sk === K_OTHER && isAt(b, sideS, sideE, NULL)) || sk === K_STRING)) return false;
+    const sym = this.symbols.index(b, sS, sE, bb, gen);
+    const row = bb.trade(lineNo, time, sym, cells[0], cells[1], side, s + delta, e + delta);
+    for (let k = 0; k < 2; k++) if (texts[k] !== undefined) bb.text(CELLS * row + k, texts[k] as string);
+    return true;
+  }
+
+  /** The values of the decimal cells of the line being read, and their texts when listed. */
+  private readonly cells = new Float64Array(4);
+  private readonly texts: (string | undefined)[] = [undefined, undefined, undefined, undefined];
+
+  /**
+   * Cell `c` from slot `slot`: a price (> 0) or a size (> 0, or 0 not written with a sign), as
+   * fastNdjson.ts' `price` and `size`; false when the value is not one.
+   */
+  private dec(b: Uint8Array, f: Int32Array, slot: number, c: number, isPrice: boolean): boolean {
+    const k = f[slot];
+    const s = f[N_FIELDS + slot];
+    const e = f[2 * N_FIELDS + slot];
+    let v: number;
+    let text: string | undefined;
+    if (k === K_NUMBER) {
+      v = NUM[slot];
+      if (!Number.isFinite(v)) return false;
+      if (v === 0) v = 0;
+    } else if (k === K_STRING && e > s) {
+      v = jsonNumberAt(b, s, e);
+      if (!Number.isNaN(v)) {
+        if (!Number.isFinite(v)) return false;
+        if (v === 0) {
+          v = 0;
+          if (!(e - s === 1 && b[s] === 48)) text = latin1.decode(b.subarray(s, e));
+        } else if (!isPlain(b, s, e, v)) {
+          const t = latin1.decode(b.subarray(s, e));
+          if (t !== String(v)) text = t;
+        }
+      } else {
+        const d = parseDec(latin1.decode(b.subarray(s, e)));
+        if (d === undefined) return false;
+        v = d.value;
+        if (d.text !== String(v)) text = d.text;
+      }
+    } else return false;
+    if (isPrice ? !(v > 0) : !(v > 0 || (v === 0 && (text === undefined || text.charCodeAt(0) !== 45)))) return false;
+    this.cells[c] = v;
+    this.texts[c] = text;
+    return true;
+  }
+}

@@ -1,0 +1,210 @@
+/**
+ * The NDJSON reader on bytes (src/io/ndjsonBatches.ts) against the record-at-a-time reader: for
+ * any text, its batches turned back into records (recordAt) are the records openSource gives,
+ * in the same batches, with the bytes cut into chunks anywhere (inside a multi-byte character,
+ * between CR and LF), invalid UTF-8 at line ends, from any start line, with any line limit; plain
+ * and gzipped through
+ * openBatchSource, in this thread and in a worker.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { BatchColumns } from '../../src/core/batch.js';
+import { recordAt } from '../../src/io/batch.js';
+import { openBatchSource } from '../../src/io/batchSource.js';
+import { ByteLineParser, jsonNumberAt } from '../../src/io/ndjsonBytes.js';
+import { parseTime } from '../../src/core/time.js';
+import { ndjsonBatches } from '../../src/io/ndjsonBatches.js';
+import { openSource, type SourceRecord } from '../../src/io/source.js';
+import { generateLog } from '../../scripts/gen-log.js';
+import { num, quoteLineWith, tradeLineWith } from './ndjsonLines.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'xrate-ndjson-batches-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Decimal strings that are JSON number literals (or nearly), for the string-decimal path. */
+const strNum = fc.oneof(
+  fc.double({ min: -1e6, max: 1e9, noNaN: true, noDefaultInfinity: true }).map((x) => `"${JSON.stringify(x)}"`),
+  fc.constantFrom(
+    '"0"',
+    '"-0"',
+    '"0.0"',
+    '"1.50"',
+    '"1e-7"',
+    '"2.5E+3"',
+    '"0.30000000000000004"',
+    '"123456789012345678"',
+    '"9007199254740993"',
+    '"1e400"',
+    '"01"',
+    '"+1"',
+    '".5"',
+    '"1."',
+    '"1e22"',
+    '"1e23"',
+    '"4.35e-23"',
+    '"é1"',
+  ),
+);
+const anyNum = fc.oneof(num, strNum, num);
+const quote = quoteLineWith(anyNum);
+const trade = tradeLineWith(anyNum);
+
+const odd = fc.constantFrom(
+  '',
+  '   ',
+  '\t',
+  '\uFEFF{"type":"trade"}',
+  '{"type":"quote","time":"2024-03-01T00:00:01',
+  '{"a":"x\\"}',
+  '{"type":"trade","time":"2024-03-01T00:00:01Z","symbol_id":"K\\u005fSPOT_BTC_USD","price":1,"size":1}',
+  '{"type":"trade","time":"2024-03-01T00:00:01Z","symbol_id":"K_SPOT_BTC_USD","price":1,"size":1,"note":"é ü \u2028 😀"}',
+  '{"type":"trade","time":"2024-03-01T00:00:01Z","symbol_id":"K_SPOT_BTÇ_USD","price":1,"size":1}',
+  '{"type":"trade","time":"2024-03-01T00:00:01Z","symbol_id":"K_SPOT_BTC_USD","price":1,"size":1}\r',
+  '{"type":"trade","time":"2024-03-01T00:00:01Z","symbol_id":"K_SPOT_BTC_USD","price":1,"size":1} x',
+  '{}',
+  '[1]',
+  'null',
+  '"😀"',
+  'not json',
+  '\u00a0',
+);
+const pad = fc.tuple(fc.nat({ max: 900 }), fc.constantFrom('x', 'é', '😀')).map(([n, c]) => `{"type":"trade","pad":"${c.repeat(n)}"}`);
+const logLine = fc.constantFrom(...generateLog({ seed: 5, events: 300, badRate: 0.02 }));
+const lineArb = fc.oneof(quote, trade, odd, logLine, logLine, pad);
+
+/** Invalid UTF-8 put at the end of a line now and then (a sequence cut short, a stray byte). */
+const badArb = fc.constantFrom(undefined, undefined, undefined, undefined, [0xe2, 0x82], [0xff], [0xc3], [0xf0, 0x9f, 0x98]);
+
+/** The bytes of lines, each ended by LF or CR LF, the last one maybe not ended. */
+const textArb = fc
+  .tuple(fc.array(fc.tuple(lineArb, badArb, fc.constantFrom('\n', '\r\n', '\n')), { minLength: 1, maxLength: 30 }), fc.boolean())
+  .map(([lines, ended]) => {
+    const parts = lines.map(([l, bad, e]) => Buffer.concat([Buffer.from(l), Buffer.from(bad ?? []), Buffer.from(e)]));
+    const all = Buffer.concat(parts);
+    const end = lines[lines.length - 1][2].length;
+    return ended ? all : all.subarray(0, all.length - end);
+  });
+
+const optsArb = fc.record({
+  batchSize: fc.integer({ min: 1, max: 9 }),
+  startLine: fc.oneof(fc.constant(1), fc.integer({ min: 1, max: 35 })),
+  maxLineBytes: fc.oneof(fc.constant(1 << 20), fc.integer({ min: 1, max: 1200 })),
+});
+
+let run = 0;
+function file(bytes: Uint8Array, gz = false): string {
+  const p = join(dir, `${run++}.ndjson${gz ? '.gz' : ''}`);
+  writeFileSync(p, gz ? gzipSync(bytes) : bytes);
+  return p;
+}
+
+/** The reference: openSource's batches of records. */
+async function reference(path: string, o: { batchSize: number; startLine: number; maxLineBytes: number }): Promise<SourceRecord[][]> {
+  const src = openSource(path, o);
+  const out: SourceRecord[][] = [];
+  for await (const b of src.batches()) out.push(b);
+  src.close();
+  return out;
+}
+
+function records(batches: BatchColumns[]): SourceRecord[][] {
+  return batches.map((b) => Array.from({ length: b.length }, (_, i) => recordAt(b, i)));
+}
+
+async function collect(it: AsyncIterable<BatchColumns>): Promise<BatchColumns[]> {
+  const out: BatchColumns[] = [];
+  for await (const b of it) out.push(b);
+  return out;
+}
+
+describe('NDJSON on bytes into batches', () => {
+  it('gives the records (and batches) of openSource, wherever the bytes are cut', async () => {
+    let rows = 0;
+    let columnar = 0;
+    await fc.assert(
+      fc.asyncProperty(textArb, optsArb, fc.array(fc.nat(), { maxLength: 8 }), async (text, o, cuts) => {
+        const bytes = text;
+        const at = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+        async function* chunks(): AsyncGenerator<Uint8Array> {
+          let from = 0;
+          for (const c of [...at, bytes.length]) {
+            if (c > from) yield new Uint8Array(bytes.subarray(from, c));
+            from = Math.max(from, c);
+          }
+        }
+        const got = await collect(ndjsonBatches(chunks(), o));
+        expect(records(got)).toEqual(await reference(file(bytes), o));
+        for (const b of got) {
+          rows += b.length;
+          columnar += b.kind.filter((k) => k !== 3).length;
+        }
+      }),
+      { seed: 20261125, numRuns: 400 },
+    );
+    expect(columnar).toBeGreaterThan(rows / 10);
+  });
+
+  it('reads plain and gzipped files the same through openBatchSource, in this thread and in a worker', async () => {
+    await fc.assert(
+      fc.asyncProperty(textArb, optsArb, fc.boolean(), fc.constantFrom(1, 2), async (text, o, gz, threads) => {
+        const path = file(text, gz);
+        const src = openBatchSource(path, { ...o, threads });
+        const got = await collect(src.batches());
+        src.close();
+        expect(records(got)).toEqual(await reference(path, o));
+      }),
+      { seed: 7, numRuns: 24 },
+    );
+  });
+
+  it('reads each time as parseTime does, whatever the times read before', () => {
+    // Times near one another (same minute, same second, the next ones) in every shape, and odd ones.
+    const near = fc
+      .tuple(
+        fc.constantFrom(
+          '2024-03-01T00:00',
+          '2024-03-01T00:01',
+          '2024-02-29T23:59',
+          '2023-02-29T10:00',
+          '2255-06-05T23:47',
+          '1684-01-01T00:00',
+        ),
+        fc.constantFrom(':00', ':07', ':59', ':60', ':5', ':a1', ''),
+        fc.constantFrom('', '.1', '.123456', '.1234567', '.12345678', '.', '.12a'),
+        fc.constantFrom('Z', 'Z', 'z', '+00:00', '', 'ZZ'),
+      )
+      .map(([m, sec, f, z]) => m + sec + f + z);
+    fc.assert(
+      fc.property(fc.array(near, { minLength: 1, maxLength: 40 }), (ts) => {
+        const p = new ByteLineParser();
+        for (const t of ts) expect(p.timeAt(Buffer.from(t), 0, t.length), t).toBe(parseTime(t));
+      }),
+      { seed: 5, numRuns: 2000 },
+    );
+  });
+
+  it('computes each JSON number literal as Number does', () => {
+    const lit = fc.oneof(
+      fc.double({ noNaN: true, noDefaultInfinity: true }).map((x) => JSON.stringify(x)),
+      fc
+        .tuple(fc.bigInt({ min: 0n, max: 10n ** 25n }), fc.nat({ max: 30 }), fc.integer({ min: -40, max: 40 }), fc.boolean())
+        .map(([m, d, e, neg]) => {
+          const s = m.toString().padStart(d + 1, '0');
+          const int = s.slice(0, s.length - d).replace(/^0+(?=\d)/, '');
+          return `${neg ? '-' : ''}${int}${d > 0 ? `.${s.slice(s.length - d)}` : ''}${e !== 0 ? `e${e}` : ''}`;
+        }),
+    );
+    fc.assert(
+      fc.property(lit, (s) => {
+        expect(Object.is(jsonNumberAt(Buffer.from(s), 0, s.length), Number(s)), s).toBe(true);
+      }),
+      { seed: 11, numRuns: 5000 },
+    );
+    for (const bad of ['', '-', '01', '1.', '.5', '1e', '+1', '1e+', '--1'])
+      expect(jsonNumberAt(Buffer.from(bad), 0, bad.length)).toBeNaN();
+  });
+});
