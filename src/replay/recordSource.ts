@@ -16,7 +16,8 @@
  * @module
  */
 import { type BatchColumns, eventAt, ROW_OTHER } from '../core/batch.js';
-import { type BatchSource, batchesOf, rawOf, recordAt, recordsToBatch } from '../io/batch.js';
+import { type BatchSource, rawOf, recordAt, recordsToBatch } from '../io/batch.js';
+import { type BatchSourceOptions, openBatchSource } from '../io/batchSource.js';
 import { mergeSources } from '../io/merge.js';
 import { type EventSource, type OpenSourceOptions, openSource, type SourceRecord } from '../io/source.js';
 import type { FileTail } from '../io/tail.js';
@@ -77,13 +78,13 @@ export interface PolledSource {
 }
 
 /** How the inputs are opened (openSource's options but the start line). */
-export type OpenOptions = Pick<OpenSourceOptions, 'format' | 'batchSize' | 'maxLineBytes' | 'time'>;
+export type OpenOptions = Pick<BatchSourceOptions, 'format' | 'batchSize' | 'maxLineBytes' | 'time' | 'threads'>;
 
 /**
  * Opens input `path` as columnar batches (every record source of a replay reads its files here).
  */
-export function openInputBatches(path: string, opts: OpenSourceOptions): BatchSource {
-  return batchesOf(openSource(path, opts));
+export function openInputBatches(path: string, opts: BatchSourceOptions): BatchSource {
+  return openBatchSource(path, opts);
 }
 
 /** The raw-text reader of a batch source's rows. */

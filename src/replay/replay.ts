@@ -22,6 +22,7 @@ import type { Engine, EngineListener } from '../core/engine.js';
 import type { EngineConfig } from '../core/config.js';
 import { RateFileWriter } from '../io/rateFile.js';
 import { expandInputs } from '../io/inputs.js';
+import { defaultThreads } from '../io/batchSource.js';
 import { watchInputs } from '../io/inputWatch.js';
 import type { SourceFormat } from '../io/source.js';
 import type { VendorTime } from '../io/vendorCsv.js';
@@ -196,7 +197,10 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
     });
     try {
       driver.start();
-      const open = { format: opts.format, batchSize: opts.batchSize, maxLineBytes: opts.maxLineBytes, time: opts.time };
+      // Reading and parsing in a worker thread by default; a partition's own thread reads its window
+      // (its siblings keep the other cores busy).
+      const threads = opts.threads ?? (part ? 1 : defaultThreads());
+      const open = { format: opts.format, batchSize: opts.batchSize, maxLineBytes: opts.maxLineBytes, time: opts.time, threads };
       const start = cp ? { input: cp.input, line: cp.line + 1 } : partition?.start;
       await driver.consume(opts.merge ? mergedFiles(opts.inputs, open) : fileSequence(opts.inputs, open, start));
       // An input that changed while it was read: the run is not complete (src/io/inputWatch.ts).
