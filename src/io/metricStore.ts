@@ -78,6 +78,27 @@ export function metricWriters(db: Database.Database): MetricRowWriters {
         batch,
       );
     },
+    // The rows `point` writes for each b.event(i), read from the batch's columns (no event object per point).
+    ownPoints: (b, seq, batch) => {
+      const time = b.time;
+      for (let i = 0; i < b.length; i++) {
+        point.run(
+          b.metricId(i),
+          b.exchangeId(i),
+          b.symbolId(i) ?? '',
+          b.assetId(i) ?? '',
+          null,
+          null,
+          time,
+          time,
+          'decimal',
+          b.value[i],
+          b.text(i),
+          seq + i,
+          batch,
+        );
+      }
+    },
     definition: (e, seq, batch) => void definition.run(e.metricId, e.description, e.time, seq, batch),
   };
 }

@@ -178,7 +178,12 @@ export class Ingest {
       onOwnMetrics: opts.ownMetrics
         ? (b: OwnMetricBatch) => {
             if (!st.outputOn) return;
-            for (let i = 0; i < b.length; i++) storePoint(b.event(i));
+            // Written from the batch's columns: no event object per point.
+            if (b.length > 0) {
+              const seq = (st.metricEvents ?? 0) + 1;
+              st.metricEvents = seq - 1 + b.length;
+              writers?.ownPoints(b, seq, this.batchNo);
+            }
             user.onOwnMetrics?.(b);
           }
         : undefined,
