@@ -83,7 +83,9 @@ Options:
   --max-line-bytes N      a longer line is a line_too_long reject, never held whole (default 1048576)
   --snapshot-every DUR    snapshot the engine every DUR of event time (e.g. 1h, 30m)
   --resume                continue from the newest snapshot in --db
-  --own-metrics           also compute and store xrate's own metrics (XRATE_*; about one row per quote)
+  --no-own-metrics        do not compute and store xrate's own metrics (XRATE_*; about one row per
+                          quote), which a replay stores by default
+  --own-metrics           accepted for older scripts; changes nothing (own metrics are the default)
   --batch-size N          records per transaction (default 4096)
   --workers N|auto        replay in N time partitions at once, one worker thread each (auto: the
                           cores), merged into --db with the outputs of a serial replay
