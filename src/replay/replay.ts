@@ -140,7 +140,8 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
   const trackSpecs = opts.track?.map(parsePairSpec);
 
   // A partition's database is thrown away if the partition fails: it needs no WAL (ReplayStore.open).
-  const store = opts.db ? ReplayStore.open(opts.db, { scratch: part !== undefined }) : undefined;
+  // Else the batches are written by a thread of their own (src/io/writerThread.ts).
+  const store = opts.db ? ReplayStore.open(opts.db, { scratch: part !== undefined, writerThread: part === undefined }) : undefined;
   const rateFile = opts.out ? new RateFileWriter(opts.out) : undefined;
   try {
     const cp = opts.resume ? store!.latestSnapshot() : undefined;
