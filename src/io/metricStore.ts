@@ -84,7 +84,21 @@ export function metricWriters(make: RowSinkMaker): MetricRowWriters {
     ownPoints: (b, seq, batch) => {
       const time = b.time;
       for (let i = 0; i < b.length; i++) {
-        point(b.metricId(i), b.exchangeId(i), b.symbolId(i) ?? '', b.assetId(i) ?? '', null, null, time, time, 'decimal', b.value[i], b.text(i), seq + i, batch);
+        point(
+          b.metricId(i),
+          b.exchangeId(i),
+          b.symbolId(i) ?? '',
+          b.assetId(i) ?? '',
+          null,
+          null,
+          time,
+          time,
+          'decimal',
+          b.value[i],
+          b.text(i),
+          seq + i,
+          batch,
+        );
       }
     },
     definition: (e, seq, batch) => definition(e.metricId, e.description, e.time, seq, batch),

@@ -128,7 +128,6 @@ export class RowJobBuilder {
     this.strings = [];
     this.others = [];
   }
-
 }
 
 /** A copy of `a` with room for `n` elements (at least twice as long). */

@@ -229,7 +229,10 @@ export class ReplayStore {
 
   /** Deletes the outputs of earlier runs (a new replay replaces them). */
   clearOutputs(runId?: number): void {
-    if (this.thread?.inJob) return this.thread.clearOutputs(runId);
+    if (this.thread?.inJob) {
+      this.thread.clearOutputs(runId);
+      return;
+    }
     for (const sql of CLEAR_SQL) this.db.exec(sql);
     if (runId !== undefined) this.setOutputsRun(runId);
   }
@@ -297,7 +300,9 @@ export class ReplayStore {
           const stmt = this.conn.prepare(sql);
           return (...values) => void stmt.run(...values);
         };
-    const rate = make(`INSERT INTO rates(tick, base, quote, rate, time, rank, used, fresh, volume, batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    const rate = make(
+      `INSERT INTO rates(tick, base, quote, rate, time, rank, used, fresh, volume, batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
     const bucket = make(
       `INSERT OR REPLACE INTO ohlc(base, quote, period_id, start, "end", time_open, time_close, open, high, low, close, count, batch)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -390,7 +395,10 @@ export class ReplayStore {
   saveSnapshot(runId: number, cp: ReplayCheckpoint, createdAt: string): void {
     const state = gzipSync(Buffer.from(JSON.stringify({ engine: cp.engine, driver: cp.driver })));
     const values = [runId, cp.batch, cp.engine.lastTick, cp.input, cp.line, cp.final ? 1 : 0, state, createdAt];
-    if (this.thread?.inJob) return this.thread.saveSnapshot(values);
+    if (this.thread?.inJob) {
+      this.thread.saveSnapshot(values);
+      return;
+    }
     this.db.prepare(SNAPSHOT_SQL[0]).run(values);
     // Keep the newest two: enough to resume, bounded size.
     this.db.prepare(SNAPSHOT_SQL[1]).run();
