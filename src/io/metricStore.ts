@@ -24,6 +24,7 @@ import {
 } from '../core/metrics/source.js';
 import { floorSecond } from '../core/time.js';
 import type { TimeUs } from '../core/types.js';
+import type { RowSinkMaker } from './rowJob.js';
 import type { MetricRowWriters } from './storeTypes.js';
 
 /** The tables, created with the rest of the schema (store.ts). */
@@ -43,26 +44,27 @@ CREATE TABLE IF NOT EXISTS metric_definitions (
 export const METRIC_TABLES = ['metric_points', 'metric_definitions'] as const;
 
 /**
- * Writers of metric rows (call inside the batch's transaction).
+ * Writers of metric rows (call inside the batch's transaction), through the sinks `make` makes of
+ * their statements (the database's connection, or its writer thread: writerThread.ts).
  *
  * @example
  * ```ts
- * const w = metricWriters(db);
+ * const w = metricWriters((sql) => { const s = db.prepare(sql); return (...v) => void s.run(...v); });
  * w.point(event, 1, batch);
  * ```
  */
-export function metricWriters(db: Database.Database): MetricRowWriters {
-  const point = db.prepare(
+export function metricWriters(make: RowSinkMaker): MetricRowWriters {
+  const point = make(
     `INSERT INTO metric_points(metric_id, exchange_id, symbol_id, asset_id, chain_id, network_id, time, recv_time, kind, value, text, seq, batch)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  const definition = db.prepare('INSERT INTO metric_definitions(metric_id, description, time, seq, batch) VALUES (?, ?, ?, ?, ?)');
+  const definition = make('INSERT INTO metric_definitions(metric_id, description, time, seq, batch) VALUES (?, ?, ?, ?, ?)');
   return {
     point: (e, seq, batch) => {
       const v = e.value;
       const value = v.kind === 'decimal' ? v.dec.value : v.kind === 'time' ? v.us : null;
       const text = v.kind === 'decimal' ? v.dec.text : v.kind === 'text' ? v.text : null;
-      point.run(
+      point(
         e.metricId,
         e.exchangeId,
         e.symbolId ?? '',
@@ -78,7 +80,28 @@ export function metricWriters(db: Database.Database): MetricRowWriters {
         batch,
       );
     },
-    definition: (e, seq, batch) => void definition.run(e.metricId, e.description, e.time, seq, batch),
+    // The rows `point` writes for each b.event(i), read from the batch's columns (no event object per point).
+    ownPoints: (b, seq, batch) => {
+      const time = b.time;
+      for (let i = 0; i < b.length; i++) {
+        point(
+          b.metricId(i),
+          b.exchangeId(i),
+          b.symbolId(i) ?? '',
+          b.assetId(i) ?? '',
+          null,
+          null,
+          time,
+          time,
+          'decimal',
+          b.value[i],
+          b.text(i),
+          seq + i,
+          batch,
+        );
+      }
+    },
+    definition: (e, seq, batch) => definition(e.metricId, e.description, e.time, seq, batch),
   };
 }
 

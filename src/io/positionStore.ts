@@ -16,6 +16,7 @@ import { parseDec } from '../core/decimal.js';
 import { PositionBook } from '../core/positions/book.js';
 import { splitAccount, type PositionEvent, type PositionSide } from '../core/positions/events.js';
 import type { Dec, TimeUs } from '../core/types.js';
+import type { RowSinkMaker } from './rowJob.js';
 import type { PositionHistory, PositionRowWriters } from './storeTypes.js';
 
 /** The tables, created with the rest of the schema (store.ts). */
@@ -47,17 +48,17 @@ export const CONNECTIVITY_COLUMNS = 'exchange_id, reachable, time';
  *
  * @example
  * ```ts
- * const w = positionWriters(db);
+ * const w = positionWriters((sql) => { const s = db.prepare(sql); return (...v) => void s.run(...v); });
  * w.position(event, { base: 'BTC', quote: 'USDT' }, 1, batch);
  * ```
  */
-export function positionWriters(db: Database.Database): PositionRowWriters {
-  const pos = db.prepare(`INSERT INTO positions(${POSITION_COLUMNS}, seq, batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-  const con = db.prepare(`INSERT INTO connectivity(${CONNECTIVITY_COLUMNS}, seq, batch) VALUES (?, ?, ?, ?, ?)`);
+export function positionWriters(make: RowSinkMaker): PositionRowWriters {
+  const pos = make(`INSERT INTO positions(${POSITION_COLUMNS}, seq, batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  const con = make(`INSERT INTO connectivity(${CONNECTIVITY_COLUMNS}, seq, batch) VALUES (?, ?, ?, ?, ?)`);
   return {
     position: (e, assets, seq, batch) => {
       const a = splitAccount(e.account);
-      pos.run(
+      pos(
         e.account,
         typeof a === 'string' ? e.account : a.exchangeId,
         e.symbolIdExchange,
@@ -76,7 +77,7 @@ export function positionWriters(db: Database.Database): PositionRowWriters {
         batch,
       );
     },
-    connectivity: (e, seq, batch) => void con.run(e.exchangeId, e.reachable ? 1 : 0, e.time, seq, batch),
+    connectivity: (e, seq, batch) => con(e.exchangeId, e.reachable ? 1 : 0, e.time, seq, batch),
   };
 }
 

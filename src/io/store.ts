@@ -24,7 +24,9 @@ import type { RateChangePoint, StoredSeriesPoint } from '../core/ohlcSeries.js';
 import { DatabaseMetrics, metricWriters } from './metricStore.js';
 import type { MetricDefinition, MetricsSource } from '../core/metrics/source.js';
 import { positionWriters, StoredPositions } from './positionStore.js';
+import type { RowSinkMaker } from './rowJob.js';
 import { createSchema, OUTPUT_TABLES } from './storeSchema.js';
+import { CLEAR_SQL, SNAPSHOT_SQL, WriterThread } from './writerThread.js';
 import type { MergedCounts, PartitionOutput, PositionHistory, RateRow, RowWriters, RunRow } from './storeTypes.js';
 import { isXrateError, messageOf, XrateError } from '../core/errors.js';
 
@@ -78,18 +80,27 @@ export interface ReplayCheckpoint {
  */
 export class ReplayStore {
   private constructor(
-    private readonly db: Database.Database,
+    private readonly conn: Database.Database,
     readonly path: string,
+    private readonly thread?: WriterThread,
   ) {}
+
+  /** The connection, once every batch posted to the writer thread (if any) is committed. */
+  private get db(): Database.Database {
+    this.thread?.drain();
+    return this.conn;
+  }
 
   /**
    * Opens (and, unless `readonly`, creates) a replay database. `scratch`: a database that is
    * thrown away when its writer fails (a partition of a partitioned replay): the rollback journal in
    * memory and no syncs, so each page is written once, where the WAL writes it twice; a crash can
-   * leave it corrupt, and no other connection may read it while it is written.
+   * leave it corrupt, and no other connection may read it while it is written. `writerThread`: the
+   * batches' rows are written and committed by a thread of their own (writerThread.ts; not with
+   * `scratch` or `readonly`), for a replay whose connection reads nothing while it writes.
    * @throws XrateError when the file cannot be opened or is not a replay database.
    */
-  static open(path: string, opts: { readonly?: boolean; scratch?: boolean } = {}): ReplayStore {
+  static open(path: string, opts: { readonly?: boolean; scratch?: boolean; writerThread?: boolean } = {}): ReplayStore {
     let db: Database.Database;
     try {
       db = new Database(path, { readonly: !!opts.readonly, fileMustExist: !!opts.readonly });
@@ -120,7 +131,8 @@ export class ReplayStore {
       if (isXrateError(e)) throw e;
       throw new XrateError('input', `"${path}" is not a usable xrate database: ${messageOf(e)}`, { cause: e });
     }
-    return new ReplayStore(db, path);
+    const thread = opts.writerThread && !opts.readonly && !opts.scratch ? new WriterThread(path) : undefined;
+    return new ReplayStore(db, path, thread);
   }
 
   /** Whether `path` looks like a replay database (SQLite with a `runs` table). */
@@ -158,12 +170,17 @@ export class ReplayStore {
   }
 
   close(): void {
-    if (this.db.open) this.db.close();
+    if (!this.conn.open) return;
+    try {
+      this.thread?.close();
+    } finally {
+      this.conn.close();
+    }
   }
 
   /** Whether the database is still open. */
   get isOpen(): boolean {
-    return this.db.open;
+    return this.conn.open;
   }
 
   private readStmts: { begin: Database.Statement; version: Database.Statement; end: Database.Statement } | undefined;
@@ -189,24 +206,34 @@ export class ReplayStore {
     if (this.readStmts && this.db.open && this.db.inTransaction) this.readStmts.end.run();
   }
 
-  /** Starts the transaction of one input batch. */
+  /** Starts the transaction of one input batch (with a writer thread: the batch's job). */
   begin(): void {
-    this.db.prepare('BEGIN').run();
+    if (this.thread) this.thread.begin();
+    else this.conn.prepare('BEGIN').run();
   }
 
-  /** Commits the open transaction. */
+  /**
+   * Commits the open transaction. With a writer thread: posts the batch's job, which the thread
+   * commits; throws the error of an earlier batch that failed there.
+   */
   commit(): void {
-    this.db.prepare('COMMIT').run();
+    if (this.thread) this.thread.commit();
+    else this.conn.prepare('COMMIT').run();
   }
 
   /** Rolls back the open transaction, if there is one. */
   rollback(): void {
-    if (this.db.inTransaction) this.db.prepare('ROLLBACK').run();
+    if (this.thread) this.thread.rollback();
+    else if (this.conn.inTransaction) this.conn.prepare('ROLLBACK').run();
   }
 
   /** Deletes the outputs of earlier runs (a new replay replaces them). */
   clearOutputs(runId?: number): void {
-    for (const t of [...OUTPUT_TABLES, 'snapshots']) this.db.exec(`DELETE FROM ${t}`);
+    if (this.thread?.inJob) {
+      this.thread.clearOutputs(runId);
+      return;
+    }
+    for (const sql of CLEAR_SQL) this.db.exec(sql);
     if (runId !== undefined) this.setOutputsRun(runId);
   }
 
@@ -243,6 +270,13 @@ export class ReplayStore {
   }
 
   finishRun(id: number, fields: Omit<RunRow, 'id' | 'started_at' | 'inputs' | 'config' | 'options' | 'resumed'>): void {
+    try {
+      this.thread?.drain();
+    } catch (e) {
+      // A batch failed in the writer thread: the run fails with its error.
+      this.failRun(id, messageOf(e), new Date().toISOString());
+      throw e;
+    }
     this.db
       .prepare(
         `UPDATE runs SET finished_at = @finished_at, status = @status, events_read = @events_read,
@@ -255,26 +289,34 @@ export class ReplayStore {
       .run({ ...fields, id });
   }
 
-  /** Prepared writers for the hot path (call inside {@link transaction}). */
+  /**
+   * Writers for the hot path (call inside {@link begin} / {@link commit}): each row run by its
+   * prepared statement, or packed into the batch's job for the writer thread.
+   */
   writers(): RowWriters {
-    const rate = this.db.prepare(
+    const make: RowSinkMaker = this.thread
+      ? (sql) => this.thread!.sink(sql)
+      : (sql) => {
+          const stmt = this.conn.prepare(sql);
+          return (...values) => void stmt.run(...values);
+        };
+    const rate = make(
       `INSERT INTO rates(tick, base, quote, rate, time, rank, used, fresh, volume, batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    const bucket = this.db.prepare(
+    const bucket = make(
       `INSERT OR REPLACE INTO ohlc(base, quote, period_id, start, "end", time_open, time_close, open, high, low, close, count, batch)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    const series = this.db.prepare('INSERT OR REPLACE INTO series(base, quote, tick, rate, follow, batch) VALUES (?, ?, ?, ?, ?, ?)');
-    const rej = this.db.prepare(`INSERT INTO rejects(input, source, line, reason, message, raw, batch) VALUES (?, ?, ?, ?, ?, ?, ?)`);
+    const series = make('INSERT OR REPLACE INTO series(base, quote, tick, rate, follow, batch) VALUES (?, ?, ?, ?, ?, ?)');
+    const rej = make(`INSERT INTO rejects(input, source, line, reason, message, raw, batch) VALUES (?, ?, ?, ?, ?, ?, ?)`);
     return {
-      rate: (c, batch) => void rate.run(c.tick, c.base, c.quote, c.rate, c.time, c.rank, c.used, c.fresh ? 1 : 0, c.volume, batch),
+      rate: (c, batch) => rate(c.tick, c.base, c.quote, c.rate, c.time, c.rank, c.used, c.fresh ? 1 : 0, c.volume, batch),
       bucket: (base, quote, periodId, b, batch) =>
-        void bucket.run(base, quote, periodId, b.start, b.end, b.timeOpen, b.timeClose, b.open, b.high, b.low, b.close, b.count, batch),
-      series: (base, quote, tick, r, follow, batch) =>
-        void series.run(base, quote, tick, Number.isNaN(r) ? null : r, follow ? 1 : 0, batch),
-      reject: (input, source, line, reason, message, raw, batch) => void rej.run(input, source, line, reason, message, raw, batch),
-      ...metricWriters(this.db),
-      ...positionWriters(this.db),
+        bucket(base, quote, periodId, b.start, b.end, b.timeOpen, b.timeClose, b.open, b.high, b.low, b.close, b.count, batch),
+      series: (base, quote, tick, r, follow, batch) => series(base, quote, tick, Number.isNaN(r) ? null : r, follow ? 1 : 0, batch),
+      reject: (input, source, line, reason, message, raw, batch) => rej(input, source, line, reason, message, raw, batch),
+      ...metricWriters(make),
+      ...positionWriters(make),
     };
   }
 
@@ -352,11 +394,14 @@ export class ReplayStore {
   /** Stores a checkpoint (gzip-compressed JSON). */
   saveSnapshot(runId: number, cp: ReplayCheckpoint, createdAt: string): void {
     const state = gzipSync(Buffer.from(JSON.stringify({ engine: cp.engine, driver: cp.driver })));
-    this.db
-      .prepare(`INSERT INTO snapshots(run_id, batch, last_tick, input, line, final, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
-      .run(runId, cp.batch, cp.engine.lastTick, cp.input, cp.line, cp.final ? 1 : 0, state, createdAt);
+    const values = [runId, cp.batch, cp.engine.lastTick, cp.input, cp.line, cp.final ? 1 : 0, state, createdAt];
+    if (this.thread?.inJob) {
+      this.thread.saveSnapshot(values);
+      return;
+    }
+    this.db.prepare(SNAPSHOT_SQL[0]).run(values);
     // Keep the newest two: enough to resume, bounded size.
-    this.db.prepare(`DELETE FROM snapshots WHERE id NOT IN (SELECT id FROM snapshots ORDER BY id DESC LIMIT 2)`).run();
+    this.db.prepare(SNAPSHOT_SQL[1]).run();
   }
 
   /** The newest checkpoint, if any. */

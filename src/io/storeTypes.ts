@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { PairRateChange } from '../core/engine.js';
+import type { OwnMetricBatch, PairRateChange } from '../core/engine.js';
 import type { MetricDefinitionEvent, MetricEvent } from '../core/metrics/events.js';
 import type { OhlcBucket } from '../core/ohlc.js';
 import type { PositionBook } from '../core/positions/book.js';
@@ -16,6 +16,8 @@ import type { TimeUs } from '../core/types.js';
 /** Writers of metric rows (call inside the batch's transaction). */
 export interface MetricRowWriters {
   point(e: MetricEvent, seq: number, batch: number): void;
+  /** The points of one tick of xrate's own metrics, the rows `point` writes for each `b.event(i)`, seq `seq + i`. */
+  ownPoints(b: OwnMetricBatch, seq: number, batch: number): void;
   definition(e: MetricDefinitionEvent, seq: number, batch: number): void;
 }
 

@@ -163,6 +163,7 @@ const EVERY_MODE: readonly [string, string][] = [
   ['--periods', 'periods'],
   ['--max-line-bytes', 'maxLineBytes'],
   ['--own-metrics', 'ownMetrics'],
+  ['--no-own-metrics', 'noOwnMetrics'],
   ['--batch-size', 'batchSize'],
   ['--workers', 'workers'],
   ['--quiet', 'quiet'],

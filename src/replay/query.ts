@@ -299,8 +299,8 @@ export async function queryExplain(src: QuerySource, pair: [string, string], at?
 
 /**
  * The stored metrics of a query's source: a replay database's tables, or a log replayed in
- * memory (its metric events, and xrate's own metrics with `ownMetrics`, as `replay --own-metrics`
- * stores them; keeping no OHLC). Close it when done.
+ * memory (its metric events, and xrate's own metrics with `ownMetrics`, as a replay stores them
+ * by default; keeping no OHLC). Close it when done.
  *
  * @example
  * ```ts

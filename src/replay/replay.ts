@@ -93,7 +93,10 @@ export interface ReplayOptions {
    * default: in a process that holds more than the replay, each collection would cost that much.
    */
   heapBudget?: boolean;
-  /** Compute xrate's own metrics and store them with the log's (docs/methodology.md section 9). */
+  /**
+   * Compute xrate's own metrics and store them with the log's (docs/methodology.md section 9).
+   * Default: on with `db` (false turns them off); a rate file (`out`) has no place for them.
+   */
   ownMetrics?: boolean;
   /** Maximum line length, bytes of UTF-8 (default 1 MiB): a longer line is a `line_too_long` reject. */
   maxLineBytes?: number;
@@ -144,7 +147,8 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
   const trackSpecs = opts.track?.map(parsePairSpec);
 
   // A partition's database is thrown away if the partition fails: it needs no WAL (ReplayStore.open).
-  const store = opts.db ? ReplayStore.open(opts.db, { scratch: part !== undefined }) : undefined;
+  // Else the batches are written by a thread of their own (src/io/writerThread.ts).
+  const store = opts.db ? ReplayStore.open(opts.db, { scratch: part !== undefined, writerThread: part === undefined }) : undefined;
   const rateFile = opts.out ? new RateFileWriter(opts.out) : undefined;
   try {
     const cp = opts.resume ? store!.latestSnapshot() : undefined;

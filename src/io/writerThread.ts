@@ -1,0 +1,159 @@
+/**
+ * The replay database's writes on a thread of their own (writerWorker.ts, its own connection):
+ * the engine's thread only packs each batch's rows into a {@link RowJob} and posts it at the
+ * commit, and goes on with the next batch while the thread inserts and commits this one, in the
+ * order posted, one transaction per batch as before (its snapshot and its rows commit together).
+ *
+ * {@link drain} waits (blocking) until every posted job is committed; the replay database drains
+ * before anything else it does on its own connection (a read, the run's row, closing), so what
+ * it reads and writes there follows every batch posted. A job that fails is rolled back, the later
+ * ones are not run, and its error is thrown by the next commit or drain: the run fails with it.
+ * At most {@link MAX_QUEUED} jobs wait at a time. {@link close} drains, closes the thread's
+ * connection and ends the thread.
+ *
+ * @module
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
+import { type RowJob, RowJobBuilder, rowJobTransfer, type RowSink } from './rowJob.js';
+import { OUTPUT_TABLES } from './storeSchema.js';
+
+/** Indexes in the shared state: jobs done, whether the thread has closed its connection. */
+export const WRITER_STATE = { done: 0, closed: 1 } as const;
+
+/** What clearing the outputs deletes (ReplayStore.clearOutputs). */
+export const CLEAR_SQL = [...OUTPUT_TABLES, 'snapshots'].map((t) => `DELETE FROM ${t}`);
+
+/** A snapshot's insert, then the deletion of all but the newest two (ReplayStore.saveSnapshot). */
+export const SNAPSHOT_SQL = [
+  'INSERT INTO snapshots(run_id, batch, last_tick, input, line, final, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  'DELETE FROM snapshots WHERE id NOT IN (SELECT id FROM snapshots ORDER BY id DESC LIMIT 2)',
+] as const;
+
+/** Jobs posted and not done at most: the engine waits for the thread beyond that. */
+const MAX_QUEUED = 3;
+
+/** The writer thread: the built .js beside this file, or the TypeScript source through tsx (tests). */
+function startWorker(workerData: unknown, transferList: MessagePort[]): Worker {
+  const js = new URL('./writerWorker.js', import.meta.url);
+  if (existsSync(fileURLToPath(js))) return new Worker(js, { workerData, transferList });
+  const ts = new URL('./writerWorker.ts', import.meta.url).href;
+  return new Worker(`import('tsx/esm/api').then((t) => { t.register(); return import(${JSON.stringify(ts)}); });`, {
+    eval: true,
+    workerData,
+    transferList,
+  });
+}
+
+/**
+ * The writer thread of one replay database, and the job of the batch being written.
+ *
+ * @example
+ * ```ts
+ * const w = new WriterThread('out/xrate.sqlite');
+ * w.begin();
+ * w.sink('INSERT INTO t(a) VALUES (?)')(1);
+ * w.commit();
+ * w.close();
+ * ```
+ */
+export class WriterThread {
+  private readonly shared = new Int32Array(new SharedArrayBuffer(8));
+  private readonly errors: MessagePort;
+  private readonly worker: Worker;
+  private readonly builder = new RowJobBuilder();
+  private posted = 0;
+  private open = true;
+  /** The error of a failed job, once thrown (not thrown again). */
+  private failure: Error | undefined;
+  /** Whether a batch's job is being written (between {@link begin} and {@link commit}). */
+  inJob = false;
+  private clear: RowJob['clear'];
+  private snapshot: unknown[] | undefined;
+
+  constructor(path: string) {
+    const { port1, port2 } = new MessageChannel();
+    this.errors = port1;
+    this.worker = startWorker({ path, state: this.shared.buffer, errors: port2 }, [port2]);
+    // The thread keeps no event loop of this process alive: close() ends it.
+    this.worker.unref();
+    this.errors.unref();
+  }
+
+  /** The sink of statement `sql`, writing into the current job. */
+  sink(sql: string): RowSink {
+    return this.builder.sink(sql);
+  }
+
+  /** Starts a batch's job. */
+  begin(): void {
+    this.inJob = true;
+  }
+
+  /** Clears the previous outputs at the start of the current job (the outputs now run `runId`'s). */
+  clearOutputs(runId: number | undefined): void {
+    this.clear = { runId };
+  }
+
+  /** Writes a snapshot row (the values of {@link SNAPSHOT_SQL}'s insert) in the current job. */
+  saveSnapshot(values: unknown[]): void {
+    this.snapshot = values;
+  }
+
+  /** Posts the current job; throws the error of a failed earlier job. */
+  commit(): void {
+    const job = this.builder.take();
+    if (this.clear) job.clear = this.clear;
+    if (this.snapshot) job.snapshot = this.snapshot;
+    this.clear = undefined;
+    this.snapshot = undefined;
+    this.inJob = false;
+    this.throwFailure();
+    this.worker.postMessage({ job }, rowJobTransfer(job));
+    this.posted++;
+    while (this.posted - Atomics.load(this.shared, WRITER_STATE.done) > MAX_QUEUED) this.wait();
+    this.throwFailure();
+  }
+
+  /** Drops the current job (its transaction rolled back). */
+  rollback(): void {
+    this.builder.drop();
+    this.clear = undefined;
+    this.snapshot = undefined;
+    this.inJob = false;
+  }
+
+  /** Waits until every posted job is done; throws the error of a failed one (once). */
+  drain(): void {
+    while (Atomics.load(this.shared, WRITER_STATE.done) < this.posted) this.wait();
+    this.throwFailure();
+  }
+
+  private wait(): void {
+    const done = Atomics.load(this.shared, WRITER_STATE.done);
+    if (done < this.posted) Atomics.wait(this.shared, WRITER_STATE.done, done);
+  }
+
+  private throwFailure(): void {
+    if (this.failure) return;
+    const m = receiveMessageOnPort(this.errors)?.message as { message: string; name?: string; code?: string } | undefined;
+    if (!m) return;
+    const e = new Error(m.message);
+    if (typeof m.name === 'string') e.name = m.name;
+    if (m.code !== undefined) Object.assign(e, { code: m.code });
+    this.failure = e;
+    throw e;
+  }
+
+  /** Waits for the posted jobs (their failure not thrown: the run has ended), closes the thread's connection, ends it. */
+  close(): void {
+    if (!this.open) return;
+    this.open = false;
+    while (Atomics.load(this.shared, WRITER_STATE.done) < this.posted) this.wait();
+    this.worker.postMessage({ close: true });
+    while (Atomics.load(this.shared, WRITER_STATE.closed) === 0) Atomics.wait(this.shared, WRITER_STATE.closed, 0);
+    void this.worker.terminate();
+    this.errors.close();
+  }
+}

@@ -1,0 +1,210 @@
+/**
+ * The replay database written by its writer thread (src/io/writerThread.ts) holds what the same
+ * writes on its own connection leave: every table, every row in rowid order, the snapshots' bytes;
+ * a batch rolled back writes nothing; a failed write fails the run with the connection's message.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { OwnMetricBatch } from '../../../src/core/engine/ownMetricBatch.js';
+import type { PairRateChange } from '../../../src/core/engine.js';
+import { parseDec } from '../../../src/core/decimal.js';
+import { type ReplayCheckpoint, ReplayStore } from '../../../src/io/store.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'xrate-writer-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+
+/** Every table of a database, each row in rowid order (key order without rowid), wall-clock columns left out. */
+function dump(path: string): Record<string, unknown[]> {
+  const db = new Database(path, { readonly: true });
+  try {
+    const tables = db.prepare(`SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name`).all() as {
+      name: string;
+      sql: string;
+    }[];
+    const out: Record<string, unknown[]> = {};
+    for (const { name, sql } of tables) {
+      const order = sql.includes('WITHOUT ROWID') ? '' : ' ORDER BY rowid';
+      const rows = db.prepare(`SELECT * FROM ${name}${order}`).all() as Record<string, unknown>[];
+      out[name] = rows.map(({ started_at, finished_at, created_at, pid, ...r }) => r);
+    }
+    return out;
+  } finally {
+    db.close();
+  }
+}
+
+const change = (tick: number, base: string, rate: number | null): PairRateChange =>
+  ({
+    tick,
+    base,
+    quote: 'USD',
+    rate,
+    time: rate === null ? null : tick - 5,
+    rank: 1.5,
+    used: 2,
+    fresh: rate !== null,
+    volume: 0.25,
+    pair: -1,
+  }) as PairRateChange;
+
+function checkpoint(batch: number): ReplayCheckpoint {
+  return { input: 0, line: batch * 10, batch, final: false, engine: { lastTick: batch * 1e6 } as never, driver: { n: batch } };
+}
+
+/** One run of batches on a store: rows of every table, a snapshot, a rolled-back batch, a batch that clears. */
+function write(store: ReplayStore, batches: { rates: [number, string, number | null][]; rollback: boolean }[]): void {
+  const run = store.beginRun(['log'], {}, {}, '2024-01-01T00:00:00Z', false);
+  const w = store.writers();
+  const own = new OwnMetricBatch();
+  batches.forEach((b, i) => {
+    const batch = i + 1;
+    store.begin();
+    if (i === 0) store.clearOutputs(run);
+    for (const [tick, base, rate] of b.rates) w.rate(change(tick, base, rate), batch);
+    w.bucket(
+      'BTC',
+      'USD',
+      '1MIN',
+      { start: 0, end: 60, timeOpen: 1, timeClose: 2, open: 1, high: 2, low: 0.5, close: batch, count: batch },
+      batch,
+    );
+    w.series('BTC', 'USD', batch, batch % 2 ? Number.NaN : batch, batch % 3 === 0, batch);
+    w.reject(0, 'log', batch, 'bad_json', 'm', `raw ${batch}`, batch);
+    w.point({ type: 'metric', time: batch, metricId: 'M', exchangeId: 'X', value: { kind: 'text', text: 't' } }, batch, batch);
+    w.point({ type: 'metric', time: batch, metricId: 'M', exchangeId: 'X', assetId: 'A', value: { kind: 'time', us: 7 } }, batch, batch);
+    own.reset(batch, { marketNames: ['X_SPOT_A_B'], marketExchange: [0], exchangeNames: ['X'], assetNames: ['A'] });
+    own.push(0, 0, 1.5);
+    own.push(4, 0, 2, '2.000');
+    w.ownPoints(own, 100 * batch, batch);
+    w.definition({ type: 'metric_definition', time: batch, metricId: 'M', description: 'd' }, batch, batch);
+    w.connectivity({ type: 'connectivity', time: batch, exchangeId: 'X', reachable: batch % 2 === 0 } as never, batch, batch);
+    w.position(
+      {
+        type: 'position',
+        time: batch,
+        account: 'X:1',
+        symbolIdExchange: 'AB',
+        avgEntryPrice: parseDec('1.50'),
+        quantity: parseDec('2'),
+        side: 'long',
+      } as never,
+      { base: 'A', quote: 'B' },
+      batch,
+      batch,
+    );
+    store.saveSnapshot(run, checkpoint(batch), '2024-01-01T00:00:00Z');
+    if (b.rollback) store.rollback();
+    else store.commit();
+  });
+  store.finishRun(run, {
+    finished_at: 'x',
+    status: 'complete',
+    events_read: 1,
+    events_accepted: 1,
+    events_rejected: 0,
+    rejects_by_reason: '{}',
+    quotes_discarded: 0,
+    ticks: 1,
+    first_tick: 1,
+    last_tick: 1,
+    pairs_with_rate: 1,
+    rate_changes: 1,
+    buckets: 1,
+    duration_ms: 1,
+    stopped: 0,
+  });
+}
+
+describe('the writer thread', () => {
+  it('writes every table as the connection does, batch by batch (fast-check, fixed seed)', () => {
+    const batches = fc.array(
+      fc.record({
+        rates: fc.array(fc.tuple(fc.nat(1e6), fc.constantFrom('BTC', 'ETH', 'é'), fc.option(fc.double({ noNaN: true }), { nil: null })), {
+          maxLength: 300,
+        }),
+        rollback: fc.boolean(),
+      }),
+      { minLength: 1, maxLength: 6 },
+    );
+    fc.assert(
+      fc.property(batches, (bs) => {
+        const direct = join(dir, `direct-${++n}.sqlite`);
+        const threaded = join(dir, `threaded-${n}.sqlite`);
+        for (const [path, writerThread] of [
+          [direct, false],
+          [threaded, true],
+        ] as const) {
+          // A previous run's outputs, cleared by the first batch.
+          const before = ReplayStore.open(path);
+          before.transaction(() => before.writers().rate(change(1, 'OLD', 1), 1));
+          before.close();
+          const s = ReplayStore.open(path, { writerThread });
+          write(s, bs);
+          s.close();
+        }
+        expect(dump(threaded)).toEqual(dump(direct));
+      }),
+      { seed: 27, numRuns: 8 },
+    );
+  });
+
+  it('fails the run with the message of the failed write, and writes no batch after it', () => {
+    const errors: string[] = [];
+    for (const writerThread of [false, true]) {
+      const path = join(dir, `fail-${writerThread}.sqlite`);
+      const s = ReplayStore.open(path, { writerThread });
+      const run = s.beginRun(['log'], {}, {}, '2024-01-01T00:00:00Z', false);
+      const w = s.writers();
+      let error: unknown;
+      try {
+        for (let batch = 1; batch <= 3; batch++) {
+          s.begin();
+          try {
+            w.rate(change(batch, 'BTC', 1), batch);
+            // A row the table refuses (base is NOT NULL).
+            if (batch === 2) w.rate(change(batch, null as unknown as string, 1), batch);
+            s.commit();
+          } catch (e) {
+            s.rollback();
+            throw e;
+          }
+        }
+        s.finishRun(run, {} as never);
+      } catch (e) {
+        error = e;
+        s.failRun(run, (e as Error).message, 'x');
+      }
+      s.close();
+      expect(error).toBeInstanceOf(Error);
+      errors.push((error as Error).message);
+      const db = new Database(path, { readonly: true });
+      expect(db.prepare('SELECT batch FROM rates ORDER BY rowid').pluck().all()).toEqual([1]);
+      expect(db.prepare('SELECT status FROM runs').pluck().get()).toBe(`failed: ${errors.at(-1)}`);
+      db.close();
+    }
+    expect(errors[1]).toBe(errors[0]);
+    expect(errors[0]).toContain('NOT NULL constraint failed: rates.base');
+  });
+
+  it('marks the run failed when the last batch fails, at finishRun', () => {
+    const path = join(dir, 'fail-last.sqlite');
+    const s = ReplayStore.open(path, { writerThread: true });
+    const run = s.beginRun(['log'], {}, {}, '2024-01-01T00:00:00Z', false);
+    const w = s.writers();
+    s.begin();
+    w.rate(change(1, null as unknown as string, 1), 1);
+    // Posted: the thread fails it later.
+    s.commit();
+    expect(() => s.finishRun(run, {} as never)).toThrow('NOT NULL constraint failed: rates.base');
+    s.close();
+    const db = new Database(path, { readonly: true });
+    expect(db.prepare('SELECT status FROM runs').pluck().get()).toBe('failed: NOT NULL constraint failed: rates.base');
+    expect(db.prepare('SELECT count(*) FROM rates').pluck().get()).toBe(0);
+    db.close();
+  });
+});
