@@ -22,7 +22,6 @@ export const REPLAY_OPTIONS = {
   'snapshot-every': { type: 'string' },
   resume: { type: 'boolean' },
   'own-metrics': { type: 'boolean' },
-  'no-own-metrics': { type: 'boolean' },
   'batch-size': { type: 'string' },
   quiet: { type: 'boolean' },
   json: { type: 'boolean' },

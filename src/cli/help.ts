@@ -83,9 +83,7 @@ Options:
   --max-line-bytes N      a longer line is a line_too_long reject, never held whole (default 1048576)
   --snapshot-every DUR    snapshot the engine every DUR of event time (e.g. 1h, 30m)
   --resume                continue from the newest snapshot in --db
-  --no-own-metrics        do not compute and store xrate's own metrics (XRATE_*; about one row per
-                          quote), which a replay stores by default
-  --own-metrics           accepted for older scripts; changes nothing (own metrics are the default)
+  --own-metrics           also compute and store xrate's own metrics (XRATE_*; about one row per quote)
   --batch-size N          records per transaction (default 4096)
   --threads N             threads reading each LOG: 1 reads in the replay's thread; more, the file
                           reads, gunzip and parsing in a worker thread (default: the cores; not

@@ -74,7 +74,7 @@ export interface ReplicaOptions {
   snapshotFrom?: string;
   /** Messages applied in one transaction at most (default 4096). */
   batchSize?: number;
-  /** Compute and store xrate's own metrics (default true; false: not). */
+  /** Compute and store xrate's own metrics. */
   ownMetrics?: boolean;
   /** Lag (messages) under which {@link ReplicaStatus.ready} holds (default 1000). */
   readyLag?: number;

@@ -85,10 +85,7 @@ export interface IngestOptions {
   batch?: number;
   /** Delete the previous run's outputs in the transaction of the first batch. */
   clearWithFirstBatch?: boolean;
-  /**
-   * Compute and store xrate's own metrics (ownMetrics.ts). Default: with a database (`store`) to
-   * store them in; false turns them off.
-   */
+  /** Compute and store xrate's own metrics (ownMetrics.ts). */
   ownMetrics?: boolean;
   /** Store rejects only while the output is on (a partition's warm-up lines are the partition before's). */
   rejectsWithOutputOnly?: boolean;
@@ -178,19 +175,18 @@ export class Ingest {
         if (storePoint(e)) user.onMetric?.(e);
       },
       // The engine computes its own metrics only for a listener that has this method.
-      onOwnMetrics:
-        (opts.ownMetrics ?? opts.store !== undefined)
-          ? (b: OwnMetricBatch) => {
-              if (!st.outputOn) return;
-              // Written from the batch's columns: no event object per point.
-              if (b.length > 0) {
-                const seq = (st.metricEvents ?? 0) + 1;
-                st.metricEvents = seq - 1 + b.length;
-                writers?.ownPoints(b, seq, this.batchNo);
-              }
-              user.onOwnMetrics?.(b);
+      onOwnMetrics: opts.ownMetrics
+        ? (b: OwnMetricBatch) => {
+            if (!st.outputOn) return;
+            // Written from the batch's columns: no event object per point.
+            if (b.length > 0) {
+              const seq = (st.metricEvents ?? 0) + 1;
+              st.metricEvents = seq - 1 + b.length;
+              writers?.ownPoints(b, seq, this.batchNo);
             }
-          : undefined,
+            user.onOwnMetrics?.(b);
+          }
+        : undefined,
       onMetricDefinition: (e: MetricDefinitionEvent) => {
         if (!st.outputOn) return;
         st.metricEvents = (st.metricEvents ?? 0) + 1;

@@ -163,7 +163,6 @@ const EVERY_MODE: readonly [string, string][] = [
   ['--periods', 'periods'],
   ['--max-line-bytes', 'maxLineBytes'],
   ['--own-metrics', 'ownMetrics'],
-  ['--no-own-metrics', 'noOwnMetrics'],
   ['--batch-size', 'batchSize'],
   ['--workers', 'workers'],
   ['--quiet', 'quiet'],

@@ -93,10 +93,7 @@ export interface ReplayOptions {
    * default: in a process that holds more than the replay, each collection would cost that much.
    */
   heapBudget?: boolean;
-  /**
-   * Compute xrate's own metrics and store them with the log's (docs/methodology.md section 9).
-   * Default: on with `db` (false turns them off); a rate file (`out`) has no place for them.
-   */
+  /** Compute xrate's own metrics and store them with the log's (docs/methodology.md section 9). */
   ownMetrics?: boolean;
   /** Maximum line length, bytes of UTF-8 (default 1 MiB): a longer line is a `line_too_long` reject. */
   maxLineBytes?: number;

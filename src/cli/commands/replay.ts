@@ -80,8 +80,6 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
   const batch = values['batch-size'] !== undefined ? Number(values['batch-size']) : undefined;
   if (batch !== undefined && (!Number.isInteger(batch) || batch < 1))
     throw new XrateError('usage', `--batch-size must be a positive integer, got "${values['batch-size']}"`, { field: '--batch-size' });
-  if (values['own-metrics'] && values['no-own-metrics'])
-    throw new XrateError('usage', '--no-own-metrics contradicts --own-metrics: give one of them', { field: '--no-own-metrics' });
   const out = values.out;
   if (out !== undefined && !/\.(ndjson|jsonl|csv)$/i.test(out))
     throw new XrateError('usage', `--out must name a .ndjson or .csv file, got "${out}"`, { field: '--out' });
@@ -123,8 +121,7 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
     threads,
     maxLineBytes: maxLineBytes(values['max-line-bytes']),
     heapBudget: true,
-    // xrate's own metrics are on by default: --own-metrics (kept, changes nothing) or --no-own-metrics.
-    ownMetrics: values['no-own-metrics'] ? false : undefined,
+    ownMetrics: values['own-metrics'] ? true : undefined,
     onProgress: showProgress ? (p) => io.err(`\r${progressLine(p, Math.max(40, io.columns - 1))}`) : undefined,
   };
   refuseDuplicateInputs(opts.inputs, values['allow-duplicates']);
