@@ -168,9 +168,8 @@ symbol/SYMBOL_ID/current, asset/ASSET_ID/current, by-exchange/EXCHANGE_ID,
 asset_id, chain_id, network_id, time, time_format, period_id, time_start, time_end, limit, groupby.
 Example: xrate metrics out/xrate.sqlite exchange/history metric_id=M exchange_id=BINANCE period_id=1HRS
 
-Options: --no-own-metrics (from a LOG: without xrate's own metrics, which a replay stores by default;
-         --own-metrics is accepted and changes nothing), --format F, --config FILE.json,
-         --reorder-window SECS, --max-line-bytes N
+Options: --own-metrics (from a LOG: also xrate's own metrics, as replay --own-metrics stores them),
+         --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N
 `,
   symbols: `Usage: xrate symbols LOG|DB ROUTE [NAME=VALUE ...] [options]
 

@@ -71,8 +71,6 @@ interface Sample {
   probe?: Probe;
   caughtUp?: boolean;
   observe?: 'spawned' | 'jobs' | 'redisLost' | 'threads';
-  /** A flag that changes nothing (kept for older scripts): the runs with and without it must be the same. */
-  same?: true;
 }
 
 interface Command {
@@ -211,9 +209,7 @@ const REPLAY: () => Command = () => ({
         mode === 'partitioned' || mode === 'queued'
           ? { set: { resume: true } }
           : { set: { resume: true }, also: { db: copyOf(env, env.resumable), from: FROM } },
-      // Kept for older scripts: own metrics are the default, so it changes nothing.
-      'own-metrics': { set: { 'own-metrics': true }, same: true },
-      'no-own-metrics': { set: { 'no-own-metrics': true } },
+      'own-metrics': { set: { 'own-metrics': true } },
       'batch-size': { set: { 'batch-size': '7' } },
       // Not the default (the cores): 1 reads in the replay's thread, more in a reader worker.
       threads: { set: { threads: availableParallelism() > 1 ? '1' : '2' }, observe: 'threads' },
@@ -443,10 +439,7 @@ describe('every flag applies or is refused', () => {
             seen.set(key + special, before);
           }
           if (got.code === 2) failures.push(`--${flag} in ${mode}: refused, where it applies: ${got.err.slice(0, 300)}`);
-          else if (s.same) {
-            if (JSON.stringify(got.seen) !== JSON.stringify(before.seen) || got.code !== before.code)
-              failures.push(`--${flag} in ${mode}: meant to change nothing, but did: ${JSON.stringify(got.seen).slice(0, 300)}`);
-          } else if (JSON.stringify(got.seen) === JSON.stringify(before.seen) && got.code === before.code)
+          else if (JSON.stringify(got.seen) === JSON.stringify(before.seen) && got.code === before.code)
             failures.push(`--${flag} in ${mode}: no difference with or without it: ${JSON.stringify(got.seen).slice(0, 300)}`);
         }
         expect(failures).toEqual([]);

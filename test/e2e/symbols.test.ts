@@ -162,13 +162,10 @@ describe('a record is the union of its symbol events', () => {
     const serial = join(dir, 'union-serial.sqlite');
     const workers = join(dir, 'union-workers.sqlite');
     const cut = join(dir, 'union-cut.sqlite');
-    // Without xrate's own metrics: the log's series only.
-    const r = await cli('replay', UNION, '--db', serial, '--config', CONFIG, '--quiet', '--no-own-metrics');
+    const r = await cli('replay', UNION, '--db', serial, '--config', CONFIG, '--quiet');
     expect(r.code, r.err).toBe(0);
     // The built command: its partitions run in worker threads.
-    const w = bin(['replay', UNION, '--db', workers, '--config', CONFIG, '--quiet', '--workers', '2', '--no-own-metrics'], {
-      timeout: 120_000,
-    });
+    const w = bin(['replay', UNION, '--db', workers, '--config', CONFIG, '--quiet', '--workers', '2'], { timeout: 120_000 });
     expect(w.status, w.stderr).toBe(0);
     // Cuts after the first events (carried into the later partitions) and between the later ones.
     let partitions = 0;
@@ -176,7 +173,6 @@ describe('a record is the union of its symbol events', () => {
       inputs: [UNION],
       db: cut,
       config,
-      ownMetrics: false,
       workers: 3,
       cuts: [Date.parse(at(30 * H)) * 1000, Date.parse(at(54 * H)) * 1000],
       onProgress: (p) => {
