@@ -1,0 +1,654 @@
+/**
+ * The columnar reader of vendor files (CoinAPI flat files, tardis CSV: vendorCsv.ts): a file read
+ * straight into {@link BatchColumns}, without a row, record or event object per row.
+ *
+ * Rows are read from bytes (vendorBytes.ts: inflated synchronously for gzip) line by line: the
+ * fields are found by their delimiters, decimals and times are parsed from the bytes, and a
+ * CoinAPI quote or trade becomes a column row whose raw text is its line's bytes. The fast path
+ * takes only rows whose outcome it knows to be the record-at-a-time reader's: printable ASCII
+ * without spaces, as many fields as the header, plain decimals (`123.45`; prices above 0) and
+ * times of the common shapes. Every other row is handed to that reader's own row logic
+ * (`vendorRows` in vendorCsv.ts) and its record put in the batch as it is; a line with a quote
+ * character, or longer than the line limit, hands the rest of the file to its CSV splitter. So a
+ * batch, row for row (`recordAt`, src/io/batch.ts), equals what `openSource` gives for the file,
+ * rejects and raw texts included.
+ *
+ * tardis rows name their market by exchange and exchange symbol (a record's `venue`, mapped by the
+ * ingest): they are other rows (`ROW_OTHER`) holding the record, event and venue; only the reading
+ * is columnar.
+ *
+ * {@link openVendorBatches} is a plain function of a path and options, so a worker thread can
+ * run it and transfer the batches.
+ *
+ * @module
+ */
+import { StringDecoder } from 'node:string_decoder';
+import { BatchBuilder, type BatchColumns, CELLS, type OtherRow, sideCode } from '../core/batch.js';
+import { XrateError } from '../core/errors.js';
+import { parseTime } from '../core/time.js';
+import type { Dec, QuoteEvent, TradeEvent } from '../core/types.js';
+import { batchesOf, type BatchSource } from './batch.js';
+import { type CsvRow, CsvSplitter, isBlank } from './csv.js';
+import { DEFAULT_MAX_LINE_BYTES } from './lineLimit.js';
+import { DEFAULT_BATCH_SIZE, type SourceRecord } from './source.js';
+import { openBytes } from './vendorBytes.js';
+import { openVendorCsv, type VendorKind, type VendorRows, type VendorTime, vendorRows } from './vendorCsv.js';
+import { sniffVendorFile } from './vendorSniff.js';
+
+/** Options of {@link openVendorBatches}. */
+export interface VendorBatchOptions {
+  /** Rows per batch, about (a batch ends at the first line read after this many rows). Default 4096. */
+  batchSize?: number;
+  /** Skip rows whose line is below this. Default 1. */
+  startLine?: number;
+  /** See `OpenSourceOptions.maxLineBytes` (src/io/source.ts). */
+  maxLineBytes?: number;
+  /** The time events take: the receive time (default) or the exchange's. */
+  time?: VendorTime;
+  /** The format the file must be (else an `input` error), as `--format coinapi|tardis`. */
+  format?: 'coinapi' | 'tardis';
+  /** The file's kind when already known (skips reading its header twice). */
+  kind?: VendorKind;
+}
+
+const US = 1_000_000;
+const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
+const TIME_OF_DAY = /^\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/;
+const COINAPI_SIDES = ['BUY', 'SELL', 'BUY_ESTIMATED', 'SELL_ESTIMATED', 'UNKNOWN'].map((s) => Buffer.from(s));
+const TARDIS_SIDES = [
+  [Buffer.from('buy'), 'BUY'],
+  [Buffer.from('sell'), 'SELL'],
+  [Buffer.from('unknown'), 'UNKNOWN'],
+] as const;
+
+/** A record as a plain object without its line (a structured-clone value, for an other row). */
+function plainRecord(r: SourceRecord): OtherRow {
+  const o: OtherRow = { raw: r.raw };
+  if (r.record !== undefined) o.record = r.record;
+  if (r.error !== undefined) o.error = r.error;
+  if (r.reason !== undefined) o.reason = r.reason;
+  if (r.event !== undefined) o.event = r.event;
+  if (r.venue !== undefined) o.venue = r.venue;
+  return o;
+}
+
+/**
+ * The byte-level row parser of one file: lines in, rows into a {@link BatchBuilder} (see the
+ * module description).
+ */
+class VendorLineParser {
+  readonly bb = new BatchBuilder();
+  private raw = Buffer.allocUnsafe(1 << 16);
+  private rawLen = 0;
+  private carry: Buffer | undefined;
+  private line = 1;
+  private width = 0;
+  /** The last line handed over whole (a read error names it). */
+  lastLine = 0;
+  private readonly rows: VendorRows;
+  private readonly delim: number;
+  private readonly coinapi: boolean;
+  private readonly quotes: boolean;
+  private readonly max: number;
+  private readonly startLine: number;
+  /** Columns of the header (-1: absent). */
+  private cTime = -1;
+  private cA = -1;
+  private cB = -1;
+  private cC = -1;
+  private cD = -1;
+  private cSide = -1;
+  private cExchange = -1;
+  private cSymbol = -1;
+  /** Field bounds of the line being read. */
+  private fs = new Int32Array(64);
+  private fe = new Int32Array(64);
+  /** The symbol's dictionary index in the batch being built (CoinAPI: one symbol a file). */
+  private sym = -1;
+  /** The time cache: the bytes of the second last parsed (`YYYY-MM-DDTHH:MM:SS` or `HH:MM:SS`), and its µs. */
+  private tPrefix = Buffer.alloc(0);
+  private tBase = 0;
+  private tIso = false;
+  /** After a line the fast path cannot split (a quote, a long line): the rest of the file goes to the CSV splitter. */
+  private slow: { sp: CsvSplitter; decoder: StringDecoder } | undefined;
+  private readonly recs: SourceRecord[] = [];
+  private value = 0;
+
+  constructor(
+    private readonly kind: VendorKind,
+    path: string,
+    opts: { startLine: number; maxLineBytes: number; time?: VendorTime },
+  ) {
+    this.rows = vendorRows(path, kind, { ...opts, batchSize: 1, gzip: false, totalBytes: 0 });
+    this.delim = kind.delimiter.charCodeAt(0);
+    this.coinapi = kind.format === 'coinapi';
+    this.quotes = kind.data === 'quotes';
+    this.max = opts.maxLineBytes;
+    this.startLine = opts.startLine;
+  }
+
+  /** Whether the header has been read. */
+  get hasHeader(): boolean {
+    return this.rows.columns !== undefined;
+  }
+
+  /** Reads the complete lines of `chunk` (a view valid only during the call). */
+  push(chunk: Buffer): void {
+    if (this.slow !== undefined) {
+      this.takeSlow(this.slow.sp.push(this.slow.decoder.write(chunk)));
+      return;
+    }
+    let pos = 0;
+    const n = chunk.length;
+    if (this.carry !== undefined) {
+      const lf = chunk.indexOf(10);
+      if (lf < 0) {
+        this.carry = Buffer.concat([this.carry, chunk]);
+        if (this.carry.length > this.max + 1) this.toSlow(this.carry, 0);
+        return;
+      }
+      const whole = Buffer.concat([this.carry, chunk.subarray(0, lf)]);
+      this.carry = undefined;
+      if (whole.indexOf(34) >= 0 || !this.lineAt(whole, 0, whole.length, true)) {
+        // The rest of the file from this line goes to the splitter: the line, its ending, the rest.
+        this.toSlow(Buffer.concat([whole, chunk.subarray(lf)]), 0);
+        return;
+      }
+      pos = lf + 1;
+    }
+    let quote = chunk.indexOf(34, pos);
+    if (quote < 0) quote = n;
+    while (pos < n) {
+      const lf = chunk.indexOf(10, pos);
+      if (lf < 0) break;
+      if (quote < lf || !this.lineAt(chunk, pos, lf, true)) {
+        this.toSlow(chunk, pos);
+        return;
+      }
+      pos = lf + 1;
+    }
+    if (pos < n) {
+      this.carry = Buffer.from(chunk.subarray(pos));
+      if (this.carry.length > this.max + 1) this.toSlow(this.carry, 0);
+    }
+  }
+
+  /** The end of the file: the last line (without a line ending). */
+  end(): void {
+    if (this.slow === undefined && this.carry !== undefined) {
+      const c = this.carry;
+      this.carry = undefined;
+      if (c.indexOf(34) >= 0 || !this.lineAt(c, 0, c.length, false)) this.toSlow(c, 0);
+    }
+    if (this.slow !== undefined) {
+      const { sp, decoder } = this.slow;
+      const tail = decoder.end();
+      if (tail.length > 0) this.takeSlow(sp.push(tail));
+      this.takeSlow(sp.end());
+    }
+  }
+
+  /** The batch of the rows so far. */
+  finish(): BatchColumns {
+    const b = this.bb.finish(this.raw.subarray(0, this.rawLen).slice());
+    this.rawLen = 0;
+    this.sym = -1;
+    return b;
+  }
+
+  private toSlow(buf: Buffer, from: number): void {
+    const header = this.rows.columns !== undefined;
+    const sp = new CsvSplitter(true, this.max, this.kind.delimiter, { line: this.line, width: header ? this.width : 0 });
+    this.slow = { sp, decoder: new StringDecoder('utf8') };
+    this.carry = undefined;
+    this.takeSlow(sp.push(this.slow.decoder.write(buf.subarray(from))));
+  }
+
+  private takeSlow(rows: CsvRow[]): void {
+    if (rows.length === 0) return;
+    this.rows.take(rows, this.recs);
+    this.lastLine = this.rows.lastLine;
+    this.flushRecords();
+  }
+
+  /** Hands the rows of one line to the record-at-a-time logic. */
+  private slowRow(line: number, text: string): void {
+    const fields = text.split(this.kind.delimiter);
+    if (isBlank(fields)) return;
+    if (this.rows.columns !== undefined && fields.length !== this.width) {
+      this.rows.take([{ line, error: `row has ${fields.length} fields, the header has ${this.width}`, text }], this.recs);
+    } else {
+      const first = this.rows.columns === undefined;
+      this.rows.take([{ line, fields }], this.recs);
+      if (first) this.readColumns(fields.length);
+    }
+    this.lastLine = line;
+    this.flushRecords();
+  }
+
+  /** The records the row logic gave, as rows of the batch. */
+  private flushRecords(): void {
+    const recs = this.recs;
+    for (let k = 0; k < recs.length; k++) {
+      const r = recs[k];
+      const e = r.event;
+      if (e !== undefined && r.venue === undefined && (e.type === 'quote' || e.type === 'trade')) {
+        const raw = r.raw;
+        const start = this.rawLen;
+        this.ensureRaw(Buffer.byteLength(raw));
+        this.rawLen += this.raw.write(raw, start);
+        const sym = this.bb.symbolIndex(e.symbolId);
+        if (e.type === 'quote') {
+          const q = e as QuoteEvent;
+          const i = this.bb.quote(
+            r.line,
+            q.time,
+            sym,
+            q.bidPrice.value,
+            q.bidSize.value,
+            q.askPrice.value,
+            q.askSize.value,
+            start,
+            this.rawLen,
+          );
+          const c = CELLS * i;
+          this.bb.text(c, q.bidPrice.text);
+          this.bb.text(c + 1, q.bidSize.text);
+          this.bb.text(c + 2, q.askPrice.text);
+          this.bb.text(c + 3, q.askSize.text);
+        } else {
+          const t = e as TradeEvent;
+          const i = this.bb.trade(r.line, t.time, sym, t.price.value, t.size.value, sideCode(t.takerSide), start, this.rawLen);
+          this.bb.text(CELLS * i, t.price.text);
+          this.bb.text(CELLS * i + 1, t.size.text);
+        }
+      } else {
+        this.bb.other(r.line, plainRecord(r));
+      }
+    }
+    recs.length = 0;
+  }
+
+  private ensureRaw(n: number): void {
+    if (this.rawLen + n <= this.raw.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.raw.length * 2, this.rawLen + n));
+    this.raw.copy(next, 0, 0, this.rawLen);
+    this.raw = next;
+  }
+
+  private readColumns(width: number): void {
+    const col = this.rows.columns!;
+    this.width = width;
+    const at = (name: string): number => col[name] ?? -1;
+    this.cTime = at(this.rows.timeColumn);
+    if (this.coinapi) {
+      this.cA = at(this.quotes ? 'bid_px' : 'price');
+      this.cB = at(this.quotes ? 'bid_sx' : 'base_amount');
+      this.cC = at('ask_px');
+      this.cD = at('ask_sx');
+      this.cSide = this.quotes ? -1 : at('taker_side');
+    } else {
+      this.cExchange = at('exchange');
+      this.cSymbol = at('symbol');
+      this.cA = at(this.quotes ? 'bid_price' : 'price');
+      this.cB = at(this.quotes ? 'bid_amount' : 'amount');
+      this.cC = at('ask_price');
+      this.cD = at('ask_amount');
+      this.cSide = this.quotes ? -1 : at('side');
+    }
+    if (width > this.fs.length) {
+      this.fs = new Int32Array(width);
+      this.fe = new Int32Array(width);
+    }
+  }
+
+  /**
+   * Reads line `buf[s, lf)` (`lf`: its line feed, or the end of the file), which has no quote
+   * character; false when the rest of the file must go to the CSV splitter from this line on
+   * (a line over the limit: nothing of it was read).
+   */
+  private lineAt(buf: Buffer, s: number, lf: number, ended: boolean): boolean {
+    let e = lf;
+    if (e > s && buf[e - 1] === 13) e--;
+    if (lf - s > this.max) return false;
+    const line = this.line;
+    if (ended) this.line++;
+    if (this.rows.columns === undefined) {
+      let from = s;
+      if (line === 1 && e - s >= 3 && buf[s] === 0xef && buf[s + 1] === 0xbb && buf[s + 2] === 0xbf) from += 3;
+      this.slowRow(line, buf.toString('utf8', from, e));
+      return true;
+    }
+    if (line < this.startLine || !this.fastRow(buf, s, e, line)) this.slowRow(line, buf.toString('utf8', s, e));
+    return true;
+  }
+
+  /** The fast path (see the module description); false to leave the row to the row logic. */
+  private fastRow(buf: Buffer, s: number, e: number, line: number): boolean {
+    const fs = this.fs;
+    const fe = this.fe;
+    const width = this.width;
+    const delim = this.delim;
+    let k = 0;
+    fs[0] = s;
+    for (let i = s; i < e; i++) {
+      const c = buf[i];
+      if (c === delim) {
+        fe[k] = i;
+        if (++k >= width) return false;
+        fs[k] = i + 1;
+      } else if (c < 0x21 || c > 0x7e) return false;
+    }
+    fe[k] = e;
+    if (k + 1 !== width) return false;
+    const time = this.coinapi
+      ? this.coinapiTime(buf, fs[this.cTime], fe[this.cTime])
+      : this.tardisTime(buf, fs[this.cTime], fe[this.cTime]);
+    if (Number.isNaN(time)) return false;
+    if (this.coinapi) return this.coinapiRow(buf, s, e, line, time);
+    return this.tardisRow(buf, s, e, line, time);
+  }
+
+  private coinapiRow(buf: Buffer, s: number, e: number, line: number, time: number): boolean {
+    const symbolId = this.rows.where.symbolId;
+    if (symbolId === undefined) return false;
+    const fs = this.fs;
+    const fe = this.fe;
+    const a = this.dec(buf, fs[this.cA], fe[this.cA]);
+    if (a === 0 || !(this.value > 0)) return false;
+    const va = this.value;
+    const b = this.dec(buf, fs[this.cB], fe[this.cB]);
+    if (b === 0) return false;
+    const vb = this.value;
+    let side = 0;
+    let c = 0;
+    let d = 0;
+    let vc = 0;
+    let vd = 0;
+    if (this.quotes) {
+      c = this.dec(buf, fs[this.cC], fe[this.cC]);
+      if (c === 0 || !(this.value > 0)) return false;
+      vc = this.value;
+      d = this.dec(buf, fs[this.cD], fe[this.cD]);
+      if (d === 0) return false;
+      vd = this.value;
+    } else if (this.cSide >= 0) {
+      const ss = fs[this.cSide];
+      const se = fe[this.cSide];
+      if (se > ss) {
+        for (let k = 0; k < COINAPI_SIDES.length; k++) {
+          if (same(buf, ss, se, COINAPI_SIDES[k])) {
+            side = k + 1;
+            break;
+          }
+        }
+        if (side === 0) return false;
+      }
+    }
+    const start = this.rawLen;
+    this.ensureRaw(e - s);
+    buf.copy(this.raw, start, s, e);
+    this.rawLen += e - s;
+    if (this.sym < 0) this.sym = this.bb.symbolIndex(symbolId);
+    const bb = this.bb;
+    if (this.quotes) {
+      // Cells: bid, bid size, ask, ask size (a, b: bid_px, bid_sx; c, d: ask_px, ask_sx).
+      const i = bb.quote(line, time, this.sym, va, vb, vc, vd, start, this.rawLen);
+      const cell = CELLS * i;
+      if (a === 2) bb.text(cell, buf.toString('latin1', fs[this.cA], fe[this.cA]));
+      if (b === 2) bb.text(cell + 1, buf.toString('latin1', fs[this.cB], fe[this.cB]));
+      if (c === 2) bb.text(cell + 2, buf.toString('latin1', fs[this.cC], fe[this.cC]));
+      if (d === 2) bb.text(cell + 3, buf.toString('latin1', fs[this.cD], fe[this.cD]));
+    } else {
+      const i = bb.trade(line, time, this.sym, va, vb, side, start, this.rawLen);
+      const cell = CELLS * i;
+      if (a === 2) bb.text(cell, buf.toString('latin1', fs[this.cA], fe[this.cA]));
+      if (b === 2) bb.text(cell + 1, buf.toString('latin1', fs[this.cB], fe[this.cB]));
+    }
+    this.lastLine = line;
+    return true;
+  }
+
+  private tardisRow(buf: Buffer, s: number, e: number, line: number, time: number): boolean {
+    const fs = this.fs;
+    const fe = this.fe;
+    const xs = fs[this.cExchange];
+    const ss = fs[this.cSymbol];
+    if (fe[this.cExchange] === xs || fe[this.cSymbol] === ss) return false;
+    const a = this.decOf(buf, fs[this.cA], fe[this.cA], true);
+    if (a === undefined) return false;
+    const b = this.decOf(buf, fs[this.cB], fe[this.cB], false);
+    if (b === undefined) return false;
+    const symbol = buf.toString('latin1', ss, fe[this.cSymbol]);
+    const venue = { exchange: buf.toString('latin1', xs, fe[this.cExchange]), symbol };
+    let event: QuoteEvent | TradeEvent;
+    if (this.quotes) {
+      const c = this.decOf(buf, fs[this.cC], fe[this.cC], true);
+      if (c === undefined) return false;
+      const d = this.decOf(buf, fs[this.cD], fe[this.cD], false);
+      if (d === undefined) return false;
+      event = { type: 'quote', time, symbolId: symbol, bidPrice: a, bidSize: b, askPrice: c, askSize: d };
+    } else {
+      let side: string | undefined;
+      if (this.cSide >= 0 && fe[this.cSide] > fs[this.cSide]) {
+        for (const [bytes, name] of TARDIS_SIDES) if (same(buf, fs[this.cSide], fe[this.cSide], bytes)) side = name;
+        if (side === undefined) return false;
+      }
+      event =
+        side === undefined
+          ? { type: 'trade', time, symbolId: symbol, price: a, size: b }
+          : { type: 'trade', time, symbolId: symbol, price: a, size: b, takerSide: side as TradeEvent['takerSide'] };
+    }
+    this.bb.other(line, { raw: buf.toString('latin1', s, e), event, venue });
+    this.lastLine = line;
+    return true;
+  }
+
+  /**
+   * A plain decimal (`\d+(\.\d+)?`) at `buf[s, e)`: 0 when it is not one (the row logic decides),
+   * else 1 when its text is `String(value)`, 2 when the text must be listed; the value in `this.value`.
+   */
+  private dec(buf: Buffer, s: number, e: number): number {
+    const len = e - s;
+    if (len === 0 || len > 40) return 0;
+    let m = 0;
+    let dot = -1;
+    for (let i = s; i < e; i++) {
+      const c = buf[i];
+      if (c === 46) {
+        if (dot >= 0) return 0;
+        dot = i;
+      } else if (c >= 48 && c <= 57) m = m * 10 + (c - 48);
+      else return 0;
+    }
+    if (dot === s || dot === e - 1) return 0;
+    const digits = dot < 0 ? len : len - 1;
+    if (digits > 15) {
+      this.value = Number(buf.toString('latin1', s, e));
+      return 2;
+    }
+    const v = dot < 0 ? m : m / POW10[e - 1 - dot];
+    this.value = v;
+    // String(v) is the text for at most 15 significant digits without a leading zero (other than
+    // the units of 0.x), a fraction's trailing zero, or a value below 1e-6 (exponent form).
+    if (len > 1 && buf[s] === 48 && buf[s + 1] !== 46) return 2;
+    if (dot >= 0 && buf[e - 1] === 48) return 2;
+    if (v < 1e-6 && !(v === 0 && len === 1)) return 2;
+    return 1;
+  }
+
+  /** A decimal as a Dec (tardis), undefined when not plain or, for a price, not above 0. */
+  private decOf(buf: Buffer, s: number, e: number, price: boolean): Dec | undefined {
+    const k = this.dec(buf, s, e);
+    if (k === 0 || (price && !(this.value > 0))) return undefined;
+    return { value: this.value, text: buf.toString('latin1', s, e) };
+  }
+
+  /** A tardis time: µs since 1970, 1 to 16 digits (NaN: not one). */
+  private tardisTime(buf: Buffer, s: number, e: number): number {
+    const len = e - s;
+    if (len < 1 || len > 16) return Number.NaN;
+    let t = 0;
+    for (let i = s; i < e; i++) {
+      const c = buf[i] - 48;
+      if (c < 0 || c > 9) return Number.NaN;
+      t = t * 10 + c;
+    }
+    return t;
+  }
+
+  /**
+   * A CoinAPI time (NaN: not one the fast path reads): an ISO time, or a time of day on the
+   * folder's date, from the cached second when its first 19 (8) bytes match, else parsed.
+   */
+  private coinapiTime(buf: Buffer, s: number, e: number): number {
+    const p = this.tPrefix;
+    const pl = p.length;
+    const len = e - s;
+    if (pl > 0 && len >= pl && buf.compare(p, 0, pl, s, s + pl) === 0) {
+      const iso = this.tIso;
+      const tail = iso ? len - pl - 1 : len - pl; // after the prefix, before a final Z
+      if (tail === 0 && (!iso || buf[e - 1] === 90)) return this.tBase;
+      if (tail >= 2 && tail <= 8 && buf[s + pl] === 46 && (!iso || buf[e - 1] === 90)) {
+        let frac = 0;
+        const digits = tail - 1;
+        for (let k = 0; k < digits; k++) {
+          const d = buf[s + pl + 1 + k] - 48;
+          if (d < 0 || d > 9) return Number.NaN;
+          if (k < 6) frac = frac * 10 + d;
+        }
+        for (let k = digits; k < 6; k++) frac *= 10;
+        return this.tBase + frac;
+      }
+    }
+    const t = buf.toString('latin1', s, e);
+    const tod = TIME_OF_DAY.test(t);
+    let iso = t;
+    if (tod) {
+      const date = this.rows.where.date;
+      if (date === undefined) return Number.NaN;
+      iso = `${date}T${t}Z`;
+    }
+    const us = parseTime(iso);
+    if (us === undefined) return Number.NaN;
+    // Cache the second of a standard shape: YYYY-MM-DDTHH:MM:SS then Z or a fraction and Z.
+    if (iso.length >= 20 && iso.charCodeAt(10) === 84 && iso.charCodeAt(iso.length - 1) === 90) {
+      const c = iso.charCodeAt(19);
+      if ((c === 46 && iso.length >= 22) || (c === 90 && iso.length === 20)) {
+        if (tod ? t.length >= 8 : true) {
+          this.tIso = !tod;
+          this.tPrefix = Buffer.from(t.slice(0, tod ? 8 : 19), 'latin1');
+          this.tBase = Math.floor(us / US) * US;
+        }
+      }
+    }
+    return us;
+  }
+}
+
+/** `buf[s, e)` equals `bytes`. */
+function same(buf: Buffer, s: number, e: number, bytes: Buffer): boolean {
+  if (e - s !== bytes.length) return false;
+  for (let k = 0; k < bytes.length; k++) if (buf[s + k] !== bytes[k]) return false;
+  return true;
+}
+
+/** Bytes pulled per read: about the text of `batchSize` rows, within 8 KiB to 128 KiB. */
+function pullBytes(batchSize: number): number {
+  return Math.min(1 << 17, Math.max(1 << 13, batchSize * 96));
+}
+
+/**
+ * Opens a CoinAPI flat file or a tardis CSV file (gzipped or not) as columnar batches (see the
+ * module description). Throws an XrateError (`input`) when the file cannot be opened or is not a
+ * vendor file (of `opts.format`); a header without a required column throws from `batches()`, as
+ * `openSource` does.
+ *
+ * @example
+ * ```ts
+ * const src = openVendorBatches('T-TRADES/D-20230701/E-BINANCE/IDDI-2+SC-BINANCE_SPOT_BTC_USDT+S-BTCUSDT.csv.gz');
+ * for await (const b of src.batches()) for (let i = 0; i < b.length; i++) use(recordAt(b, i));
+ * ```
+ */
+export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): BatchSource {
+  const sniffed = opts.kind === undefined ? sniffVendorFile(path) : { ...sniffVendorFile(path, false), kind: opts.kind };
+  const { size, gzip } = sniffed;
+  const kind = opts.kind ?? sniffed.kind;
+  if (kind === undefined || (opts.format !== undefined && kind.format !== opts.format)) {
+    const what = opts.format === 'tardis' ? 'a tardis CSV file' : opts.format === 'coinapi' ? 'a CoinAPI flat file' : 'a vendor file';
+    throw new XrateError('input', `"${path}" is not ${what} (its header is not one of the format's)`);
+  }
+  const batchSize = Math.max(1, Math.floor(opts.batchSize ?? DEFAULT_BATCH_SIZE));
+  const startLine = opts.startLine ?? 1;
+  const maxLineBytes = Math.floor(opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
+  const pull = pullBytes(batchSize);
+  let closed = false;
+  let read = 0;
+  const open = new Set<{ bytesRead(): number; close(): void }>();
+  return {
+    format: kind.format,
+    path,
+    totalBytes: size,
+    bytesRead() {
+      let n = read;
+      for (const r of open) n = Math.max(n, r.bytesRead());
+      return n;
+    },
+    async *batches() {
+      if (closed) return;
+      const bytes = openBytes(path, gzip, Math.max(1 << 12, pull >> 1));
+      if (bytes === undefined) {
+        // No synchronous inflate in this runtime: the streaming record reader, as batches.
+        const src = openVendorCsv(path, kind, { batchSize, startLine, gzip, totalBytes: size, maxLineBytes, time: opts.time, lean: true });
+        open.add(src);
+        try {
+          yield* batchesOf(src).batches();
+        } finally {
+          read = Math.max(read, src.bytesRead());
+          open.delete(src);
+          src.close();
+        }
+        return;
+      }
+      open.add(bytes);
+      const p = new VendorLineParser(kind, path, { startLine, maxLineBytes, time: opts.time });
+      try {
+        for (;;) {
+          let chunk: Buffer | undefined;
+          try {
+            chunk = bytes.next(pull);
+          } catch (e) {
+            const line = p.lastLine;
+            const msg = (e as Error).message;
+            throw new XrateError(
+              'input',
+              line > 0 ? `${msg}; the last line read whole was line ${line}` : `${msg}; no whole line was read`,
+              { cause: e },
+            );
+          }
+          if (chunk === undefined) break;
+          p.push(chunk);
+          if (p.bb.length >= batchSize) {
+            yield p.finish();
+            if (closed) return;
+          }
+        }
+        p.end();
+        if (!p.hasHeader)
+          throw new XrateError(
+            'input',
+            `${kind.format === 'coinapi' ? 'CoinAPI' : 'tardis'} ${kind.data} file "${path}" has no header row`,
+          );
+        if (p.bb.length > 0 && !closed) yield p.finish();
+      } finally {
+        read = Math.max(read, bytes.bytesRead());
+        open.delete(bytes);
+        bytes.close();
+      }
+    },
+    close() {
+      closed = true;
+      for (const r of open) r.close();
+    },
+  };
+}
