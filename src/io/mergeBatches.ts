@@ -63,7 +63,7 @@ function rowTime(b: BatchColumns, i: number): number | undefined {
 class MergedBuilder {
   private readonly bb = new BatchBuilder();
   private input = new Uint16Array(1024);
-  private raw = Buffer.allocUnsafe(1 << 16);
+  private raw = new Uint8Array(1 << 16);
   private rawLen = 0;
   /** Incremented at each finish (the symbol maps of the cursors are then stale). */
   gen = 0;
@@ -73,16 +73,24 @@ class MergedBuilder {
     return this.bb.length;
   }
 
-  private rawBytes(bytes: Uint8Array): number {
-    const n = bytes.length;
+  /** Appends `bytes[s, e)` to the raw bytes; returns the new end. */
+  private rawBytes(bytes: Uint8Array, s: number, e: number): number {
+    const n = e - s;
     if (this.rawLen + n > this.raw.length) {
-      const next = Buffer.allocUnsafe(Math.max(this.raw.length * 2, this.rawLen + n));
-      this.raw.copy(next, 0, 0, this.rawLen);
+      const next = new Uint8Array(Math.max(this.raw.length * 2, this.rawLen + n));
+      next.set(this.raw.subarray(0, this.rawLen));
       this.raw = next;
     }
-    this.raw.set(bytes, this.rawLen);
-    this.rawLen += n;
-    return this.rawLen;
+    const raw = this.raw;
+    let o = this.rawLen;
+    // A row's raw text is short: a loop beats making a view to copy from.
+    if (n <= 256) for (let k = s; k < e; k++) raw[o++] = bytes[k];
+    else {
+      raw.set(bytes.subarray(s, e), o);
+      o += n;
+    }
+    this.rawLen = o;
+    return o;
   }
 
   /** Copies row `c.pos` of cursor `c` (input `k`). */
@@ -96,10 +104,11 @@ class MergedBuilder {
     const s = b.rawStart[i];
     if (s >= 0) {
       rs = this.rawLen;
-      re = this.rawBytes(b.raw.subarray(s, b.rawEnd[i]));
+      re = this.rawBytes(b.raw, s, b.rawEnd[i]);
     } else if (kind !== ROW_OTHER) {
       rs = this.rawLen;
-      re = this.rawBytes(this.enc.encode(c.src.rawOf ? c.src.rawOf(b, i) : rawOf(b, i)));
+      const bytes = this.enc.encode(c.src.rawOf ? c.src.rawOf(b, i) : rawOf(b, i));
+      re = this.rawBytes(bytes, 0, bytes.length);
     }
     let row: number;
     if (kind === ROW_OTHER) {
@@ -138,7 +147,7 @@ class MergedBuilder {
 
   finish(): BatchColumns {
     const n = this.bb.length;
-    const b = this.bb.finish(this.raw.subarray(0, this.rawLen).slice());
+    const b = this.bb.finish(this.raw.slice(0, this.rawLen));
     b.input = this.input.slice(0, n);
     this.rawLen = 0;
     this.gen++;

@@ -53,7 +53,6 @@ export interface VendorBatchOptions {
 
 const US = 1_000_000;
 const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
-const TIME_OF_DAY = /^\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/;
 const COINAPI_SIDES = ['BUY', 'SELL', 'BUY_ESTIMATED', 'SELL_ESTIMATED', 'UNKNOWN'].map((s) => Buffer.from(s));
 const TARDIS_SIDES = [
   [Buffer.from('buy'), 'BUY'],
@@ -73,13 +72,30 @@ function plainRecord(r: SourceRecord): OtherRow {
 }
 
 /**
+ * Where the rows of a batch are built: one per thread, shared by every file read. A reader
+ * builds a whole batch within one step of its generator (no await between its first row and
+ * `finish`), so the builder is empty whenever another file's reader runs; an open file then
+ * holds no builder of its own (a merge opens thousands).
+ */
+interface RowSink {
+  bb: BatchBuilder;
+  raw: Buffer;
+  rawLen: number;
+}
+
+let sink: RowSink | undefined;
+
+function rowSink(): RowSink {
+  sink ??= { bb: new BatchBuilder(), raw: Buffer.allocUnsafe(1 << 16), rawLen: 0 };
+  return sink;
+}
+
+/**
  * The byte-level row parser of one file: lines in, rows into a {@link BatchBuilder} (see the
  * module description).
  */
 class VendorLineParser {
-  readonly bb = new BatchBuilder();
-  private raw = Buffer.allocUnsafe(1 << 16);
-  private rawLen = 0;
+  private readonly out = rowSink();
   private carry: Buffer | undefined;
   private line = 1;
   private width = 0;
@@ -105,10 +121,11 @@ class VendorLineParser {
   private fe = new Int32Array(64);
   /** The symbol's dictionary index in the batch being built (CoinAPI: one symbol a file). */
   private sym = -1;
-  /** The time cache: the bytes of the second last parsed (`YYYY-MM-DDTHH:MM:SS` or `HH:MM:SS`), and its µs. */
-  private tPrefix = Buffer.alloc(0);
-  private tBase = 0;
-  private tIso = false;
+  /** The date of the last ISO time read (`YYYY-MM-DD` bytes) and the µs of its midnight. */
+  private dayBytes = Buffer.alloc(0);
+  private dayUs = 0;
+  /** The µs of the midnight of the folder's date (NaN: no D-YYYYMMDD folder). */
+  private readonly folderDay: number;
   /** After a line the fast path cannot split (a quote, a long line): the rest of the file goes to the CSV splitter. */
   private slow: { sp: CsvSplitter; decoder: StringDecoder } | undefined;
   private readonly recs: SourceRecord[] = [];
@@ -125,6 +142,8 @@ class VendorLineParser {
     this.quotes = kind.data === 'quotes';
     this.max = opts.maxLineBytes;
     this.startLine = opts.startLine;
+    const date = this.rows.where.date;
+    this.folderDay = (date === undefined ? undefined : parseTime(`${date}T00:00:00Z`)) ?? Number.NaN;
   }
 
   /** Whether the header has been read. */
@@ -188,10 +207,16 @@ class VendorLineParser {
     }
   }
 
+  /** Rows so far in the batch. */
+  get length(): number {
+    return this.out.bb.length;
+  }
+
   /** The batch of the rows so far. */
   finish(): BatchColumns {
-    const b = this.bb.finish(this.raw.subarray(0, this.rawLen).slice());
-    this.rawLen = 0;
+    // A plain Uint8Array (what a batch holds after crossing threads), not a Buffer.
+    const b = this.out.bb.finish(new Uint8Array(this.out.raw.subarray(0, this.out.rawLen)));
+    this.out.rawLen = 0;
     this.sym = -1;
     return b;
   }
@@ -234,13 +259,13 @@ class VendorLineParser {
       const e = r.event;
       if (e !== undefined && r.venue === undefined && (e.type === 'quote' || e.type === 'trade')) {
         const raw = r.raw;
-        const start = this.rawLen;
+        const start = this.out.rawLen;
         this.ensureRaw(Buffer.byteLength(raw));
-        this.rawLen += this.raw.write(raw, start);
-        const sym = this.bb.symbolIndex(e.symbolId);
+        this.out.rawLen += this.out.raw.write(raw, start);
+        const sym = this.out.bb.symbolIndex(e.symbolId);
         if (e.type === 'quote') {
           const q = e as QuoteEvent;
-          const i = this.bb.quote(
+          const i = this.out.bb.quote(
             r.line,
             q.time,
             sym,
@@ -249,31 +274,31 @@ class VendorLineParser {
             q.askPrice.value,
             q.askSize.value,
             start,
-            this.rawLen,
+            this.out.rawLen,
           );
           const c = CELLS * i;
-          this.bb.text(c, q.bidPrice.text);
-          this.bb.text(c + 1, q.bidSize.text);
-          this.bb.text(c + 2, q.askPrice.text);
-          this.bb.text(c + 3, q.askSize.text);
+          this.out.bb.text(c, q.bidPrice.text);
+          this.out.bb.text(c + 1, q.bidSize.text);
+          this.out.bb.text(c + 2, q.askPrice.text);
+          this.out.bb.text(c + 3, q.askSize.text);
         } else {
           const t = e as TradeEvent;
-          const i = this.bb.trade(r.line, t.time, sym, t.price.value, t.size.value, sideCode(t.takerSide), start, this.rawLen);
-          this.bb.text(CELLS * i, t.price.text);
-          this.bb.text(CELLS * i + 1, t.size.text);
+          const i = this.out.bb.trade(r.line, t.time, sym, t.price.value, t.size.value, sideCode(t.takerSide), start, this.out.rawLen);
+          this.out.bb.text(CELLS * i, t.price.text);
+          this.out.bb.text(CELLS * i + 1, t.size.text);
         }
       } else {
-        this.bb.other(r.line, plainRecord(r));
+        this.out.bb.other(r.line, plainRecord(r));
       }
     }
     recs.length = 0;
   }
 
   private ensureRaw(n: number): void {
-    if (this.rawLen + n <= this.raw.length) return;
-    const next = Buffer.allocUnsafe(Math.max(this.raw.length * 2, this.rawLen + n));
-    this.raw.copy(next, 0, 0, this.rawLen);
-    this.raw = next;
+    if (this.out.rawLen + n <= this.out.raw.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.out.raw.length * 2, this.out.rawLen + n));
+    this.out.raw.copy(next, 0, 0, this.out.rawLen);
+    this.out.raw = next;
   }
 
   private readColumns(width: number): void {
@@ -385,22 +410,24 @@ class VendorLineParser {
         if (side === 0) return false;
       }
     }
-    const start = this.rawLen;
+    const start = this.out.rawLen;
     this.ensureRaw(e - s);
-    buf.copy(this.raw, start, s, e);
-    this.rawLen += e - s;
-    if (this.sym < 0) this.sym = this.bb.symbolIndex(symbolId);
-    const bb = this.bb;
+    const raw = this.out.raw;
+    let o = start;
+    for (let k = s; k < e; k++) raw[o++] = buf[k]; // a row is short: faster than a copy call
+    this.out.rawLen = o;
+    if (this.sym < 0) this.sym = this.out.bb.symbolIndex(symbolId);
+    const bb = this.out.bb;
     if (this.quotes) {
       // Cells: bid, bid size, ask, ask size (a, b: bid_px, bid_sx; c, d: ask_px, ask_sx).
-      const i = bb.quote(line, time, this.sym, va, vb, vc, vd, start, this.rawLen);
+      const i = bb.quote(line, time, this.sym, va, vb, vc, vd, start, this.out.rawLen);
       const cell = CELLS * i;
       if (a === 2) bb.text(cell, buf.toString('latin1', fs[this.cA], fe[this.cA]));
       if (b === 2) bb.text(cell + 1, buf.toString('latin1', fs[this.cB], fe[this.cB]));
       if (c === 2) bb.text(cell + 2, buf.toString('latin1', fs[this.cC], fe[this.cC]));
       if (d === 2) bb.text(cell + 3, buf.toString('latin1', fs[this.cD], fe[this.cD]));
     } else {
-      const i = bb.trade(line, time, this.sym, va, vb, side, start, this.rawLen);
+      const i = bb.trade(line, time, this.sym, va, vb, side, start, this.out.rawLen);
       const cell = CELLS * i;
       if (a === 2) bb.text(cell, buf.toString('latin1', fs[this.cA], fe[this.cA]));
       if (b === 2) bb.text(cell + 1, buf.toString('latin1', fs[this.cB], fe[this.cB]));
@@ -439,7 +466,7 @@ class VendorLineParser {
           ? { type: 'trade', time, symbolId: symbol, price: a, size: b }
           : { type: 'trade', time, symbolId: symbol, price: a, size: b, takerSide: side as TradeEvent['takerSide'] };
     }
-    this.bb.other(line, { raw: buf.toString('latin1', s, e), event, venue });
+    this.out.bb.other(line, { raw: buf.toString('latin1', s, e), event, venue });
     this.lastLine = line;
     return true;
   }
@@ -498,52 +525,63 @@ class VendorLineParser {
   }
 
   /**
-   * A CoinAPI time (NaN: not one the fast path reads): an ISO time, or a time of day on the
-   * folder's date, from the cached second when its first 19 (8) bytes match, else parsed.
+   * A CoinAPI time (NaN: not one the fast path reads): `YYYY-MM-DDTHH:MM:SS[.f]Z`, or a time of
+   * day `HH:MM:SS[.f]` on the folder's date (1 to 7 fractional digits, the 7th truncated), read
+   * from the bytes on the µs of its day (cached by date); any other shape is left to the row logic.
    */
   private coinapiTime(buf: Buffer, s: number, e: number): number {
-    const p = this.tPrefix;
-    const pl = p.length;
     const len = e - s;
-    if (pl > 0 && len >= pl && buf.compare(p, 0, pl, s, s + pl) === 0) {
-      const iso = this.tIso;
-      const tail = iso ? len - pl - 1 : len - pl; // after the prefix, before a final Z
-      if (tail === 0 && (!iso || buf[e - 1] === 90)) return this.tBase;
-      if (tail >= 2 && tail <= 8 && buf[s + pl] === 46 && (!iso || buf[e - 1] === 90)) {
-        let frac = 0;
-        const digits = tail - 1;
-        for (let k = 0; k < digits; k++) {
-          const d = buf[s + pl + 1 + k] - 48;
-          if (d < 0 || d > 9) return Number.NaN;
-          if (k < 6) frac = frac * 10 + d;
-        }
-        for (let k = digits; k < 6; k++) frac *= 10;
-        return this.tBase + frac;
+    let h = s;
+    let day: number;
+    if (len >= 20 && buf[s + 10] === 84 && buf[e - 1] === 90) {
+      // ISO: the date's bytes against the cached date.
+      const d = this.dayBytes;
+      let same = d.length === 10;
+      for (let k = 0; same && k < 10; k++) same = buf[s + k] === d[k];
+      if (!same) {
+        const date = buf.toString('latin1', s, s + 10);
+        const t = parseTime(`${date}T00:00:00Z`);
+        if (t === undefined) return Number.NaN;
+        this.dayBytes = Buffer.from(date, 'latin1');
+        this.dayUs = t;
       }
+      day = this.dayUs;
+      h = s + 11;
+      e--; // before the Z
+    } else if (len >= 8 && buf[s + 2] === 58) {
+      if (Number.isNaN(this.folderDay)) return Number.NaN;
+      day = this.folderDay;
+    } else return Number.NaN;
+    // HH:MM:SS
+    if (e - h < 8 || buf[h + 2] !== 58 || buf[h + 5] !== 58) return Number.NaN;
+    const hh = digit2(buf, h);
+    const mm = digit2(buf, h + 3);
+    const ss = digit2(buf, h + 6);
+    if (hh < 0 || hh > 23 || mm < 0 || mm > 59 || ss < 0 || ss > 59) return Number.NaN;
+    let us = day + ((hh * 60 + mm) * 60 + ss) * US;
+    let p = h + 8;
+    if (p === e) return us;
+    if (buf[p] !== 46) return Number.NaN;
+    p++;
+    const digits = e - p;
+    if (digits < 1 || digits > 7) return Number.NaN;
+    let frac = 0;
+    for (let k = 0; k < digits; k++) {
+      const dg = buf[p + k] - 48;
+      if (dg < 0 || dg > 9) return Number.NaN;
+      if (k < 6) frac = frac * 10 + dg;
     }
-    const t = buf.toString('latin1', s, e);
-    const tod = TIME_OF_DAY.test(t);
-    let iso = t;
-    if (tod) {
-      const date = this.rows.where.date;
-      if (date === undefined) return Number.NaN;
-      iso = `${date}T${t}Z`;
-    }
-    const us = parseTime(iso);
-    if (us === undefined) return Number.NaN;
-    // Cache the second of a standard shape: YYYY-MM-DDTHH:MM:SS then Z or a fraction and Z.
-    if (iso.length >= 20 && iso.charCodeAt(10) === 84 && iso.charCodeAt(iso.length - 1) === 90) {
-      const c = iso.charCodeAt(19);
-      if ((c === 46 && iso.length >= 22) || (c === 90 && iso.length === 20)) {
-        if (tod ? t.length >= 8 : true) {
-          this.tIso = !tod;
-          this.tPrefix = Buffer.from(t.slice(0, tod ? 8 : 19), 'latin1');
-          this.tBase = Math.floor(us / US) * US;
-        }
-      }
-    }
+    for (let k = digits; k < 6; k++) frac *= 10;
+    us += frac;
     return us;
   }
+}
+
+/** The two-digit number at `buf[i]`, or -1. */
+function digit2(buf: Buffer, i: number): number {
+  const a = buf[i] - 48;
+  const b = buf[i + 1] - 48;
+  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : -1;
 }
 
 /** `buf[s, e)` equals `bytes`. */
@@ -628,7 +666,7 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
           }
           if (chunk === undefined) break;
           p.push(chunk);
-          if (p.bb.length >= batchSize) {
+          if (p.length >= batchSize) {
             yield p.finish();
             if (closed) return;
           }
@@ -639,8 +677,10 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
             'input',
             `${kind.format === 'coinapi' ? 'CoinAPI' : 'tardis'} ${kind.data} file "${path}" has no header row`,
           );
-        if (p.bb.length > 0 && !closed) yield p.finish();
+        if (p.length > 0 && !closed) yield p.finish();
       } finally {
+        // Stopped by an error between two batches: drop the rows built (the builder is shared).
+        if (p.length > 0) p.finish();
         read = Math.max(read, bytes.bytesRead());
         open.delete(bytes);
         bytes.close();

@@ -90,7 +90,7 @@ function plainBytes(path: string): ByteReader {
  * read from the file at a time (the reader's own input buffer).
  */
 function gzipBytes(path: string, read: number): ByteReader | undefined {
-  const z = createGunzip();
+  const z = createGunzip({ chunkSize: constants.Z_MIN_CHUNK }); // its own output buffer is not used
   const handle = (z as unknown as { _handle?: ZlibHandle })._handle;
   const state = (z as unknown as { _writeState?: Uint32Array })._writeState;
   if (typeof handle?.writeSync !== 'function' || !(state instanceof Uint32Array)) {
