@@ -5,11 +5,24 @@
  * events as one NDJSON log (`ndjson_events_per_s`, and `ratio_to_ndjson` = NDJSON time / merge time:
  * below 1 when the vendor reading and the merge cost more than NDJSON's fast path).
  *
+ * The same entry times the reading and merging alone (no engine): the record readers and
+ * `mergeSources` (`read_records_events_per_s`, `read_records_cpu_ms`) against the columnar vendor
+ * reader and `mergeBatchSources` (`read_batches_events_per_s`, `read_batches_cpu_ms`; the metadata
+ * NDJSON file through `batchesOf`), in alternating rounds; `read_speedup` = records time /
+ * batches time.
+ *
  * @module
  */
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateLog } from '../scripts/gen-log.js';
+import { type BatchSource, batchesOf } from '../src/io/batch.js';
+import { expandInputs } from '../src/io/inputs.js';
+import { mergeSources } from '../src/io/merge.js';
+import { mergeBatchSources } from '../src/io/mergeBatches.js';
+import { openSource } from '../src/io/source.js';
+import { openVendorBatches } from '../src/io/vendorBatches.js';
+import { sniffVendorFile } from '../src/io/vendorSniff.js';
 import { replay } from '../src/replay/replay.js';
 import { exportVendor } from '../test/helpers/vendorExport.js';
 import type { BenchResult } from './run.js';
@@ -21,6 +34,38 @@ function countFiles(dir: string): number {
   let n = 0;
   for (const e of readdirSync(dir, { withFileTypes: true })) n += e.isDirectory() ? countFiles(join(dir, e.name)) : 1;
   return n;
+}
+
+/** Rows per batch of each input of a merge, as the replay opens them (src/replay/recordSource.ts). */
+const INPUT_BATCH = 64;
+
+/** Reads and merges `paths` with the record readers: rows read, CPU ms. */
+async function readRecords(paths: string[]): Promise<{ rows: number; cpu: number }> {
+  const c0 = process.cpuUsage();
+  let rows = 0;
+  const m = mergeSources(
+    paths.map((p) => openSource(p, { batchSize: INPUT_BATCH, lean: true })),
+    4096,
+  );
+  for await (const b of m.batches()) rows += b.records.length;
+  const c = process.cpuUsage(c0);
+  return { rows, cpu: (c.user + c.system) / 1000 };
+}
+
+/** Reads and merges `paths` as columnar batches (vendor files by the vendor reader): rows read, CPU ms. */
+async function readBatches(paths: string[]): Promise<{ rows: number; cpu: number }> {
+  const c0 = process.cpuUsage();
+  let rows = 0;
+  const sources: BatchSource[] = paths.map((p) => {
+    const kind = sniffVendorFile(p).kind;
+    return kind !== undefined
+      ? openVendorBatches(p, { kind, batchSize: INPUT_BATCH })
+      : batchesOf(openSource(p, { batchSize: INPUT_BATCH, lean: true }));
+  });
+  const m = mergeBatchSources(sources, { batchSize: 4096 });
+  for await (const b of m.batches()) rows += b.length;
+  const c = process.cpuUsage(c0);
+  return { rows, cpu: (c.user + c.system) / 1000 };
 }
 
 /** The replay/coinapi-merge entry (see the module description). */
@@ -50,6 +95,24 @@ export async function vendorMergeBench(dir: string): Promise<BenchResult> {
     ndjson.push(performance.now() - t0);
     if (n.eventsRead !== events) throw new Error(`replay/coinapi-merge: ${events} events merged, ${n.eventsRead} in the NDJSON log`);
   }
+  const paths = expandInputs([meta, tree]);
+  let rows = 0;
+  const readR: number[] = [];
+  const readB: number[] = [];
+  const cpuR: number[] = [];
+  const cpuB: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    let t0 = performance.now();
+    const a = await readRecords(paths);
+    readR.push(performance.now() - t0);
+    cpuR.push(a.cpu);
+    t0 = performance.now();
+    const b = await readBatches(paths);
+    readB.push(performance.now() - t0);
+    cpuB.push(b.cpu);
+    if (a.rows !== b.rows) throw new Error(`replay/coinapi-merge: ${a.rows} rows read as records, ${b.rows} as batches`);
+    rows = a.rows;
+  }
   const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
   const med = (xs: number[]) => sorted(xs)[Math.floor(xs.length / 2)];
   return {
@@ -62,5 +125,10 @@ export async function vendorMergeBench(dir: string): Promise<BenchResult> {
     files: countFiles(tree) + 1,
     ndjson_events_per_s: (events / med(ndjson)) * 1000,
     ratio_to_ndjson: med(ndjson) / med(merge),
+    read_records_events_per_s: (rows / med(readR)) * 1000,
+    read_records_cpu_ms: med(cpuR),
+    read_batches_events_per_s: (rows / med(readB)) * 1000,
+    read_batches_cpu_ms: med(cpuB),
+    read_speedup: med(readR) / med(readB),
   };
 }

@@ -143,7 +143,7 @@ function countNl(s: string, from: number, to: number): number {
 }
 
 /** A row with no content: every field empty or whitespace. */
-function isBlank(fields: string[]): boolean {
+export function isBlank(fields: string[]): boolean {
   for (const f of fields) if (f.length > 0 && f.trim().length > 0) return false;
   return true;
 }
@@ -195,15 +195,22 @@ export class CsvSplitter {
    *   (else it becomes an error row).
    * @param maxLineBytes - a longer row is a `line_too_long` error row (see the module description).
    * @param delimiter - the field separator, one character (default `,`; CoinAPI's flat files use `;`).
+   * @param from - the text pushed starts at this physical line, after a header of `width` fields
+   *   already read (a reader that read the lines before by other means and hands the rest over).
    */
   constructor(
     private readonly header = false,
     maxLineBytes = DEFAULT_MAX_LINE_BYTES,
     delimiter = ',',
+    from?: { line: number; width: number },
   ) {
     this.delim = delimiter.charCodeAt(0);
     this.limit = new LineLimit(maxLineBytes);
     this.lines = new LineBuffer(this.limit);
+    if (from !== undefined) {
+      this.line = from.line;
+      this.width = from.width;
+    }
   }
 
   /** Adds text (chunks must not split a surrogate pair); returns the complete rows. */

@@ -166,141 +166,158 @@ export interface VendorReaderOptions extends ReaderOptions {
 const LABEL = { coinapi: 'CoinAPI', tardis: 'tardis' } as const;
 
 /**
- * Opens a CoinAPI flat file or a tardis CSV file of the kind `kind` (see the module
- * description). Called by `openSource`.
+ * The record-at-a-time reading of a vendor file's rows (see the module description): `take`
+ * turns the rows of a {@link CsvSplitter} (the header first) into records, pushed onto `out`.
+ * Shared by {@link openVendorCsv} and the columnar reader (vendorBatches.ts), which hands it the
+ * rows its fast path declines.
  */
-export function openVendorCsv(path: string, kind: VendorKind, ro: VendorReaderOptions): EventSource {
-  const { batchSize, startLine } = ro;
+export interface VendorRows {
+  /** Reads `rows` (the first one read is the header) into `out`; throws on a header that cannot be read. */
+  take(rows: readonly CsvRow[], out: SourceRecord[]): void;
+  /** The last line taken (for a read error's message). */
+  readonly lastLine: number;
+  /** The column index of every header name, once the header is read. */
+  readonly columns: Record<string, number> | undefined;
+  /** The time column events take (`time_coinapi`, `local_timestamp`, ...). */
+  readonly timeColumn: string;
+  /** The symbol id and date of a CoinAPI file's path (empty for tardis). */
+  readonly where: CoinapiPath;
+  /** What rejects' messages call the file (`CoinAPI quotes`). */
+  readonly label: string;
+}
+
+/** The {@link VendorRows} of file `path` of kind `kind`. */
+export function vendorRows(path: string, kind: VendorKind, ro: VendorReaderOptions): VendorRows {
+  const { startLine } = ro;
   const label = `${LABEL[kind.format]} ${kind.data}`;
   const useExchange = ro.time === 'exchange';
   const hints = COLUMN_OF[`${kind.format}/${kind.data}`];
   const where = kind.format === 'coinapi' ? coinapiPath(path) : {};
-  return textEventSource(kind.format, path, ro, async function* (ts, isClosed) {
-    const sp = new CsvSplitter(true, ro.maxLineBytes, kind.delimiter);
-    let col: Record<string, number> | undefined;
-    let timeCol = '';
-    const batch: SourceRecord[] = [];
-    let lastLine = 0;
-    const fail = (line: number, fields: string[], reason: SourceRecord['reason'], message: string): void => {
-      batch.push({ line, raw: fields.join(kind.delimiter), error: message, reason });
+  const timeCol =
+    kind.format === 'coinapi' ? (useExchange ? 'time_exchange' : 'time_coinapi') : useExchange ? 'timestamp' : 'local_timestamp';
+  let col: Record<string, number> | undefined;
+  let lastLine = 0;
+  let batch: SourceRecord[] = [];
+  const fail = (line: number, fields: string[], reason: SourceRecord['reason'], message: string): void => {
+    batch.push({ line, raw: fields.join(kind.delimiter), error: message, reason });
+  };
+  const row = (line: number, f: string[]): void => {
+    const c = col!;
+    const get = (name: string): string | undefined => {
+      const k = c[name];
+      return k === undefined ? undefined : f[k];
     };
-    const row = (line: number, f: string[]): void => {
-      const c = col!;
-      const get = (name: string): string | undefined => {
-        const k = c[name];
-        return k === undefined ? undefined : f[k];
-      };
-      let record: Record<string, unknown>;
-      let venue: { exchange: string; symbol: string } | undefined;
-      const t = (get(timeCol) ?? '').trim();
-      if (kind.format === 'coinapi') {
-        if (where.symbolId === undefined) {
-          fail(
-            line,
-            f,
-            'unknown_symbol',
-            `${label}: the file name has no "SC-{symbol_id}" part (e.g. IDDI-1+SC-BINANCE_SPOT_ETH_USDT+S-ETHUSDT.csv.gz)`,
-          );
-          return;
-        }
-        let time = t;
-        if (TIME_OF_DAY.test(t)) {
-          if (where.date === undefined) {
-            fail(
-              line,
-              f,
-              'bad_time',
-              `${label}: column "${timeCol}" ${JSON.stringify(t)} is a time of day and the path has no D-YYYYMMDD folder to give its date`,
-            );
-            return;
-          }
-          time = `${where.date}T${t}Z`;
-        }
-        record =
-          kind.data === 'quotes'
-            ? {
-                type: 'quote',
-                time,
-                symbol_id: where.symbolId,
-                bid_price: get('bid_px'),
-                bid_size: get('bid_sx'),
-                ask_price: get('ask_px'),
-                ask_size: get('ask_sx'),
-              }
-            : {
-                type: 'trade',
-                time,
-                symbol_id: where.symbolId,
-                price: get('price'),
-                size: get('base_amount'),
-                taker_side: get('taker_side'),
-              };
-      } else {
-        if (!MICROS.test(t) || !Number.isSafeInteger(Number(t))) {
-          fail(
-            line,
-            f,
-            t === '' ? 'missing_field' : 'bad_time',
-            `${label}: column "${timeCol}" must be microseconds since 1970 (an integer), got ${JSON.stringify(t)}`,
-          );
-          return;
-        }
-        const exchange = (get('exchange') ?? '').trim();
-        const symbol = (get('symbol') ?? '').trim();
-        if (exchange === '' || symbol === '') {
-          fail(line, f, 'missing_field', `${label}: column "${exchange === '' ? 'exchange' : 'symbol'}" is empty`);
-          return;
-        }
-        venue = { exchange, symbol };
-        const time = formatTime(Number(t));
-        if (kind.data === 'quotes') {
-          record = {
-            type: 'quote',
-            time,
-            symbol_id: symbol,
-            bid_price: get('bid_price'),
-            bid_size: get('bid_amount'),
-            ask_price: get('ask_price'),
-            ask_size: get('ask_amount'),
-          };
-        } else {
-          const side = (get('side') ?? '').trim().toLowerCase();
-          if (side !== '' && side !== 'buy' && side !== 'sell' && side !== 'unknown') {
-            fail(line, f, 'bad_field', `${label}: column "side" must be buy, sell or unknown, got ${JSON.stringify(get('side'))}`);
-            return;
-          }
-          record = {
-            type: 'trade',
-            time,
-            symbol_id: symbol,
-            price: get('price'),
-            size: get('amount'),
-            taker_side: side === '' ? undefined : side.toUpperCase(),
-          };
-        }
-      }
-      const ev = parseEvent(record);
-      if (isReject(ev)) {
-        const column = ev.field === 'time' ? timeCol : ev.field === undefined ? undefined : hints[ev.field];
-        fail(line, f, ev.reason, column === undefined ? `${label}: ${ev.message}` : `${label}: ${ev.message} (column "${column}")`);
+    let record: Record<string, unknown>;
+    let venue: { exchange: string; symbol: string } | undefined;
+    const t = (get(timeCol) ?? '').trim();
+    if (kind.format === 'coinapi') {
+      if (where.symbolId === undefined) {
+        fail(
+          line,
+          f,
+          'unknown_symbol',
+          `${label}: the file name has no "SC-{symbol_id}" part (e.g. IDDI-1+SC-BINANCE_SPOT_ETH_USDT+S-ETHUSDT.csv.gz)`,
+        );
         return;
       }
-      batch.push(new VendorRecord(line, ev, f, kind.delimiter, venue));
-    };
-    const take = (rows: CsvRow[]): void => {
+      let time = t;
+      if (TIME_OF_DAY.test(t)) {
+        if (where.date === undefined) {
+          fail(
+            line,
+            f,
+            'bad_time',
+            `${label}: column "${timeCol}" ${JSON.stringify(t)} is a time of day and the path has no D-YYYYMMDD folder to give its date`,
+          );
+          return;
+        }
+        time = `${where.date}T${t}Z`;
+      }
+      record =
+        kind.data === 'quotes'
+          ? {
+              type: 'quote',
+              time,
+              symbol_id: where.symbolId,
+              bid_price: get('bid_px'),
+              bid_size: get('bid_sx'),
+              ask_price: get('ask_px'),
+              ask_size: get('ask_sx'),
+            }
+          : {
+              type: 'trade',
+              time,
+              symbol_id: where.symbolId,
+              price: get('price'),
+              size: get('base_amount'),
+              taker_side: get('taker_side'),
+            };
+    } else {
+      if (!MICROS.test(t) || !Number.isSafeInteger(Number(t))) {
+        fail(
+          line,
+          f,
+          t === '' ? 'missing_field' : 'bad_time',
+          `${label}: column "${timeCol}" must be microseconds since 1970 (an integer), got ${JSON.stringify(t)}`,
+        );
+        return;
+      }
+      const exchange = (get('exchange') ?? '').trim();
+      const symbol = (get('symbol') ?? '').trim();
+      if (exchange === '' || symbol === '') {
+        fail(line, f, 'missing_field', `${label}: column "${exchange === '' ? 'exchange' : 'symbol'}" is empty`);
+        return;
+      }
+      venue = { exchange, symbol };
+      const time = formatTime(Number(t));
+      if (kind.data === 'quotes') {
+        record = {
+          type: 'quote',
+          time,
+          symbol_id: symbol,
+          bid_price: get('bid_price'),
+          bid_size: get('bid_amount'),
+          ask_price: get('ask_price'),
+          ask_size: get('ask_amount'),
+        };
+      } else {
+        const side = (get('side') ?? '').trim().toLowerCase();
+        if (side !== '' && side !== 'buy' && side !== 'sell' && side !== 'unknown') {
+          fail(line, f, 'bad_field', `${label}: column "side" must be buy, sell or unknown, got ${JSON.stringify(get('side'))}`);
+          return;
+        }
+        record = {
+          type: 'trade',
+          time,
+          symbol_id: symbol,
+          price: get('price'),
+          size: get('amount'),
+          taker_side: side === '' ? undefined : side.toUpperCase(),
+        };
+      }
+    }
+    const ev = parseEvent(record);
+    if (isReject(ev)) {
+      const column = ev.field === 'time' ? timeCol : ev.field === undefined ? undefined : hints[ev.field];
+      fail(line, f, ev.reason, column === undefined ? `${label}: ${ev.message}` : `${label}: ${ev.message} (column "${column}")`);
+      return;
+    }
+    batch.push(new VendorRecord(line, ev, f, kind.delimiter, venue));
+  };
+  return {
+    take(rows, out) {
+      batch = out;
       for (const r of rows) {
         lastLine = r.line;
         if (col === undefined) {
           if (r.fields === undefined)
             throw new XrateError('input', `${label} header of "${path}" cannot be read (line ${r.line}: ${r.error})`);
           col = readHeader(r.fields, path, kind, label);
-          timeCol =
-            kind.format === 'coinapi' ? (useExchange ? 'time_exchange' : 'time_coinapi') : useExchange ? 'timestamp' : 'local_timestamp';
           continue;
         }
         if (r.line < startLine) continue;
         if (r.fields === undefined) {
-          batch.push(
+          out.push(
             r.reason
               ? { line: r.line, raw: r.text ?? '', error: r.error, reason: r.reason }
               : { line: r.line, raw: r.text ?? '', error: r.error },
@@ -309,16 +326,38 @@ export function openVendorCsv(path: string, kind: VendorKind, ro: VendorReaderOp
         }
         row(r.line, r.fields);
       }
-    };
-    for await (const chunk of withLastLine(ts.chunks(), () => lastLine)) {
-      take(sp.push(chunk));
+    },
+    get lastLine() {
+      return lastLine;
+    },
+    get columns() {
+      return col;
+    },
+    timeColumn: timeCol,
+    where,
+    label,
+  };
+}
+
+/**
+ * Opens a CoinAPI flat file or a tardis CSV file of the kind `kind` (see the module
+ * description). Called by `openSource`.
+ */
+export function openVendorCsv(path: string, kind: VendorKind, ro: VendorReaderOptions): EventSource {
+  const { batchSize } = ro;
+  return textEventSource(kind.format, path, ro, async function* (ts, isClosed) {
+    const sp = new CsvSplitter(true, ro.maxLineBytes, kind.delimiter);
+    const rows = vendorRows(path, kind, ro);
+    const batch: SourceRecord[] = [];
+    for await (const chunk of withLastLine(ts.chunks(), () => rows.lastLine)) {
+      rows.take(sp.push(chunk), batch);
       while (batch.length >= batchSize) {
         yield batch.splice(0, batchSize);
         if (isClosed()) return;
       }
     }
-    take(sp.end());
-    if (col === undefined) throw new XrateError('input', `${label} file "${path}" has no header row`);
+    rows.take(sp.end(), batch);
+    if (rows.columns === undefined) throw new XrateError('input', `${rows.label} file "${path}" has no header row`);
     while (batch.length > 0 && !isClosed()) yield batch.splice(0, batchSize);
   });
 }

@@ -1,0 +1,285 @@
+/**
+ * The merge of several inputs by event time (`xrate replay --merge`) over columnar batches: the
+ * rows of several {@link BatchSource}s into batches whose `input` column names each row's input
+ * (src/core/batch.ts), in exactly the order of the record merge (merge.ts):
+ *
+ * - a row's time is its event's (the `time` column of a quote or trade row; an other row's
+ *   event time, or its record's `time` text parsed: `recordTime`); a row without one takes the
+ *   time of the row before it in its input (the earliest at the start), so it comes out right
+ *   after that row;
+ * - ties: the input given first, then the earlier line; an input that goes back in time is not
+ *   sorted (its rows come out in its order, each when it is the earliest head);
+ * - one batch of each input is held at a time, plus the output batch; a binary heap of the inputs
+ *   picks the next row in O(log k).
+ *
+ * Rows are copied column by column (values, exact texts, raw bytes, symbols through the output
+ * batch's dictionary, other rows as they are); a row whose raw text its source gives through
+ * `rawOf` gets it as bytes in the output, so an output batch stands alone.
+ *
+ * @module
+ */
+import { BatchBuilder, type BatchColumns, CELLS, type OtherRow, ROW_OTHER, ROW_QUOTE } from '../core/batch.js';
+import { type BatchSource, rawOf } from './batch.js';
+import { recordTime } from './merge.js';
+import type { SourceRecord } from './source.js';
+
+/** The merged stream of several {@link BatchSource}s (see the module description). */
+export interface MergedBatchSource {
+  /** The sizes of all inputs added up. */
+  readonly totalBytes: number;
+  /** The bytes read of all inputs added up. */
+  bytesRead(): number;
+  /** The rows of all inputs in merged order, in batches of at most `batchSize` rows with an `input` column. Call once. */
+  batches(): AsyncGenerator<BatchColumns>;
+  /** Stops reading and closes every input. */
+  close(): void;
+}
+
+/** Options of {@link mergeBatchSources}. */
+export interface MergeBatchOptions {
+  /** Rows per output batch (default 4096). */
+  batchSize?: number;
+}
+
+interface Cursor {
+  it: AsyncIterator<BatchColumns>;
+  src: BatchSource;
+  b: BatchColumns | undefined;
+  pos: number;
+  /** Next entry of `b.textCells` not yet copied. */
+  text: number;
+  /** `b`'s symbol indices in the output batch's dictionary (-1: not yet), valid for output batch `symGen`. */
+  symMap: Int32Array;
+  symGen: number;
+}
+
+/** The merge time of row `i`, or undefined when it has none that can be read. */
+function rowTime(b: BatchColumns, i: number): number | undefined {
+  if (b.kind[i] !== ROW_OTHER) return b.time[i];
+  return recordTime(b.others[b.otherIndex[i]] as unknown as SourceRecord);
+}
+
+/** The output side: rows copied into a batch with an input column. */
+class MergedBuilder {
+  private readonly bb = new BatchBuilder();
+  private input = new Uint16Array(1024);
+  private raw = new Uint8Array(1 << 16);
+  private rawLen = 0;
+  /** Incremented at each finish (the symbol maps of the cursors are then stale). */
+  gen = 0;
+  private readonly enc = new TextEncoder();
+
+  get length(): number {
+    return this.bb.length;
+  }
+
+  /** Appends `bytes[s, e)` to the raw bytes; returns the new end. */
+  private rawBytes(bytes: Uint8Array, s: number, e: number): number {
+    const n = e - s;
+    if (this.rawLen + n > this.raw.length) {
+      const next = new Uint8Array(Math.max(this.raw.length * 2, this.rawLen + n));
+      next.set(this.raw.subarray(0, this.rawLen));
+      this.raw = next;
+    }
+    const raw = this.raw;
+    let o = this.rawLen;
+    // A row's raw text is short: a loop beats making a view to copy from.
+    if (n <= 256) for (let k = s; k < e; k++) raw[o++] = bytes[k];
+    else {
+      raw.set(bytes.subarray(s, e), o);
+      o += n;
+    }
+    this.rawLen = o;
+    return o;
+  }
+
+  /** Copies row `c.pos` of cursor `c` (input `k`). */
+  add(c: Cursor, k: number): void {
+    const b = c.b!;
+    const i = c.pos;
+    const bb = this.bb;
+    const kind = b.kind[i];
+    let rs = -1;
+    let re = -1;
+    const s = b.rawStart[i];
+    if (s >= 0) {
+      rs = this.rawLen;
+      re = this.rawBytes(b.raw, s, b.rawEnd[i]);
+    } else if (kind !== ROW_OTHER) {
+      rs = this.rawLen;
+      const bytes = this.enc.encode(c.src.rawOf ? c.src.rawOf(b, i) : rawOf(b, i));
+      re = this.rawBytes(bytes, 0, bytes.length);
+    }
+    let row: number;
+    if (kind === ROW_OTHER) {
+      row = bb.other(b.line[i], b.others[b.otherIndex[i]] as OtherRow, rs, re);
+    } else {
+      if (c.symGen !== this.gen) {
+        c.symMap.fill(-1);
+        c.symGen = this.gen;
+      }
+      const si = b.symbol[i];
+      let sym = c.symMap[si];
+      if (sym < 0) {
+        sym = bb.symbolIndex(b.symbols[si]);
+        c.symMap[si] = sym;
+      }
+      const v = b.v;
+      const cell = CELLS * i;
+      row =
+        kind === ROW_QUOTE
+          ? bb.quote(b.line[i], b.time[i], sym, v[cell], v[cell + 1], v[cell + 2], v[cell + 3], rs, re)
+          : bb.trade(b.line[i], b.time[i], sym, v[cell], v[cell + 1], b.side[i], rs, re);
+      const cells = b.textCells;
+      let t = c.text;
+      while (t < cells.length && cells[t] < cell) t++;
+      const out = CELLS * row - cell;
+      for (; t < cells.length && cells[t] < cell + CELLS; t++) bb.text(cells[t] + out, b.texts[t]);
+      c.text = t;
+    }
+    if (row >= this.input.length) {
+      const next = new Uint16Array(this.input.length * 2);
+      next.set(this.input);
+      this.input = next;
+    }
+    this.input[row] = k;
+  }
+
+  finish(): BatchColumns {
+    const n = this.bb.length;
+    const b = this.bb.finish(this.raw.slice(0, this.rawLen));
+    b.input = this.input.slice(0, n);
+    this.rawLen = 0;
+    this.gen++;
+    return b;
+  }
+}
+
+/**
+ * Merges `sources` (see the module description); the sources are closed by `close()` or at the
+ * end of `batches()`. At most 65536 inputs (the `input` column is 16-bit).
+ *
+ * @example
+ * ```ts
+ * const m = mergeBatchSources(paths.map((p) => openVendorBatches(p, { batchSize: 256 })));
+ * for await (const b of m.batches()) for (let i = 0; i < b.length; i++) use(recordAt(b, i), b.input![i]);
+ * ```
+ */
+export function mergeBatchSources(sources: readonly BatchSource[], opts: MergeBatchOptions = {}): MergedBatchSource {
+  if (sources.length > 65536) throw new RangeError(`mergeBatchSources: ${sources.length} inputs, at most 65536`);
+  const batchSize = Math.max(1, Math.floor(opts.batchSize ?? 4096));
+  let closed = false;
+  const totalBytes = sources.reduce((s, x) => s + x.totalBytes, 0);
+  const cursors: (Cursor | undefined)[] = new Array(sources.length);
+  /** The merge time of each input's next row. */
+  const keys = new Float64Array(sources.length).fill(Number.NEGATIVE_INFINITY);
+  const heap: number[] = [];
+  const less = (a: number, b: number): boolean => {
+    const ka = keys[a];
+    const kb = keys[b];
+    return ka < kb || (ka === kb && a < b);
+  };
+  const siftUp = (k: number): void => {
+    const x = heap[k];
+    while (k > 0) {
+      const p = (k - 1) >> 1;
+      if (!less(x, heap[p])) break;
+      heap[k] = heap[p];
+      k = p;
+    }
+    heap[k] = x;
+  };
+  const siftDown = (k: number): void => {
+    const n = heap.length;
+    const x = heap[k];
+    for (;;) {
+      let c = 2 * k + 1;
+      if (c >= n) break;
+      if (c + 1 < n && less(heap[c + 1], heap[c])) c++;
+      if (!less(heap[c], x)) break;
+      heap[k] = heap[c];
+      k = c;
+    }
+    heap[k] = x;
+  };
+  /** The next non-empty batch of input `i` into its cursor; false at its end. */
+  const load = async (i: number, c: Cursor): Promise<boolean> => {
+    for (;;) {
+      const r = await c.it.next();
+      if (r.done) {
+        c.b = undefined;
+        return false;
+      }
+      const b = r.value;
+      if (b.length > 0) {
+        c.b = b;
+        c.pos = 0;
+        c.text = 0;
+        if (c.symMap.length < b.symbols.length) c.symMap = new Int32Array(b.symbols.length);
+        c.symMap.fill(-1);
+        c.symGen = -1;
+        keys[i] = rowTime(b, 0) ?? keys[i];
+        return true;
+      }
+    }
+  };
+  const closeAll = (): void => {
+    for (let i = 0; i < sources.length; i++) {
+      const c = cursors[i];
+      if (c) void c.it.return?.();
+      cursors[i] = undefined;
+      sources[i].close();
+    }
+  };
+  return {
+    totalBytes,
+    bytesRead: () => sources.reduce((s, x) => s + x.bytesRead(), 0),
+    async *batches() {
+      const out = new MergedBuilder();
+      try {
+        for (let i = 0; i < sources.length && !closed; i++) {
+          const c: Cursor = {
+            it: sources[i].batches()[Symbol.asyncIterator](),
+            src: sources[i],
+            b: undefined,
+            pos: 0,
+            text: 0,
+            symMap: new Int32Array(16),
+            symGen: -1,
+          };
+          cursors[i] = c;
+          if (await load(i, c)) {
+            heap.push(i);
+            siftUp(heap.length - 1);
+          }
+        }
+        while (heap.length > 0 && !closed) {
+          const i = heap[0];
+          const c = cursors[i]!;
+          out.add(c, i);
+          c.pos++;
+          if (c.pos < c.b!.length) {
+            keys[i] = rowTime(c.b!, c.pos) ?? keys[i];
+            siftDown(0);
+          } else if (await load(i, c)) {
+            siftDown(0);
+          } else {
+            const last = heap.pop()!;
+            if (heap.length > 0) {
+              heap[0] = last;
+              siftDown(0);
+            }
+          }
+          if (out.length >= batchSize) yield out.finish();
+        }
+        if (out.length > 0 && !closed) yield out.finish();
+      } finally {
+        closeAll();
+      }
+    },
+    close() {
+      closed = true;
+      closeAll();
+    },
+  };
+}

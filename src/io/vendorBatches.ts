@@ -1,0 +1,150 @@
+/**
+ * The columnar reader of vendor files (CoinAPI flat files, tardis CSV: vendorCsv.ts): a file read
+ * straight into {@link BatchColumns}, without a row, record or event object per row.
+ *
+ * Rows are read from bytes (vendorBytes.ts: inflated synchronously for gzip) line by line: the
+ * fields are found by their delimiters, decimals and times are parsed from the bytes, and a
+ * CoinAPI quote or trade becomes a column row whose raw text is its line's bytes. The fast path
+ * takes only rows whose outcome it knows to be the record-at-a-time reader's: printable ASCII
+ * without spaces, as many fields as the header, plain decimals (`123.45`; prices above 0) and
+ * times of the common shapes. Every other row is handed to that reader's own row logic
+ * (`vendorRows` in vendorCsv.ts) and its record put in the batch as it is; a line with a quote
+ * character, or longer than the line limit, hands the rest of the file to its CSV splitter. So a
+ * batch, row for row (`recordAt`, src/io/batch.ts), equals what `openSource` gives for the file,
+ * rejects and raw texts included.
+ *
+ * tardis rows name their market by exchange and exchange symbol (a record's `venue`, mapped by the
+ * ingest): they are other rows (`ROW_OTHER`) holding the record, event and venue; only the reading
+ * is columnar.
+ *
+ * {@link openVendorBatches} is a plain function of a path and options, so a worker thread can
+ * run it and transfer the batches.
+ *
+ * @module
+ */
+import { XrateError } from '../core/errors.js';
+import { batchesOf, type BatchSource } from './batch.js';
+import { DEFAULT_MAX_LINE_BYTES } from './lineLimit.js';
+import { DEFAULT_BATCH_SIZE } from './source.js';
+import { openBytes } from './vendorBytes.js';
+import { openVendorCsv, type VendorKind, type VendorTime } from './vendorCsv.js';
+import { VendorLineParser } from './vendorLines.js';
+import { sniffVendorFile } from './vendorSniff.js';
+
+/** Options of {@link openVendorBatches}. */
+export interface VendorBatchOptions {
+  /** Rows per batch, about (a batch ends at the first line read after this many rows). Default 4096. */
+  batchSize?: number;
+  /** Skip rows whose line is below this. Default 1. */
+  startLine?: number;
+  /** See `OpenSourceOptions.maxLineBytes` (src/io/source.ts). */
+  maxLineBytes?: number;
+  /** The time events take: the receive time (default) or the exchange's. */
+  time?: VendorTime;
+  /** The format the file must be (else an `input` error), as `--format coinapi|tardis`. */
+  format?: 'coinapi' | 'tardis';
+  /** The file's kind when already known (skips reading its header twice). */
+  kind?: VendorKind;
+}
+
+/** Bytes pulled per read: about the text of `batchSize` rows, within 8 KiB to 128 KiB. */
+function pullBytes(batchSize: number): number {
+  return Math.min(1 << 17, Math.max(1 << 13, batchSize * 96));
+}
+
+/**
+ * Opens a CoinAPI flat file or a tardis CSV file (gzipped or not) as columnar batches (see the
+ * module description). Throws an XrateError (`input`) when the file cannot be opened or is not a
+ * vendor file (of `opts.format`); a header without a required column throws from `batches()`, as
+ * `openSource` does.
+ *
+ * @example
+ * ```ts
+ * const src = openVendorBatches('T-TRADES/D-20230701/E-BINANCE/IDDI-2+SC-BINANCE_SPOT_BTC_USDT+S-BTCUSDT.csv.gz');
+ * for await (const b of src.batches()) for (let i = 0; i < b.length; i++) use(recordAt(b, i));
+ * ```
+ */
+export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): BatchSource {
+  const sniffed = opts.kind === undefined ? sniffVendorFile(path) : { ...sniffVendorFile(path, false), kind: opts.kind };
+  const { size, gzip } = sniffed;
+  const kind = opts.kind ?? sniffed.kind;
+  if (kind === undefined || (opts.format !== undefined && kind.format !== opts.format)) {
+    const what = opts.format === 'tardis' ? 'a tardis CSV file' : opts.format === 'coinapi' ? 'a CoinAPI flat file' : 'a vendor file';
+    throw new XrateError('input', `"${path}" is not ${what} (its header is not one of the format's)`);
+  }
+  const batchSize = Math.max(1, Math.floor(opts.batchSize ?? DEFAULT_BATCH_SIZE));
+  const startLine = opts.startLine ?? 1;
+  const maxLineBytes = Math.floor(opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
+  const pull = pullBytes(batchSize);
+  let closed = false;
+  let read = 0;
+  const open = new Set<{ bytesRead(): number; close(): void }>();
+  return {
+    format: kind.format,
+    path,
+    totalBytes: size,
+    bytesRead() {
+      let n = read;
+      for (const r of open) n = Math.max(n, r.bytesRead());
+      return n;
+    },
+    async *batches() {
+      if (closed) return;
+      const bytes = openBytes(path, gzip, Math.max(1 << 12, pull >> 1));
+      if (bytes === undefined) {
+        // No synchronous inflate in this runtime: the streaming record reader, as batches.
+        const src = openVendorCsv(path, kind, { batchSize, startLine, gzip, totalBytes: size, maxLineBytes, time: opts.time, lean: true });
+        open.add(src);
+        try {
+          yield* batchesOf(src).batches();
+        } finally {
+          read = Math.max(read, src.bytesRead());
+          open.delete(src);
+          src.close();
+        }
+        return;
+      }
+      open.add(bytes);
+      const p = new VendorLineParser(kind, path, { startLine, maxLineBytes, time: opts.time });
+      try {
+        for (;;) {
+          let chunk: Buffer | undefined;
+          try {
+            chunk = bytes.next(pull);
+          } catch (e) {
+            const line = p.lastLine;
+            const msg = (e as Error).message;
+            throw new XrateError(
+              'input',
+              line > 0 ? `${msg}; the last line read whole was line ${line}` : `${msg}; no whole line was read`,
+              { cause: e },
+            );
+          }
+          if (chunk === undefined) break;
+          p.push(chunk);
+          if (p.length >= batchSize) {
+            yield p.finish();
+            if (closed) return;
+          }
+        }
+        p.end();
+        if (!p.hasHeader)
+          throw new XrateError(
+            'input',
+            `${kind.format === 'coinapi' ? 'CoinAPI' : 'tardis'} ${kind.data} file "${path}" has no header row`,
+          );
+        if (p.length > 0 && !closed) yield p.finish();
+      } finally {
+        // Stopped by an error between two batches: drop the rows built (the builder is shared).
+        if (p.length > 0) p.finish();
+        read = Math.max(read, bytes.bytesRead());
+        open.delete(bytes);
+        bytes.close();
+      }
+    },
+    close() {
+      closed = true;
+      for (const r of open) r.close();
+    },
+  };
+}

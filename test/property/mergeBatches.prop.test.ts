@@ -1,0 +1,160 @@
+/**
+ * The merge over columnar batches (src/io/mergeBatches.ts) against the record merge
+ * (src/io/merge.ts): on random inputs (quotes and trades with exact texts, records with a time
+ * text, rows without a readable time, inputs in time order or not, any batch sizes), the merged
+ * batches turned back row by row give the same records from the same inputs in the same order.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { batchesOf, recordAt } from '../../src/io/batch.js';
+import { mergeSources } from '../../src/io/merge.js';
+import { mergeBatchSources } from '../../src/io/mergeBatches.js';
+import type { EventSource, SourceRecord } from '../../src/io/source.js';
+
+const RUNS = { seed: 2728, numRuns: 200 };
+const T0 = 1_704_067_200_000_000;
+const SYMBOLS = ['K_SPOT_BTC_USD', 'B_SPOT_ETH_USDT', 'C_SPOT_É_€'];
+
+/** A record of one of the kinds readers give: a quote or trade event, a record with a time text, a reject. */
+function rec(line: number, t: number | undefined, k: number): SourceRecord {
+  if (t === undefined) return { line, raw: `garbage ${line}`, error: 'invalid JSON' };
+  const time = T0 + t;
+  const symbolId = SYMBOLS[k % 3];
+  const dec = (v: number, text = String(v)) => ({ value: v, text });
+  switch (k % 4) {
+    case 0:
+      return {
+        line,
+        raw: `{"type":"symbol","time":"${new Date(time / 1000).toISOString().replace('Z', `${String(time % 1000).padStart(3, '0')}Z`)}"}`,
+        record: { type: 'symbol', time: new Date(time / 1000).toISOString().replace('Z', `${String(time % 1000).padStart(3, '0')}Z`) },
+      };
+    case 1:
+      return {
+        line,
+        raw: `q ${line} ${symbolId}`,
+        event: {
+          type: 'quote',
+          time,
+          symbolId,
+          bidPrice: dec(1.5, '1.50'),
+          bidSize: dec(2),
+          askPrice: dec(1.6),
+          askSize: dec(0.1, '0.1000'),
+        },
+      };
+    case 2:
+      return { line, raw: `t ${line}`, event: { type: 'trade', time, symbolId, price: dec(k), size: dec(1), takerSide: 'SELL' } };
+    default:
+      return {
+        line,
+        raw: `tardis ${line}`,
+        event: { type: 'trade', time, symbolId: 'XBT/USD', price: dec(2), size: dec(3) },
+        venue: { exchange: 'kraken', symbol: 'XBT/USD' },
+      };
+  }
+}
+
+interface Input {
+  times: (number | undefined)[];
+  batch: number;
+}
+
+function source(input: Input, closed: { n: number }): EventSource {
+  const records = input.times.map((t, k) => rec(k * 2 + 1, t, k));
+  return {
+    format: 'ndjson',
+    path: 'mem',
+    totalBytes: records.length,
+    bytesRead: () => 0,
+    async *batches() {
+      for (let i = 0; i < records.length; i += input.batch) {
+        yield records.slice(i, i + input.batch);
+        if (i % 3 === 0) yield [];
+      }
+    },
+    close() {
+      closed.n++;
+    },
+  };
+}
+
+const timeArb = fc.option(fc.integer({ min: 0, max: 40 }), { nil: undefined, freq: 8 });
+const inputArb = (sorted: boolean) =>
+  fc.record({
+    times: fc.array(timeArb, { maxLength: 60 }).map((ts) => {
+      if (!sorted) return ts;
+      let t = 0;
+      return ts.map((x) => {
+        if (x === undefined) return undefined;
+        t += x % 3;
+        return t;
+      });
+    }),
+    batch: fc.integer({ min: 1, max: 9 }),
+  });
+
+/** A record as plain data, `line` included. */
+function plain(r: SourceRecord): Record<string, unknown> {
+  const o: Record<string, unknown> = { line: r.line, raw: r.raw };
+  for (const k of ['record', 'error', 'reason', 'event', 'venue'] as const) if (r[k] !== undefined) o[k] = r[k];
+  return o;
+}
+
+async function oldMerge(inputs: Input[], batchSize: number): Promise<unknown[]> {
+  const closed = { n: 0 };
+  const out: unknown[] = [];
+  for await (const b of mergeSources(
+    inputs.map((i) => source(i, closed)),
+    batchSize,
+  ).batches())
+    for (let k = 0; k < b.records.length; k++) out.push({ input: b.inputs[k], record: plain(b.records[k]) });
+  return out;
+}
+
+async function newMerge(inputs: Input[], batchSize: number): Promise<unknown[]> {
+  const closed = { n: 0 };
+  const out: unknown[] = [];
+  const m = mergeBatchSources(
+    inputs.map((i) => batchesOf(source(i, closed))),
+    { batchSize },
+  );
+  for await (const b of m.batches()) {
+    expect(b.length).toBeLessThanOrEqual(batchSize);
+    expect(b.input?.length).toBe(b.length);
+    const copy = structuredClone(b); // an output batch stands alone
+    for (let i = 0; i < copy.length; i++) out.push({ input: copy.input![i], record: recordAt(copy, i) });
+  }
+  expect(closed.n).toBe(inputs.length);
+  return out;
+}
+
+describe('mergeBatchSources', () => {
+  for (const sorted of [true, false]) {
+    it(`gives the record merge's rows, inputs and order (inputs ${sorted ? 'in time order' : 'going back in time'})`, async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(inputArb(sorted), { minLength: 1, maxLength: 6 }),
+          fc.integer({ min: 1, max: 50 }),
+          async (inputs, batchSize) => {
+            expect(await newMerge(inputs, batchSize)).toEqual(await oldMerge(inputs, batchSize));
+          },
+        ),
+        RUNS,
+      );
+    });
+  }
+
+  it('sums sizes and closes every input when closed early', async () => {
+    const closed = { n: 0 };
+    const m = mergeBatchSources(
+      [batchesOf(source({ times: [1, 2, 3], batch: 1 }, closed)), batchesOf(source({ times: [1], batch: 1 }, closed))],
+      {
+        batchSize: 1,
+      },
+    );
+    expect(m.totalBytes).toBe(4);
+    for await (const _b of m.batches()) break;
+    m.close();
+    expect(closed.n).toBeGreaterThanOrEqual(2);
+  });
+});

@@ -1,0 +1,258 @@
+/**
+ * The columnar vendor reader (src/io/vendorBatches.ts) against the record-at-a-time one
+ * (openSource, src/io/vendorCsv.ts): for any CoinAPI or tardis file, well formed or not (bad
+ * values, wrong field counts, blank lines, quotes, lines over the limit, CRLF, a byte order
+ * mark, non-ASCII text, gzip), its batches turned back row by row (`recordAt`) equal the records
+ * openSource gives, rejects and raw texts included, whatever the batch size.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { recordAt } from '../../src/io/batch.js';
+import { openSource, type SourceRecord } from '../../src/io/source.js';
+import { openVendorBatches } from '../../src/io/vendorBatches.js';
+
+const RUNS = { seed: 2727, numRuns: 150 };
+const dir = mkdtempSync(join(tmpdir(), 'xrate-vendor-batches-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A record as plain data (openSource's good vendor rows are objects whose raw is a getter). */
+function plain(r: SourceRecord): Record<string, unknown> {
+  const o: Record<string, unknown> = { line: r.line, raw: r.raw };
+  for (const k of ['record', 'error', 'reason', 'event', 'venue'] as const) if (r[k] !== undefined) o[k] = r[k];
+  return o;
+}
+
+async function viaRecords(
+  path: string,
+  maxLineBytes: number,
+  time: 'receive' | 'exchange',
+  startLine: number,
+  batchSize = 4096,
+): Promise<unknown> {
+  const src = openSource(path, { maxLineBytes, time, startLine, batchSize });
+  const out: Record<string, unknown>[] = [];
+  try {
+    for await (const b of src.batches()) for (const r of b) out.push(plain(r));
+  } catch (e) {
+    return { error: (e as Error).message, out };
+  } finally {
+    src.close();
+  }
+  return out;
+}
+
+async function viaBatches(
+  path: string,
+  maxLineBytes: number,
+  time: 'receive' | 'exchange',
+  startLine: number,
+  batchSize: number,
+): Promise<unknown> {
+  const src = openVendorBatches(path, { maxLineBytes, time, startLine, batchSize });
+  const out: Record<string, unknown>[] = [];
+  try {
+    for await (const b of src.batches()) {
+      // Structured-clone values only (a worker thread transfers them).
+      const copy = structuredClone(b);
+      for (let i = 0; i < copy.length; i++) out.push(recordAt(copy, i) as unknown as Record<string, unknown>);
+    }
+  } catch (e) {
+    return { error: (e as Error).message, out };
+  } finally {
+    src.close();
+  }
+  return out;
+}
+
+const plainDec = fc.oneof(
+  fc.integer({ min: 0, max: 10_000_000 }).map((n) => String(n / 100)),
+  fc.constantFrom('62000.5', '0.00012', '1', '0', '100', '0.000001'),
+);
+const dec = fc.oneof(
+  { weight: 6, arbitrary: plainDec },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '62000.50',
+      '007',
+      '0.0',
+      '1e-7',
+      '0.0000001',
+      '-1',
+      '-0',
+      '',
+      ' 2',
+      'abc',
+      '.5',
+      '5.',
+      '12345678901234567890.5',
+      '1234567890123456',
+      'NaN',
+      '1.2.3',
+      '０',
+    ),
+  },
+);
+const frac = fc.integer({ min: 0, max: 9_999_999 }).map((n) =>
+  String(n)
+    .padStart(7, '0')
+    .slice(0, 1 + (n % 7)),
+);
+const clock = fc
+  .tuple(fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 2 }), fc.integer({ min: 0, max: 59 }), frac)
+  .map(([h, m, s, f]) => `${String(h).padStart(2, '0')}:${String(m).padStart(2, '0')}:${String(s).padStart(2, '0')}.${f}`);
+const coinapiTime = fc.oneof(
+  { weight: 5, arbitrary: clock.map((c) => `2023-07-01T${c}Z`) },
+  { weight: 3, arbitrary: clock },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '2023-07-01T12:00:00Z',
+      '12:00:00',
+      '12:00',
+      '2023-07-01T12:00:00.12345678Z',
+      '2023-07-01T25:00:00Z',
+      '2023-07-01 12:00:00',
+      '',
+      ' 12:00:00.5',
+      '2023-07-01T12:00:00+01:00',
+    ),
+  },
+);
+const tardisTime = fc.oneof(
+  { weight: 5, arbitrary: fc.integer({ min: 1_688_169_600_000_000, max: 1_688_255_999_999_999 }).map(String) },
+  { weight: 1, arbitrary: fc.constantFrom('', '-5', '12a', '99999999999999999', '0', '9999999999999999', ' 1688169600000000') },
+);
+const coinapiSide = fc.constantFrom('BUY', 'SELL', 'BUY_ESTIMATED', 'SELL_ESTIMATED', 'UNKNOWN', '', 'buy', 'BUYX', ' SELL');
+const tardisSide = fc.constantFrom('buy', 'sell', 'unknown', '', 'BUY', 'Sell', 'x');
+const word = fc.constantFrom('g1', 'abc-def', 'é', 'a b', '"q"', '"a;b"', '"open', 'x'.repeat(120));
+const name = fc.constantFrom('binance', 'kraken', '', ' kraken');
+const sym = fc.constantFrom('BTCUSDT', 'XBT/USD', '');
+
+interface FileCase {
+  format: 'coinapi' | 'tardis';
+  quotes: boolean;
+  header: string[];
+  rows: string[][];
+  delimiter: string;
+  crlf: boolean;
+  bom: boolean;
+  gzip: boolean;
+  blankLines: number[];
+  pathKind: number;
+}
+
+function coinapiRow(quotes: boolean) {
+  return quotes
+    ? fc.tuple(fc.constantFrom('s1', ''), coinapiTime, coinapiTime, dec, dec, dec, dec)
+    : fc.tuple(coinapiTime, coinapiTime, word, dec, dec, coinapiSide);
+}
+function tardisRow(quotes: boolean) {
+  return quotes
+    ? fc.tuple(name, sym, tardisTime, tardisTime, dec, dec, dec, dec)
+    : fc.tuple(name, sym, tardisTime, tardisTime, word, tardisSide, dec, dec);
+}
+
+const caseArb: fc.Arbitrary<FileCase> = fc
+  .tuple(fc.constantFrom('coinapi', 'tardis') as fc.Arbitrary<'coinapi' | 'tardis'>, fc.boolean())
+  .chain(([format, quotes]) => {
+    const header =
+      format === 'coinapi'
+        ? quotes
+          ? ['id_site_coinapi', 'time_exchange', 'time_coinapi', 'ask_px', 'ask_sx', 'bid_px', 'bid_sx']
+          : ['time_exchange', 'time_coinapi', 'guid', 'price', 'base_amount', 'taker_side']
+        : quotes
+          ? ['exchange', 'symbol', 'timestamp', 'local_timestamp', 'ask_amount', 'ask_price', 'bid_price', 'bid_amount']
+          : ['exchange', 'symbol', 'timestamp', 'local_timestamp', 'id', 'side', 'price', 'amount'];
+    const good = (format === 'coinapi' ? coinapiRow(quotes) : tardisRow(quotes)) as fc.Arbitrary<string[]>;
+    // Now and then a row with a field too many or too few.
+    const row = fc.oneof(
+      { weight: 12, arbitrary: good },
+      { weight: 1, arbitrary: good.map((r) => [...r, 'extra']) },
+      { weight: 1, arbitrary: good.map((r) => r.slice(1)) },
+    );
+    return fc.record({
+      format: fc.constant(format),
+      quotes: fc.constant(quotes),
+      header: fc.constant(header),
+      rows: fc.array(row, { maxLength: 60 }),
+      delimiter: format === 'coinapi' ? fc.constantFrom(';', ',') : fc.constant(','),
+      crlf: fc.boolean(),
+      bom: fc.boolean(),
+      gzip: fc.boolean(),
+      blankLines: fc.array(fc.integer({ min: 0, max: 60 }), { maxLength: 3 }),
+      pathKind: fc.integer({ min: 0, max: 5 }),
+    });
+  });
+
+let n = 0;
+function writeCase(c: FileCase): string {
+  const eol = c.crlf ? '\r\n' : '\n';
+  const lines = c.rows.map((r) => r.join(c.delimiter));
+  for (const k of c.blankLines) lines.splice(Math.min(k, lines.length), 0, k % 2 === 0 ? '' : c.delimiter.repeat(3));
+  const text = `${c.bom ? '\uFEFF' : ''}${c.header.join(c.delimiter)}${eol}${lines.join(eol)}${c.pathKind === 5 ? '' : eol}`;
+  const sub =
+    c.format === 'tardis'
+      ? `t${n}`
+      : c.pathKind === 0
+        ? `c${n}/T-QUOTES/E-X` // no D- folder: times of day are rejects
+        : c.pathKind === 1
+          ? `c${n}/D-20230701/E-X/IDDI-1+S-XBTUSD` // no SC- part: every row a reject
+          : `c${n}/D-20230701/E-X/IDDI-1+SC-KRAKEN_SPOT_BTC_USD+S-XBTUSD`;
+  n++;
+  const path = join(dir, `${sub}.csv${c.gzip ? '.gz' : ''}`);
+  mkdirSync(join(path, '..'), { recursive: true });
+  writeFileSync(path, c.gzip ? gzipSync(text) : text);
+  return path;
+}
+
+describe('openVendorBatches equals openSource row by row', () => {
+  it('for any vendor file, any batch size, line limit, start line and time column', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        caseArb,
+        fc.integer({ min: 1, max: 70 }),
+        fc.constantFrom(1 << 20, 60, 100),
+        fc.constantFrom('receive', 'exchange') as fc.Arbitrary<'receive' | 'exchange'>,
+        fc.constantFrom(1, 1, 5),
+        async (c, batchSize, maxLineBytes, time, startLine) => {
+          const path = writeCase(c);
+          const want = await viaRecords(path, maxLineBytes, time, startLine);
+          const got = await viaBatches(path, maxLineBytes, time, startLine, batchSize);
+          expect(got).toEqual(want);
+        },
+      ),
+      RUNS,
+    );
+  });
+
+  it('reads a header it cannot use as openSource does: the same error', async () => {
+    const p = join(dir, 'nohdr', 'D-20230701', 'IDDI-1+SC-K_SPOT_A_B+S-AB.csv');
+    mkdirSync(join(p, '..'), { recursive: true });
+    writeFileSync(p, 'time_exchange;time_coinapi;ask_px\n12:00:00;12:00:00;1\n');
+    expect(await viaBatches(p, 1 << 20, 'receive', 1, 10)).toEqual(await viaRecords(p, 1 << 20, 'receive', 1));
+    expect(() => openVendorBatches(join(dir, 'missing.csv'))).toThrow(/cannot open event log/);
+    const x = join(dir, 'xrate.csv');
+    writeFileSync(x, 'type,time\n');
+    expect(() => openVendorBatches(x)).toThrow(/is not a vendor file/);
+  });
+
+  it('stops at broken gzip data with the last line read whole, as openSource does', async () => {
+    const p = join(dir, 'broken', 'D-20230701', 'IDDI-1+SC-K_SPOT_A_B+S-AB.csv.gz');
+    mkdirSync(join(p, '..'), { recursive: true });
+    const rows = Array.from({ length: 3000 }, (_v, k) => `12:00:00.${String(k).padStart(4, '0')};12:00:00.${k};1.5;2;1.4;3`);
+    const gz = gzipSync(`time_exchange;time_coinapi;ask_px;ask_sx;bid_px;bid_sx\n${rows.join('\n')}\n`);
+    writeFileSync(p, gz.subarray(0, gz.length - 200));
+    const got = (await viaBatches(p, 1 << 20, 'receive', 1, 100)) as { error: string; out: unknown[] };
+    const want = (await viaRecords(p, 1 << 20, 'receive', 1, 1)) as { error: string; out: unknown[] };
+    expect(got.error).toMatch(/unexpected end of file; the last line read whole was line \d+/);
+    expect(want.error).toMatch(/unexpected end of file; the last line read whole was line \d+/);
+    // The rows handed over before the break are the record reader's first rows (it hands each over as read).
+    expect(got.out.length).toBeGreaterThan(0);
+    expect(got.out).toEqual(want.out.slice(0, got.out.length));
+  });
+});
