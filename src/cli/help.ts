@@ -9,7 +9,7 @@ import { DEFAULT_STORED_PERIODS } from '../replay/replay.js';
 import { RIGHTS } from '../http/rights.js';
 import { modesHelp } from '../replay/options.js';
 import type { Io } from './args.js';
-import { EMS_TABLE, PUBLISH_TABLE, REPLAY_CLI_TABLE, SERVE_TABLE } from './flags.js';
+import { CONVERT_TABLE, EMS_TABLE, PUBLISH_TABLE, REPLAY_CLI_TABLE, SERVE_TABLE } from './flags.js';
 
 /** The credential and TLS flags of a connection to NATS (src/cli/connection.ts). */
 const NATS_SECURITY_HELP = `Secured NATS (docs/deploy.md): secrets come from files or the environment; a URL with
@@ -42,6 +42,7 @@ Usage: xrate <command> [options]
 
 Commands:
   replay LOG...      replay event logs, write rates and OHLC to SQLite (or --out FILE)
+  convert LOG...     write event logs as one Parquet event log (--out FILE.parquet), in replay order
   rate LOG|DB        rates of pairs at a time, as a JSON array
   history LOG|DB     OHLC timeseries of a pair, as a JSON array
   explain LOG|DB     provenance of a rate: markets used and left out, path, legs
@@ -232,6 +233,24 @@ Also, without a key: GET /healthz (alive), GET /readyz (ready to answer), GET /m
 ${NATS_SECURITY_HELP}
 ${REDIS_SECURITY_HELP}
 ${modesHelp(SERVE_TABLE)}`,
+  convert: `Usage: xrate convert LOG... --out FILE.parquet [options]
+
+Writes LOGs (anything "xrate replay" reads: NDJSON, CSV, SQLite, CoinAPI flat files, tardis.dev
+CSV files, each optionally gzipped, directories) as one Parquet event log in replay order: quotes
+and trades as typed columns, every other record whole, the lines that could not be read as their
+rejects, with the raw text of every line (docs/formats.md, "Parquet event logs"). "xrate replay
+FILE.parquet" then gives what replaying the LOGs gives (the rejects' source being FILE.parquet).
+
+Options:
+  --out FILE.parquet      the file to write (replaced when it exists; written whole or not at all)
+  --merge                 merge all LOGs by event time, as "xrate replay --merge" reads them
+  --time receive|exchange vendor files: the time events take (default receive), as for replay
+  --format F              ndjson | csv | sqlite | coinapi | tardis (default: from the file name and header)
+  --max-line-bytes N      a longer line is stored as a line_too_long reject (default 1048576)
+  --quiet                 no summary line on stderr
+  --allow-duplicates      convert a file given twice twice (refused otherwise, exit 2)
+
+${modesHelp(CONVERT_TABLE)}`,
   publish: `Usage: xrate publish LOG... --nats nats://HOST:PORT [--stream NAME] [--rate N | --follow]
 
 Puts the records of LOGs on a NATS JetStream stream, in order, creating the stream (subjects

@@ -13,7 +13,6 @@ import { isRedisUrl } from '../../distributed/redisUrl.js';
 import type { RedisSecurity } from '../../distributed/security.js';
 import { replay, type ReplayOptions, type ReplaySummary } from '../../replay/replay.js';
 import { REPLAY_TABLE, replayModeOf, validateReplayOptions } from '../../replay/options.js';
-import type { VendorTime } from '../../io/vendorCsv.js';
 import { XrateError } from '../../core/errors.js';
 import {
   flagFields,
@@ -28,19 +27,12 @@ import {
   seconds,
   time,
   type Io,
+  vendorTime,
 } from '../args.js';
 import { redisSecurityFlags } from '../connection.js';
 import { REPLAY_OPTIONS } from '../flags.js';
 import { help } from '../help.js';
 import { parallelProgressLine, progressLine, summaryTable } from '../progress.js';
-
-/** `--time receive|exchange`; undefined when absent. */
-function vendorTime(v: string | undefined): VendorTime | undefined {
-  if (v === undefined) return undefined;
-  if (v !== 'receive' && v !== 'exchange')
-    throw new XrateError('usage', `--time must be receive or exchange, got "${v}"`, { field: '--time' });
-  return v;
-}
 
 /** `--workers N|auto` (auto: the cores); undefined when absent. */
 function workersOf(v: string | undefined): number | undefined {
