@@ -63,14 +63,17 @@ Exit codes: 0 ok, 1 bad input that stopped the run, 2 bad usage.
   replay: `Usage: xrate replay LOG... [options]
 
 Streams LOGs (NDJSON, .ndjson.gz, CSV, SQLite table "events", CoinAPI flat files, tardis.dev CSV
-files, each optionally gzipped) through the engine in event time. A LOG may be a directory: the
-event log files under it, recursively, in path order. Vendor files are told by their header; tardis
-rows find their market through the symbol events (exchange_id, symbol_id_exchange) read before them.
+files, each optionally gzipped, Parquet event logs of "xrate convert") through the engine in event
+time. A LOG may be a directory: the event log files under it, recursively, in path order. Vendor
+files are told by their header; tardis rows find their market through the symbol events
+(exchange_id, symbol_id_exchange) read before them.
 
 Options:
   --db FILE               SQLite output (default out/xrate.sqlite); a new replay replaces its outputs
-  --out FILE              write rate changes to FILE.ndjson or FILE.csv instead of SQLite
-  --format F              ndjson | csv | sqlite | coinapi | tardis (default: from the file name and header)
+  --out FILE              write rate changes to FILE.ndjson, FILE.csv or FILE.parquet instead of
+                          SQLite (Parquet: with --track, the OHLC buckets in FILE.ohlc.parquet)
+  --format F              ndjson | csv | sqlite | coinapi | tardis | parquet (default: from the file
+                          name and header; a file starting with PAR1 is a Parquet event log)
   --merge                 merge all LOGs by event time (ties: LOG order, then line) instead of reading
                           them one after another; not with --resume, --snapshot-every or --workers
   --time receive|exchange vendor files: replay by the receive time (time_coinapi, local_timestamp;

@@ -17,6 +17,8 @@ import { type EventSource, type OpenSourceOptions, openSource } from './source.j
 export interface ConvertOptions extends Pick<OpenSourceOptions, 'format' | 'maxLineBytes' | 'time'> {
   /** Merge the inputs by event time (`xrate replay --merge`) instead of reading them in turn. */
   merge?: boolean;
+  /** Rows per row group (default 65536: what a reader holds at once). */
+  rowGroupRows?: number;
   /** Told the rows written so far, about once per batch read. */
   onProgress?: (rows: number) => void;
 }
@@ -47,7 +49,7 @@ const MERGE_INPUT_BATCH = 64;
 export async function convertToParquet(paths: readonly string[], out: string, opts: ConvertOptions = {}): Promise<ConvertSummary> {
   const open = { format: opts.format, maxLineBytes: opts.maxLineBytes, time: opts.time };
   const tmp = `${out}.partial-${process.pid}`;
-  const w = new ParquetEventWriter(tmp, paths);
+  const w = new ParquetEventWriter(tmp, paths, opts.rowGroupRows);
   try {
     if (opts.merge) {
       const sources: EventSource[] = [];

@@ -94,7 +94,9 @@ async function readGroup(fd: number, size: number, md: FileMetaData, start: numb
     rowEnd: start + rows,
     parsers: { timestampFromMicroseconds: (us: bigint) => Number(us) },
     onChunk: (ch) => {
-      (parts[ch.columnName] ??= []).push({ at: ch.rowStart - start, data: ch.columnData as ArrayLike<unknown> });
+      const list = parts[ch.columnName] ?? [];
+      parts[ch.columnName] = list;
+      list.push({ at: ch.rowStart - start, data: ch.columnData as ArrayLike<unknown> });
     },
   });
   const group: Group = {};

@@ -72,11 +72,6 @@ export const EVENT_COLUMNS: readonly SchemaElementLike[] = [
   str('raw'),
 ];
 
-/** The full schema (root first) of an event log. */
-export function eventSchema(): SchemaElementLike[] {
-  return [{ name: 'root', num_children: EVENT_COLUMNS.length }, ...EVENT_COLUMNS];
-}
-
 /**
  * The canonical NDJSON line of a quote or trade: the fields in the order xrate's logs write them,
  * the time with 7 fractional digits, each decimal its exact text, as a JSON number (`quoted`

@@ -16,7 +16,6 @@ import { recordTime } from './merge.js';
 import {
   canonicalRaw,
   EVENT_COLUMNS,
-  eventSchema,
   PARQUET_EVENTS_KIND,
   PARQUET_INPUTS_KEY,
   PARQUET_KIND_KEY,
@@ -133,7 +132,12 @@ export class ParquetEventWriter {
   /** Rows written, by kind. */
   readonly counts = { rows: 0, columnar: 0, other: 0, rejects: 0 };
 
-  constructor(path: string, inputs: readonly string[]) {
+  /** @param rowGroupRows - rows per row group (default {@link ROW_GROUP_ROWS}) */
+  constructor(
+    path: string,
+    inputs: readonly string[],
+    private readonly rowGroupRows = ROW_GROUP_ROWS,
+  ) {
     this.file = new ParquetFile(path, EVENT_COLUMNS, [
       { key: PARQUET_KIND_KEY, value: PARQUET_EVENTS_KIND },
       { key: PARQUET_INPUTS_KEY, value: JSON.stringify(inputs) },
@@ -208,7 +212,10 @@ export class ParquetEventWriter {
     let texts: Record<string, string> | undefined;
     const dec = (name: string, d: { value: number; text: string }): void => {
       c[COL[name]][i] = d.value;
-      if (d.text !== String(d.value)) (texts ??= {})[name] = d.text;
+      if (d.text !== String(d.value)) {
+        texts ??= {};
+        texts[name] = d.text;
+      }
     };
     if (e.type === 'quote') {
       dec('bid_price', e.bidPrice);
@@ -232,7 +239,7 @@ export class ParquetEventWriter {
   }
 
   private flushIfFull(): void {
-    if (this.n >= ROW_GROUP_ROWS) this.flush();
+    if (this.n >= this.rowGroupRows) this.flush();
   }
 
   private flush(): void {

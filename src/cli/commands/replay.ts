@@ -64,8 +64,8 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
   if (batch !== undefined && (!Number.isInteger(batch) || batch < 1))
     throw new XrateError('usage', `--batch-size must be a positive integer, got "${values['batch-size']}"`, { field: '--batch-size' });
   const out = values.out;
-  if (out !== undefined && !/\.(ndjson|jsonl|csv)$/i.test(out))
-    throw new XrateError('usage', `--out must name a .ndjson or .csv file, got "${out}"`, { field: '--out' });
+  if (out !== undefined && !/\.(ndjson|jsonl|csv|parquet)$/i.test(out))
+    throw new XrateError('usage', `--out must name a .ndjson, .csv or .parquet file, got "${out}"`, { field: '--out' });
   const workers = workersOf(values.workers);
   const queue = values.queue;
   // Each flag in the modes it applies to: the check of replay() and replayParallel (src/replay/options.ts).
