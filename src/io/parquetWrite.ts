@@ -184,7 +184,7 @@ export class ParquetEventWriter {
       const i = this.row(rec.line, input);
       const raw = rec.raw;
       const other = rec.record !== undefined ? { record: rec.record } : { event: rec.event, venue: rec.venue };
-      c[COL.other][i] = JSON.stringify(other);
+      c[COL.other][i] = other; // a JSON column: the writer serialises it
       const type = rec.record !== undefined ? rec.record.type : rec.event?.type;
       if (typeof type === 'string') c[COL.type][i] = type;
       const t = safeTime(rec);
@@ -227,7 +227,7 @@ export class ParquetEventWriter {
       dec('size', e.size);
       if (e.takerSide !== undefined) c[COL.taker_side][i] = e.takerSide;
     }
-    if (texts !== undefined) c[COL.texts][i] = JSON.stringify(texts);
+    if (texts !== undefined) c[COL.texts][i] = texts;
     const raw = rec.raw;
     if (raw === canonicalRaw(e, false)) c[COL.raw_form][i] = RAW_NUMBERS;
     else if (raw === canonicalRaw(e, true)) c[COL.raw_form][i] = RAW_STRINGS;
