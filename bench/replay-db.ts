@@ -65,8 +65,8 @@ export function p99(xs: number[]): number {
   return s[Math.ceil(0.99 * s.length) - 1];
 }
 
-/** One run of the CLI: wall seconds and peak RSS in MB. */
-function runCli(log: string, db: string, rssFile: string): { seconds: number; rssMb: number; dbBytes: number } {
+/** One run of the CLI (`xrate replay LOG --db DB --quiet`): wall seconds and peak RSS in MB. */
+export function runCli(log: string, db: string, rssFile: string): { seconds: number; rssMb: number; dbBytes: number } {
   for (const f of [db, `${db}-wal`, `${db}-shm`, `${db}-journal`, rssFile]) rmSync(f, { force: true });
   const args = ['--import', pathToFileURL(join(ROOT, 'bench', 'maxrss.mjs')).href, join(ROOT, 'bin', 'xrate.js')];
   args.push('replay', log, '--db', db, '--quiet');
@@ -80,9 +80,8 @@ function runCli(log: string, db: string, rssFile: string): { seconds: number; rs
   return { seconds, rssMb, dbBytes };
 }
 
-/** replay/db-sparse or replay/db-dense, with its ratio to ndjson_scan on the same log. */
-export async function replayDbBench(kind: keyof typeof LOGS, dir: string): Promise<BenchResult> {
-  ensureCliBuilt();
+/** The sparse or dense bench log in `dir` (generated there once). */
+export async function benchLog(kind: keyof typeof LOGS, dir: string): Promise<{ path: string; spec: (typeof LOGS)[typeof kind] }> {
   const spec = LOGS[kind];
   const log = join(dir, `replay-db-${kind}-seed${spec.seed}.ndjson`);
   if (!existsSync(log)) {
@@ -91,6 +90,13 @@ export async function replayDbBench(kind: keyof typeof LOGS, dir: string): Promi
     await writeLog(tmp, { seed, events, rate, exchanges, assets, format: 'ndjson', start: '2024-03-01T00:00:00Z' });
     renameSync(tmp, log);
   }
+  return { path: log, spec };
+}
+
+/** replay/db-sparse or replay/db-dense, with its ratio to ndjson_scan on the same log. */
+export async function replayDbBench(kind: keyof typeof LOGS, dir: string): Promise<BenchResult> {
+  ensureCliBuilt();
+  const { path: log, spec } = await benchLog(kind, dir);
   const scan = buildC('ndjson_scan', dir);
   const cSeconds: number[] = [];
   const xSeconds: number[] = [];
