@@ -24,6 +24,7 @@ import {
   EVENT_COLUMNS,
   PARQUET_EVENTS_KIND,
   PARQUET_KIND_KEY,
+  PARQUET_LINES_KEY,
   QUOTE_DEC_COLUMNS,
   RAW_RECORD,
   RAW_STORED,
@@ -221,6 +222,13 @@ export function openParquetBatches(path: string, opts: ParquetReadOptions = {}):
     throw e;
   }
   const startLine = opts.startLine ?? 1;
+  if (startLine > 1 && md.key_value_metadata?.find((kv) => kv.key === PARQUET_LINES_KEY)?.value !== 'ascending') {
+    closeSync(fd);
+    throw new XrateError(
+      'usage',
+      `"${path}" was converted from several inputs (or merged): its lines do not ascend, so it cannot be read from line ${startLine} (a resumed or partitioned replay); replay it whole`,
+    );
+  }
   let done = 0;
   let closed = false;
   const close = (): void => {

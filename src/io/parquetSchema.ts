@@ -20,6 +20,12 @@ export const PARQUET_EVENTS_KIND = 'events/1';
 /** The key-value metadata key listing the converted inputs (a JSON array of paths). */
 export const PARQUET_INPUTS_KEY = 'xrate.inputs';
 
+/**
+ * The key-value metadata key saying whether the lines ascend through the file (`ascending`: one
+ * input, so a replay can resume from a line) or not (`mixed`: several inputs, or merged).
+ */
+export const PARQUET_LINES_KEY = 'xrate.lines';
+
 /** `raw_form`: the raw text is in the `raw` column. */
 export const RAW_STORED = 0;
 /** `raw_form`: the canonical NDJSON line, decimals as JSON numbers ({@link canonicalRaw}). */

@@ -19,6 +19,7 @@ import {
   PARQUET_EVENTS_KIND,
   PARQUET_INPUTS_KEY,
   PARQUET_KIND_KEY,
+  PARQUET_LINES_KEY,
   RAW_NUMBERS,
   RAW_RECORD,
   RAW_STORED,
@@ -96,6 +97,12 @@ export class ParquetFile {
     });
   }
 
+  /** Adds a key-value metadata entry (written with the footer). */
+  setMetadata(key: string, value: string): void {
+    const kv = (this.writer.kvMetadata ??= []);
+    kv.push({ key, value });
+  }
+
   /** Writes the footer and closes the file. */
   finish(): void {
     void this.writer.finish();
@@ -129,6 +136,9 @@ export class ParquetEventWriter {
   private readonly file: ParquetFile;
   private cols: ColumnValues[] = [];
   private n = 0;
+  /** Whether every line so far is above the one before it (a single input read in order). */
+  private ascending = true;
+  private lastLine = 0;
   /** Rows written, by kind. */
   readonly counts = { rows: 0, columnar: 0, other: 0, rejects: 0 };
 
@@ -151,6 +161,8 @@ export class ParquetEventWriter {
   }
 
   private row(line: number, input: number): number {
+    if (line <= this.lastLine) this.ascending = false;
+    this.lastLine = line;
     const i = this.n++;
     for (const c of this.cols) c.push(null);
     this.cols[COL.line][i] = BigInt(line);
@@ -251,6 +263,7 @@ export class ParquetEventWriter {
   /** Writes what is buffered and the footer, and closes the file. */
   finish(): void {
     this.flush();
+    this.file.setMetadata(PARQUET_LINES_KEY, this.ascending ? 'ascending' : 'mixed');
     this.file.finish();
   }
 

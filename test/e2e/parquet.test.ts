@@ -12,6 +12,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateLog } from '../../scripts/gen-log.js';
 import { formatTime } from '../../src/core/time.js';
+import { openParquetBatches } from '../../src/io/parquetRead.js';
 import { wireText } from '../../src/core/wire.js';
 import { exportVendor } from '../helpers/vendorExport.js';
 import { cli, DEMO, dumpTables, query, SUMMARY_COUNTS, type Tables, writeSmallLogs } from './helpers.js';
@@ -91,6 +92,24 @@ describe('xrate convert, then xrate replay FILE.parquet', () => {
     await sameAsConverted([small.ndjson, small.csv, small.sqlite], ['--allow-duplicates']);
     await sameAsConverted([small.ndjson, LOG], ['--merge']);
   }, 120_000);
+
+  it('a file of several inputs cannot be read from a line (its lines do not ascend); one of a single input can', async () => {
+    const small = writeSmallLogs(dir);
+    const one = p('one.parquet');
+    const two = p('two.parquet');
+    expect((await cli('convert', small.ndjson, '--out', one, '--quiet')).code).toBe(0);
+    expect((await cli('convert', small.ndjson, small.csv, '--out', two, '--quiet')).code).toBe(0);
+    const lines = async (path: string, startLine: number): Promise<number[]> => {
+      const src = openParquetBatches(path, { startLine });
+      const out: number[] = [];
+      for await (const b of src.batches()) out.push(...b.line);
+      src.close();
+      return out;
+    };
+    expect(await lines(one, 10)).toEqual([10, 11, 12, 13]);
+    await expect(lines(two, 10)).rejects.toThrow(/its lines do not ascend/);
+    expect((await lines(two, 1)).length).toBe(26);
+  });
 
   it('vendor files (CoinAPI flat files, tardis CSV) in directories, merged, by either time', async () => {
     const log = [...generateLog({ seed: 11, events: 3000, exchanges: 3, assets: 4, start: '2024-03-01T23:00:00Z', rate: 1 })];
