@@ -54,7 +54,7 @@ export const OHLC_PARQUET_COLUMNS: readonly SchemaElementLike[] = [
 
 /** The OHLC file beside a rate-change file: `X.parquet` → `X.ohlc.parquet`. */
 export function ohlcPathOf(path: string): string {
-  return path.replace(/\.parquet$/i, '') + '.ohlc.parquet';
+  return `${path.replace(/\.parquet$/i, '')}.ohlc.parquet`;
 }
 
 /** Rows of a file, buffered by column and written a row group at a time. */

@@ -35,10 +35,7 @@ export const RAW_STRINGS = 2;
 /** `raw_form`: an `other` row whose raw text is its record as JSON (a CSV or SQLite row). */
 export const RAW_RECORD = 3;
 
-/** The four bytes a Parquet file starts (and ends) with. */
-export const PARQUET_MAGIC = 'PAR1';
-
-/** True when `head` (a file's first bytes) starts with the Parquet magic bytes. */
+/** True when `head` (a file's first bytes) starts with the Parquet magic bytes `PAR1`. */
 export function isParquetHead(head: Uint8Array): boolean {
   return head.length >= 4 && head[0] === 0x50 && head[1] === 0x41 && head[2] === 0x52 && head[3] === 0x31;
 }

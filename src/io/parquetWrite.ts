@@ -99,8 +99,9 @@ export class ParquetFile {
 
   /** Adds a key-value metadata entry (written with the footer). */
   setMetadata(key: string, value: string): void {
-    const kv = (this.writer.kvMetadata ??= []);
+    const kv = this.writer.kvMetadata ?? [];
     kv.push({ key, value });
+    this.writer.kvMetadata = kv;
   }
 
   /** Writes the footer and closes the file. */

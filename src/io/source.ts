@@ -1,6 +1,6 @@
 /**
- * Event sources: streaming readers that turn an NDJSON, CSV or SQLite event log into batches of
- * raw records (field maps) with their line numbers.
+ * Event sources: streaming readers that turn an NDJSON, CSV, SQLite or Parquet (parquetRead.ts)
+ * event log into batches of raw records (field maps) with their line numbers.
  *
  * Readers never parse events (that is `parseEvent` in `src/core/events.ts`) and never fail on a
  * bad line: a line or row that cannot be read becomes a {@link SourceRecord} with `error` set, so
