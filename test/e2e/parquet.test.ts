@@ -94,7 +94,8 @@ describe('xrate convert, then xrate replay FILE.parquet', () => {
   }, 120_000);
 
   it('a file of several inputs cannot be read from a line (its lines do not ascend); one of a single input can', async () => {
-    const small = writeSmallLogs(dir);
+    mkdirSync(p('lines'));
+    const small = writeSmallLogs(p('lines'));
     const one = p('one.parquet');
     const two = p('two.parquet');
     expect((await cli('convert', small.ndjson, '--out', one, '--quiet')).code).toBe(0);
