@@ -87,8 +87,8 @@ export function runCli(
   return { seconds, rssMb, dbBytes };
 }
 
-/** The path of the sparse or dense log in the bench directory, written first if it is not there. */
-export async function benchLog(kind: keyof typeof LOGS, dir: string): Promise<string> {
+/** The sparse or dense bench log in `dir` (generated there once). */
+export async function benchLog(kind: keyof typeof LOGS, dir: string): Promise<{ path: string; spec: (typeof LOGS)[typeof kind] }> {
   const spec = LOGS[kind];
   const log = join(dir, `replay-db-${kind}-seed${spec.seed}.ndjson`);
   if (!existsSync(log)) {
@@ -97,14 +97,13 @@ export async function benchLog(kind: keyof typeof LOGS, dir: string): Promise<st
     await writeLog(tmp, { seed, events, rate, exchanges, assets, format: 'ndjson', start: '2024-03-01T00:00:00Z' });
     renameSync(tmp, log);
   }
-  return log;
+  return { path: log, spec };
 }
 
 /** replay/db-sparse or replay/db-dense, with its ratio to ndjson_scan on the same log. */
 export async function replayDbBench(kind: keyof typeof LOGS, dir: string): Promise<BenchResult> {
   ensureCliBuilt();
-  const spec = LOGS[kind];
-  const log = await benchLog(kind, dir);
+  const { path: log, spec } = await benchLog(kind, dir);
   const scan = buildC('ndjson_scan', dir);
   const cSeconds: number[] = [];
   const xSeconds: number[] = [];

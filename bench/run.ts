@@ -29,6 +29,7 @@ import { buildC, runRefresh, writeUniverseBin, type RefreshFigures } from './c-l
 import { metricsHistoryBench } from './metrics.js';
 import { feedBench } from './feed.js';
 import { parallelBench } from './parallel.js';
+import { replayParquetBench } from './parquet.js';
 import { replayDbBench } from './replay-db.js';
 import { threadsBenches } from './threads.js';
 import { vendorMergeBench } from './vendor.js';
@@ -319,6 +320,7 @@ async function main(): Promise<void> {
     ['replay/db-sparse', () => replayDbBench('sparse', dir)],
     ['replay/db-dense', () => replayDbBench('dense', dir)],
     ['replay/threads-1 replay/threads-2', () => threadsBenches(dir)],
+    ['replay/parquet', () => replayParquetBench(dir)],
     ['replay/parallel-2 replay/queue-2', () => parallelBench(dir)],
     ['metrics/history-100k', () => metricsHistoryBench(dir)],
     ['memory/L', memoryBench],

@@ -19,7 +19,7 @@ const THREADS = [1, 2] as const;
 /** replay/threads-1 and replay/threads-2 on one log (`kind`). */
 async function threadsBench(kind: keyof typeof LOGS, dir: string): Promise<BenchResult[]> {
   ensureCliBuilt();
-  const log = await benchLog(kind, dir);
+  const { path: log } = await benchLog(kind, dir);
   const scan = buildC('ndjson_scan', dir);
   const c: number[] = [];
   const s: Record<number, number[]> = { 1: [], 2: [] };

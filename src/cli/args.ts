@@ -14,6 +14,7 @@ import { parseDuration, parseTime } from '../core/time.js';
 import { duplicateMessage, findDuplicateInput } from '../io/inputs.js';
 import { MAX_LINE_BYTES_CAP } from '../io/lineLimit.js';
 import type { SourceFormat } from '../io/source.js';
+import type { VendorTime } from '../io/vendorCsv.js';
 import { ReplayStore } from '../io/store.js';
 import type { ModeTable } from '../replay/options.js';
 import type { QuerySource } from '../replay/query.js';
@@ -169,8 +170,16 @@ export function format(v: string | undefined): 'ndjson' | 'csv' | 'sqlite' | und
 /** Reads `--format` of the commands that replay logs, vendor files included (`coinapi`, `tardis`). */
 export function replayFormat(v: string | undefined): SourceFormat | undefined {
   if (v === undefined) return undefined;
-  if (v !== 'ndjson' && v !== 'csv' && v !== 'sqlite' && v !== 'coinapi' && v !== 'tardis')
-    throw new XrateError('usage', `--format must be ndjson, csv, sqlite, coinapi or tardis, got "${v}"`, { field: '--format' });
+  if (v !== 'ndjson' && v !== 'csv' && v !== 'sqlite' && v !== 'coinapi' && v !== 'tardis' && v !== 'parquet')
+    throw new XrateError('usage', `--format must be ndjson, csv, sqlite, coinapi, tardis or parquet, got "${v}"`, { field: '--format' });
+  return v;
+}
+
+/** Reads `--time receive|exchange` (vendor files); undefined when absent. */
+export function vendorTime(v: string | undefined): VendorTime | undefined {
+  if (v === undefined) return undefined;
+  if (v !== 'receive' && v !== 'exchange')
+    throw new XrateError('usage', `--time must be receive or exchange, got "${v}"`, { field: '--time' });
   return v;
 }
 

@@ -91,6 +91,18 @@ export const PUBLISH_OPTIONS = {
   ...DUPLICATES_OPTION,
 } as const;
 
+/** Options of `xrate convert`. */
+export const CONVERT_OPTIONS = {
+  out: { type: 'string' },
+  format: { type: 'string' },
+  merge: { type: 'boolean' },
+  time: { type: 'string' },
+  'max-line-bytes': { type: 'string' },
+  quiet: { type: 'boolean' },
+  ...DUPLICATES_OPTION,
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 /** Options of `xrate worker`. */
 export const WORKER_OPTIONS = {
   queue: { type: 'string' },
@@ -267,3 +279,18 @@ export const PUBLISH_TABLE: ModeTable<PublishMode> = commandTable<PublishMode>(
 
 /** The table of `xrate worker`: one mode, every flag applies. */
 export const WORKER_TABLE: ModeTable<'worker'> = commandTable<'worker'>(WORKER_OPTIONS, { worker: 'partitions from --queue' }, {});
+
+/** The modes of `xrate convert`. */
+export type ConvertMode = 'sequence' | 'merge';
+
+/** The mode of `xrate convert` with these flags. */
+export function convertModeOf(v: { merge?: boolean }): ConvertMode {
+  return v.merge ? 'merge' : 'sequence';
+}
+
+/** The table of `xrate convert`: every flag applies in both modes. */
+export const CONVERT_TABLE: ModeTable<ConvertMode> = commandTable<ConvertMode>(
+  CONVERT_OPTIONS,
+  { sequence: 'the default: the LOGs one after another', merge: '--merge' },
+  {},
+);

@@ -9,7 +9,7 @@ import { DEFAULT_STORED_PERIODS } from '../replay/replay.js';
 import { RIGHTS } from '../http/rights.js';
 import { modesHelp } from '../replay/options.js';
 import type { Io } from './args.js';
-import { EMS_TABLE, PUBLISH_TABLE, REPLAY_CLI_TABLE, SERVE_TABLE } from './flags.js';
+import { CONVERT_TABLE, EMS_TABLE, PUBLISH_TABLE, REPLAY_CLI_TABLE, SERVE_TABLE } from './flags.js';
 
 /** The credential and TLS flags of a connection to NATS (src/cli/connection.ts). */
 const NATS_SECURITY_HELP = `Secured NATS (docs/deploy.md): secrets come from files or the environment; a URL with
@@ -42,6 +42,7 @@ Usage: xrate <command> [options]
 
 Commands:
   replay LOG...      replay event logs, write rates and OHLC to SQLite (or --out FILE)
+  convert LOG...     write event logs as one Parquet event log (--out FILE.parquet), in replay order
   rate LOG|DB        rates of pairs at a time, as a JSON array
   history LOG|DB     OHLC timeseries of a pair, as a JSON array
   explain LOG|DB     provenance of a rate: markets used and left out, path, legs
@@ -62,14 +63,17 @@ Exit codes: 0 ok, 1 bad input that stopped the run, 2 bad usage.
   replay: `Usage: xrate replay LOG... [options]
 
 Streams LOGs (NDJSON, .ndjson.gz, CSV, SQLite table "events", CoinAPI flat files, tardis.dev CSV
-files, each optionally gzipped) through the engine in event time. A LOG may be a directory: the
-event log files under it, recursively, in path order. Vendor files are told by their header; tardis
-rows find their market through the symbol events (exchange_id, symbol_id_exchange) read before them.
+files, each optionally gzipped, Parquet event logs of "xrate convert") through the engine in event
+time. A LOG may be a directory: the event log files under it, recursively, in path order. Vendor
+files are told by their header; tardis rows find their market through the symbol events
+(exchange_id, symbol_id_exchange) read before them.
 
 Options:
   --db FILE               SQLite output (default out/xrate.sqlite); a new replay replaces its outputs
-  --out FILE              write rate changes to FILE.ndjson or FILE.csv instead of SQLite
-  --format F              ndjson | csv | sqlite | coinapi | tardis (default: from the file name and header)
+  --out FILE              write rate changes to FILE.ndjson, FILE.csv or FILE.parquet instead of
+                          SQLite (Parquet: with --track, the OHLC buckets in FILE.ohlc.parquet)
+  --format F              ndjson | csv | sqlite | coinapi | tardis | parquet (default: from the file
+                          name and header; a file starting with PAR1 is a Parquet event log)
   --merge                 merge all LOGs by event time (ties: LOG order, then line) instead of reading
                           them one after another; not with --resume, --snapshot-every or --workers
   --time receive|exchange vendor files: replay by the receive time (time_coinapi, local_timestamp;
@@ -235,6 +239,24 @@ Also, without a key: GET /healthz (alive), GET /readyz (ready to answer), GET /m
 ${NATS_SECURITY_HELP}
 ${REDIS_SECURITY_HELP}
 ${modesHelp(SERVE_TABLE)}`,
+  convert: `Usage: xrate convert LOG... --out FILE.parquet [options]
+
+Writes LOGs (anything "xrate replay" reads: NDJSON, CSV, SQLite, CoinAPI flat files, tardis.dev
+CSV files, each optionally gzipped, directories) as one Parquet event log in replay order: quotes
+and trades as typed columns, every other record whole, the lines that could not be read as their
+rejects, with the raw text of every line (docs/formats.md, "Parquet event logs"). "xrate replay
+FILE.parquet" then gives what replaying the LOGs gives (the rejects' source being FILE.parquet).
+
+Options:
+  --out FILE.parquet      the file to write (replaced when it exists; written whole or not at all)
+  --merge                 merge all LOGs by event time, as "xrate replay --merge" reads them
+  --time receive|exchange vendor files: the time events take (default receive), as for replay
+  --format F              ndjson | csv | sqlite | coinapi | tardis (default: from the file name and header)
+  --max-line-bytes N      a longer line is stored as a line_too_long reject (default 1048576)
+  --quiet                 no summary line on stderr
+  --allow-duplicates      convert a file given twice twice (refused otherwise, exit 2)
+
+${modesHelp(CONVERT_TABLE)}`,
   publish: `Usage: xrate publish LOG... --nats nats://HOST:PORT [--stream NAME] [--rate N | --follow]
 
 Puts the records of LOGs on a NATS JetStream stream, in order, creating the stream (subjects

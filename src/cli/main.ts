@@ -10,6 +10,7 @@
  */
 import { isXrateError, messageOf, XrateError } from '../core/errors.js';
 import type { Io } from './args.js';
+import { cmdConvert } from './commands/convert.js';
 import { cmdDemo } from './commands/demo.js';
 import { cmdEms } from './commands/ems.js';
 import { cmdExplain } from './commands/explain.js';
@@ -51,6 +52,8 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
     switch (cmd) {
       case 'replay':
         return await cmdReplay(rest, io);
+      case 'convert':
+        return await cmdConvert(rest, io);
       case 'rate':
         return await cmdRate(rest, io);
       case 'history':
@@ -88,7 +91,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
       default:
         throw new XrateError(
           'usage',
-          `unknown command "${cmd}" (expected replay, rate, history, explain, plot, metrics, symbols, periods, demo, serve, keys, worker, publish or ems)`,
+          `unknown command "${cmd}" (expected replay, convert, rate, history, explain, plot, metrics, symbols, periods, demo, serve, keys, worker, publish or ems)`,
         );
     }
   } catch (e) {

@@ -1,6 +1,7 @@
 /**
- * File sinks for rate changes: NDJSON (one JSON object per line) or CSV (header row, `,`
- * delimiter, RFC 4180 quoting where needed). Lines are built by hand in a fixed field order so
+ * File sinks for rate changes: NDJSON (one JSON object per line), CSV (header row, `,`
+ * delimiter, RFC 4180 quoting where needed) or Parquet (parquetRates.ts, with the OHLC buckets of
+ * tracked pairs beside it). Lines are built by hand in a fixed field order so
  * that the same replay always writes the same bytes. Rates are written rounded to at most 15
  * significant digits (wireText, docs/methodology.md section 7).
  *
@@ -8,6 +9,8 @@
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
 import type { PairRateChange } from '../core/engine.js';
+import type { OhlcBucket } from '../core/ohlc.js';
+import { ParquetRateWriter } from './parquetRates.js';
 import { formatTime } from '../core/time.js';
 import { wireText } from '../core/wire.js';
 
@@ -42,7 +45,8 @@ export function rateChangeToCsv(c: PairRateChange): string {
 }
 
 /**
- * Buffered writer of rate changes to `path` (format from the extension: .csv, else NDJSON).
+ * Buffered writer of rate changes to `path` (format from the extension: .csv, .parquet, else
+ * NDJSON).
  *
  * @example
  * ```ts
@@ -51,28 +55,46 @@ export function rateChangeToCsv(c: PairRateChange): string {
  * ```
  */
 export class RateFileWriter {
-  private readonly stream: WriteStream;
+  private readonly stream: WriteStream | undefined;
+  private readonly parquet: ParquetRateWriter | undefined;
   private buf: string[] = [];
   private bytes = 0;
   /** The stream's buffer is full: wait for {@link drained} before writing much more. */
   private full = false;
-  readonly format: 'ndjson' | 'csv';
+  readonly format: 'ndjson' | 'csv' | 'parquet';
 
   constructor(readonly path: string) {
-    this.format = path.toLowerCase().endsWith('.csv') ? 'csv' : 'ndjson';
+    const p = path.toLowerCase();
+    this.format = p.endsWith('.csv') ? 'csv' : p.endsWith('.parquet') ? 'parquet' : 'ndjson';
+    if (this.format === 'parquet') {
+      this.parquet = new ParquetRateWriter(path);
+      return;
+    }
     this.stream = createWriteStream(path);
     if (this.format === 'csv') this.buf.push(`${RATE_COLUMNS.join(',')}\n`);
   }
 
   write(c: PairRateChange): void {
+    if (this.parquet) {
+      this.parquet.write(c);
+      return;
+    }
     const line = this.format === 'csv' ? rateChangeToCsv(c) : rateChangeToNdjson(c);
     this.buf.push(line);
     this.bytes += line.length;
     if (this.bytes > 1 << 20) this.flushBuffer();
   }
 
+  /**
+   * One state of an OHLC bucket of a tracked pair: written to the Parquet output's OHLC file (the
+   * NDJSON and CSV outputs hold rate changes only).
+   */
+  bucket(base: string, quote: string, periodId: string, b: OhlcBucket): void {
+    this.parquet?.bucket(base, quote, periodId, b);
+  }
+
   private flushBuffer(): void {
-    if (this.buf.length && !this.stream.write(this.buf.join(''))) this.full = true;
+    if (this.buf.length && !this.stream!.write(this.buf.join(''))) this.full = true;
     this.buf = [];
     this.bytes = 0;
   }
@@ -86,23 +108,28 @@ export class RateFileWriter {
     if (!this.full) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const done = (e?: Error): void => {
-        this.stream.off('drain', done);
-        this.stream.off('error', done);
+        this.stream!.off('drain', done);
+        this.stream!.off('error', done);
         this.full = false;
         if (e) reject(e);
         else resolve();
       };
-      this.stream.once('drain', done);
-      this.stream.once('error', done);
+      this.stream!.once('drain', done);
+      this.stream!.once('error', done);
     });
   }
 
   /** Flushes and closes the file. */
   close(): Promise<void> {
+    if (this.parquet) {
+      this.parquet.finish();
+      return Promise.resolve();
+    }
     this.flushBuffer();
+    const stream = this.stream!;
     return new Promise((resolve, reject) => {
-      this.stream.once('error', reject);
-      this.stream.end(() => resolve());
+      stream.once('error', reject);
+      stream.end(() => resolve());
     });
   }
 }

@@ -1,6 +1,6 @@
 /**
- * Event sources: streaming readers that turn an NDJSON, CSV or SQLite event log into batches of
- * raw records (field maps) with their line numbers.
+ * Event sources: streaming readers that turn an NDJSON, CSV, SQLite or Parquet (parquetRead.ts)
+ * event log into batches of raw records (field maps) with their line numbers.
  *
  * Readers never parse events (that is `parseEvent` in `src/core/events.ts`) and never fail on a
  * bad line: a line or row that cannot be read becomes a {@link SourceRecord} with `error` set, so
@@ -21,6 +21,8 @@ import type { RejectReason, XrateEvent } from '../core/types.js';
 import { openCsv } from './csv.js';
 import { DEFAULT_MAX_LINE_BYTES } from './lineLimit.js';
 import { openNdjson } from './ndjson.js';
+import { openParquetSource } from './parquetRead.js';
+import { isParquetHead } from './parquetSchema.js';
 import { openSqlite } from './sqliteSource.js';
 import { openVendorCsv, sniffVendor, type VendorKind, type VendorTime } from './vendorCsv.js';
 import { XrateError } from '../core/errors.js';
@@ -65,10 +67,11 @@ export interface SourceRecord {
 }
 
 /**
- * The log formats xrate reads: its own event log (`ndjson`, `csv`, `sqlite`) and two vendors' CSV
- * files (`coinapi` flat files, `tardis` CSV datasets: vendorCsv.ts).
+ * The log formats xrate reads: its own event log (`ndjson`, `csv`, `sqlite`, and `parquet`, the
+ * Parquet event log `xrate convert` writes: parquetRead.ts) and two vendors' CSV files (`coinapi`
+ * flat files, `tardis` CSV datasets: vendorCsv.ts).
  */
-export type SourceFormat = 'ndjson' | 'csv' | 'sqlite' | 'coinapi' | 'tardis';
+export type SourceFormat = 'ndjson' | 'csv' | 'sqlite' | 'coinapi' | 'tardis' | 'parquet';
 
 /** Options of {@link openSource}. */
 export interface OpenSourceOptions {
@@ -136,7 +139,8 @@ export const DEFAULT_BATCH_SIZE = 4096;
 /**
  * The format of a log, from its file name (case-insensitive):
  * `.ndjson`, `.jsonl`, `.json` (and `.ndjson.gz`, `.jsonl.gz`, `.json.gz`) → `ndjson`;
- * `.csv`, `.csv.gz` → `csv`; `.sqlite`, `.sqlite3`, `.db` → `sqlite`; otherwise `undefined`.
+ * `.csv`, `.csv.gz` → `csv`; `.sqlite`, `.sqlite3`, `.db` → `sqlite`; `.parquet` → `parquet`;
+ * otherwise `undefined`.
  *
  * @example
  * ```ts
@@ -155,6 +159,7 @@ export function detectFormat(path: string): SourceFormat | undefined {
   if (/\.(ndjson|jsonl|json)$/.test(p)) return 'ndjson';
   if (p.endsWith('.csv')) return 'csv';
   if (/\.(sqlite|sqlite3|db)$/.test(p)) return 'sqlite';
+  if (p.endsWith('.parquet')) return 'parquet';
   return undefined;
 }
 
@@ -172,9 +177,10 @@ function readHead(path: string, n: number): Buffer {
 
 const SQLITE_MAGIC = 'SQLite format 3\0';
 
-/** Guesses a format from content when the name says nothing: SQLite magic, else JSON if it starts with `{`, else CSV. */
+/** Guesses a format from content when the name says nothing: SQLite or Parquet magic, else JSON if it starts with `{`, else CSV. */
 function sniffFormat(head: Buffer, gzip: boolean): SourceFormat {
   if (!gzip && head.subarray(0, 16).toString('latin1') === SQLITE_MAGIC) return 'sqlite';
+  if (!gzip && isParquetHead(head)) return 'parquet';
   if (gzip) return 'ndjson';
   const text = head
     .toString('utf8')
@@ -227,6 +233,8 @@ function isGzipPath(path: string): boolean {
  * ({@link detectFormat}), else from the first bytes; a CSV file whose header is a CoinAPI flat
  * file's or a tardis CSV dataset's is read as that vendor's (vendorCsv.ts). NDJSON and CSV files
  * are gunzipped when the name ends in `.gz` or the file starts with the gzip magic bytes `1f 8b`.
+ * A file that starts with the Parquet magic bytes `PAR1` is read as a Parquet event log
+ * (parquetRead.ts), whatever its name.
  *
  * Throws an XrateError (`input`) when the file cannot be opened or, for SQLite, has no
  * `events` table. A CSV header without a `type` column throws from `batches()`.
@@ -256,7 +264,8 @@ export function openSource(path: string, opts: OpenSourceOptions = {}): EventSou
   const batchSize = Math.max(1, Math.floor(opts.batchSize ?? DEFAULT_BATCH_SIZE));
   const startLine = opts.startLine ?? 1;
   const gzip = path.toLowerCase().endsWith('.gz') || (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b);
-  let format = opts.format ?? detectFormat(path) ?? sniffFormat(head, gzip);
+  // A Parquet file is one whatever its name.
+  let format = opts.format ?? (isParquetHead(head) ? 'parquet' : undefined) ?? detectFormat(path) ?? sniffFormat(head, gzip);
   const maxLineBytes = Math.floor(opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
   if (!(maxLineBytes >= 1))
     throw new XrateError('usage', `the maximum line length must be at least 1 byte, got ${opts.maxLineBytes}`, { field: 'maxLineBytes' });
@@ -285,6 +294,8 @@ export function openSource(path: string, opts: OpenSourceOptions = {}): EventSou
     case 'coinapi':
     case 'tardis':
       return openVendorCsv(path, vendor!, { ...ro, time: opts.time });
+    case 'parquet':
+      return openParquetSource(path, ro);
     default:
       throw new XrateError('usage', `unknown source format "${String(format)}"`, { field: 'format' });
   }

@@ -164,6 +164,7 @@ export class Ingest {
         if (!st.outputOn) return;
         st.buckets++;
         writers?.bucket(track.base, track.quote, period.period_id, b, this.batchNo);
+        rateFile?.bucket(track.base, track.quote, period.period_id, b);
         user.onBucket?.(track, period, b);
       },
       onSeries: (track: TrackedPair, tick: number, rate: number, follow: boolean) => {

@@ -50,7 +50,7 @@ describe('exit codes and messages', () => {
     ],
     ['replay: bad --from', ['replay', '@L', '--db', '@D', '--from', '2024-13-01'], /--from: not an ISO 8601 time/],
     ['replay: unknown --periods', ['replay', '@L', '--db', '@D', '--periods', '1SEC,7SEC'], /--periods: unknown period id "7SEC"/],
-    ['replay: bad --out', ['replay', '@L', '--out', '@D'], /--out must name a \.ndjson or \.csv file/],
+    ['replay: bad --out', ['replay', '@L', '--out', '@D'], /--out must name a \.ndjson, \.csv or \.parquet file/],
     ['replay: bad --batch-size', ['replay', '@L', '--db', '@D', '--batch-size', '0'], /--batch-size/],
     ['replay: --threads 0', ['replay', '@L', '--db', '@D', '--threads', '0'], /--threads must be a whole number from 1 to 256, got "0"/],
     [
@@ -62,7 +62,7 @@ describe('exit codes and messages', () => {
     [
       'bad --format',
       ['rate', '@L', '--at', '2024-01-01T00:00:03Z', '--pair', 'BTC/USD', '--format', 'xml'],
-      /--format must be ndjson, csv, sqlite, coinapi or tardis, got "xml"/,
+      /--format must be ndjson, csv, sqlite, coinapi, tardis or parquet, got "xml"/,
     ],
     ['periods: positional', ['periods', 'extra'], /extra/],
     [

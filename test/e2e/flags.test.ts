@@ -1,5 +1,5 @@
 /**
- * Every flag of `replay`, `serve`, `ems serve`, `publish` and `worker`, in every mode of its
+ * Every flag of `replay`, `serve`, `ems serve`, `publish`, `convert` and `worker`, in every mode of its
  * command, either changes what the command does (its output, the database or file it writes, the
  * stream it fills, what its server answers, the port it listens on...) or is refused with exit 2
  * and a message naming it: never taken and dropped.
@@ -15,6 +15,9 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  CONVERT_OPTIONS,
+  CONVERT_TABLE,
+  convertModeOf,
   EMS_OPTIONS,
   EMS_TABLE,
   emsModeOf,
@@ -35,6 +38,7 @@ import { freePort } from '../helpers/redis.js';
 import {
   type Args,
   argvOf,
+  convertObservation,
   copyOf,
   type Env,
   FROM,
@@ -345,6 +349,32 @@ const PUBLISH: () => Command = () => ({
   observe: (argv) => publishObservation(env, argv, argv.includes('--follow')),
 });
 
+const CONVERT: () => Command = () => ({
+  words: ['convert'],
+  options: CONVERT_OPTIONS,
+  table: CONVERT_TABLE,
+  modeOf: (a) => convertModeOf({ merge: has(a, 'merge') }),
+  modes: {
+    sequence: { positionals: [env.log, env.log2], base: { out: fresh(env, 'x.parquet') } },
+    merge: { positionals: [env.log, env.log2], base: { out: fresh(env, 'x.parquet'), merge: true } },
+  },
+  sample: (flag, mode) => {
+    const s: Record<string, Sample> = {
+      help: { set: { help: true } },
+      out: { set: { out: fresh(env, 'y.parquet') }, drop: ['out'] },
+      format: { set: { format: 'csv' } },
+      merge: mode === 'merge' ? { set: { merge: true }, drop: ['merge'] } : { set: { merge: true } },
+      // Vendor files: the time their events take.
+      time: { set: { time: 'exchange' }, positionals: ['fixtures/tardis'] },
+      'max-line-bytes': { set: { 'max-line-bytes': '150' } },
+      quiet: { set: { quiet: true } },
+      'allow-duplicates': { set: { 'allow-duplicates': true }, positionals: [env.log, env.log] },
+    };
+    return s[flag];
+  },
+  observe: (argv) => convertObservation(env, argv),
+});
+
 const WORKER: () => Command = () => ({
   words: ['worker'],
   options: WORKER_OPTIONS,
@@ -389,6 +419,7 @@ const COMMANDS: [string, () => Command][] = [
   ['serve', SERVE],
   ['ems serve', EMS],
   ['publish', PUBLISH],
+  ['convert', CONVERT],
   ['worker', WORKER],
 ];
 
@@ -455,6 +486,7 @@ function modesOf(name: string): string[] {
     serve: SERVE_TABLE,
     'ems serve': EMS_TABLE,
     publish: PUBLISH_TABLE,
+    convert: CONVERT_TABLE,
     worker: WORKER_TABLE,
   };
   const t = tables[name];

@@ -5,6 +5,7 @@
  * command where a run needs it) and to say what it did: exit code, output, the database or file
  * it wrote, what a server answered. Paths made per run, ports and keys are normalised away.
  */
+import { createHash } from 'node:crypto';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -321,6 +322,14 @@ function dump(path: string | undefined): unknown {
     runs: query(path, 'SELECT status, inputs, config, options, resumed FROM runs ORDER BY id'),
     snapshots: query<{ n: number }>(path, 'SELECT count(*) AS n FROM snapshots')[0]?.n,
   };
+}
+
+/** `xrate convert`: in-process; what it printed and the SHA-256 of the file it wrote. */
+export async function convertObservation(env: Env, argv: string[]): Promise<Observation> {
+  const r = await cli(...argv);
+  const out = flagValue(argv, 'out');
+  const file = out !== undefined && existsSync(out) ? createHash('sha256').update(readFileSync(out)).digest('hex') : 'none';
+  return { code: r.code, err: r.err, seen: { out: normalise(r.out, env.dir), err: normalise(r.err, env.dir), file } };
 }
 
 /** `xrate replay`: in-process, or the built command for partitioned and queued runs (their partitions run in worker threads of dist/). */

@@ -28,19 +28,12 @@ import {
   seconds,
   time,
   type Io,
+  vendorTime,
 } from '../args.js';
 import { redisSecurityFlags } from '../connection.js';
 import { REPLAY_OPTIONS } from '../flags.js';
 import { help } from '../help.js';
 import { parallelProgressLine, progressLine, summaryTable } from '../progress.js';
-
-/** `--time receive|exchange`; undefined when absent. */
-function vendorTime(v: string | undefined): VendorTime | undefined {
-  if (v === undefined) return undefined;
-  if (v !== 'receive' && v !== 'exchange')
-    throw new XrateError('usage', `--time must be receive or exchange, got "${v}"`, { field: '--time' });
-  return v;
-}
 
 /** `--workers N|auto` (auto: the cores); undefined when absent. */
 function workersOf(v: string | undefined): number | undefined {
@@ -81,8 +74,8 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
   if (batch !== undefined && (!Number.isInteger(batch) || batch < 1))
     throw new XrateError('usage', `--batch-size must be a positive integer, got "${values['batch-size']}"`, { field: '--batch-size' });
   const out = values.out;
-  if (out !== undefined && !/\.(ndjson|jsonl|csv)$/i.test(out))
-    throw new XrateError('usage', `--out must name a .ndjson or .csv file, got "${out}"`, { field: '--out' });
+  if (out !== undefined && !/\.(ndjson|jsonl|csv|parquet)$/i.test(out))
+    throw new XrateError('usage', `--out must name a .ndjson, .csv or .parquet file, got "${out}"`, { field: '--out' });
   const workers = workersOf(values.workers);
   const threads = threadsOf(values.threads);
   const queue = values.queue;

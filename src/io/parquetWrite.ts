@@ -1,0 +1,281 @@
+/**
+ * Writing Parquet files: the event log of `xrate convert` ({@link ParquetEventWriter}, columns in
+ * parquetSchema.ts) and the file sink every Parquet output shares ({@link ParquetFile}).
+ *
+ * Bounded memory: rows are buffered column by column and written as one row group every
+ * {@link ROW_GROUP_ROWS} rows, then dropped; the file is written as it goes.
+ *
+ * @module
+ */
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
+import { parseEvent } from '../core/events.js';
+import { isReject, type QuoteEvent, type TradeEvent, type XrateEvent } from '../core/types.js';
+import { XrateError } from '../core/errors.js';
+import { recordTime } from './merge.js';
+import {
+  canonicalRaw,
+  EVENT_COLUMNS,
+  PARQUET_EVENTS_KIND,
+  PARQUET_INPUTS_KEY,
+  PARQUET_KIND_KEY,
+  PARQUET_LINES_KEY,
+  RAW_NUMBERS,
+  RAW_RECORD,
+  RAW_STORED,
+  RAW_STRINGS,
+  type SchemaElementLike,
+} from './parquetSchema.js';
+import type { SourceRecord } from './source.js';
+
+/** Rows per row group: what a reader holds at once (a few MB). */
+export const ROW_GROUP_ROWS = 65536;
+
+/** A byte writer that appends what it holds to a file at each flush (after every row group). */
+class FileByteWriter extends ByteWriter {
+  private fd: number | undefined;
+
+  constructor(readonly path: string) {
+    super(1 << 20);
+    try {
+      this.fd = openSync(path, 'w');
+    } catch (e) {
+      throw new XrateError('input', `cannot write "${path}": ${(e as Error).message}`);
+    }
+  }
+
+  flush(): void {
+    if (this.fd === undefined || this.index === 0) return;
+    writeSync(this.fd, new Uint8Array(this.buffer, 0, this.index));
+    this.index = 0;
+  }
+
+  override finish(): void {
+    this.flush();
+    this.close();
+  }
+
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+}
+
+/** A column's buffered values for the current row group. */
+type ColumnValues = unknown[];
+
+/**
+ * A Parquet file written row group by row group: `columns` (schema leaves) and, per row group,
+ * one array of values per column (null for an absent value).
+ */
+export class ParquetFile {
+  private readonly out: FileByteWriter;
+  private readonly writer: ParquetWriter;
+
+  constructor(
+    path: string,
+    private readonly columns: readonly SchemaElementLike[],
+    kvMetadata: { key: string; value: string }[],
+  ) {
+    this.out = new FileByteWriter(path);
+    this.writer = new ParquetWriter({
+      writer: this.out,
+      schema: [{ name: 'root', num_children: columns.length }, ...columns] as never,
+      statistics: true,
+      kvMetadata,
+      createdBy: 'xrate',
+    });
+  }
+
+  /** Writes one row group: `data[c]` holds column c's values. */
+  writeGroup(data: readonly ColumnValues[] | readonly ArrayLike<unknown>[]): void {
+    const rows = data[0]?.length ?? 0;
+    if (rows === 0) return;
+    void this.writer.write({
+      columnData: this.columns.map((c, k) => ({ name: c.name, data: data[k] as never })),
+      rowGroupSize: rows,
+    });
+  }
+
+  /** Adds a key-value metadata entry (written with the footer). */
+  setMetadata(key: string, value: string): void {
+    const kv = this.writer.kvMetadata ?? [];
+    kv.push({ key, value });
+    this.writer.kvMetadata = kv;
+  }
+
+  /** Writes the footer and closes the file. */
+  finish(): void {
+    void this.writer.finish();
+  }
+
+  /** Closes the file without a footer (a failed run). */
+  abort(): void {
+    this.out.close();
+  }
+}
+
+const COL = Object.fromEntries(EVENT_COLUMNS.map((c, k) => [c.name, k])) as Record<string, number>;
+
+/**
+ * Writes records in replay order as an event log (parquetSchema.ts).
+ *
+ * A record is stored as it will be read back: an unreadable record as its reject; a quote or trade
+ * (read as an event, or as a field map that `parseEvent` makes one) as columns; anything else
+ * (another event type, a record that is not a valid event, a vendor row that names its market by
+ * exchange symbol) whole in `other`, to be parsed again by the replay, which so gives the same
+ * event or reject.
+ *
+ * @example
+ * ```ts
+ * const w = new ParquetEventWriter('day.parquet', ['day.ndjson']);
+ * for await (const batch of openSource('day.ndjson').batches()) for (const r of batch) w.add(r, 0);
+ * w.finish();
+ * ```
+ */
+export class ParquetEventWriter {
+  private readonly file: ParquetFile;
+  private cols: ColumnValues[] = [];
+  private n = 0;
+  /** Whether every line so far is above the one before it (a single input read in order). */
+  private ascending = true;
+  private lastLine = 0;
+  /** Rows written, by kind. */
+  readonly counts = { rows: 0, columnar: 0, other: 0, rejects: 0 };
+
+  /** @param rowGroupRows - rows per row group (default {@link ROW_GROUP_ROWS}) */
+  constructor(
+    path: string,
+    inputs: readonly string[],
+    private readonly rowGroupRows = ROW_GROUP_ROWS,
+  ) {
+    this.file = new ParquetFile(path, EVENT_COLUMNS, [
+      { key: PARQUET_KIND_KEY, value: PARQUET_EVENTS_KIND },
+      { key: PARQUET_INPUTS_KEY, value: JSON.stringify(inputs) },
+    ]);
+    this.reset();
+  }
+
+  private reset(): void {
+    this.cols = EVENT_COLUMNS.map(() => []);
+    this.n = 0;
+  }
+
+  private row(line: number, input: number): number {
+    if (line <= this.lastLine) this.ascending = false;
+    this.lastLine = line;
+    const i = this.n++;
+    for (const c of this.cols) c.push(null);
+    this.cols[COL.line][i] = BigInt(line);
+    this.cols[COL.input][i] = input;
+    return i;
+  }
+
+  /** Adds one record of input `input`. */
+  add(rec: SourceRecord, input: number): void {
+    const c = this.cols;
+    this.counts.rows++;
+    if (rec.event === undefined && (rec.error !== undefined || rec.record === undefined)) {
+      const i = this.row(rec.line, input);
+      c[COL.reject_reason][i] = rec.reason ?? 'bad_json';
+      c[COL.reject_message][i] = rec.error ?? 'unreadable record';
+      c[COL.raw_form][i] = RAW_STORED;
+      c[COL.raw][i] = rec.raw;
+      this.counts.rejects++;
+      this.flushIfFull();
+      return;
+    }
+    let event: XrateEvent | undefined = rec.event;
+    let parsed: ReturnType<typeof parseEvent> | undefined;
+    if (event === undefined) {
+      parsed = parseEvent(rec.record!);
+      if (!isReject(parsed)) event = parsed;
+    }
+    if (event !== undefined && rec.venue === undefined && (event.type === 'quote' || event.type === 'trade')) {
+      this.columnar(rec, event, input);
+    } else {
+      const i = this.row(rec.line, input);
+      const raw = rec.raw;
+      const other = rec.record !== undefined ? { record: rec.record } : { event: rec.event, venue: rec.venue };
+      c[COL.other][i] = other; // a JSON column: the writer serialises it
+      const type = rec.record !== undefined ? rec.record.type : rec.event?.type;
+      if (typeof type === 'string') c[COL.type][i] = type;
+      const t = safeTime(rec);
+      if (t !== undefined) c[COL.time][i] = BigInt(t);
+      if (parsed !== undefined && isReject(parsed)) {
+        c[COL.reject_reason][i] = parsed.reason;
+        c[COL.reject_message][i] = parsed.message;
+        this.counts.rejects++;
+      } else this.counts.other++;
+      if (rec.record !== undefined && raw === JSON.stringify(rec.record)) c[COL.raw_form][i] = RAW_RECORD;
+      else {
+        c[COL.raw_form][i] = RAW_STORED;
+        c[COL.raw][i] = raw;
+      }
+    }
+    this.flushIfFull();
+  }
+
+  private columnar(rec: SourceRecord, e: QuoteEvent | TradeEvent, input: number): void {
+    const c = this.cols;
+    const i = this.row(rec.line, input);
+    c[COL.type][i] = e.type;
+    c[COL.time][i] = BigInt(e.time);
+    c[COL.symbol_id][i] = e.symbolId;
+    let texts: Record<string, string> | undefined;
+    const dec = (name: string, d: { value: number; text: string }): void => {
+      c[COL[name]][i] = d.value;
+      if (d.text !== String(d.value)) {
+        texts ??= {};
+        texts[name] = d.text;
+      }
+    };
+    if (e.type === 'quote') {
+      dec('bid_price', e.bidPrice);
+      dec('bid_size', e.bidSize);
+      dec('ask_price', e.askPrice);
+      dec('ask_size', e.askSize);
+    } else {
+      dec('price', e.price);
+      dec('size', e.size);
+      if (e.takerSide !== undefined) c[COL.taker_side][i] = e.takerSide;
+    }
+    if (texts !== undefined) c[COL.texts][i] = texts;
+    const raw = rec.raw;
+    if (raw === canonicalRaw(e, false)) c[COL.raw_form][i] = RAW_NUMBERS;
+    else if (raw === canonicalRaw(e, true)) c[COL.raw_form][i] = RAW_STRINGS;
+    else {
+      c[COL.raw_form][i] = RAW_STORED;
+      c[COL.raw][i] = raw;
+    }
+    this.counts.columnar++;
+  }
+
+  private flushIfFull(): void {
+    if (this.n >= this.rowGroupRows) this.flush();
+  }
+
+  private flush(): void {
+    if (this.n === 0) return;
+    this.file.writeGroup(this.cols);
+    this.reset();
+  }
+
+  /** Writes what is buffered and the footer, and closes the file. */
+  finish(): void {
+    this.flush();
+    this.file.setMetadata(PARQUET_LINES_KEY, this.ascending ? 'ascending' : 'mixed');
+    this.file.finish();
+  }
+
+  /** Closes the file unfinished (a failed conversion). */
+  abort(): void {
+    this.file.abort();
+  }
+}
+
+/** A record's time for the `time` column of an `other` row, when it has a valid one. */
+function safeTime(rec: SourceRecord): number | undefined {
+  const t = recordTime(rec);
+  return t !== undefined && Number.isSafeInteger(t) ? t : undefined;
+}
