@@ -27,6 +27,9 @@ import type { BatchColumns } from '../core/batch.js';
 import { type ErrorCode, XrateError } from '../core/errors.js';
 import { type BatchSource, batchesOf } from './batch.js';
 import { DEFAULT_MAX_LINE_BYTES } from './lineLimit.js';
+import { openParquetBatches, parquetRawOf } from './parquetRead.js';
+import { rebatched } from './rebatch.js';
+import { openVendorBatches } from './vendorBatches.js';
 import { ndjsonBatches, type NdjsonBatchOptions } from './ndjsonBatches.js';
 import { DEFAULT_BATCH_SIZE, type OpenSourceOptions, openSource, type SourceFormat } from './source.js';
 import { openTextStream, type TextStream } from './textStream.js';
@@ -95,10 +98,21 @@ export function openBatchSource(path: string, opts: BatchSourceOptions = {}): Ba
     src.close();
     return workerSource({ path, opts: o }, src.format, src.totalBytes);
   }
+  const batchSize = Math.max(1, Math.floor(o.batchSize ?? DEFAULT_BATCH_SIZE));
+  // Parquet row groups and vendor files' read slices, cut where the record readers cut.
+  if (src.format === 'parquet') {
+    src.close();
+    return rebatched(openParquetBatches(path, { startLine: o.startLine }), batchSize);
+  }
+  if (src.format === 'coinapi' || src.format === 'tardis') {
+    src.close();
+    const vendor = { batchSize, startLine: o.startLine, maxLineBytes: o.maxLineBytes, time: o.time, format: src.format };
+    return rebatched(openVendorBatches(path, vendor), batchSize);
+  }
   if (src.format !== 'ndjson') return batchesOf(src);
   src.close();
   const nb: NdjsonBatchOptions = {
-    batchSize: Math.max(1, Math.floor(o.batchSize ?? DEFAULT_BATCH_SIZE)),
+    batchSize,
     startLine: o.startLine ?? 1,
     maxLineBytes: Math.floor(o.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES),
   };
@@ -173,6 +187,8 @@ function workerSource(job: BatchJob, format: SourceFormat, totalBytes: number): 
   let closed = false;
   return {
     format,
+    // A Parquet row stored without its raw text has it rendered from its columns.
+    ...(format === 'parquet' && { rawOf: parquetRawOf }),
     path: job.path,
     totalBytes,
     bytesRead: () => bytes,

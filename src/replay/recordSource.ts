@@ -18,7 +18,9 @@
 import { type BatchColumns, eventAt, ROW_OTHER } from '../core/batch.js';
 import { type BatchSource, rawOf, recordAt, recordsToBatch } from '../io/batch.js';
 import { type BatchSourceOptions, openBatchSource } from '../io/batchSource.js';
-import { mergeSources } from '../io/merge.js';
+import { type MergedBatchSource, mergeBatchSources } from '../io/mergeBatches.js';
+import { openVendorBatches } from '../io/vendorBatches.js';
+import { sniffVendorFile } from '../io/vendorSniff.js';
 import { type EventSource, type OpenSourceOptions, openSource, type SourceRecord } from '../io/source.js';
 import type { FileTail } from '../io/tail.js';
 
@@ -173,32 +175,44 @@ export function fileSequence(paths: readonly string[], open: OpenOptions, start:
  */
 const MERGE_INPUT_BATCH = 64;
 
-/** All inputs at once, by event time: one batch of each held at a time (src/io/merge.ts); `batchSize` records a batch. */
+/** Rows per read of a vendor file in a merge (vendorBatches.ts: about this many). */
+const VENDOR_MERGE_BATCH = 256;
+
+/** All inputs at once, by event time (src/io/mergeBatches.ts): a few rows of each input held at a time; `batchSize` rows a batch. */
 export function mergedFiles(paths: readonly string[], open: OpenOptions): RecordSource {
-  let merged: ReturnType<typeof mergeSources> | undefined;
+  let merged: MergedBatchSource | undefined;
   return {
     async *batches() {
-      const sources: EventSource[] = [];
+      const sources: BatchSource[] = [];
       try {
         for (const path of paths) {
-          const src = openInputBatches(path, {
-            format: open.format,
-            batchSize: MERGE_INPUT_BATCH,
-            maxLineBytes: open.maxLineBytes,
-            time: open.time,
-            lean: true,
-          });
-          sources.push(recordsOf(src));
+          // A vendor file's batches as it reads them (the merge cuts its own); any other input by the one opener.
+          const vendor =
+            open.format === undefined || open.format === 'coinapi' || open.format === 'tardis' ? sniffVendorFile(path) : undefined;
+          sources.push(
+            vendor?.kind !== undefined
+              ? openVendorBatches(path, {
+                  kind: vendor.kind,
+                  batchSize: VENDOR_MERGE_BATCH,
+                  maxLineBytes: open.maxLineBytes,
+                  time: open.time,
+                })
+              : openInputBatches(path, {
+                  format: open.format,
+                  batchSize: MERGE_INPUT_BATCH,
+                  maxLineBytes: open.maxLineBytes,
+                  time: open.time,
+                  lean: true,
+                }),
+          );
         }
       } catch (e) {
         for (const src of sources) src.close();
         throw e;
       }
-      merged = mergeSources(sources, open.batchSize);
+      merged = mergeBatchSources(sources, { batchSize: open.batchSize });
       try {
-        for await (const { records, inputs } of merged.batches()) {
-          const b = recordsToBatch(records);
-          b.input = Uint16Array.from(inputs);
+        for await (const b of merged.batches()) {
           yield {
             feed(sink) {
               sink.rows(b, 0, rawOf);
