@@ -6,7 +6,7 @@
  */
 import { UndirectedGraph } from 'graphology';
 import type { CrossMethod } from '../config.js';
-import { crossAllBfs, crossAllToBfs, crossBfs, legOf, PathsTo, SearchScratch } from './bfs.js';
+import { crossAllBfs, crossAllToBfs, crossBfs, legOf, PathsTo, SearchScratch, TreesFrom } from './bfs.js';
 import { EdgeData } from './edges.js';
 import { layered, layeredAll } from './layered.js';
 import { AssetOrder, Topology } from './topology.js';
@@ -43,6 +43,7 @@ export class RateGraph {
   private readonly edgeData = new EdgeData();
   private readonly scratch = new SearchScratch();
   private readonly pathsTo = new PathsTo();
+  private readonly treesFrom = new TreesFrom();
   private graphModel: UndirectedGraph | undefined;
 
   /** Freshness of the last {@link directRate} answer. */
@@ -121,7 +122,8 @@ export class RateGraph {
    * asset id; NaN where there is no path). Same answers as {@link cross} for each target, in
    * O(levels x (V + E)): one restricted lexicographic BFS per distinct edge rank, resolving each
    * target at the highest rank whose restricted distance equals the unrestricted one, with
-   * rates, times and freshness carried down each BFS tree.
+   * rates, times and freshness carried down each BFS tree. The trees of the last `from` are kept
+   * while the topology and the edge ranks stay: then only the rates are carried down them again.
    */
   crossAll(from: number, view: PairView, method: CrossMethod, tickStamp: number, out: RateColumns): void {
     const n = this.topo.assetCount;
@@ -129,7 +131,7 @@ export class RateGraph {
     if (from < 0 || from >= n) return;
     this.refreshEdges(view, tickStamp);
     if (method === 'layered') layeredAll(this.topo, this.edgeData, this.scratch, from, view, out);
-    else crossAllBfs(this.topo, this.edgeData, this.scratch, from, out);
+    else crossAllBfs(this.topo, this.edgeData, this.scratch, from, out, this.treesFrom);
   }
 
   /**
