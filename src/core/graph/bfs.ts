@@ -169,7 +169,14 @@ function walk(
  * next call only carries the current rates, times and freshness down them (same operations, same
  * order, so the same answers).
  */
-export function crossAllBfs(topo: Topology, edges: EdgeData, scratch: SearchScratch, from: number, out: RateColumns, trees?: TreesFrom): void {
+export function crossAllBfs(
+  topo: Topology,
+  edges: EdgeData,
+  scratch: SearchScratch,
+  from: number,
+  out: RateColumns,
+  trees?: TreesFrom,
+): void {
   const n = topo.assetCount;
   const levels = edges.levels;
   if (levels.length === 0) {
