@@ -297,9 +297,9 @@ export class TreesFrom {
   private from = -1;
   private epoch = -1;
   /** Entries: parent, asset, slot (negative, -1 - slot, when the answer was written). */
-  private parent = new Int32Array(0);
-  private child = new Int32Array(0);
-  private slot = new Int32Array(0);
+  private parent: Int32Array = new Int32Array(0);
+  private child: Int32Array = new Int32Array(0);
+  private slot: Int32Array = new Int32Array(0);
   private count = 0;
   /** Index of the first entry of each level searched. */
   private levelStart: number[] = [];
