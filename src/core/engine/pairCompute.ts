@@ -167,16 +167,15 @@ export class PairComputer {
       slots[n++] = sl;
     }
     const weighting = cfg.weighting;
-    let deadline = Infinity;
+    // The earliest staleness deadline is that of the oldest quote (firstTickAfter is monotone).
+    let oldest = Infinity;
     let k = 0;
     for (let j = 0; j < n; j++) {
       if (!usesRank(sRank[j], top)) continue;
       const sl = slots[j];
       const o = 5 * sl;
       const tq = pq[o + 4];
-      // First tick at which this candidate is stale: T > t_quote + staleAfter.
-      const d = firstTickAfter(tq + staleAfterUs);
-      if (d < deadline) deadline = d;
+      if (tq < oldest) oldest = tq;
       s.market[k] = pMarket[sl];
       slots[k] = sl;
       s.p[k] = marketPrice(weighting, pq[o], pq[o + 1], pq[o + 2], pq[o + 3]);
@@ -185,7 +184,8 @@ export class PairComputer {
       s.t[k] = tq;
       k++;
     }
-    this.candidateDeadline = deadline;
+    // First tick at which a candidate is stale: T > t_quote + staleAfter.
+    this.candidateDeadline = k === 0 ? Infinity : firstTickAfter(oldest + staleAfterUs);
     this.rank = top;
     this.candidates = k;
     if (k === 0) return false;
