@@ -132,7 +132,7 @@ export class RateGraph {
   /** {@link directRate} over edge e (from {@link edgeOf}) leaving asset `from`; sets {@link directFresh}. */
   rateOnEdge(e: number, from: number, view: PairView, tickStamp: number): number {
     this.refreshEdges(view, tickStamp);
-    this.directFresh = this.edgeData.fresh[e] === 1;
+    this.directFresh = this.edgeData.freshOf(this.topo, e) === 1;
     return this.edgeData.rateFrom(this.topo, e, from);
   }
 
