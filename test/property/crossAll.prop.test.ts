@@ -122,4 +122,41 @@ describe('rule 12: all-targets search', () => {
       );
     });
   }
+
+  it('crossAll on kept search trees equals a fresh search, exactly, tick after tick (bfs)', () => {
+    fc.assert(
+      fc.property(fc.oneof(tableArb, tableOf(16)), fc.nat(), ({ n, view, names }, seed) => {
+        // Ticks on one topology: rates, times and freshness change at every tick, ranks at some.
+        const tickView = (t: number): PairView => ({
+          ...view,
+          rank: t % 3 === 2 ? Float64Array.from(view.rank, (r, i) => ((seed >> (i % 20)) & 1 ? (r + 1) % 3 : r)) : view.rank,
+          rate: Float64Array.from(view.rate, (r, i) => ((i + t) % 2 ? r * (1 + t / 7) : r)),
+          time: Float64Array.from(view.time, (x, i) => x + ((i * t) % 5)),
+          fresh: Uint8Array.from(view.fresh, (f, i) => ((seed >> ((i + t) % 20)) & 1 ? 1 - f : f)),
+        });
+        const kept = new RateGraph((i) => names[i]);
+        kept.sync(view, n, 1);
+        const out = { rate: new Float64Array(n), time: new Float64Array(n), fresh: new Uint8Array(n) };
+        const ref = { rate: new Float64Array(n), time: new Float64Array(n), fresh: new Uint8Array(n) };
+        for (let t = 0; t < 6; t++) {
+          const v = tickView(t);
+          for (let pr = 0; pr < view.count; pr++) kept.notePairChanged(pr);
+          const fresh = new RateGraph((i) => names[i]);
+          fresh.sync(v, n, 1);
+          // The same source twice in a row (kept trees), then the next one.
+          for (const from of [seed % n, seed % n, (seed + t) % n]) {
+            kept.crossAll(from, v, 'bfs', t, out);
+            fresh.crossAll(from, v, 'bfs', t, ref);
+            for (let a = 0; a < n; a++) {
+              expect(Object.is(out.rate[a], ref.rate[a]), `${from}->${a} at ${t}: ${out.rate[a]} vs ${ref.rate[a]}`).toBe(true);
+              if (Number.isNaN(ref.rate[a])) continue;
+              expect(out.time[a]).toBe(ref.time[a]);
+              expect(out.fresh[a]).toBe(ref.fresh[a]);
+            }
+          }
+        }
+      }),
+      { seed: 42, numRuns: 1000 },
+    );
+  });
 });

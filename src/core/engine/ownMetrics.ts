@@ -420,10 +420,11 @@ export class OwnMetrics {
     if (this.touchedCount === 0) return 0;
     const { touched: flag, touchedOrder: out } = this;
     let n = 0;
+    // Without a branch (a flag is 0 or 1): every position is written, only the touched kept.
     for (let p = 0, end = this.marketOrder.length; p < end; p++) {
-      if (flag[p] === 0) continue;
+      out[n] = p;
+      n += flag[p];
       flag[p] = 0;
-      out[n++] = p;
     }
     this.touchedCount = 0;
     return n;

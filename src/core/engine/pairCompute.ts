@@ -131,6 +131,67 @@ export class PairComputer {
     return true;
   }
 
+  /**
+   * {@link compute} without provenance, for the tick pipeline: the same rules and results (the
+   * same scratch, {@link rank}, {@link candidateDeadline}, {@link candidates} and `slots`), with
+   * the top rank kept while the candidates are picked and nothing but columns read per market.
+   */
+  computeTick(pr: number, T: number): boolean {
+    const state = this.state;
+    const M = state.markets;
+    if (!M.layoutValid || pr + 1 >= M.pStart.length) M.buildLayout(state.pairs.markets);
+    const from = M.pStart[pr];
+    const end = M.pStart[pr + 1];
+    const s = this.scratch;
+    if (s.capacity < end - from) s.ensure(end - from);
+    if (this.slots.length < end - from) this.slots = new Int32Array(Math.max(end - from, 2 * this.slots.length));
+    const slots = this.slots;
+    const { pMarket, pExchange, pEligible, pq, pVolume } = M;
+    const exLegit = state.exchanges.legit;
+    const exRank = state.exchanges.rank;
+    const cfg = state.config;
+    const staleAfterUs = cfg.staleAfterUs;
+    const sRank = s.rank;
+    // Rules 3-5, 7: eligible, legitimate, with a fresh accepted quote; rule 9's top rank alongside.
+    let n = 0;
+    let top = -Infinity;
+    for (let sl = from; sl < end; sl++) {
+      if (!pEligible[sl]) continue;
+      const x = pExchange[sl];
+      if (!exLegit[x]) continue;
+      const tq = pq[5 * sl + 4];
+      if (Number.isNaN(tq) || !isFresh(T, tq, staleAfterUs)) continue;
+      const r = exRank[x];
+      if (r > top) top = r;
+      sRank[n] = r;
+      slots[n++] = sl;
+    }
+    const weighting = cfg.weighting;
+    // The earliest staleness deadline is that of the oldest quote (firstTickAfter is monotone).
+    let oldest = Infinity;
+    let k = 0;
+    for (let j = 0; j < n; j++) {
+      if (!usesRank(sRank[j], top)) continue;
+      const sl = slots[j];
+      const o = 5 * sl;
+      const tq = pq[o + 4];
+      if (tq < oldest) oldest = tq;
+      s.market[k] = pMarket[sl];
+      slots[k] = sl;
+      s.p[k] = marketPrice(weighting, pq[o], pq[o + 1], pq[o + 2], pq[o + 3]);
+      s.q[k] = passiveVolume(pq[o + 2], pq[o + 3]);
+      s.v[k] = pVolume[sl];
+      s.t[k] = tq;
+      k++;
+    }
+    // First tick at which a candidate is stale: T > t_quote + staleAfter.
+    this.candidateDeadline = k === 0 ? Infinity : firstTickAfter(oldest + staleAfterUs);
+    this.rank = top;
+    this.candidates = k;
+    if (k === 0) return false;
+    return computePairRateInto(s, k, cfg, this.exactFor);
+  }
+
   /** Provenance of the k candidates after rule 11: used (with weight share) or outliers. */
   private collectUsed(k: number, T: number, collect: ProvenanceCollector): void {
     const s = this.scratch;

@@ -200,8 +200,8 @@ export class TickPipeline {
       const oldUsed = used[pr];
       const oldFresh = fresh[pr];
       const oldVolume = volume[pr];
-      const res = computer.compute(pr, T, undefined);
-      // compute() made the pair-major layout valid.
+      const res = computer.computeTick(pr, T);
+      // computeTick() made the pair-major layout valid.
       if (own !== undefined) own.pairComputed(s.markets, pr, res, sc, computer.candidates, computer.slots);
       if (res) {
         rate[pr] = sc.rate;

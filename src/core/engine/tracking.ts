@@ -28,6 +28,9 @@ interface Track {
   follow: boolean;
   /** Id of the pair (base, quote), -1 until it exists. */
   pr: number;
+  /** The graph's edge between b and q (-1: none) in its topology build `edgeBuild` (-1: not looked up). */
+  edge: number;
+  edgeBuild: number;
 }
 
 /** Tracked pairs and their OHLC aggregators; buckets go to the state's current listener. */
@@ -58,7 +61,7 @@ export class Tracking {
   private add(track: TrackedPair, snap: OhlcAggregatorSnapshot | undefined, last = Number.NaN, follow = false): void {
     const onClose = (i: number, b: OhlcBucket): void => this.state.listener.onBucket?.(track, track.periods[i], b);
     const agg = snap ? OhlcAggregator.fromJSON(snap, track.periods, onClose) : new OhlcAggregator(track.periods, onClose);
-    this.tracked.push({ track, agg, b: -1, q: -1, last, follow, pr: -1 });
+    this.tracked.push({ track, agg, b: -1, q: -1, last, follow, pr: -1, edge: -1, edgeBuild: -1 });
     this.keys.set(`${track.base}/${track.quote}`, track);
   }
 
@@ -196,7 +199,12 @@ export class Tracking {
     const graph = s.graph;
     const method = s.config.crossMethod;
     if (method === 'bfs') {
-      const r = graph.directRate(t.b, t.q, view, s.tickCounter);
+      // graph.directRate, with the edge looked up once per topology.
+      if (t.edgeBuild !== graph.topologyBuilds) {
+        t.edge = graph.edgeOf(t.b, t.q);
+        t.edgeBuild = graph.topologyBuilds;
+      }
+      const r = t.edge < 0 ? NaN : graph.rateOnEdge(t.edge, t.b, view, s.tickCounter);
       if (!Number.isNaN(r)) return graph.directFresh ? r : NaN;
     }
     const r = graph.cross(t.b, t.q, view, method, s.tickCounter);

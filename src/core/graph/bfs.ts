@@ -164,9 +164,19 @@ function walk(
 /**
  * {@link crossBfs} from `from` to every asset at once, into `out`, in O(levels x (V + E)): one
  * restricted lexicographic BFS per distinct edge rank, resolving each target at the highest rank
- * whose restricted distance equals the unrestricted one.
+ * whose restricted distance equals the unrestricted one. The searches' trees depend only on the
+ * topology and the edge ranks: with `trees`, they are recorded, and while they stay valid the
+ * next call only carries the current rates, times and freshness down them (same operations, same
+ * order, so the same answers).
  */
-export function crossAllBfs(topo: Topology, edges: EdgeData, scratch: SearchScratch, from: number, out: RateColumns): void {
+export function crossAllBfs(
+  topo: Topology,
+  edges: EdgeData,
+  scratch: SearchScratch,
+  from: number,
+  out: RateColumns,
+  trees?: TreesFrom,
+): void {
   const n = topo.assetCount;
   const levels = edges.levels;
   if (levels.length === 0) {
@@ -175,20 +185,25 @@ export function crossAllBfs(topo: Topology, edges: EdgeData, scratch: SearchScra
     out.fresh[from] = 1;
     return;
   }
-  // The lowest level admits every edge: its search is the unrestricted one. It gives dist0 and
-  // a provisional answer for every reachable asset; each higher level (highest first) then
-  // takes over the assets it reaches at the same distance, which it cannot have done worse.
-  const dist0 = scratch.dist0;
-  const resolved = scratch.resolved;
-  resolved.fill(0, 0, n);
-  lexTree(topo, edges, scratch, from, levels[levels.length - 1], dist0, out, undefined);
-  let remaining = 0;
-  for (let a = 0; a < n; a++) if (dist0[a] > 0) remaining++;
-  for (let li = 0; li < levels.length - 1 && remaining > 0; li++) {
-    // No asset still open lies deeper than maxDepth: the search can stop there.
-    let maxDepth = 0;
-    for (let a = 0; a < n; a++) if (resolved[a] === 0 && dist0[a] > maxDepth) maxDepth = dist0[a];
-    remaining -= lexTree(topo, edges, scratch, from, levels[li], scratch.dist, out, dist0, maxDepth);
+  if (trees?.valid(topo, from, edges.rankEpoch)) {
+    trees.ratesInto(edges, scratch, out);
+  } else {
+    trees?.begin(topo, from, edges.rankEpoch);
+    // The lowest level admits every edge: its search is the unrestricted one. It gives dist0 and
+    // a provisional answer for every reachable asset; each higher level (highest first) then
+    // takes over the assets it reaches at the same distance, which it cannot have done worse.
+    const dist0 = scratch.dist0;
+    const resolved = scratch.resolved;
+    resolved.fill(0, 0, n);
+    lexTree(topo, edges, scratch, from, levels[levels.length - 1], dist0, out, undefined, Infinity, trees);
+    let remaining = 0;
+    for (let a = 0; a < n; a++) if (dist0[a] > 0) remaining++;
+    for (let li = 0; li < levels.length - 1 && remaining > 0; li++) {
+      // No asset still open lies deeper than maxDepth: the search can stop there.
+      let maxDepth = 0;
+      for (let a = 0; a < n; a++) if (resolved[a] === 0 && dist0[a] > maxDepth) maxDepth = dist0[a];
+      remaining -= lexTree(topo, edges, scratch, from, levels[li], scratch.dist, out, dist0, maxDepth, trees);
+    }
   }
   out.rate[from] = 1;
   out.time[from] = NaN;
@@ -199,7 +214,7 @@ export function crossAllBfs(topo: Topology, edges: EdgeData, scratch: SearchScra
  * Lexicographic BFS from `from` over the edges of rank >= rho, carrying rate, oldest time and
  * freshness down the tree (per-slot arrays of {@link EdgeData}). With `dist0`, writes to `out`
  * only the assets not yet resolved that it reaches at their unrestricted distance, marks them,
- * and returns how many; without, writes every asset it reaches.
+ * and returns how many; without, writes every asset it reaches. With `trees`, records the tree.
  */
 function lexTree(
   topo: Topology,
@@ -210,7 +225,8 @@ function lexTree(
   dist: Int32Array,
   out: RateColumns,
   dist0: Int32Array | undefined,
-  maxDepth = Infinity,
+  maxDepth: number,
+  trees: TreesFrom | undefined,
 ): number {
   const n = topo.assetCount;
   const resolved = scratch.resolved;
@@ -225,6 +241,7 @@ function lexTree(
   const slotTime = edges.slotTime;
   const slotFresh = edges.slotFresh;
   dist.fill(-1, 0, n);
+  trees?.level(n);
   let head = 0;
   let tail = 0;
   let taken = 0;
@@ -253,20 +270,115 @@ function lexTree(
       tt[v] = tv;
       tf[v] = fv;
       q[tail++] = v;
-      if (dist0 === undefined) {
-        out.rate[v] = rv;
-        out.time[v] = tv;
-        out.fresh[v] = fv;
-      } else if (resolved[v] === 0 && du === dist0[v]) {
+      let write = dist0 === undefined;
+      if (!write && resolved[v] === 0 && du === dist0![v]) {
         resolved[v] = 1;
         taken++;
+        write = true;
+      }
+      if (write) {
         out.rate[v] = rv;
         out.time[v] = tv;
         out.fresh[v] = fv;
       }
+      trees?.add(u, v, k, write);
     }
   }
   return taken;
+}
+
+/**
+ * The search trees of {@link crossAllBfs} from one asset, kept while the topology and the edge
+ * ranks stay the same: per level searched, in discovery order, each asset reached with its
+ * parent, the CSR slot it was reached through and whether that level wrote its answer.
+ */
+export class TreesFrom {
+  private topo: Topology | undefined;
+  private from = -1;
+  private epoch = -1;
+  /** Entries: parent, asset, slot (negative, -1 - slot, when the answer was written). */
+  private parent: Int32Array = new Int32Array(0);
+  private child: Int32Array = new Int32Array(0);
+  private slot: Int32Array = new Int32Array(0);
+  private count = 0;
+  /** Index of the first entry of each level searched. */
+  private levelStart: number[] = [];
+
+  /** Whether the kept trees are those of `from` over `topo` at rank epoch `epoch`. */
+  valid(topo: Topology, from: number, epoch: number): boolean {
+    return this.topo === topo && this.from === from && this.epoch === epoch;
+  }
+
+  /** Starts recording the trees of `from` over `topo` at rank epoch `epoch`. */
+  begin(topo: Topology, from: number, epoch: number): void {
+    this.topo = topo;
+    this.from = from;
+    this.epoch = epoch;
+    this.count = 0;
+    this.levelStart.length = 0;
+  }
+
+  /** Starts a level's search (at most `assetCount` entries follow). */
+  level(assetCount: number): void {
+    this.levelStart.push(this.count);
+    const need = this.count + assetCount;
+    if (this.parent.length >= need) return;
+    const cap = Math.max(need, 2 * this.parent.length);
+    const grow = (a: Int32Array): Int32Array => {
+      const b = new Int32Array(cap);
+      b.set(a.subarray(0, this.count));
+      return b;
+    };
+    this.parent = grow(this.parent);
+    this.child = grow(this.child);
+    this.slot = grow(this.slot);
+  }
+
+  /** Records that the current level reached v from u through slot k. */
+  add(u: number, v: number, k: number, write: boolean): void {
+    const i = this.count++;
+    this.parent[i] = u;
+    this.child[i] = v;
+    this.slot[i] = write ? -1 - k : k;
+  }
+
+  /** Carries the current slot data down the kept trees into `out`, as the searches did. */
+  ratesInto(edges: EdgeData, scratch: SearchScratch, out: RateColumns): void {
+    const tr = scratch.treeRate;
+    const tt = scratch.treeTime;
+    const tf = scratch.treeFresh;
+    const { slotRate, slotTime, slotFresh } = edges;
+    const { parent, child, slot, levelStart } = this;
+    const outRate = out.rate;
+    const outTime = out.time;
+    const outFresh = out.fresh;
+    const from = this.from;
+    for (let l = 0; l < levelStart.length; l++) {
+      const end = l + 1 < levelStart.length ? levelStart[l + 1] : this.count;
+      tr[from] = 1;
+      tt[from] = Infinity;
+      tf[from] = 1;
+      for (let i = levelStart[l]; i < end; i++) {
+        const u = parent[i];
+        const v = child[i];
+        const s = slot[i];
+        const k = s < 0 ? -1 - s : s;
+        const rv = tr[u] * slotRate[k];
+        const et = slotTime[k];
+        const tu = tt[u];
+        const tv = et < tu ? et : tu;
+        const fv = tf[u] & slotFresh[k];
+        tr[v] = rv;
+        tt[v] = tv;
+        tf[v] = fv;
+        if (s < 0) {
+          outRate[v] = rv;
+          outTime[v] = tv;
+          outFresh[v] = fv;
+        }
+      }
+    }
+  }
 }
 
 /**

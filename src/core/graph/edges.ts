@@ -18,15 +18,11 @@ export class EdgeData {
   rank = new Float64Array(0);
   /** Chosen pair id, -1 when none. */
   choice = new Int32Array(0);
-  /** Rate u -> v of the chosen pair. */
-  rateUV = new Float64Array(0);
-  /** Rate v -> u of the chosen pair. */
-  rateVU = new Float64Array(0);
-  /** Time of the chosen pair. */
-  time = new Float64Array(0);
-  /** Freshness of the chosen pair (1/0). */
-  fresh = new Uint8Array(0);
-  /** Per CSR slot (u's k-th neighbour): rank, rate u -> neighbour, time, freshness. */
+  /**
+   * Per CSR slot (u's k-th neighbour): rank, rate u -> neighbour, time, freshness of the edge's
+   * chosen pair (an edge's two slots, `slotOfU` and `slotOfV`, hold its rate in each direction;
+   * with no pair chosen, rank -Infinity and the rest as last chosen).
+   */
   slotRank = new Float64Array(0);
   slotRate = new Float64Array(0);
   slotTime = new Float64Array(0);
@@ -49,10 +45,6 @@ export class EdgeData {
     this.pendingClear();
     this.rank = new Float64Array(E);
     this.choice = new Int32Array(E);
-    this.rateUV = new Float64Array(E);
-    this.rateVU = new Float64Array(E);
-    this.time = new Float64Array(E);
-    this.fresh = new Uint8Array(E);
     this.slotRank = new Float64Array(2 * E);
     this.slotRate = new Float64Array(2 * E);
     this.slotTime = new Float64Array(2 * E);
@@ -112,24 +104,21 @@ export class EdgeData {
       else c = order[view.base[a]] < order[view.base[b]] ? a : b;
     } else c = aOk ? a : bOk ? b : -1;
     const oldRank = this.rank[e];
+    const rank = c >= 0 ? view.rank[c] : -Infinity;
     this.choice[e] = c;
-    this.rank[e] = c >= 0 ? view.rank[c] : -Infinity;
+    this.rank[e] = rank;
+    const ku = topo.slotOfU[e];
+    const kv = topo.slotOfV[e];
+    this.slotRank[ku] = this.slotRank[kv] = rank;
     if (c >= 0) {
       const r = view.rate[c];
       const forward = view.base[c] === topo.edgeU[e];
-      this.rateUV[e] = forward ? r : 1 / r;
-      this.rateVU[e] = forward ? 1 / r : r;
-      this.time[e] = view.time[c];
-      this.fresh[e] = view.fresh[c];
+      this.slotRate[ku] = forward ? r : 1 / r;
+      this.slotRate[kv] = forward ? 1 / r : r;
+      this.slotTime[ku] = this.slotTime[kv] = view.time[c];
+      this.slotFresh[ku] = this.slotFresh[kv] = view.fresh[c];
     }
-    const ku = topo.slotOfU[e];
-    const kv = topo.slotOfV[e];
-    this.slotRank[ku] = this.slotRank[kv] = this.rank[e];
-    this.slotRate[ku] = this.rateUV[e];
-    this.slotRate[kv] = this.rateVU[e];
-    this.slotTime[ku] = this.slotTime[kv] = this.time[e];
-    this.slotFresh[ku] = this.slotFresh[kv] = this.fresh[e];
-    return oldRank !== this.rank[e];
+    return oldRank !== rank;
   }
 
   private recomputeLevels(edgeCount: number): void {
@@ -141,6 +130,11 @@ export class EdgeData {
 
   /** Rate over edge e leaving asset u. */
   rateFrom(topo: Topology, e: number, u: number): number {
-    return topo.edgeU[e] === u ? this.rateUV[e] : this.rateVU[e];
+    return this.slotRate[topo.edgeU[e] === u ? topo.slotOfU[e] : topo.slotOfV[e]];
+  }
+
+  /** Freshness (1/0) of edge e's chosen pair. */
+  freshOf(topo: Topology, e: number): number {
+    return this.slotFresh[topo.slotOfU[e]];
   }
 }

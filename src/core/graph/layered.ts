@@ -57,9 +57,10 @@ export function layeredAll(
       S += w * px;
       Sx += px;
       count++;
-      if (edges.time[e] < t) t = edges.time[e];
+      // Slot k of y's adjacency holds edge e's time and freshness (as both of its slots do).
+      if (edges.slotTime[k] < t) t = edges.slotTime[k];
       if (out.time[u] < t) t = out.time[u];
-      if (!edges.fresh[e] || !out.fresh[u]) f = 0;
+      if (!edges.slotFresh[k] || !out.fresh[u]) f = 0;
       if (y === stopAt) legs.push(legOf(edges, view, e, u, y));
     }
     price[y] = W > 0 ? S / W : Sx / count;

@@ -6,11 +6,14 @@
  */
 import { UndirectedGraph } from 'graphology';
 import type { CrossMethod } from '../config.js';
-import { crossAllBfs, crossAllToBfs, crossBfs, legOf, PathsTo, SearchScratch } from './bfs.js';
+import { crossAllBfs, crossAllToBfs, crossBfs, legOf, PathsTo, SearchScratch, TreesFrom } from './bfs.js';
 import { EdgeData } from './edges.js';
 import { layered, layeredAll } from './layered.js';
 import { AssetOrder, Topology } from './topology.js';
 import type { CrossResult, PairView, RateColumns } from './types.js';
+
+/** Topologies built so far, by every graph (each build's identifier). */
+let topologyBuilds = 0;
 
 /** View of no pairs: the topology before the first {@link RateGraph.sync}. */
 const NO_PAIRS: PairView = {
@@ -38,11 +41,13 @@ const NO_PAIRS: PairView = {
  */
 export class RateGraph {
   private version = -1;
+  private builds = 0;
   private readonly order: AssetOrder;
   private topo = Topology.build(NO_PAIRS, 0, new Int32Array(0));
   private readonly edgeData = new EdgeData();
   private readonly scratch = new SearchScratch();
   private readonly pathsTo = new PathsTo();
+  private readonly treesFrom = new TreesFrom();
   private graphModel: UndirectedGraph | undefined;
 
   /** Freshness of the last {@link directRate} answer. */
@@ -65,6 +70,7 @@ export class RateGraph {
   sync(view: PairView, assetCount: number, version: number): void {
     if (version === this.version && assetCount === this.topo.assetCount) return;
     this.version = version;
+    this.builds = ++topologyBuilds;
     this.graphModel = undefined;
     this.topo = Topology.build(view, assetCount, this.order.of(assetCount));
     this.edgeData.reset(this.topo);
@@ -107,13 +113,27 @@ export class RateGraph {
    * no allocation (the OHLC of tracked pairs asks this every tick). Sets {@link directFresh}.
    */
   directRate(from: number, to: number, view: PairView, tickStamp: number): number {
+    const e = this.edgeOf(from, to);
+    return e < 0 ? NaN : this.rateOnEdge(e, from, view, tickStamp);
+  }
+
+  /** Identifies the current topology (unique across graphs): an {@link edgeOf} answer holds while it is unchanged. */
+  get topologyBuilds(): number {
+    return this.builds;
+  }
+
+  /** The edge between two assets (either direction) in the current topology, -1 when there is none. */
+  edgeOf(from: number, to: number): number {
     const topo = this.topo;
-    if (from >= topo.assetCount || to >= topo.assetCount) return NaN;
-    const e = topo.edgeBetween(from, to);
-    if (e === undefined) return NaN;
+    if (from >= topo.assetCount || to >= topo.assetCount) return -1;
+    return topo.edgeBetween(from, to) ?? -1;
+  }
+
+  /** {@link directRate} over edge e (from {@link edgeOf}) leaving asset `from`; sets {@link directFresh}. */
+  rateOnEdge(e: number, from: number, view: PairView, tickStamp: number): number {
     this.refreshEdges(view, tickStamp);
-    this.directFresh = this.edgeData.fresh[e] === 1;
-    return this.edgeData.rateFrom(topo, e, from);
+    this.directFresh = this.edgeData.freshOf(this.topo, e) === 1;
+    return this.edgeData.rateFrom(this.topo, e, from);
   }
 
   /**
@@ -121,7 +141,8 @@ export class RateGraph {
    * asset id; NaN where there is no path). Same answers as {@link cross} for each target, in
    * O(levels x (V + E)): one restricted lexicographic BFS per distinct edge rank, resolving each
    * target at the highest rank whose restricted distance equals the unrestricted one, with
-   * rates, times and freshness carried down each BFS tree.
+   * rates, times and freshness carried down each BFS tree. The trees of the last `from` are kept
+   * while the topology and the edge ranks stay: then only the rates are carried down them again.
    */
   crossAll(from: number, view: PairView, method: CrossMethod, tickStamp: number, out: RateColumns): void {
     const n = this.topo.assetCount;
@@ -129,7 +150,7 @@ export class RateGraph {
     if (from < 0 || from >= n) return;
     this.refreshEdges(view, tickStamp);
     if (method === 'layered') layeredAll(this.topo, this.edgeData, this.scratch, from, view, out);
-    else crossAllBfs(this.topo, this.edgeData, this.scratch, from, out);
+    else crossAllBfs(this.topo, this.edgeData, this.scratch, from, out, this.treesFrom);
   }
 
   /**
