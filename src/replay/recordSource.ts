@@ -16,12 +16,12 @@
  * @module
  */
 import { type BatchColumns, eventAt, ROW_OTHER } from '../core/batch.js';
-import { type BatchSource, rawOf, recordAt, recordsToBatch } from '../io/batch.js';
+import { type BatchSource, rawOf, recordAt } from '../io/batch.js';
 import { type BatchSourceOptions, openBatchSource } from '../io/batchSource.js';
 import { type MergedBatchSource, mergeBatchSources } from '../io/mergeBatches.js';
 import { openVendorBatches } from '../io/vendorBatches.js';
 import { sniffVendorFile } from '../io/vendorSniff.js';
-import { type EventSource, type OpenSourceOptions, openSource, type SourceRecord } from '../io/source.js';
+import type { SourceRecord } from '../io/source.js';
 import type { FileTail } from '../io/tail.js';
 
 /** Where reading stands: an input and a line of it. */
@@ -98,25 +98,6 @@ function rawReader(src: BatchSource): RawOf {
 /** Row i of a batch as the record the record-at-a-time reader gives, its raw text from `raw`. */
 export function recordWith(b: BatchColumns, i: number, raw: RawOf): SourceRecord {
   return b.kind[i] === ROW_OTHER ? recordAt(b, i) : { line: b.line[i], raw: raw(b, i), event: eventAt(b, i) };
-}
-
-/** A batch source read record by record (what the merge of src/io/merge.ts reads). */
-function recordsOf(src: BatchSource): EventSource {
-  const raw = rawReader(src);
-  return {
-    format: src.format as EventSource['format'],
-    path: src.path,
-    totalBytes: src.totalBytes,
-    bytesRead: () => src.bytesRead(),
-    async *batches() {
-      for await (const b of src.batches()) {
-        const out: SourceRecord[] = new Array(b.length);
-        for (let i = 0; i < b.length; i++) out[i] = recordWith(b, i, raw);
-        yield out;
-      }
-    },
-    close: () => src.close(),
-  };
 }
 
 /** A columnar batch of one input; a snapshot after it resumes after its last row handled. */

@@ -13,7 +13,6 @@ import { isRedisUrl } from '../../distributed/redisUrl.js';
 import type { RedisSecurity } from '../../distributed/security.js';
 import { replay, type ReplayOptions, type ReplaySummary } from '../../replay/replay.js';
 import { MAX_THREADS, REPLAY_TABLE, replayModeOf, validateReplayOptions } from '../../replay/options.js';
-import type { VendorTime } from '../../io/vendorCsv.js';
 import { XrateError } from '../../core/errors.js';
 import {
   flagFields,
