@@ -28,17 +28,20 @@ beforeAll(async () => {
 
 afterAll(() => tmp?.remove());
 
-/** A replay of `log` into `db` in a child process that stops itself after its first batch (then prints `paused`). */
+/**
+ * A replay of `log` into `db` in a child process that stops itself once its first batch is
+ * committed (then prints `paused`): the replay's database writer thread holds at most three
+ * batches, so by the fifth batch read the first is in the database.
+ */
 function pausingReplay(log: string, db: string): { child: ChildProcess; paused: Promise<void>; exited: Promise<number | null> } {
   const mod = pathToFileURL(join(ROOT, 'src', 'replay', 'replay.ts')).href;
   const code = `
     const { replay } = await import(${JSON.stringify(mod)});
-    let paused = false;
+    let batches = 0;
     await replay({
       inputs: [${JSON.stringify(log)}], db: ${JSON.stringify(db)}, batchSize: 2000, progressEveryMs: 0,
       onProgress: () => {
-        if (paused) return;
-        paused = true;
+        if (++batches !== 5) return;
         process.stdout.write('paused\\n');
         process.kill(process.pid, 'SIGSTOP');
       },

@@ -41,6 +41,7 @@ describe('--help texts', () => {
   it('cover every command of the command list', () => {
     expect(Object.keys(COMMANDS).sort()).toEqual(
       [
+        'convert',
         'demo',
         'ems',
         'explain',
