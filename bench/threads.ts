@@ -52,6 +52,7 @@ async function threadsBench(kind: keyof typeof LOGS, dir: string): Promise<Bench
       log: { kind, span: spec.span, rate: spec.rate, seed: spec.seed },
       threads: n,
       peak_rss_mb: rss[n],
+      rss_target_mb: 256,
       speedup_over_1: median(s[1]) / med,
       outputs_equal_to_threads_1: equal,
       all_s: s[n],

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { BatchBuilder, type BatchColumns, CELLS, eventAt, ROW_OTHER, sideCode } from '../core/batch.js';
+import { BatchBuilder, type BatchColumns, CELLS, eventAt, type OtherRow, ROW_OTHER, sideCode } from '../core/batch.js';
 import type { QuoteEvent, TradeEvent } from '../core/types.js';
 import type { EventSource, SourceFormat, SourceRecord } from './source.js';
 
@@ -36,6 +36,8 @@ export function rawOf(b: BatchColumns, i: number): string {
 export function recordAt(b: BatchColumns, i: number): SourceRecord {
   if (b.kind[i] === ROW_OTHER) {
     const o = b.others[b.otherIndex[i]];
+    // A record kept whole with its line (recordsToBatch) is the record.
+    if (o.line === b.line[i]) return o as unknown as SourceRecord;
     const rec = Object.defineProperties({}, Object.getOwnPropertyDescriptors(o)) as SourceRecord;
     rec.line = b.line[i];
     return rec;
@@ -72,10 +74,9 @@ export function recordsToBatch(records: readonly SourceRecord[]): BatchColumns {
         bb.text(CELLS * i + 1, t.size.text);
       }
     } else {
-      const { line, ...rest } = r;
-      // A raw text made on demand (a getter of the record's class, which a spread leaves out): kept so.
-      if (!Object.hasOwn(r, 'raw')) Object.defineProperty(rest, 'raw', { get: () => r.raw, enumerable: true, configurable: true });
-      bb.other(line, rest);
+      // The record itself (its line too): a raw text made on demand (a CSV or SQLite record's
+      // getter) stays so, and reading the row back costs no copy.
+      bb.other(r.line, r as unknown as OtherRow);
     }
   }
   const raw = new Uint8Array(bytes);

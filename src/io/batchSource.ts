@@ -3,9 +3,11 @@
  * an event log for the batch readers.
  *
  * - NDJSON (plain or gzip): read on bytes straight into batches (ndjsonBatches.ts).
- * - Every other format: its record-at-a-time reader (source.ts `openSource`), each batch of
- *   records turned into columns (`batchesOf`).
- * - With `threads` > 1 the reading (file reads, gunzip, parsing, the records' columns) runs in
+ * - Parquet event logs (parquetRead.ts) and vendor files (vendorBatches.ts): their columnar
+ *   readers, their batches cut to `batchSize` rows as the record readers cut them (rebatch.ts).
+ * - CSV and SQLite: the record-at-a-time reader (source.ts `openSource`), each batch of records
+ *   turned into columns (`batchesOf`).
+ * - With `threads` > 1 the reading of a columnar format (file reads, gunzip, parsing) runs in
  *   a worker thread (batchWorker.ts), which transfers each batch to this thread (its buffers
  *   move, they are not copied); at most {@link MAX_IN_FLIGHT} batches are on their way at once,
  *   so memory stays bounded whatever the length of the input. A lean input (one of the many of
@@ -74,6 +76,9 @@ function isGzip(path: string): boolean {
   }
 }
 
+/** The formats whose readers give quotes and trades as columns (read in a worker with threads > 1). */
+const COLUMNAR_FORMATS: ReadonlySet<string> = new Set(['ndjson', 'parquet', 'coinapi', 'tardis']);
+
 /**
  * Opens `path` as columnar batches (see the module description).
  *
@@ -94,7 +99,9 @@ export function openBatchSource(path: string, opts: BatchSourceOptions = {}): Ba
   if (!(threads >= 1)) throw new XrateError('usage', `threads must be a whole number of at least 1, got ${t}`, { field: 'threads' });
   // The checks and errors of the record-at-a-time reader (which opens nothing yet for a text file).
   const src = openSource(path, o);
-  if (threads > 1 && o.lean !== true) {
+  // A worker for the readers that give columns; a CSV or SQLite reader's rows are records, which
+  // would cost more to clone across threads (and to serialise their raw texts) than to read here.
+  if (threads > 1 && o.lean !== true && COLUMNAR_FORMATS.has(src.format)) {
     src.close();
     return workerSource({ path, opts: o }, src.format, src.totalBytes);
   }
