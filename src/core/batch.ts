@@ -107,21 +107,28 @@ export function batchTransferList(b: BatchColumns): ArrayBuffer[] {
 }
 
 /**
+ * The first index of {@link BatchColumns.textCells} at or after cell `cell` (`textCells.length`
+ * when none): row i lists a text exactly when the entry at `CELLS i` is below `CELLS (i + 1)`.
+ */
+export function firstTextAt(b: BatchColumns, cell: number): number {
+  const cells = b.textCells;
+  let lo = 0;
+  let hi = cells.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (cells[mid] < cell) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
  * The exact text of decimal cell `cell` (= `CELLS * row + c`): the listed text, or
  * `String(value)`. A binary search over {@link BatchColumns.textCells}, which are few.
  */
 export function decText(b: BatchColumns, cell: number): string {
-  const cells = b.textCells;
-  let lo = 0;
-  let hi = cells.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    const c = cells[mid];
-    if (c === cell) return b.texts[mid];
-    if (c < cell) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return String(b.v[cell]);
+  const k = firstTextAt(b, cell);
+  return k < b.textCells.length && b.textCells[k] === cell ? b.texts[k] : String(b.v[cell]);
 }
 
 /** The {@link Dec} of decimal cell `cell`. */

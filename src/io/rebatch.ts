@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { type BatchColumns, CELLS, type OtherRow, ROW_OTHER } from '../core/batch.js';
+import { type BatchColumns, CELLS, firstTextAt, type OtherRow, ROW_OTHER } from '../core/batch.js';
 import type { BatchSource } from './batch.js';
 
 /** Rows `from` to `to` (exclusive) of a batch. */
@@ -14,18 +14,6 @@ interface Span {
   b: BatchColumns;
   from: number;
   to: number;
-}
-
-/** The first index of `cells` at or after `cell` (cells ascending). */
-function firstAtOrAfter(cells: Int32Array, cell: number): number {
-  let lo = 0;
-  let hi = cells.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (cells[mid] < cell) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** One batch of the rows of `spans`, in order: columns copied, dictionaries, texts, other rows and raw bytes carried over. */
@@ -107,7 +95,7 @@ export function joinRows(spans: readonly Span[]): BatchColumns {
       }
     }
     const shift = CELLS * (o - from);
-    for (let t = firstAtOrAfter(b.textCells, CELLS * from); t < b.textCells.length && b.textCells[t] < CELLS * to; t++) {
+    for (let t = firstTextAt(b, CELLS * from); t < b.textCells.length && b.textCells[t] < CELLS * to; t++) {
       textCells.push(b.textCells[t] + shift);
       out.texts.push(b.texts[t]);
     }

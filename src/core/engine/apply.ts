@@ -9,6 +9,7 @@ import {
   type BatchColumns,
   CELLS,
   decText,
+  firstTextAt,
   QUOTE_ASK,
   QUOTE_ASK_SIZE,
   QUOTE_BID,
@@ -85,27 +86,11 @@ export function applyTrade(s: EngineState, e: TradeEvent, known?: number): Rejec
   return undefined;
 }
 
-/**
- * The first entry of `b.textCells` at or after cell `cell` (`textCells.length` when none): row i
- * lists a text exactly when the entry at `CELLS i` is below `CELLS (i + 1)`.
- */
-function firstListed(b: BatchColumns, cell: number): number {
-  const cells = b.textCells;
-  let lo = 0;
-  let hi = cells.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (cells[mid] < cell) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 /** Whether row i of `b` lists an exact text for one of its cells (most rows list none). */
 function listsTexts(b: BatchColumns, i: number): boolean {
   const cells = b.textCells;
   if (cells.length === 0) return false;
-  const k = firstListed(b, CELLS * i);
+  const k = firstTextAt(b, CELLS * i);
   return k < cells.length && cells[k] < CELLS * (i + 1);
 }
 
