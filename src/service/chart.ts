@@ -39,7 +39,10 @@ function assets(): { path: string; file: string; type: string }[] {
   return [
     { path: '/', file: join(UI_DIR, 'index.html'), type: 'text/html; charset=utf-8' },
     { path: '/ui/chart.js', file: join(UI_DIR, 'chart.js'), type: 'text/javascript; charset=utf-8' },
+    { path: '/ui/helpers.js', file: join(UI_DIR, 'helpers.js'), type: 'text/javascript; charset=utf-8' },
+    { path: '/ui/panel.js', file: join(UI_DIR, 'panel.js'), type: 'text/javascript; charset=utf-8' },
     { path: '/ui/chart.css', file: join(UI_DIR, 'chart.css'), type: 'text/css; charset=utf-8' },
+    { path: '/ui/favicon.svg', file: join(UI_DIR, 'favicon.svg'), type: 'image/svg+xml' },
     { path: '/ui/uPlot.iife.min.js', file: join(uplot, 'uPlot.iife.min.js'), type: 'text/javascript; charset=utf-8' },
     { path: '/ui/uPlot.min.css', file: join(uplot, 'uPlot.min.css'), type: 'text/css; charset=utf-8' },
   ];
