@@ -8,7 +8,7 @@
   const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
   const UNIT = { SEC: 1, MIN: 60, HRS: 3600, DAY: 86400 };
   /** Market colours: distinct, none black (the rate) nor the candles' green and red. */
-  const PALETTE = ['#1f77b4', '#ff7f0e', '#9467bd', '#17becf', '#8c564b', '#e377c2', '#bcbd22', '#6b6ecf', '#d6a000', '#7b4173'];
+  const PALETTE = ['#1f77b4', '#ff7f0e', '#9467bd', '#17becf', '#8c564b', '#e377c2', '#bcbd22', '#00695c', '#b5179e', '#6b6ecf'];
   /** The marker of each reason a market is left out: an SVG path about (0, 0), radius about 1. */
   const MARKERS = {
     stale: 'M1,0A1,1 0 1 1 -1,0A1,1 0 1 1 1,0Z',
