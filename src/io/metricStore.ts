@@ -267,4 +267,46 @@ export class DatabaseMetrics implements MetricsSource {
     }));
     return read();
   }
+
+  // ---- Values in force at given times (the chart's summary over long ranges: src/answers/chart.ts) ----
+
+  /**
+   * The decimal value of series `key` in force at each of `times` (µs, ascending or not): that of
+   * its latest point with time <= the time (ties: the later point), null when it has none then or
+   * the point is not a decimal. One index seek per time (metric_points_series), whatever the
+   * number of points in between.
+   *
+   * @example
+   * ```ts
+   * metrics.valuesAt({ metric_id: 'XRATE_MARKET_WEIGHT_SHARE', exchange_id: 'KRAKEN', symbol_id: 'KRAKEN_SPOT_BTC_USD', asset_id: '' }, [t1, t2]);
+   * // [0.25, null]
+   * ```
+   */
+  valuesAt(key: SeriesKey, times: readonly TimeUs[]): (number | null)[] {
+    if (!this.stored) return times.map(() => null);
+    this.valueAtStmt ??= this.db
+      .prepare(
+        `SELECT CASE WHEN kind = 'decimal' THEN value END FROM metric_points
+         WHERE metric_id = ? AND exchange_id = ? AND symbol_id = ? AND asset_id = ? AND time <= ? ORDER BY time DESC, seq DESC LIMIT 1`,
+      )
+      .pluck();
+    const s = this.valueAtStmt;
+    const read = this.db.transaction(() =>
+      times.map((t) => (s.get(key.metric_id, key.exchange_id, key.symbol_id, key.asset_id, t) as number | null | undefined) ?? null),
+    );
+    return read();
+  }
+
+  /** Whether series `key` has a point at or before `at` (one index seek). */
+  hasSeries(key: SeriesKey, at: TimeUs = Number.MAX_SAFE_INTEGER): boolean {
+    if (!this.stored) return false;
+    this.hasSeriesStmt ??= this.db.prepare(
+      'SELECT 1 FROM metric_points WHERE metric_id = ? AND exchange_id = ? AND symbol_id = ? AND asset_id = ? AND time <= ? LIMIT 1',
+    );
+    return this.hasSeriesStmt.get(key.metric_id, key.exchange_id, key.symbol_id, key.asset_id, at) !== undefined;
+  }
+
+  private valueAtStmt: Database.Statement | undefined;
+  private hasSeriesStmt: Database.Statement | undefined;
+  // ---- end of the values in force at given times ----
 }
