@@ -190,6 +190,9 @@
     };
   }
 
+  /** Width of the axis at the right of both panels (markets used). */
+  const RIGHT = 56;
+
   /** The plots' width in CSS pixels: the width `points` asks for. */
   function plotWidth() {
     return Math.max(280, Math.floor($('plots').clientWidth));
@@ -210,6 +213,8 @@
     }));
     for (const m of d.weight_share ?? []) colorOf(m.symbol_id);
     const width = plotWidth();
+    // the left axes of both panels as wide as the rate's longest label, so that their plots line up
+    const left = fmt.axisWidth([...d.rate, ...(d.candles ?? []).flatMap((k) => [k.rate_low, k.rate_high])]);
     const t0 = Date.parse(d.time_start) / 1000;
     const t1 = Date.parse(d.time_end) / 1000;
     const small = window.innerWidth < 820;
@@ -241,7 +246,24 @@
           },
         },
       },
-      axes: [timeAxis('time (UTC)'), valueAxis(`${d.asset_id_quote} per ${d.asset_id_base}`, 'y')],
+      axes: [
+        timeAxis('time (UTC)'),
+        { ...valueAxis(`${d.asset_id_quote} per ${d.asset_id_base}`, 'y'), size: left },
+        // room for the shares panel's right axis, so that the two plots line up
+        ...(d.weight_share
+          ? [
+              {
+                side: 1,
+                scale: 'y',
+                size: RIGHT,
+                label: ' ',
+                values: (_u, splits) => splits.map(() => ''),
+                grid: { show: false },
+                ticks: { show: false },
+              },
+            ]
+          : []),
+      ],
       cursor,
       hooks: {
         drawClear: [drawCandles],
@@ -279,10 +301,11 @@
         },
         axes: [
           timeAxis(''),
-          { ...valueAxis('weight share', 'share'), values: (_u, splits) => splits.map((v) => `${Math.round(v * 100)} %`) },
-          { ...valueAxis('markets used', 'n', 1), grid: { show: false }, incrs: [1, 2, 5, 10, 20, 50] },
+          { ...valueAxis('weight share', 'share'), size: left, values: (_u, splits) => splits.map((v) => `${Math.round(v * 100)} %`) },
+          { ...valueAxis('markets used', 'n', 1), size: RIGHT, grid: { show: false }, incrs: [1, 2, 5, 10, 20, 50] },
         ],
         cursor,
+        legend: { show: false },
         hooks: { setSelect: [onSelect] },
       };
       state.shares = new window.uPlot(sopts, s.data, $('shares'));
@@ -295,19 +318,6 @@
   }
 
   // --- the query, the address and the route --------------------------------------------------
-
-  /** The query of an address: `pair`, `from`, `to`, `period` (`time_start`, `time_end`, `period_id` too). */
-  function queryOf(url) {
-    const p = url.searchParams;
-    const pair = (p.get('pair') ?? '').split('/');
-    return {
-      base: pair.length === 2 && pair[0] ? pair[0] : 'BTC',
-      quote: pair.length === 2 && pair[1] ? pair[1] : 'USD',
-      from: p.get('from') ?? p.get('time_start') ?? '',
-      to: p.get('to') ?? p.get('time_end') ?? '',
-      period: (p.get('period') ?? p.get('period_id') ?? '').toUpperCase(),
-    };
-  }
 
   function addressOf(q) {
     const url = new URL(window.location.href);
@@ -570,6 +580,6 @@
   $('change-key').addEventListener('click', () => {
     if (askKey()) void draw(inputsQuery(), 'replace');
   });
-  window.addEventListener('popstate', () => void draw(queryOf(new URL(window.location.href)), 'none'));
-  void draw(queryOf(address), 'replace');
+  window.addEventListener('popstate', () => void draw(fmt.queryOf(new URL(window.location.href)), 'none'));
+  void draw(fmt.queryOf(address), 'replace');
 })();

@@ -138,5 +138,47 @@
     });
   }
 
-  globalThis.xrateHelpers = { utc, iso, num, plural, span, periodSeconds, numLabels, timeLabels, colorFor, markerPath, PALETTE, MARKERS };
+  /**
+   * Width in CSS pixels of a value axis labelling `values` (nulls ignored): for the longest label
+   * its range may get (the decimals of a tenth of the power of ten under an eighth of the range).
+   */
+  function axisWidth(values) {
+    const vals = values.filter((v) => v !== null && v !== undefined);
+    if (!vals.length) return 64;
+    const lo = Math.min(...vals);
+    const hi = Math.max(...vals);
+    const step = 10 ** Math.floor(Math.log10((hi - lo) / 8 || Math.abs(hi) * 1e-4 || 1));
+    const labels = numLabels([lo, hi], step / 10);
+    return Math.max(64, 24 + 7 * Math.max(...labels.map((l) => l.length)));
+  }
+
+  /** The chart asked for by an address: `pair`, `from`, `to`, `period` (or `time_start`, `time_end`, `period_id`). */
+  function queryOf(url) {
+    const p = url.searchParams;
+    const pair = (p.get('pair') ?? '').split('/');
+    return {
+      base: pair.length === 2 && pair[0] ? pair[0] : 'BTC',
+      quote: pair.length === 2 && pair[1] ? pair[1] : 'USD',
+      from: p.get('from') ?? p.get('time_start') ?? '',
+      to: p.get('to') ?? p.get('time_end') ?? '',
+      period: (p.get('period') ?? p.get('period_id') ?? '').toUpperCase(),
+    };
+  }
+
+  globalThis.xrateHelpers = {
+    axisWidth,
+    queryOf,
+    utc,
+    iso,
+    num,
+    plural,
+    span,
+    periodSeconds,
+    numLabels,
+    timeLabels,
+    colorFor,
+    markerPath,
+    PALETTE,
+    MARKERS,
+  };
 })();

@@ -20,6 +20,8 @@ interface Helpers {
   timeLabels(splits: number[], incr: number): string[];
   colorFor(symbol: string, taken: string[]): string;
   markerPath(reason: string): string;
+  axisWidth(values: (number | null)[]): number;
+  queryOf(url: URL): { base: string; quote: string; from: string; to: string; period: string };
   PALETTE: string[];
   MARKERS: Record<string, string>;
 }
@@ -32,7 +34,7 @@ const T = Date.UTC(2024, 2, 1, 4, 30) / 1000;
 
 describe('value axis labels', () => {
   it('write ETH/BTC with the decimals its step needs', () => {
-    expect(h.numLabels([0.0561, 0.056200000000000004, 0.0563], 0.0001)).toEqual(['0.0561', '0.0562', '0.0563']);
+    expect(h.numLabels([0.0561, 0.0561 + 0.0001, 0.0563], 0.0001)).toEqual(['0.0561', '0.0562', '0.0563']);
     expect(h.numLabels([0.05475, 0.055, 0.05525], 0.00025)).toEqual(['0.05475', '0.05500', '0.05525']);
     expect(h.numLabels([62400, 62450, 62500], 50)).toEqual(['62,400', '62,450', '62,500']);
     expect(h.numLabels([0.000011385, 0.00001139], 5e-9)).toEqual(['0.000011385', '0.000011390']);
@@ -92,6 +94,34 @@ describe('colours and markers', () => {
     const reasons = ['not_spot', 'not_legitimate', 'not_eligible', 'no_quote', 'spread', 'stale', 'rank', 'outlier'];
     expect(new Set(reasons.map((r) => h.markerPath(r))).size).toBe(reasons.length);
     expect(Object.keys(h.MARKERS).sort()).toEqual([...reasons].sort());
+  });
+});
+
+describe('the address and the axis width', () => {
+  it('read the chart of an address: pair, from, to, period, or the route names of the range', () => {
+    expect(h.queryOf(new URL('http://x/?pair=ETH/BTC&from=2024-03-01T04:30:00Z&to=2024-03-01T05:00:00Z&period=5min'))).toEqual({
+      base: 'ETH',
+      quote: 'BTC',
+      from: '2024-03-01T04:30:00Z',
+      to: '2024-03-01T05:00:00Z',
+      period: '5MIN',
+    });
+    expect(h.queryOf(new URL('http://x/?pair=SOL/USD&time_start=2024-03-01&period_id=1HRS'))).toEqual({
+      base: 'SOL',
+      quote: 'USD',
+      from: '2024-03-01',
+      to: '',
+      period: '1HRS',
+    });
+    expect(h.queryOf(new URL('http://x/?pair=BTC'))).toEqual({ base: 'BTC', quote: 'USD', from: '', to: '', period: '' });
+  });
+
+  it('make the value axis wide enough for the longest label of the range', () => {
+    expect(h.axisWidth([null])).toBe(64);
+    expect(h.axisWidth([62_300.5, null, 62_541.2])).toBe(24 + 7 * '62,541'.length);
+    // ETH/BTC over a narrow range: six decimals at most (a step of 0.000025 needs six)
+    expect(h.axisWidth([0.05546, 0.0561])).toBe(24 + 7 * '0.056100'.length);
+    expect(h.axisWidth([0.000011385, 0.000011391])).toBeGreaterThan(h.axisWidth([0.05546, 0.0561]));
   });
 });
 
