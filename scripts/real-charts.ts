@@ -22,7 +22,7 @@
  *
  * @module
  */
-import { execFileSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createReadStream, createWriteStream, existsSync, mkdirSync } from 'node:fs';
 import { once } from 'node:events';
 import { dirname, join, resolve } from 'node:path';
@@ -52,6 +52,8 @@ export interface RealChart {
   pair: string;
   from: string;
   to: string;
+  /** The period of the points (candles), for data coarser than the shortest period that fits. */
+  period?: string;
   shows: string;
 }
 
@@ -77,7 +79,8 @@ export const CHARTS: RealChart[] = [
     pair: 'USDC/USD',
     from: '2023-03-08T00:00:00Z',
     to: '2023-03-15T00:00:00Z',
-    shows: 'USDC against USD through BTC (a cross rate): about 1 until 2023-03-10, down to about 0.88-0.90 on 03-11, back to 1 by 03-13',
+    shows:
+      'USDC against USD through BTC (a cross rate): 1.00 until the night of 03-10, a low near 0.88 on the morning of 03-11, 0.95-0.98 on 03-12, back to 0.99-1.00 from 03-13',
   },
   {
     name: 'usdc-depeg-week-btc-usdc',
@@ -85,7 +88,8 @@ export const CHARTS: RealChart[] = [
     pair: 'BTC/USDC',
     from: '2023-03-08T00:00:00Z',
     to: '2023-03-15T00:00:00Z',
-    shows: 'BTC priced in USDC: above BTC/USD while USDC was worth less, on two markets (Binance.US, Kraken)',
+    shows:
+      'BTC priced in USDC: 22,000-22,800 on 03-11 while BTC/USD was near 20,500 (USDC worth less); Kraken takes most of the weight from 03-11',
   },
   {
     name: 'usdc-depeg-week-btc-usd',
@@ -93,7 +97,7 @@ export const CHARTS: RealChart[] = [
     pair: 'BTC/USD',
     from: '2023-03-08T00:00:00Z',
     to: '2023-03-15T00:00:00Z',
-    shows: 'BTC/USD over the week: the fall to about 19,600 on 03-10 and the rise past 24,000 from 03-13',
+    shows: 'BTC/USD over the week: from 22,200 to a low near 19,600 on 03-10, past 24,000 on 03-13 and a spike near 26,400 on 03-14',
   },
   {
     name: 'y2018-60-days-btc-usd',
@@ -101,7 +105,8 @@ export const CHARTS: RealChart[] = [
     pair: 'BTC/USD',
     from: '2018-10-01T00:00:00Z',
     to: '2018-11-30T00:00:00Z',
-    shows: 'BTC/USD over 60 days on eight exchanges: flat near 6,400-6,600, then the crash from 11-14 to about 3,800',
+    shows:
+      'BTC/USD over 60 days on eight exchanges: 6,200-6,600 (a spike near 7,000 on 10-15), then the crash from 11-14 to a low near 3,700 on 11-25',
   },
   {
     name: 'y2018-60-days-usdt-usd',
@@ -109,7 +114,8 @@ export const CHARTS: RealChart[] = [
     pair: 'USDT/USD',
     from: '2018-10-01T00:00:00Z',
     to: '2018-11-30T00:00:00Z',
-    shows: 'USDT/USD: the de-peg of 2018-10-15 (about 0.92-0.95), then back near 0.98-1.0',
+    shows:
+      'USDT/USD: 0.98-0.99 in early October, the de-peg of 10-15 (a 2-hour close near 0.865, then 0.95-0.96), back near 0.99 by late October',
   },
   {
     name: 'y2018-depeg-days-usdt-usd',
@@ -117,7 +123,8 @@ export const CHARTS: RealChart[] = [
     pair: 'USDT/USD',
     from: '2018-10-14T00:00:00Z',
     to: '2018-10-18T00:00:00Z',
-    shows: 'USDT/USD over four days around the de-peg, at an hourly-or-finer resolution',
+    period: '1HRS',
+    shows: 'USDT/USD over four days around the de-peg, in hourly candles (the data is hourly bars): the fall on 10-15 and the 0.95 after',
   },
 ];
 
@@ -150,8 +157,12 @@ export async function readBarEvents(path: string): Promise<OhlcvBar[]> {
   return bars;
 }
 
+/** Runs the built xrate; its stdout and stderr together, or an error with them. */
 function xrate(...args: string[]): string {
-  return execFileSync(process.execPath, [BIN, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 26 });
+  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  const said = `${r.stdout}${r.stderr}`.trim();
+  if (r.status !== 0) throw new Error(`xrate ${args[0]} failed (exit ${r.status}): ${said}`);
+  return said;
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -189,10 +200,11 @@ async function main(argv: string[]): Promise<void> {
     for (const c of CHARTS.filter((c) => c.set === s.name)) {
       const png = join(out, `${c.name}.png`);
       try {
-        const said = xrate('plot', db, '--pair', c.pair, '--from', c.from, '--to', c.to, ...size, '--out', png).trim();
-        console.log(`${said}\n  ${c.shows}`);
+        const period = c.period ? ['--period', c.period] : [];
+        const said = xrate('plot', db, '--pair', c.pair, '--from', c.from, '--to', c.to, ...period, ...size, '--out', png);
+        console.log(`${said}\n  what it shows: ${c.shows}`);
       } catch (e) {
-        console.error(`real-charts: ${c.name}: ${(e as { stderr?: string }).stderr?.trim() || String(e)}`);
+        console.error(`real-charts: ${c.name}: ${e instanceof Error ? e.message : String(e)}`);
         process.exitCode = 1;
       }
     }

@@ -71,7 +71,14 @@
     const series = [{ label: 'time (UTC)', value: (_u, v) => (v === null ? '-' : fmt.utc(v)) }];
     const data = [d.ticks];
     const rateLabel = d.resolution === 'tick' ? 'rate' : `${d.resolution} close`;
-    series.push({ label: `${d.asset_id_base}/${d.asset_id_quote} ${rateLabel}`, stroke: '#000', width: 2.5, value: (_u, v) => fmt.num(v) });
+    // At a period a bucket without a rate change has no close: the rate in force goes on, so the line spans it.
+    series.push({
+      label: `${d.asset_id_base}/${d.asset_id_quote} ${rateLabel}`,
+      stroke: '#000',
+      width: 2.5,
+      spanGaps: d.resolution !== 'tick',
+      value: (_u, v) => fmt.num(v),
+    });
     data.push(d.rate);
     for (const m of d.markets) {
       series.push({ label: m.symbol_id, stroke: colorOf(m.symbol_id), width: 1.5, value: (_u, v) => fmt.num(v) });
