@@ -158,7 +158,7 @@ function periodFor(
   points: number,
   forced: PeriodRecord | undefined,
   available: (p: PeriodRecord) => boolean,
-  servable: string,
+  servable: () => string,
 ): PeriodRecord | undefined {
   if (forced) {
     const n = bucketsIn(q.from, q.to, forced);
@@ -172,7 +172,7 @@ function periodFor(
       );
     }
     if (!available(forced))
-      throw new XrateError('usage', `period ${forced.period_id} cannot be served: ${servable}`, { field: 'period_id' });
+      throw new XrateError('usage', `period ${forced.period_id} cannot be served: ${servable()}`, { field: 'period_id' });
     return forced;
   }
   const r: ChartResolution | undefined = chartResolution(q.from, q.to, points, available);
@@ -196,10 +196,13 @@ function periodFromDatabase(path: string, q: ChartRequest, points: number, force
     if (nc?.kind === 'after-stop')
       throw new XrateError('no_data', `the database covers its log only up to ${formatTime(nc.last)} (the replay stopped at --to)`);
     const available = (p: PeriodRecord): boolean => db.seriesFor(q.base, q.quote, p, true) !== undefined;
-    const stored = [...db.storedPeriods(q.base, q.quote), ...db.storedPeriods(q.quote, q.base)].map((p) => p.period_id);
-    const servable = stored.length
-      ? `it cannot be rolled up from the stored periods ${[...new Set(stored)].join(', ')} of ${q.base}/${q.quote}`
-      : `the database keeps no OHLC of ${q.base}/${q.quote}`;
+    // Why a period cannot be served (only when one cannot: listing the stored periods reads every bucket of the pair).
+    const servable = (): string => {
+      const stored = [...db.storedPeriods(q.base, q.quote), ...db.storedPeriods(q.quote, q.base)].map((p) => p.period_id);
+      return stored.length
+        ? `it cannot be rolled up from the stored periods ${[...new Set(stored)].join(', ')} of ${q.base}/${q.quote}`
+        : `the database keeps no OHLC of ${q.base}/${q.quote}`;
+    };
     let period = periodFor(q, points, forced, available, servable);
     let rates: PeriodRates;
     let grid: Grid;
@@ -211,7 +214,13 @@ function periodFromDatabase(path: string, q: ChartRequest, points: number, force
       rates = fromBuckets(grid, series.inverted ? got.map(invertBucket) : got);
     } else {
       // No stored series (a cross pair not tracked): the rate in force at each bucket's last tick.
-      period = periodFor(q, points, forced, () => true, '')!;
+      period = periodFor(
+        q,
+        points,
+        forced,
+        () => true,
+        () => '',
+      )!;
       grid = gridOf(period, q.from, q.to);
       const { firstTick, lastTick } = db.coverage;
       const rate = grid.starts.map((s, i) => {
@@ -219,7 +228,7 @@ function periodFromDatabase(path: string, q: ChartRequest, points: number, force
         const T = Math.floor(Math.min(grid.at[i], lastTick) / US_PER_SECOND) * US_PER_SECOND;
         return T < firstTick ? null : (db.pairTableAt(T).rate(q.base, q.quote)?.raw ?? null);
       });
-      rates = { rate, candles: null, notes: [`no candles: ${servable} (each point is the rate in force at the bucket's last tick)`] };
+      rates = { rate, candles: null, notes: [`no candles: ${servable()} (each point is the rate in force at the bucket's last tick)`] };
     }
     const shares = storedShares(db, q.base, q.quote, grid.at);
     return body(q, 'database', grid, period, rates, shares);
@@ -273,7 +282,13 @@ function valueAt(times: readonly number[], values: readonly number[], t: number)
 
 /** A period resolution from a log: one replay tracking the pair at the period, with xrate's own metrics (see the module description). */
 async function periodFromLog(src: QuerySource, q: ChartRequest, points: number, forced: PeriodRecord | undefined): Promise<ChartData> {
-  const period = periodFor(q, points, forced, () => true, '')!;
+  const period = periodFor(
+    q,
+    points,
+    forced,
+    () => true,
+    () => '',
+  )!;
   const grid = gridOf(period, q.from, q.to);
   const first = grid.starts[0] ?? q.to;
   const buckets: OhlcBucket[] = [];

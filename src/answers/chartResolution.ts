@@ -18,7 +18,7 @@ import { ceilSecond, floorSecond, US_PER_SECOND } from '../core/time.js';
 export const CHART_MAX_TICKS = 7200;
 
 /** Points a client may ask for: at least, at most, and by default. */
-export const CHART_POINTS = Object.freeze({ min: 50, max: 5000, default: 2000 });
+export const CHART_POINTS: Readonly<{ min: number; max: number; default: number }> = Object.freeze({ min: 50, max: 5000, default: 2000 });
 
 /** A chart's resolution: one point per tick, or one per bucket of a period. */
 export type ChartResolution =
