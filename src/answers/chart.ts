@@ -16,7 +16,10 @@
  *   metrics computed; the weight shares are those the replay computed, in force at each point.
  *
  * A weight share is the one in force at the point: after the tick, or at the end of the bucket
- * (its last tick). `markets_used` counts the markets with a share > 0 there.
+ * (its last tick). `markets_used` counts the markets with a share > 0 there. At tick resolution
+ * with the markets' detail, the shares are those of the replay's explanations (the very values
+ * the own metric stores, so a database without own metrics has them too); with the rate only, the
+ * stored ones.
  *
  * @module
  */
@@ -363,7 +366,8 @@ export async function chartData(src: QuerySource, q: ChartRequest): Promise<Char
   let c: ChartData;
   if (ticksIn(q.from, q.to) <= CHART_MAX_TICKS) {
     c = await tickChartData(src, q);
-    if (db) {
+    // With the markets' detail, the shares of the replay's explanations (those the own metric stores); else the stored ones.
+    if (db && !c.markets_detail) {
       const stored = withDatabase(src.inputs[0], (d) =>
         storedShares(
           d,

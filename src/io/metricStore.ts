@@ -274,7 +274,7 @@ export class DatabaseMetrics implements MetricsSource {
    * The decimal value of series `key` in force at each of `times` (µs, ascending or not): that of
    * its latest point with time <= the time (ties: the later point), null when it has none then or
    * the point is not a decimal. One index seek per time (metric_points_series), whatever the
-   * number of points in between.
+   * number of points in between, all in one statement (the times as a JSON array: no call per time).
    *
    * @example
    * ```ts
@@ -283,18 +283,18 @@ export class DatabaseMetrics implements MetricsSource {
    * ```
    */
   valuesAt(key: SeriesKey, times: readonly TimeUs[]): (number | null)[] {
-    if (!this.stored) return times.map(() => null);
-    this.valueAtStmt ??= this.db
+    if (!this.stored || times.length === 0) return times.map(() => null);
+    this.valuesAtStmt ??= this.db
       .prepare(
-        `SELECT CASE WHEN kind = 'decimal' THEN value END FROM metric_points
-         WHERE metric_id = ? AND exchange_id = ? AND symbol_id = ? AND asset_id = ? AND time <= ? ORDER BY time DESC, seq DESC LIMIT 1`,
+        `SELECT (SELECT CASE WHEN kind = 'decimal' THEN value END FROM metric_points
+                 WHERE metric_id = @metric_id AND exchange_id = @exchange_id AND symbol_id = @symbol_id AND asset_id = @asset_id
+                 AND time <= t.value ORDER BY time DESC, seq DESC LIMIT 1)
+         FROM json_each(@times) t ORDER BY t.key`,
       )
       .pluck();
-    const s = this.valueAtStmt;
-    const read = this.db.transaction(() =>
-      times.map((t) => (s.get(key.metric_id, key.exchange_id, key.symbol_id, key.asset_id, t) as number | null | undefined) ?? null),
-    );
-    return read();
+    const { metric_id, exchange_id, symbol_id, asset_id } = key;
+    const got = this.valuesAtStmt.all({ metric_id, exchange_id, symbol_id, asset_id, times: JSON.stringify(times) }) as (number | null)[];
+    return got.map((v) => v ?? null);
   }
 
   /** Whether series `key` has a point at or before `at` (one index seek). */
@@ -306,7 +306,7 @@ export class DatabaseMetrics implements MetricsSource {
     return this.hasSeriesStmt.get(key.metric_id, key.exchange_id, key.symbol_id, key.asset_id, at) !== undefined;
   }
 
-  private valueAtStmt: Database.Statement | undefined;
+  private valuesAtStmt: Database.Statement | undefined;
   private hasSeriesStmt: Database.Statement | undefined;
   // ---- end of the values in force at given times ----
 }

@@ -381,8 +381,8 @@ function databaseRates(db: ReplayDatabase, q: ChartQuery, span: { first: number;
 /**
  * The chart of rate(base, quote) over [from, to] at tick resolution, from a log or a replay
  * database (see the module description): what src/answers/chart.ts answers for a range of at most
- * 7200 ticks. Its weight shares are the explanations' (null from a database: the caller reads the
- * stored ones).
+ * 7200 ticks. Its weight shares are the explanations' (the shares `XRATE_MARKET_WEIGHT_SHARE`
+ * stores, docs/methodology.md section 9); null for a cross pair, and with the rate only.
  *
  * @throws {@link XrateError} `usage` for a bad range or period (its `field` the service's parameter at fault,
  *   `time_end` or `period_id`), `no_data` for a pair with no rate in the range
@@ -480,7 +480,7 @@ async function fromDatabase(
       // A short range near the end of a long log: from the newest snapshot before it (written with --snapshot-every).
       db.store.latestSnapshot(span.first),
     );
-    const got = { ...finish(c, span), weight_share: null, markets_used: null };
+    const got = finish(c, span);
     // Checked where the database has ticks: after its last one, both are the final engine advanced.
     const { firstTick, lastTick } = db.coverage;
     const lo = firstTick === undefined ? span.n : Math.max(0, Math.ceil((firstTick - span.first) / US_PER_SECOND));
