@@ -249,7 +249,7 @@ describe('the chart page', () => {
     await page.close();
   });
 
-  it('draws a year at a period resolution, with each market weight share stacked below', async () => {
+  it('draws a year at a period resolution, with the weight-share panel below', async () => {
     const page = await open(browser, year.url, `/?apikey=${year.key}&pair=BTC/USD&from=2023-03-02T00:00:00Z&to=2024-03-01T00:00:00Z`);
     const s = await state(page);
     expect(s.error).toBe(null);
