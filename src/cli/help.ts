@@ -150,7 +150,7 @@ spread, rank, outlier, ...) at their midpoint, and with --period the OHLC candle
 A longer range is drawn by the buckets of the shortest period with at most --width buckets that
 the data can serve (from a database: a stored period or one rolled up from it): each bucket's
 close, its candles when there are few enough to see, and below, each market's weight share
-stacked and the count of markets used (from a database replayed with --own-metrics, or a LOG).
+stacked and the count of markets used (from a database that stored xrate's own metrics, or a LOG).
 The line written says the resolution. Markets are drawn for a direct pair (or its inverse); a
 cross rate is drawn alone. With several --pair, each pair is drawn as its % change from its first
 value, all on one axis.

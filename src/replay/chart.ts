@@ -1,8 +1,9 @@
 /**
- * The data of a rate chart (`xrate plot`, and the service's `/chart` extension that the page at `/`
- * draws): per tick in [from, to], the rate of a pair, each market's midpoint while it contributes,
- * the markets left out with their reason, the provenance of every point and, with a period, the
- * OHLC candles. One function, {@link chartData}, shared by the command and the service.
+ * The data of a rate chart at tick resolution (`xrate plot`, and the service's `/chart` extension
+ * that the page at `/` draws, over a range of at most 7200 ticks: src/answers/chart.ts charts
+ * longer ones by period): per tick in [from, to], the rate of a pair, each market's midpoint while
+ * it contributes, the markets left out with their reason, each market's weight share, the
+ * provenance of every point and, with a period, the OHLC candles ({@link tickChartData}).
  *
  * Where it comes from:
  * - **A log** is replayed through `to`; at each tick in the range the engine explains the pair
@@ -10,10 +11,11 @@
  *   price p) and the markets left out (their reason, and their midpoint from the quote).
  * - **A replay database** keeps rate changes, not quotes. When the inputs its run recorded (the
  *   `runs` row: files, format, config, reorder window, line limit) are still readable, they are
- *   replayed as a log is, and the rates are checked against the database's at the first, middle
- *   and last tick of the range; otherwise (or when they disagree: the files changed) the chart has
- *   the database's rate per tick only, with {@link ChartData.note} saying why there is no market
- *   detail.
+ *   replayed as a log is (from the newest snapshot the database holds from before the range, if
+ *   any: what replaying from the start gives), and the rates are checked against the database's at
+ *   the first, middle and last tick of the range; otherwise (or when they disagree: the files
+ *   changed) the chart has the database's rate per tick only, with {@link ChartData.note} saying
+ *   why there is no market detail.
  *
  * Markets are charted for a direct pair (and inverted for an inverse one); a cross rate's markets
  * belong to its legs, in other units: its chart has the rate, and the legs in each point's
