@@ -14,11 +14,22 @@
  * @module
  */
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
-import { type AsyncBuffer, type FileMetaData, parquetMetadata, parquetRead } from 'hyparquet';
-import { BatchBuilder, type BatchColumns, CELLS, eventAt, ROW_OTHER, SIDE_CODES } from '../core/batch.js';
+import { type AsyncBuffer, type FileMetaData, parquetMetadata, parquetRead, type RowGroup } from 'hyparquet';
+import {
+  BatchBuilder,
+  type BatchColumns,
+  CELLS,
+  eventAt,
+  type OtherRow,
+  ROW_OTHER,
+  ROW_QUOTE,
+  ROW_TRADE,
+  SIDE_CODES,
+} from '../core/batch.js';
 import { XrateError } from '../core/errors.js';
 import type { QuoteEvent, TakerSide, TradeEvent } from '../core/types.js';
 import { type BatchSource, rawOf } from './batch.js';
+import { type ChunkSpec, decodeChunk, type FlatColumn, UnsupportedParquet } from './parquetColumns.js';
 import {
   canonicalRaw,
   EVENT_COLUMNS,
@@ -37,6 +48,12 @@ import type { EventSource, SourceRecord } from './source.js';
 export interface ParquetReadOptions {
   /** Skip rows whose line is below this (a resumed replay). Default 1. */
   startLine?: number;
+  /**
+   * How row groups are decoded: `flat` (the default) straight into typed arrays where the file's
+   * pages allow (parquetColumns.ts), else by hyparquet; `hyparquet` always by hyparquet (the
+   * reference the tests hold the flat decoder to).
+   */
+  decoder?: 'flat' | 'hyparquet';
 }
 
 /** Reads `length` bytes at `position` of an open file. */
@@ -186,6 +203,201 @@ function groupBatch(g: Group, rows: number, startLine: number): BatchColumns {
   return bb.finish(rawAll);
 }
 
+/** The columns the batches are made of (every one but `input`). */
+const FLAT_COLUMNS = COLUMN_NAMES.filter((n) => n !== 'input');
+
+/** Row group `rg` of an open file, its columns decoded straight into typed arrays (parquetColumns.ts), by name. */
+function readFlatGroup(fd: number, md: FileMetaData, rg: RowGroup): Record<string, FlatColumn> {
+  const rows = Number(rg.num_rows);
+  const optional = new Map(md.schema.map((e) => [e.name, e.repetition_type === 'OPTIONAL']));
+  const chunks: { name: string; from: number; to: number; spec: ChunkSpec }[] = [];
+  let lo = Number.POSITIVE_INFINITY;
+  let hi = 0;
+  for (const c of rg.columns) {
+    const m = c.meta_data;
+    const name = m?.path_in_schema.length === 1 ? m.path_in_schema[0] : undefined;
+    if (m === undefined || name === undefined || !FLAT_COLUMNS.includes(name)) continue;
+    const from = Number(m.dictionary_page_offset ?? m.data_page_offset);
+    const to = from + Number(m.total_compressed_size);
+    if (Number(m.num_values) !== rows) throw new UnsupportedParquet('parquet column chunk of another length than its row group');
+    chunks.push({ name, from, to, spec: { type: m.type, optional: optional.get(name) ?? true, codec: m.codec, rows } });
+    lo = Math.min(lo, from);
+    hi = Math.max(hi, to);
+  }
+  if (chunks.length !== FLAT_COLUMNS.length) throw new UnsupportedParquet('parquet row group without every column');
+  // The row group's column chunks, read at once: they follow one another in the file.
+  const bytes = readAt(fd, lo, hi - lo);
+  const out: Record<string, FlatColumn> = {};
+  for (const ch of chunks) {
+    if (ch.to - lo > bytes.length) throw new Error('parquet column chunk past the end of the file');
+    out[ch.name] = decodeChunk(bytes.subarray(ch.from - lo, ch.to - lo), ch.spec);
+  }
+  return out;
+}
+
+/** A JSON cell: its text parsed. */
+const json = <T>(c: FlatColumn, i: number): T | null => (c.codes![i] < 0 ? null : (JSON.parse(c.texts![c.codes![i]]) as T));
+/** A text cell. */
+const textAt = (c: FlatColumn, i: number): string | null => (c.codes![i] < 0 ? null : c.texts![c.codes![i]]);
+
+/**
+ * The batch of one row group read by {@link readFlatGroup} (rows with a line below `startLine`
+ * left out): the same batch as {@link groupBatch} gives for it, made without an object per row.
+ */
+function flatBatch(g: Record<string, FlatColumn>, rows: number, startLine: number): BatchColumns {
+  const line = g.line.num!;
+  const time = g.time.num!;
+  const rawForm = g.raw_form.num!;
+  const type = g.type;
+  const symbol = g.symbol_id;
+  const side = g.taker_side;
+  const texts = g.texts;
+  const other = g.other;
+  const reason = g.reject_reason;
+  const raw = g.raw;
+  const q = QUOTE_DEC_COLUMNS.map((n) => g[n].num!);
+  const t = TRADE_DEC_COLUMNS.map((n) => g[n].num!);
+  // Per text of the chunk's dictionaries: a quote?, a side's code, a symbol's index in the batch (on first use).
+  const isQuote = (type.texts ?? []).map((s) => s === 'quote');
+  const sideCode = (side.texts ?? []).map((s) => Math.max(0, SIDE_CODES.indexOf(s as TakerSide)));
+  const symbolAt = new Int32Array((symbol.texts?.length ?? 0) + 1).fill(-1);
+  const symbols: string[] = [];
+  const symbolIds = new Map<string, number>();
+  const symbolIndex = (id: string): number => {
+    let k = symbolIds.get(id);
+    if (k === undefined) {
+      k = symbols.push(id) - 1;
+      symbolIds.set(id, k);
+    }
+    return k;
+  };
+  let nullSymbol = -1;
+  const n = rows;
+  const kind = new Uint8Array(n);
+  const lineOut = new Float64Array(n);
+  const timeOut = new Float64Array(n);
+  const symbolOut = new Int32Array(n);
+  const sideOut = new Uint8Array(n);
+  const v = new Float64Array(CELLS * n);
+  const otherIndex = new Int32Array(n);
+  const rawStart = new Int32Array(n);
+  const rawEnd = new Int32Array(n);
+  const textCells: number[] = [];
+  const textList: string[] = [];
+  const others: OtherRow[] = [];
+  const rawParts: Uint8Array[] = [];
+  let rawBytes = 0;
+  const sparse = other.texts!.length > 0 || reason.texts!.length > 0 || raw.texts!.length > 0 || texts.texts!.length > 0;
+  let r = 0;
+  for (let i = 0; i < rows; i++) {
+    const ln = line[i];
+    if (ln < startLine) continue;
+    const form = rawForm[i];
+    let rs = -1;
+    let re = form;
+    lineOut[r] = ln;
+    if (sparse) {
+      const rawText = textAt(raw, i);
+      if (form === RAW_STORED && rawText !== null) {
+        const bytes = encoder.encode(rawText);
+        rawParts.push(bytes);
+        rs = rawBytes;
+        rawBytes += bytes.length;
+        re = rawBytes;
+      }
+      const o = json<Record<string, unknown>>(other, i);
+      const why = textAt(reason, i);
+      if (o !== null || why !== null) {
+        let row: Record<string, unknown>;
+        if (o !== null) {
+          row = o;
+          row.raw = form === RAW_RECORD ? JSON.stringify(row.record) : rawText;
+        } else {
+          row = { raw: rawText ?? '', error: textAt(g.reject_message, i) ?? '' };
+          if (why !== 'bad_json') row.reason = why;
+        }
+        kind[r] = ROW_OTHER;
+        symbolOut[r] = -1;
+        otherIndex[r] = others.length;
+        others.push(row);
+        rawStart[r] = -1;
+        rawEnd[r] = -1;
+        r++;
+        continue;
+      }
+    }
+    rawStart[r] = rs;
+    rawEnd[r] = re;
+    timeOut[r] = time[i];
+    const sc = symbol.codes![i];
+    let s: number;
+    if (sc < 0) {
+      if (nullSymbol < 0) nullSymbol = symbolIndex('');
+      s = nullSymbol;
+    } else {
+      s = symbolAt[sc];
+      if (s < 0) {
+        s = symbolIndex(symbol.texts![sc]);
+        symbolAt[sc] = s;
+      }
+    }
+    symbolOut[r] = s;
+    const c = CELLS * r;
+    const tc = type.codes![i];
+    const ex = sparse ? json<Record<string, string>>(texts, i) : null;
+    if (tc >= 0 && isQuote[tc]) {
+      kind[r] = ROW_QUOTE;
+      v[c] = q[0][i];
+      v[c + 1] = q[1][i];
+      v[c + 2] = q[2][i];
+      v[c + 3] = q[3][i];
+      if (ex !== null)
+        for (const { name, c: k } of QUOTE_CELLS) if (ex[name] !== undefined) listText(textCells, textList, v, c + k, ex[name]);
+    } else {
+      kind[r] = ROW_TRADE;
+      const sd = side.codes![i];
+      sideOut[r] = sd < 0 ? 0 : sideCode[sd];
+      v[c] = t[0][i];
+      v[c + 1] = t[1][i];
+      if (ex !== null)
+        for (const { name, c: k } of TRADE_CELLS) if (ex[name] !== undefined) listText(textCells, textList, v, c + k, ex[name]);
+    }
+    r++;
+  }
+  const rawAll = new Uint8Array(rawBytes);
+  let at = 0;
+  for (const p of rawParts) {
+    rawAll.set(p, at);
+    at += p.length;
+  }
+  const cut = <T extends Uint8Array | Int32Array | Float64Array>(a: T, k = 1): T => (r === n ? a : (a.slice(0, r * k) as T));
+  return {
+    length: r,
+    kind: cut(kind),
+    line: cut(lineOut),
+    time: cut(timeOut),
+    symbol: cut(symbolOut),
+    symbols,
+    side: cut(sideOut),
+    v: cut(v, CELLS),
+    textCells: Int32Array.from(textCells),
+    texts: textList,
+    otherIndex: cut(otherIndex),
+    others,
+    raw: rawAll,
+    rawStart: cut(rawStart),
+    rawEnd: cut(rawEnd),
+  };
+}
+
+/** Lists `text` as cell `cell`'s exact text when it is not `String(v[cell])` (BatchBuilder.text). */
+function listText(cells: number[], texts: string[], v: Float64Array, cell: number, text: string): void {
+  if (text !== String(v[cell])) {
+    cells.push(cell);
+    texts.push(text);
+  }
+}
+
 /**
  * Row i's raw text in a batch of a Parquet event log: its stored bytes, its record's, or the
  * canonical line its `raw_form` (kept in `rawEnd` when `rawStart` is -1) names.
@@ -222,6 +434,7 @@ export function openParquetBatches(path: string, opts: ParquetReadOptions = {}):
     throw e;
   }
   const startLine = opts.startLine ?? 1;
+  const flat = opts.decoder !== 'hyparquet';
   if (startLine > 1 && md.key_value_metadata?.find((kv) => kv.key === PARQUET_LINES_KEY)?.value !== 'ascending') {
     closeSync(fd);
     throw new XrateError(
@@ -247,10 +460,17 @@ export function openParquetBatches(path: string, opts: ParquetReadOptions = {}):
       for (const rg of md.row_groups) {
         if (closed || fd === undefined) return;
         const rows = Number(rg.num_rows);
-        const g = await readGroup(fd, size, md, start, rows);
+        let b: BatchColumns | undefined;
+        if (flat) {
+          try {
+            b = flatBatch(readFlatGroup(fd, md, rg), rows, startLine);
+          } catch (e) {
+            if (!(e instanceof UnsupportedParquet)) throw new XrateError('input', `cannot read "${path}": ${(e as Error).message}`);
+          }
+        }
+        b ??= groupBatch(await readGroup(fd, size, md, start, rows), rows, startLine);
         start += rows;
         done += Number(rg.total_compressed_size ?? 0n);
-        const b = groupBatch(g, rows, startLine);
         if (b.length > 0) yield b;
       }
       done = size;
