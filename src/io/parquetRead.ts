@@ -54,6 +54,11 @@ export interface ParquetReadOptions {
    * reference the tests hold the flat decoder to).
    */
   decoder?: 'flat' | 'hyparquet';
+  /**
+   * Rows per batch at most: a row group decoded flat is cut into batches of this many rows (its
+   * last one shorter). Default: one batch per row group.
+   */
+  batchSize?: number;
 }
 
 /** Reads `length` bytes at `position` of an open file. */
@@ -162,16 +167,17 @@ function groupBatch(g: Group, rows: number, startLine: number): BatchColumns {
     let rs = -1;
     let re = form;
     const rawText = raw[i];
-    if (form === RAW_STORED && rawText !== null) {
+    const o = other[i];
+    const reason = rejectReason[i];
+    const ty = type[i];
+    // An other row keeps its raw text in its record; a quote's or trade's stored one is in the bytes.
+    if (o === null && reason === null && form === RAW_STORED && rawText !== null) {
       const bytes = encoder.encode(rawText);
       rawParts.push(bytes);
       rs = rawBytes;
       rawBytes += bytes.length;
       re = rawBytes;
     }
-    const o = other[i];
-    const reason = rejectReason[i];
-    const ty = type[i];
     if (o !== null) {
       const row = (typeof o === 'string' ? JSON.parse(o) : o) as Record<string, unknown>;
       row.raw = form === RAW_RECORD ? JSON.stringify(row.record) : rawText;
@@ -241,10 +247,11 @@ const json = <T>(c: FlatColumn, i: number): T | null => (c.codes![i] < 0 ? null 
 const textAt = (c: FlatColumn, i: number): string | null => (c.codes![i] < 0 ? null : c.texts![c.codes![i]]);
 
 /**
- * The batch of one row group read by {@link readFlatGroup} (rows with a line below `startLine`
- * left out): the same batch as {@link groupBatch} gives for it, made without an object per row.
+ * The batch of rows `[from, to)` of a row group read by {@link readFlatGroup} (rows with a line
+ * below `startLine` left out): the batch {@link groupBatch} gives for them, made without an object
+ * per row.
  */
-function flatBatch(g: Record<string, FlatColumn>, rows: number, startLine: number): BatchColumns {
+function flatBatch(g: Record<string, FlatColumn>, from: number, to: number, startLine: number): BatchColumns {
   const line = g.line.num!;
   const time = g.time.num!;
   const rawForm = g.raw_form.num!;
@@ -272,7 +279,7 @@ function flatBatch(g: Record<string, FlatColumn>, rows: number, startLine: numbe
     return k;
   };
   let nullSymbol = -1;
-  const n = rows;
+  const n = to - from;
   const kind = new Uint8Array(n);
   const lineOut = new Float64Array(n);
   const timeOut = new Float64Array(n);
@@ -289,7 +296,7 @@ function flatBatch(g: Record<string, FlatColumn>, rows: number, startLine: numbe
   let rawBytes = 0;
   const sparse = other.texts!.length > 0 || reason.texts!.length > 0 || raw.texts!.length > 0 || texts.texts!.length > 0;
   let r = 0;
-  for (let i = 0; i < rows; i++) {
+  for (let i = from; i < to; i++) {
     const ln = line[i];
     if (ln < startLine) continue;
     const form = rawForm[i];
@@ -298,15 +305,15 @@ function flatBatch(g: Record<string, FlatColumn>, rows: number, startLine: numbe
     lineOut[r] = ln;
     if (sparse) {
       const rawText = textAt(raw, i);
-      if (form === RAW_STORED && rawText !== null) {
+      const o = json<Record<string, unknown>>(other, i);
+      const why = textAt(reason, i);
+      if (o === null && why === null && form === RAW_STORED && rawText !== null) {
         const bytes = encoder.encode(rawText);
         rawParts.push(bytes);
         rs = rawBytes;
         rawBytes += bytes.length;
         re = rawBytes;
       }
-      const o = json<Record<string, unknown>>(other, i);
-      const why = textAt(reason, i);
       if (o !== null || why !== null) {
         let row: Record<string, unknown>;
         if (o !== null) {
@@ -435,6 +442,7 @@ export function openParquetBatches(path: string, opts: ParquetReadOptions = {}):
   }
   const startLine = opts.startLine ?? 1;
   const flat = opts.decoder !== 'hyparquet';
+  const batchSize = Math.max(1, Math.floor(opts.batchSize ?? Number.POSITIVE_INFINITY));
   if (startLine > 1 && md.key_value_metadata?.find((kv) => kv.key === PARQUET_LINES_KEY)?.value !== 'ascending') {
     closeSync(fd);
     throw new XrateError(
@@ -460,18 +468,31 @@ export function openParquetBatches(path: string, opts: ParquetReadOptions = {}):
       for (const rg of md.row_groups) {
         if (closed || fd === undefined) return;
         const rows = Number(rg.num_rows);
-        let b: BatchColumns | undefined;
+        let g: Record<string, FlatColumn> | undefined;
         if (flat) {
           try {
-            b = flatBatch(readFlatGroup(fd, md, rg), rows, startLine);
+            g = readFlatGroup(fd, md, rg);
           } catch (e) {
             if (!(e instanceof UnsupportedParquet)) throw new XrateError('input', `cannot read "${path}": ${(e as Error).message}`);
           }
         }
-        b ??= groupBatch(await readGroup(fd, size, md, start, rows), rows, startLine);
+        const at = start;
         start += rows;
-        done += Number(rg.total_compressed_size ?? 0n);
-        if (b.length > 0) yield b;
+        if (g === undefined) {
+          const b = groupBatch(await readGroup(fd, size, md, at, rows), rows, startLine);
+          done += Number(rg.total_compressed_size ?? 0n);
+          if (b.length > 0) yield b;
+          continue;
+        }
+        // Batches of `batchSize` rows cut from the decoded columns (a replay's, when the row group
+        // is a multiple of it, pass the rebatching untouched).
+        for (let from = 0; from < rows; from += batchSize) {
+          const to = Math.min(rows, from + batchSize);
+          if (to === rows) done += Number(rg.total_compressed_size ?? 0n);
+          const b = flatBatch(g, from, to, startLine);
+          if (b.length > 0) yield b;
+          if (closed) return;
+        }
       }
       done = size;
     },

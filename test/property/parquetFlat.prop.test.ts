@@ -1,8 +1,8 @@
 /**
  * The flat decoder of Parquet event logs (src/io/parquetColumns.ts, the default of
  * openParquetBatches) gives the very batches hyparquet's general decoder gives (every column,
- * raw bytes included), whatever the row-group size, the inputs (one, several, merged) and the
- * line a read starts from; and a row group it cannot read (an encoding
+ * raw bytes included), whatever the row-group size, the inputs (one, several, merged), the
+ * line a read starts from and the replay's batch size; and a row group it cannot read (an encoding
  * it does not know) is read by hyparquet.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { BatchColumns } from '../../src/core/batch.js';
 import { convertToParquet } from '../../src/io/parquetConvert.js';
 import { openParquetBatches, type ParquetReadOptions } from '../../src/io/parquetRead.js';
+import { rebatched } from '../../src/io/rebatch.js';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { EVENT_COLUMNS, PARQUET_EVENTS_KIND, PARQUET_KIND_KEY } from '../../src/io/parquetSchema.js';
 import { parquetLine } from '../helpers/parquetLines.js';
@@ -20,8 +21,10 @@ import { parquetLine } from '../helpers/parquetLines.js';
 const dir = mkdtempSync(join(tmpdir(), 'xrate-parquet-flat-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** The batches of `path`; with `opts.batchSize`, cut as a replay cuts them (rebatch.ts). */
 async function batches(path: string, opts: ParquetReadOptions): Promise<BatchColumns[]> {
-  const src = openParquetBatches(path, opts);
+  const pq = openParquetBatches(path, opts);
+  const src = opts.batchSize === undefined ? pq : rebatched(pq, opts.batchSize);
   const out: BatchColumns[] = [];
   try {
     for await (const b of src.batches()) out.push(b);
@@ -40,7 +43,8 @@ describe('the flat decoder of Parquet event logs (src/io/parquetColumns.ts)', ()
         fc.integer({ min: 1, max: 90 }),
         fc.boolean(),
         fc.integer({ min: 1, max: 60 }),
-        async (logs, rowGroupRows, merge, from) => {
+        fc.integer({ min: 1, max: 40 }),
+        async (logs, rowGroupRows, merge, from, batchSize) => {
           const paths = logs.map((lines, i) => {
             const log = join(dir, `f${k}-${i}.ndjson`);
             writeFileSync(log, `${lines.join('\n')}\n`);
@@ -50,9 +54,11 @@ describe('the flat decoder of Parquet event logs (src/io/parquetColumns.ts)', ()
           await convertToParquet(paths, pq, { rowGroupRows, merge });
           const want = await batches(pq, { decoder: 'hyparquet' });
           expect(await batches(pq, {})).toEqual(want);
+          // Cut into a replay's batches: the flat decoder's own cut, then the rebatching.
+          expect(await batches(pq, { batchSize })).toEqual(await batches(pq, { decoder: 'hyparquet', batchSize }));
           if (paths.length === 1) {
-            const wantFrom = await batches(pq, { decoder: 'hyparquet', startLine: from });
-            expect(await batches(pq, { startLine: from })).toEqual(wantFrom);
+            const wantFrom = await batches(pq, { decoder: 'hyparquet', startLine: from, batchSize });
+            expect(await batches(pq, { startLine: from, batchSize })).toEqual(wantFrom);
           }
         },
       ),
