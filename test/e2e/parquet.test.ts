@@ -12,6 +12,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateLog } from '../../scripts/gen-log.js';
 import { formatTime } from '../../src/core/time.js';
+import { convertToParquet } from '../../src/io/parquetConvert.js';
 import { openParquetBatches } from '../../src/io/parquetRead.js';
 import { wireText } from '../../src/core/wire.js';
 import { exportVendor } from '../helpers/vendorExport.js';
@@ -83,6 +84,26 @@ describe('xrate convert, then xrate replay FILE.parquet', () => {
     expect(query<{ n: number }>(db, 'SELECT count(*) AS n FROM rates')[0].n).toBeGreaterThan(100);
     expect(query<{ n: number }>(db, 'SELECT count(*) AS n FROM ohlc')[0].n).toBeGreaterThan(0);
   }, 120_000);
+
+  it('row groups of any size against any batch size, read in this thread or a worker: the outputs of the NDJSON replay', async () => {
+    // A file of one row group of 65,536 rows (what convert writes) cut into batches of 1000 rows,
+    // and one of 700-row groups, whose batches straddle them.
+    const want = p('rg-want.sqlite');
+    expect((await cli('replay', LOG, '--batch-size', '1000', '--db', want, '--quiet')).code).toBe(0);
+    const small = p('rg-700.parquet');
+    await convertToParquet([LOG], small, { rowGroupRows: 700 });
+    const big = p('rg-65536.parquet');
+    expect((await cli('convert', LOG, '--out', big, '--quiet')).code).toBe(0);
+    let k = 0;
+    for (const pq of [big, small]) {
+      for (const threads of ['1', '2']) {
+        const got = p(`rg-got-${k++}.sqlite`);
+        const r = await cli('replay', pq, '--batch-size', '1000', '--threads', threads, '--db', got, '--quiet');
+        expect(r.code, r.err).toBe(0);
+        expect(outputs(got)).toEqual(outputs(want));
+      }
+    }
+  }, 240_000);
 
   it('gzip, CSV and SQLite inputs, one after another and merged', async () => {
     const small = writeSmallLogs(dir);
