@@ -5,8 +5,8 @@
  *
  * A column chunk (its bytes as stored) gives one value per row: numbers (INT32, INT64, DOUBLE)
  * as a `Float64Array`, null as 0; strings (BYTE_ARRAY) as a code per row (-1 for null) into the
- * chunk's list of distinct texts. What it reads: data pages v1 and v2, dictionary pages, PLAIN
- * and dictionary (RLE_DICTIONARY, PLAIN_DICTIONARY) values, definition levels of optional
+ * chunk's list of distinct texts. What it reads: data pages v1 and v2, dictionary pages, PLAIN,
+ * dictionary (RLE_DICTIONARY, PLAIN_DICTIONARY) and DELTA_BINARY_PACKED values, definition levels of optional
  * columns, SNAPPY or no compression: what `xrate convert` writes (hyparquet-writer). Anything
  * else throws {@link UnsupportedParquet}, for the reader to fall back on the general decoder.
  *
@@ -47,6 +47,7 @@ const PLAIN = 0;
 const PLAIN_DICTIONARY = 2;
 const RLE = 3;
 const RLE_DICTIONARY = 8;
+const DELTA_BINARY_PACKED = 5;
 
 /** A reader of the Thrift compact protocol over bytes, for page headers. */
 class Compact {
@@ -260,6 +261,104 @@ function readHybrid(b: Uint8Array, pos: number, end: number, width: number, out:
   }
 }
 
+/** An unsigned LEB128 varint at `b[pos]`: [value, next position] (exact below 2^53). */
+function uleb(b: Uint8Array, pos: number): [number, number] {
+  let r = 0;
+  let mul = 1;
+  for (;;) {
+    if (pos >= b.length) throw new Error('parquet varint past the end of its page');
+    const x = b[pos++];
+    r += (x & 0x7f) * mul;
+    if (x < 0x80) return [r, pos];
+    mul *= 128;
+  }
+}
+
+const unzig = (z: number): number => (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
+
+/**
+ * `count` INT64 values of the DELTA_BINARY_PACKED encoding from `b[pos...]`, where values stay
+ * below 2^53 and deltas below 2^45 in size, as times and line numbers do (beyond,
+ * {@link UnsupportedParquet}).
+ */
+function deltaNumbers(b: Uint8Array, pos: number, count: number): Float64Array {
+  const out = new Float64Array(count);
+  let blockSize: number;
+  let miniblocks: number;
+  let first: number;
+  [blockSize, pos] = uleb(b, pos);
+  [miniblocks, pos] = uleb(b, pos);
+  [, pos] = uleb(b, pos);
+  [first, pos] = uleb(b, pos);
+  const perMini = blockSize / miniblocks;
+  if (!Number.isInteger(perMini) || perMini % 8 !== 0) throw new Error('parquet delta block of a bad size');
+  if (count === 0) return out;
+  let v = unzig(first);
+  out[0] = v;
+  let k = 1;
+  const widths = new Uint8Array(miniblocks);
+  const u = new Int32Array(perMini);
+  while (k < count) {
+    let z: number;
+    [z, pos] = uleb(b, pos);
+    const minDelta = unzig(z);
+    for (let m = 0; m < miniblocks; m++) widths[m] = b[pos + m];
+    pos += miniblocks;
+    for (let m = 0; m < miniblocks && k < count; m++) {
+      const w = widths[m];
+      if (w > 45) throw new UnsupportedParquet('parquet delta of more than 45 bits');
+      const n = Math.min(perMini, count - k);
+      if (w <= 24) {
+        unpack(b, pos, w, u, perMini);
+        for (let j = 0; j < n; j++) {
+          v += minDelta + u[j];
+          out[k++] = v;
+        }
+      } else {
+        let acc = 0;
+        let bits = 0;
+        let at = pos;
+        for (let j = 0; j < n; j++) {
+          while (bits < w) {
+            acc += (at < b.length ? b[at] : 0) * 2 ** bits;
+            at++;
+            bits += 8;
+          }
+          const x = acc % 2 ** w;
+          acc = (acc - x) / 2 ** w;
+          bits -= w;
+          v += minDelta + x;
+          out[k++] = v;
+        }
+      }
+      pos += (perMini * w) / 8;
+      if (Math.abs(v) > Number.MAX_SAFE_INTEGER) throw new UnsupportedParquet('parquet delta values beyond 2^53');
+    }
+  }
+  return out;
+}
+
+/** `count` values of `width` <= 24 bits, packed least significant bits first, from `b[pos...]` into `out`. */
+function unpack(b: Uint8Array, pos: number, width: number, out: Int32Array, count: number): void {
+  if (width === 0) {
+    out.fill(0, 0, count);
+    return;
+  }
+  const mask = (1 << width) - 1;
+  let acc = 0;
+  let bits = 0;
+  for (let k = 0; k < count; k++) {
+    while (bits < width) {
+      acc |= (pos < b.length ? b[pos] : 0) << bits;
+      pos++;
+      bits += 8;
+    }
+    out[k] = acc & mask;
+    acc >>>= width;
+    bits -= width;
+  }
+}
+
 const utf8 = new TextDecoder();
 
 /** `count` PLAIN BYTE_ARRAY values from `b[pos...]`, as texts. */
@@ -350,23 +449,32 @@ function spreadNumbers(
   }
 }
 
+/** Definition levels and dictionary indices of the page being decoded (decoding is synchronous). */
+const scratch = { present: new Uint8Array(0), idx: new Int32Array(0) };
+
 /**
  * Decodes one column chunk (`bytes`: its pages, dictionary first, as stored) into one value per
- * row. Throws {@link UnsupportedParquet} for what it does not read, an Error for damaged pages.
+ * row, in the arrays of `reuse` (the same column's previous chunk) when they are long enough.
+ * Throws {@link UnsupportedParquet} for what it does not read, an Error for damaged pages.
  */
-export function decodeChunk(bytes: Uint8Array, spec: ChunkSpec): FlatColumn {
+export function decodeChunk(bytes: Uint8Array, spec: ChunkSpec, reuse?: FlatColumn): FlatColumn {
   const { type, optional, codec, rows } = spec;
   const text = type === 'BYTE_ARRAY';
   if (!text && type !== 'INT32' && type !== 'INT64' && type !== 'DOUBLE') throw new UnsupportedParquet(`parquet type ${type}`);
-  const num = text ? undefined : new Float64Array(rows);
-  const codes = text ? new Int32Array(rows).fill(-1) : undefined;
+  // The arrays of the column's previous chunk, when they are long enough (the caller is done with them).
+  const num = text ? undefined : reuse?.num !== undefined && reuse.num.length >= rows ? reuse.num.fill(0, 0, rows) : new Float64Array(rows);
+  const codes = !text
+    ? undefined
+    : reuse?.codes !== undefined && reuse.codes.length >= rows
+      ? reuse.codes.fill(-1, 0, rows)
+      : new Int32Array(rows).fill(-1);
   let texts: string[] = [];
   let dictNums: Float64Array | undefined;
   let dictTexts: string[] | undefined;
   let row = 0;
   const r = new Compact(bytes, 0);
-  let present = new Uint8Array(0);
-  let idx = new Int32Array(0);
+  let present = scratch.present;
+  let idx = scratch.idx;
   while (row < rows) {
     if (r.pos >= bytes.length) throw new Error(`parquet column chunk ends after ${row} of its ${rows} values`);
     const h = pageHeader(r);
@@ -390,7 +498,7 @@ export function decodeChunk(bytes: Uint8Array, spec: ChunkSpec): FlatColumn {
     let page: Uint8Array;
     let at: number;
     let nulls = 0;
-    if (present.length < n) present = new Uint8Array(n);
+    if (present.length < n) present = scratch.present = new Uint8Array(n);
     if (h.type === DATA_PAGE_V2) {
       if (h.repBytes !== 0) throw new UnsupportedParquet('parquet repeated column');
       const levels = start + h.repBytes;
@@ -417,9 +525,10 @@ export function decodeChunk(bytes: Uint8Array, spec: ChunkSpec): FlatColumn {
     let vals: Float64Array | string[] | undefined;
     let dictIdx: Int32Array | undefined;
     if (h.encoding === PLAIN) vals = text ? plainTexts(page, at, count) : plainNumbers(page, at, count, type);
+    else if (h.encoding === DELTA_BINARY_PACKED && type === 'INT64') vals = deltaNumbers(page, at, count);
     else if (h.encoding === RLE_DICTIONARY || h.encoding === PLAIN_DICTIONARY) {
       if (count > 0) {
-        if (idx.length < count) idx = new Int32Array(count);
+        if (idx.length < count) idx = scratch.idx = new Int32Array(count);
         const width = page[at];
         if (width > 32) throw new Error('parquet dictionary index width above 32');
         readHybrid(page, at + 1, page.length, width, idx, 0, count);

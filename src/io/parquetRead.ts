@@ -212,8 +212,11 @@ function groupBatch(g: Group, rows: number, startLine: number): BatchColumns {
 /** The columns the batches are made of (every one but `input`). */
 const FLAT_COLUMNS = COLUMN_NAMES.filter((n) => n !== 'input');
 
-/** Row group `rg` of an open file, its columns decoded straight into typed arrays (parquetColumns.ts), by name. */
-function readFlatGroup(fd: number, md: FileMetaData, rg: RowGroup): Record<string, FlatColumn> {
+/**
+ * Row group `rg` of an open file, its columns decoded straight into typed arrays (parquetColumns.ts),
+ * by name; into the arrays of `reuse` (the row group before, done with) where they are long enough.
+ */
+function readFlatGroup(fd: number, md: FileMetaData, rg: RowGroup, reuse: Record<string, FlatColumn>): Record<string, FlatColumn> {
   const rows = Number(rg.num_rows);
   const optional = new Map(md.schema.map((e) => [e.name, e.repetition_type === 'OPTIONAL']));
   const chunks: { name: string; from: number; to: number; spec: ChunkSpec }[] = [];
@@ -236,7 +239,7 @@ function readFlatGroup(fd: number, md: FileMetaData, rg: RowGroup): Record<strin
   const out: Record<string, FlatColumn> = {};
   for (const ch of chunks) {
     if (ch.to - lo > bytes.length) throw new Error('parquet column chunk past the end of the file');
-    out[ch.name] = decodeChunk(bytes.subarray(ch.from - lo, ch.to - lo), ch.spec);
+    out[ch.name] = decodeChunk(bytes.subarray(ch.from - lo, ch.to - lo), ch.spec, reuse[ch.name]);
   }
   return out;
 }
@@ -465,13 +468,16 @@ export function openParquetBatches(path: string, opts: ParquetReadOptions = {}):
     rawOf: parquetRawOf,
     async *batches() {
       let start = 0;
+      // The columns of the row group before, whose arrays the next one is decoded into.
+      let last: Record<string, FlatColumn> = {};
       for (const rg of md.row_groups) {
         if (closed || fd === undefined) return;
         const rows = Number(rg.num_rows);
         let g: Record<string, FlatColumn> | undefined;
         if (flat) {
           try {
-            g = readFlatGroup(fd, md, rg);
+            g = readFlatGroup(fd, md, rg, last);
+            last = g;
           } catch (e) {
             if (!(e instanceof UnsupportedParquet)) throw new XrateError('input', `cannot read "${path}": ${(e as Error).message}`);
           }

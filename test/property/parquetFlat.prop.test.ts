@@ -81,8 +81,11 @@ describe('the flat decoder of Parquet event logs (src/io/parquetColumns.ts)', ()
     expect(got.reduce((n, b) => n + b.length, 0)).toBe(3000);
   });
 
-  /** A one-row-group event log written by hyparquet-writer with `opts` for some columns. */
-  function writeLog(path: string, opts: Record<string, { codec?: 'UNCOMPRESSED'; encoding?: 'DELTA_BINARY_PACKED' }>): void {
+  /** A one-row-group event log written by hyparquet-writer, with `opts` for some columns (else as convert writes them). */
+  function writeLog(
+    path: string,
+    opts: Record<string, { codec?: 'UNCOMPRESSED' | 'SNAPPY'; encoding?: 'DELTA_BINARY_PACKED' | 'PLAIN' }>,
+  ): void {
     const rows = 50;
     const cell = (name: string, i: number): unknown => {
       if (name === 'line') return BigInt(i + 1);
@@ -97,11 +100,11 @@ describe('the flat decoder of Parquet event logs (src/io/parquetColumns.ts)', ()
       return null;
     };
     const buf = parquetWriteBuffer({
-      schema: [{ name: 'root', num_children: EVENT_COLUMNS.length }, ...EVENT_COLUMNS] as never,
+      schema: [{ name: 'root', num_children: EVENT_COLUMNS.length }, ...EVENT_COLUMNS.map(({ write: _, ...e }) => e)] as never,
       columnData: EVENT_COLUMNS.map((c) => ({
         name: c.name,
         data: Array.from({ length: rows }, (_, i) => cell(c.name, i)) as never,
-        ...opts[c.name],
+        ...(opts[c.name] ?? c.write),
       })),
       kvMetadata: [
         { key: PARQUET_KIND_KEY, value: PARQUET_EVENTS_KIND },
@@ -111,12 +114,14 @@ describe('the flat decoder of Parquet event logs (src/io/parquetColumns.ts)', ()
     writeFileSync(path, new Uint8Array(buf));
   }
 
-  it('uncompressed pages are read by the flat decoder; an encoding it does not read (DELTA_BINARY_PACKED) by hyparquet', async () => {
+  it('uncompressed, plain or delta-packed pages; an encoding the flat decoder does not read (delta-packed INT32) read by hyparquet', async () => {
     const plain = join(dir, 'uncompressed.parquet');
     writeLog(plain, Object.fromEntries(EVENT_COLUMNS.map((c) => [c.name, { codec: 'UNCOMPRESSED' as const }])));
-    const delta = join(dir, 'delta.parquet');
-    writeLog(delta, { line: { encoding: 'DELTA_BINARY_PACKED' } });
-    for (const path of [plain, delta]) {
+    const snappy = join(dir, 'snappy.parquet');
+    writeLog(snappy, { line: { encoding: 'PLAIN', codec: 'SNAPPY' }, time: { encoding: 'PLAIN', codec: 'SNAPPY' } });
+    const int32 = join(dir, 'delta-int32.parquet');
+    writeLog(int32, { raw_form: { encoding: 'DELTA_BINARY_PACKED' } });
+    for (const path of [plain, snappy, int32]) {
       const got = await batches(path, {});
       expect(got).toEqual(await batches(path, { decoder: 'hyparquet' }));
       expect(got[0].length).toBe(50);
