@@ -400,7 +400,7 @@ function uncompress(codec: string, b: Uint8Array, size: number): Uint8Array {
   return out;
 }
 
-/** Row `row + i`'s text code for i < n: the page's k-th value where present (a dictionary index, or `base + k`). */
+/** Row `row + i`'s text code for i < n: the page's k-th value where present (a dictionary index, or `base + k`), else -1. */
 function spreadCodes(
   out: Int32Array,
   row: number,
@@ -416,13 +416,15 @@ function spreadCodes(
   }
   let k = 0;
   for (let i = 0; i < n; i++) {
-    if (present[i] === 0) continue;
-    out[row + i] = dict !== undefined ? dict[k] : base + k;
-    k++;
+    if (present[i] === 0) out[row + i] = -1;
+    else {
+      out[row + i] = dict !== undefined ? dict[k] : base + k;
+      k++;
+    }
   }
 }
 
-/** Row `row + i`'s number for i < n: the page's k-th value where present (through the dictionary when there is one). */
+/** Row `row + i`'s number for i < n: the page's k-th value where present (through the dictionary when there is one), else 0. */
 function spreadNumbers(
   out: Float64Array,
   row: number,
@@ -437,7 +439,7 @@ function spreadNumbers(
     if (present === undefined) for (let i = 0; i < n; i++) out[row + i] = d[idx[i]];
     else {
       let k = 0;
-      for (let i = 0; i < n; i++) if (present[i] !== 0) out[row + i] = d[idx[k++]];
+      for (let i = 0; i < n; i++) out[row + i] = present[i] !== 0 ? d[idx[k++]] : 0;
     }
     return;
   }
@@ -445,7 +447,7 @@ function spreadNumbers(
   if (present === undefined) out.set(v.subarray(0, n), row);
   else {
     let k = 0;
-    for (let i = 0; i < n; i++) if (present[i] !== 0) out[row + i] = v[k++];
+    for (let i = 0; i < n; i++) out[row + i] = present[i] !== 0 ? v[k++] : 0;
   }
 }
 
@@ -462,12 +464,9 @@ export function decodeChunk(bytes: Uint8Array, spec: ChunkSpec, reuse?: FlatColu
   const text = type === 'BYTE_ARRAY';
   if (!text && type !== 'INT32' && type !== 'INT64' && type !== 'DOUBLE') throw new UnsupportedParquet(`parquet type ${type}`);
   // The arrays of the column's previous chunk, when they are long enough (the caller is done with them).
-  const num = text ? undefined : reuse?.num !== undefined && reuse.num.length >= rows ? reuse.num.fill(0, 0, rows) : new Float64Array(rows);
-  const codes = !text
-    ? undefined
-    : reuse?.codes !== undefined && reuse.codes.length >= rows
-      ? reuse.codes.fill(-1, 0, rows)
-      : new Int32Array(rows).fill(-1);
+  // (Every row is written below: a value, or 0 or -1 for null.)
+  const num = text ? undefined : reuse?.num !== undefined && reuse.num.length >= rows ? reuse.num : new Float64Array(rows);
+  const codes = !text ? undefined : reuse?.codes !== undefined && reuse.codes.length >= rows ? reuse.codes : new Int32Array(rows);
   let texts: string[] = [];
   let dictNums: Float64Array | undefined;
   let dictTexts: string[] | undefined;
