@@ -1,11 +1,14 @@
 /**
  * Reading a Parquet event log (written by `xrate convert`, columns in parquetSchema.ts) as
- * columnar batches ({@link openParquetBatches}, a {@link BatchSource}: one batch per row group) or
- * record by record ({@link openParquetSource}, the {@link EventSource} openSource gives for a file
- * that starts with `PAR1`).
+ * columnar batches ({@link openParquetBatches}, a {@link BatchSource}: each row group's rows in
+ * batches of at most `batchSize`) or record by record ({@link openParquetSource}, the
+ * {@link EventSource} openSource gives for a file that starts with `PAR1`).
  *
- * Pure JavaScript (hyparquet), synchronous file reads, no native code: usable in a worker thread.
- * Memory is bounded by a row group ({@link ROW_GROUP_ROWS} rows).
+ * Pure JavaScript, synchronous file reads, no native code: usable in a worker thread. A row group's
+ * column chunks are read at once and decoded straight into typed arrays (parquetColumns.ts), and
+ * its batches are made from those columns, without an object per row; a row group whose pages the
+ * flat decoder does not read (another codec or encoding) goes through hyparquet's general decoder.
+ * Memory is bounded by a row group ({@link ROW_GROUP_ROWS} rows when xrate wrote the file).
  *
  * Raw texts: a row whose raw text is stored has it in the batch's `raw` bytes; a quote or trade
  * row whose raw text is a canonical rendering has `rawStart = -1` and its `raw_form` in `rawEnd`,
