@@ -395,6 +395,8 @@ function plainNumbers(b: Uint8Array, pos: number, count: number, type: string): 
 function uncompress(codec: string, b: Uint8Array, size: number): Uint8Array {
   if (codec === 'UNCOMPRESSED') return b;
   if (codec !== 'SNAPPY') throw new UnsupportedParquet(`parquet codec ${codec}`);
+  // Snappy expands at most about 32 times (a 2-byte copy gives at most 64 bytes).
+  if (!(size >= 0 && size <= 64 * b.length + 64)) throw new Error(`parquet page of ${b.length} bytes claims ${size} uncompressed`);
   const out = new Uint8Array(size);
   snappyUncompress(b, out);
   return out;
