@@ -109,7 +109,7 @@ export function openBatchSource(path: string, opts: BatchSourceOptions = {}): Ba
   // Parquet row groups and vendor files' read slices, cut where the record readers cut.
   if (src.format === 'parquet') {
     src.close();
-    return rebatched(openParquetBatches(path, { startLine: o.startLine }), batchSize);
+    return rebatched(openParquetBatches(path, { startLine: o.startLine, batchSize }), batchSize);
   }
   if (src.format === 'coinapi' || src.format === 'tardis') {
     src.close();

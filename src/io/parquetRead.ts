@@ -1,11 +1,14 @@
 /**
  * Reading a Parquet event log (written by `xrate convert`, columns in parquetSchema.ts) as
- * columnar batches ({@link openParquetBatches}, a {@link BatchSource}: one batch per row group) or
- * record by record ({@link openParquetSource}, the {@link EventSource} openSource gives for a file
- * that starts with `PAR1`).
+ * columnar batches ({@link openParquetBatches}, a {@link BatchSource}: each row group's rows in
+ * batches of at most `batchSize`) or record by record ({@link openParquetSource}, the
+ * {@link EventSource} openSource gives for a file that starts with `PAR1`).
  *
- * Pure JavaScript (hyparquet), synchronous file reads, no native code: usable in a worker thread.
- * Memory is bounded by a row group ({@link ROW_GROUP_ROWS} rows).
+ * Pure JavaScript, synchronous file reads, no native code: usable in a worker thread. A row group's
+ * column chunks are read at once and decoded straight into typed arrays (parquetColumns.ts), and
+ * its batches are made from those columns, without an object per row; a row group whose pages the
+ * flat decoder does not read (another codec or encoding) goes through hyparquet's general decoder.
+ * Memory is bounded by a row group ({@link ROW_GROUP_ROWS} rows when xrate wrote the file).
  *
  * Raw texts: a row whose raw text is stored has it in the batch's `raw` bytes; a quote or trade
  * row whose raw text is a canonical rendering has `rawStart = -1` and its `raw_form` in `rawEnd`,
@@ -14,11 +17,22 @@
  * @module
  */
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
-import { type AsyncBuffer, type FileMetaData, parquetMetadata, parquetRead } from 'hyparquet';
-import { BatchBuilder, type BatchColumns, CELLS, eventAt, ROW_OTHER, SIDE_CODES } from '../core/batch.js';
+import { type AsyncBuffer, type FileMetaData, parquetMetadata, parquetRead, type RowGroup } from 'hyparquet';
+import {
+  BatchBuilder,
+  type BatchColumns,
+  CELLS,
+  eventAt,
+  type OtherRow,
+  ROW_OTHER,
+  ROW_QUOTE,
+  ROW_TRADE,
+  SIDE_CODES,
+} from '../core/batch.js';
 import { XrateError } from '../core/errors.js';
 import type { QuoteEvent, TakerSide, TradeEvent } from '../core/types.js';
 import { type BatchSource, rawOf } from './batch.js';
+import { type ChunkSpec, decodeChunk, type FlatColumn, UnsupportedParquet } from './parquetColumns.js';
 import {
   canonicalRaw,
   EVENT_COLUMNS,
@@ -37,6 +51,17 @@ import type { EventSource, SourceRecord } from './source.js';
 export interface ParquetReadOptions {
   /** Skip rows whose line is below this (a resumed replay). Default 1. */
   startLine?: number;
+  /**
+   * How row groups are decoded: `flat` (the default) straight into typed arrays where the file's
+   * pages allow (parquetColumns.ts), else by hyparquet; `hyparquet` always by hyparquet (the
+   * reference the tests hold the flat decoder to).
+   */
+  decoder?: 'flat' | 'hyparquet';
+  /**
+   * Rows per batch at most: a row group decoded flat is cut into batches of this many rows (its
+   * last one shorter). Default: one batch per row group.
+   */
+  batchSize?: number;
 }
 
 /** Reads `length` bytes at `position` of an open file. */
@@ -145,16 +170,17 @@ function groupBatch(g: Group, rows: number, startLine: number): BatchColumns {
     let rs = -1;
     let re = form;
     const rawText = raw[i];
-    if (form === RAW_STORED && rawText !== null) {
+    const o = other[i];
+    const reason = rejectReason[i];
+    const ty = type[i];
+    // An other row keeps its raw text in its record; a quote's or trade's stored one is in the bytes.
+    if (o === null && reason === null && form === RAW_STORED && rawText !== null) {
       const bytes = encoder.encode(rawText);
       rawParts.push(bytes);
       rs = rawBytes;
       rawBytes += bytes.length;
       re = rawBytes;
     }
-    const o = other[i];
-    const reason = rejectReason[i];
-    const ty = type[i];
     if (o !== null) {
       const row = (typeof o === 'string' ? JSON.parse(o) : o) as Record<string, unknown>;
       row.raw = form === RAW_RECORD ? JSON.stringify(row.record) : rawText;
@@ -184,6 +210,205 @@ function groupBatch(g: Group, rows: number, startLine: number): BatchColumns {
     at += p.length;
   }
   return bb.finish(rawAll);
+}
+
+/** The columns the batches are made of (every one but `input`). */
+const FLAT_COLUMNS = COLUMN_NAMES.filter((n) => n !== 'input');
+
+/**
+ * Row group `rg` of an open file, its columns decoded straight into typed arrays (parquetColumns.ts),
+ * by name; into the arrays of `reuse` (the row group before, done with) where they are long enough.
+ */
+function readFlatGroup(fd: number, md: FileMetaData, rg: RowGroup, reuse: Record<string, FlatColumn>): Record<string, FlatColumn> {
+  const rows = Number(rg.num_rows);
+  const optional = new Map(md.schema.map((e) => [e.name, e.repetition_type === 'OPTIONAL']));
+  const chunks: { name: string; from: number; to: number; spec: ChunkSpec }[] = [];
+  let lo = Number.POSITIVE_INFINITY;
+  let hi = 0;
+  for (const c of rg.columns) {
+    const m = c.meta_data;
+    const name = m?.path_in_schema.length === 1 ? m.path_in_schema[0] : undefined;
+    if (m === undefined || name === undefined || !FLAT_COLUMNS.includes(name)) continue;
+    const from = Number(m.dictionary_page_offset ?? m.data_page_offset);
+    const to = from + Number(m.total_compressed_size);
+    if (Number(m.num_values) !== rows) throw new UnsupportedParquet('parquet column chunk of another length than its row group');
+    chunks.push({ name, from, to, spec: { type: m.type, optional: optional.get(name) ?? true, codec: m.codec, rows } });
+    lo = Math.min(lo, from);
+    hi = Math.max(hi, to);
+  }
+  if (chunks.length !== FLAT_COLUMNS.length) throw new UnsupportedParquet('parquet row group without every column');
+  // The row group's column chunks, read at once: they follow one another in the file.
+  const bytes = readAt(fd, lo, hi - lo);
+  const out: Record<string, FlatColumn> = {};
+  for (const ch of chunks) {
+    if (ch.to - lo > bytes.length) throw new Error('parquet column chunk past the end of the file');
+    out[ch.name] = decodeChunk(bytes.subarray(ch.from - lo, ch.to - lo), ch.spec, reuse[ch.name]);
+  }
+  return out;
+}
+
+/** A JSON cell: its text parsed. */
+const json = <T>(c: FlatColumn, i: number): T | null => (c.codes![i] < 0 ? null : (JSON.parse(c.texts![c.codes![i]]) as T));
+/** A text cell. */
+const textAt = (c: FlatColumn, i: number): string | null => (c.codes![i] < 0 ? null : c.texts![c.codes![i]]);
+
+/**
+ * The batch of rows `[from, to)` of a row group read by {@link readFlatGroup} (rows with a line
+ * below `startLine` left out): the batch {@link groupBatch} gives for them, made without an object
+ * per row.
+ */
+function flatBatch(g: Record<string, FlatColumn>, from: number, to: number, startLine: number): BatchColumns {
+  const line = g.line.num!;
+  const time = g.time.num!;
+  const rawForm = g.raw_form.num!;
+  const type = g.type;
+  const symbol = g.symbol_id;
+  const side = g.taker_side;
+  const texts = g.texts;
+  const other = g.other;
+  const reason = g.reject_reason;
+  const raw = g.raw;
+  const q = QUOTE_DEC_COLUMNS.map((n) => g[n].num!);
+  const t = TRADE_DEC_COLUMNS.map((n) => g[n].num!);
+  // Per text of the chunk's dictionaries: a quote?, a side's code, a symbol's index in the batch (on first use).
+  const isQuote = (type.texts ?? []).map((s) => s === 'quote');
+  const sideCode = (side.texts ?? []).map((s) => Math.max(0, SIDE_CODES.indexOf(s as TakerSide)));
+  const symbolAt = new Int32Array((symbol.texts?.length ?? 0) + 1).fill(-1);
+  const symbols: string[] = [];
+  const symbolIds = new Map<string, number>();
+  const symbolIndex = (id: string): number => {
+    let k = symbolIds.get(id);
+    if (k === undefined) {
+      k = symbols.push(id) - 1;
+      symbolIds.set(id, k);
+    }
+    return k;
+  };
+  let nullSymbol = -1;
+  const n = to - from;
+  const kind = new Uint8Array(n);
+  const lineOut = new Float64Array(n);
+  const timeOut = new Float64Array(n);
+  const symbolOut = new Int32Array(n);
+  const sideOut = new Uint8Array(n);
+  const v = new Float64Array(CELLS * n);
+  const otherIndex = new Int32Array(n);
+  const rawStart = new Int32Array(n);
+  const rawEnd = new Int32Array(n);
+  const textCells: number[] = [];
+  const textList: string[] = [];
+  const others: OtherRow[] = [];
+  const rawParts: Uint8Array[] = [];
+  let rawBytes = 0;
+  const sparse = other.texts!.length > 0 || reason.texts!.length > 0 || raw.texts!.length > 0 || texts.texts!.length > 0;
+  let r = 0;
+  for (let i = from; i < to; i++) {
+    const ln = line[i];
+    if (ln < startLine) continue;
+    const form = rawForm[i];
+    let rs = -1;
+    let re = form;
+    lineOut[r] = ln;
+    if (sparse) {
+      const rawText = textAt(raw, i);
+      const o = json<Record<string, unknown>>(other, i);
+      const why = textAt(reason, i);
+      if (o === null && why === null && form === RAW_STORED && rawText !== null) {
+        const bytes = encoder.encode(rawText);
+        rawParts.push(bytes);
+        rs = rawBytes;
+        rawBytes += bytes.length;
+        re = rawBytes;
+      }
+      if (o !== null || why !== null) {
+        let row: Record<string, unknown>;
+        if (o !== null) {
+          row = o;
+          row.raw = form === RAW_RECORD ? JSON.stringify(row.record) : rawText;
+        } else {
+          row = { raw: rawText ?? '', error: textAt(g.reject_message, i) ?? '' };
+          if (why !== 'bad_json') row.reason = why;
+        }
+        kind[r] = ROW_OTHER;
+        symbolOut[r] = -1;
+        otherIndex[r] = others.length;
+        others.push(row);
+        rawStart[r] = -1;
+        rawEnd[r] = -1;
+        r++;
+        continue;
+      }
+    }
+    rawStart[r] = rs;
+    rawEnd[r] = re;
+    timeOut[r] = time[i];
+    const sc = symbol.codes![i];
+    let s: number;
+    if (sc < 0) {
+      if (nullSymbol < 0) nullSymbol = symbolIndex('');
+      s = nullSymbol;
+    } else {
+      s = symbolAt[sc];
+      if (s < 0) {
+        s = symbolIndex(symbol.texts![sc]);
+        symbolAt[sc] = s;
+      }
+    }
+    symbolOut[r] = s;
+    const c = CELLS * r;
+    const tc = type.codes![i];
+    const ex = sparse ? json<Record<string, string>>(texts, i) : null;
+    if (tc >= 0 && isQuote[tc]) {
+      kind[r] = ROW_QUOTE;
+      v[c] = q[0][i];
+      v[c + 1] = q[1][i];
+      v[c + 2] = q[2][i];
+      v[c + 3] = q[3][i];
+      if (ex !== null)
+        for (const { name, c: k } of QUOTE_CELLS) if (ex[name] !== undefined) listText(textCells, textList, v, c + k, ex[name]);
+    } else {
+      kind[r] = ROW_TRADE;
+      const sd = side.codes![i];
+      sideOut[r] = sd < 0 ? 0 : sideCode[sd];
+      v[c] = t[0][i];
+      v[c + 1] = t[1][i];
+      if (ex !== null)
+        for (const { name, c: k } of TRADE_CELLS) if (ex[name] !== undefined) listText(textCells, textList, v, c + k, ex[name]);
+    }
+    r++;
+  }
+  const rawAll = new Uint8Array(rawBytes);
+  let at = 0;
+  for (const p of rawParts) {
+    rawAll.set(p, at);
+    at += p.length;
+  }
+  const cut = <T extends Uint8Array | Int32Array | Float64Array>(a: T, k = 1): T => (r === n ? a : (a.slice(0, r * k) as T));
+  return {
+    length: r,
+    kind: cut(kind),
+    line: cut(lineOut),
+    time: cut(timeOut),
+    symbol: cut(symbolOut),
+    symbols,
+    side: cut(sideOut),
+    v: cut(v, CELLS),
+    textCells: Int32Array.from(textCells),
+    texts: textList,
+    otherIndex: cut(otherIndex),
+    others,
+    raw: rawAll,
+    rawStart: cut(rawStart),
+    rawEnd: cut(rawEnd),
+  };
+}
+
+/** Lists `text` as cell `cell`'s exact text when it is not `String(v[cell])` (BatchBuilder.text). */
+function listText(cells: number[], texts: string[], v: Float64Array, cell: number, text: string): void {
+  if (text !== String(v[cell])) {
+    cells.push(cell);
+    texts.push(text);
+  }
 }
 
 /**
@@ -222,6 +447,8 @@ export function openParquetBatches(path: string, opts: ParquetReadOptions = {}):
     throw e;
   }
   const startLine = opts.startLine ?? 1;
+  const flat = opts.decoder !== 'hyparquet';
+  const batchSize = Math.max(1, Math.floor(opts.batchSize ?? Number.POSITIVE_INFINITY));
   if (startLine > 1 && md.key_value_metadata?.find((kv) => kv.key === PARQUET_LINES_KEY)?.value !== 'ascending') {
     closeSync(fd);
     throw new XrateError(
@@ -244,14 +471,37 @@ export function openParquetBatches(path: string, opts: ParquetReadOptions = {}):
     rawOf: parquetRawOf,
     async *batches() {
       let start = 0;
+      // The columns of the row group before, whose arrays the next one is decoded into.
+      let last: Record<string, FlatColumn> = {};
       for (const rg of md.row_groups) {
         if (closed || fd === undefined) return;
         const rows = Number(rg.num_rows);
-        const g = await readGroup(fd, size, md, start, rows);
+        let g: Record<string, FlatColumn> | undefined;
+        if (flat) {
+          try {
+            g = readFlatGroup(fd, md, rg, last);
+            last = g;
+          } catch (e) {
+            if (!(e instanceof UnsupportedParquet)) throw new XrateError('input', `cannot read "${path}": ${(e as Error).message}`);
+          }
+        }
+        const at = start;
         start += rows;
-        done += Number(rg.total_compressed_size ?? 0n);
-        const b = groupBatch(g, rows, startLine);
-        if (b.length > 0) yield b;
+        if (g === undefined) {
+          const b = groupBatch(await readGroup(fd, size, md, at, rows), rows, startLine);
+          done += Number(rg.total_compressed_size ?? 0n);
+          if (b.length > 0) yield b;
+          continue;
+        }
+        // Batches of `batchSize` rows cut from the decoded columns (a replay's, when the row group
+        // is a multiple of it, pass the rebatching untouched).
+        for (let from = 0; from < rows; from += batchSize) {
+          const to = Math.min(rows, from + batchSize);
+          if (to === rows) done += Number(rg.total_compressed_size ?? 0n);
+          const b = flatBatch(g, from, to, startLine);
+          if (b.length > 0) yield b;
+          if (closed) return;
+        }
       }
       done = size;
     },

@@ -52,17 +52,28 @@ export interface SchemaElementLike {
   converted_type?: 'UTF8' | 'JSON';
   logical_type?: { type: 'TIMESTAMP'; isAdjustedToUTC: boolean; unit: 'MICROS' };
   num_children?: number;
+  /** How the writer encodes the column (not part of the schema): default dictionary or PLAIN, snappy. */
+  write?: { encoding?: 'DELTA_BINARY_PACKED'; codec?: 'UNCOMPRESSED' };
 }
 
 const str = (name: string): SchemaElementLike => ({ name, type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'OPTIONAL' });
 const dbl = (name: string): SchemaElementLike => ({ name, type: 'DOUBLE', repetition_type: 'OPTIONAL' });
 
+/** Ascending integers (lines, times): their deltas bit-packed, small enough without compression. */
+const DELTA = { encoding: 'DELTA_BINARY_PACKED', codec: 'UNCOMPRESSED' } as const;
+
 /** The leaf columns of an event log, in file order. */
 export const EVENT_COLUMNS: readonly SchemaElementLike[] = [
-  { name: 'line', type: 'INT64', repetition_type: 'REQUIRED' },
+  { name: 'line', type: 'INT64', repetition_type: 'REQUIRED', write: DELTA },
   { name: 'input', type: 'INT32', repetition_type: 'REQUIRED' },
   str('type'),
-  { name: 'time', type: 'INT64', repetition_type: 'OPTIONAL', logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MICROS' } },
+  {
+    name: 'time',
+    type: 'INT64',
+    repetition_type: 'OPTIONAL',
+    logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MICROS' },
+    write: DELTA,
+  },
   str('symbol_id'),
   ...QUOTE_DEC_COLUMNS.map(dbl),
   ...TRADE_DEC_COLUMNS.map(dbl),

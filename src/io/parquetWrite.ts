@@ -80,7 +80,7 @@ export class ParquetFile {
     this.out = new FileByteWriter(path);
     this.writer = new ParquetWriter({
       writer: this.out,
-      schema: [{ name: 'root', num_children: columns.length }, ...columns] as never,
+      schema: [{ name: 'root', num_children: columns.length }, ...columns.map(({ write: _, ...e }) => e)] as never,
       statistics: true,
       kvMetadata,
       createdBy: 'xrate',
@@ -92,7 +92,7 @@ export class ParquetFile {
     const rows = data[0]?.length ?? 0;
     if (rows === 0) return;
     void this.writer.write({
-      columnData: this.columns.map((c, k) => ({ name: c.name, data: data[k] as never })),
+      columnData: this.columns.map((c, k) => ({ name: c.name, data: data[k] as never, ...c.write })),
       rowGroupSize: rows,
     });
   }

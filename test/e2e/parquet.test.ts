@@ -5,14 +5,18 @@
  * lines, gzip, CSV, SQLite, vendor files, directories and --merge; DuckDB (an independent reader)
  * reads what convert and `replay --out FILE.parquet` write; bad flags exit 2 naming the flag.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { parquetMetadata, parquetReadObjects } from 'hyparquet';
+import { parquetWriteBuffer } from 'hyparquet-writer';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateLog } from '../../scripts/gen-log.js';
 import { formatTime } from '../../src/core/time.js';
+import { convertToParquet } from '../../src/io/parquetConvert.js';
 import { openParquetBatches } from '../../src/io/parquetRead.js';
+import { EVENT_COLUMNS } from '../../src/io/parquetSchema.js';
 import { wireText } from '../../src/core/wire.js';
 import { exportVendor } from '../helpers/vendorExport.js';
 import { cli, DEMO, dumpTables, query, SUMMARY_COUNTS, type Tables, writeSmallLogs } from './helpers.js';
@@ -82,6 +86,56 @@ describe('xrate convert, then xrate replay FILE.parquet', () => {
     expect(rejects.map((r) => r.raw)).toContain(GARBAGE[1]);
     expect(query<{ n: number }>(db, 'SELECT count(*) AS n FROM rates')[0].n).toBeGreaterThan(100);
     expect(query<{ n: number }>(db, 'SELECT count(*) AS n FROM ohlc')[0].n).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('row groups of any size against any batch size, read in this thread or a worker: the outputs of the NDJSON replay', async () => {
+    // A file of one row group of 65,536 rows (what convert writes) cut into batches of 1000 rows,
+    // and one of 700-row groups, whose batches straddle them.
+    const want = p('rg-want.sqlite');
+    expect((await cli('replay', LOG, '--batch-size', '1000', '--db', want, '--quiet')).code).toBe(0);
+    const small = p('rg-700.parquet');
+    await convertToParquet([LOG], small, { rowGroupRows: 700 });
+    const big = p('rg-65536.parquet');
+    expect((await cli('convert', LOG, '--out', big, '--quiet')).code).toBe(0);
+    let k = 0;
+    for (const pq of [big, small]) {
+      for (const threads of ['1', '2']) {
+        const got = p(`rg-got-${k++}.sqlite`);
+        const r = await cli('replay', pq, '--batch-size', '1000', '--threads', threads, '--db', got, '--quiet');
+        expect(r.code, r.err).toBe(0);
+        expect(outputs(got)).toEqual(outputs(want));
+      }
+    }
+  }, 240_000);
+
+  it('a file as the previous convert wrote it (line and time PLAIN and snappy-compressed) replays as the NDJSON log', async () => {
+    const pq = p('now.parquet');
+    expect((await cli('convert', LOG, '--out', pq, '--quiet')).code).toBe(0);
+    // The same rows and metadata rewritten with every column in hyparquet-writer's default encoding.
+    const bytes = readFileSync(pq);
+    const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+    const md = parquetMetadata(file);
+    const rows = (await parquetReadObjects({ file, parsers: { timestampFromMicroseconds: (us: bigint) => us } })) as Record<
+      string,
+      unknown
+    >[];
+    const old = p('previous.parquet');
+    const out = parquetWriteBuffer({
+      schema: [{ name: 'root', num_children: EVENT_COLUMNS.length }, ...EVENT_COLUMNS.map(({ write: _, ...e }) => e)] as never,
+      columnData: EVENT_COLUMNS.map((c) => ({ name: c.name, data: rows.map((r) => r[c.name] ?? null) as never })),
+      rowGroupSize: 65536,
+      kvMetadata: md.key_value_metadata,
+    });
+    writeFileSync(old, new Uint8Array(out));
+    const oldBytes = readFileSync(old);
+    const oldMd = parquetMetadata(oldBytes.buffer.slice(oldBytes.byteOffset, oldBytes.byteOffset + oldBytes.byteLength));
+    expect(oldMd.row_groups[0].columns[0].meta_data?.encodings).toEqual(['PLAIN']);
+    expect(md.row_groups[0].columns[0].meta_data?.encodings).toEqual(['DELTA_BINARY_PACKED']);
+    const want = p('prev-want.sqlite');
+    const got = p('prev-got.sqlite');
+    expect((await cli('replay', LOG, '--db', want, '--quiet')).code).toBe(0);
+    expect((await cli('replay', old, '--db', got, '--quiet')).code).toBe(0);
+    expect(outputs(got)).toEqual(outputs(want));
   }, 120_000);
 
   it('gzip, CSV and SQLite inputs, one after another and merged', async () => {

@@ -1,0 +1,132 @@
+/**
+ * The flat decoder of Parquet event logs (src/io/parquetColumns.ts, the default of
+ * openParquetBatches) gives the very batches hyparquet's general decoder gives (every column,
+ * raw bytes included), whatever the row-group size, the inputs (one, several, merged), the
+ * line a read starts from and the replay's batch size; and a row group it cannot read (an encoding
+ * it does not know) is read by hyparquet.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { BatchColumns } from '../../src/core/batch.js';
+import { convertToParquet } from '../../src/io/parquetConvert.js';
+import { openParquetBatches, type ParquetReadOptions } from '../../src/io/parquetRead.js';
+import { rebatched } from '../../src/io/rebatch.js';
+import { parquetWriteBuffer } from 'hyparquet-writer';
+import { EVENT_COLUMNS, PARQUET_EVENTS_KIND, PARQUET_KIND_KEY } from '../../src/io/parquetSchema.js';
+import { parquetLine } from '../helpers/parquetLines.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'xrate-parquet-flat-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The batches of `path`; with `opts.batchSize`, cut as a replay cuts them (rebatch.ts). */
+async function batches(path: string, opts: ParquetReadOptions): Promise<BatchColumns[]> {
+  const pq = openParquetBatches(path, opts);
+  const src = opts.batchSize === undefined ? pq : rebatched(pq, opts.batchSize);
+  const out: BatchColumns[] = [];
+  try {
+    for await (const b of src.batches()) out.push(b);
+  } finally {
+    src.close();
+  }
+  return out;
+}
+
+describe('the flat decoder of Parquet event logs (src/io/parquetColumns.ts)', () => {
+  it('gives the batches of the general decoder: any row-group size, one input or several, merged or not, any start line', async () => {
+    let k = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(parquetLine, { minLength: 1, maxLength: 80 }), { minLength: 1, maxLength: 2 }),
+        fc.integer({ min: 1, max: 90 }),
+        fc.boolean(),
+        fc.integer({ min: 1, max: 60 }),
+        fc.integer({ min: 1, max: 40 }),
+        async (logs, rowGroupRows, merge, from, batchSize) => {
+          const paths = logs.map((lines, i) => {
+            const log = join(dir, `f${k}-${i}.ndjson`);
+            writeFileSync(log, `${lines.join('\n')}\n`);
+            return log;
+          });
+          const pq = join(dir, `f${k++}.parquet`);
+          await convertToParquet(paths, pq, { rowGroupRows, merge });
+          const want = await batches(pq, { decoder: 'hyparquet' });
+          expect(await batches(pq, {})).toEqual(want);
+          // Cut into a replay's batches: the flat decoder's own cut, then the rebatching.
+          expect(await batches(pq, { batchSize })).toEqual(await batches(pq, { decoder: 'hyparquet', batchSize }));
+          if (paths.length === 1) {
+            const wantFrom = await batches(pq, { decoder: 'hyparquet', startLine: from, batchSize });
+            expect(await batches(pq, { startLine: from, batchSize })).toEqual(wantFrom);
+          }
+        },
+      ),
+      { seed: 20261128, numRuns: 60 },
+    );
+  }, 180_000);
+
+  it('many distinct symbols (plain, not dictionary, pages), long row groups', async () => {
+    const lines: string[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const t = `2024-03-01T00:00:${String(Math.floor(i / 100)).padStart(2, '0')}.${String(i % 100).padStart(2, '0')}00000Z`;
+      lines.push(`{"type":"trade","time":"${t}","symbol_id":"S_SPOT_A${i}_USD","price":${1 + i / 7},"size":"0.${i}0"}`);
+    }
+    const log = join(dir, 'many.ndjson');
+    writeFileSync(log, `${lines.join('\n')}\n`);
+    const pq = join(dir, 'many.parquet');
+    await convertToParquet([log], pq, { rowGroupRows: 2048 });
+    const got = await batches(pq, {});
+    expect(got).toEqual(await batches(pq, { decoder: 'hyparquet' }));
+    expect(got.reduce((n, b) => n + b.length, 0)).toBe(3000);
+  });
+
+  /** A one-row-group event log written by hyparquet-writer, with `opts` for some columns (else as convert writes them). */
+  function writeLog(
+    path: string,
+    opts: Record<string, { codec?: 'UNCOMPRESSED' | 'SNAPPY'; encoding?: 'DELTA_BINARY_PACKED' | 'PLAIN' }>,
+  ): void {
+    const rows = 50;
+    const cell = (name: string, i: number): unknown => {
+      if (name === 'line') return BigInt(i + 1);
+      if (name === 'input' || name === 'raw_form') return name === 'raw_form' ? 1 : 0;
+      if (name === 'type') return i % 3 === 0 ? 'quote' : 'trade';
+      if (name === 'time') return 1709251200000000n + BigInt(i * 1000);
+      if (name === 'symbol_id') return `K_SPOT_A${i % 4}_USD`;
+      const quote = i % 3 === 0;
+      if (['bid_price', 'bid_size', 'ask_price', 'ask_size'].includes(name)) return quote ? 1 + i / 8 : null;
+      if (name === 'price' || name === 'size') return quote ? null : 2 + i / 16;
+      if (name === 'taker_side') return quote || i % 2 === 0 ? null : 'BUY';
+      return null;
+    };
+    const buf = parquetWriteBuffer({
+      schema: [{ name: 'root', num_children: EVENT_COLUMNS.length }, ...EVENT_COLUMNS.map(({ write: _, ...e }) => e)] as never,
+      columnData: EVENT_COLUMNS.map((c) => ({
+        name: c.name,
+        data: Array.from({ length: rows }, (_, i) => cell(c.name, i)) as never,
+        ...(opts[c.name] ?? c.write),
+      })),
+      kvMetadata: [
+        { key: PARQUET_KIND_KEY, value: PARQUET_EVENTS_KIND },
+        { key: 'xrate.inputs', value: '["x"]' },
+      ],
+    });
+    writeFileSync(path, new Uint8Array(buf));
+  }
+
+  it('uncompressed, plain or delta-packed pages; an encoding the flat decoder does not read (delta-packed INT32) read by hyparquet', async () => {
+    const plain = join(dir, 'uncompressed.parquet');
+    writeLog(plain, Object.fromEntries(EVENT_COLUMNS.map((c) => [c.name, { codec: 'UNCOMPRESSED' as const }])));
+    const snappy = join(dir, 'snappy.parquet');
+    writeLog(snappy, { line: { encoding: 'PLAIN', codec: 'SNAPPY' }, time: { encoding: 'PLAIN', codec: 'SNAPPY' } });
+    const int32 = join(dir, 'delta-int32.parquet');
+    writeLog(int32, { raw_form: { encoding: 'DELTA_BINARY_PACKED' } });
+    for (const path of [plain, snappy, int32]) {
+      const got = await batches(path, {});
+      expect(got).toEqual(await batches(path, { decoder: 'hyparquet' }));
+      expect(got[0].length).toBe(50);
+      expect([got[0].kind[0], got[0].v[0], got[0].line[49]]).toEqual([1, 1, 50]);
+      expect([got[0].kind[1], got[0].v[4], got[0].side[1]]).toEqual([2, 2 + 1 / 16, 1]);
+    }
+  });
+});
