@@ -83,13 +83,12 @@ const ownText = (v: number): string => String(v);
  * [index, text] pairs; null when there is none.
  */
 function textsColumn(texts: readonly (string | undefined)[], values: Float64Array, n: number): string | null {
-  let out: [number, string][] | undefined;
+  const out: [number, string][] = [];
   for (let i = 0; i < n; i++) {
     const t = texts[i];
-    if (t === undefined || t === ownText(values[i])) continue;
-    (out ??= []).push([i, t]);
+    if (t !== undefined && t !== ownText(values[i])) out.push([i, t]);
   }
-  return out ? JSON.stringify(out) : null;
+  return out.length > 0 ? JSON.stringify(out) : null;
 }
 
 /**
