@@ -145,8 +145,8 @@ function room(a: Float64Array, used: number, n: number): Float64Array {
  */
 export class OwnChunkWriter {
   private readonly sink: RowSink;
-  /** The slot of each series: key = metric index + 8 × subject index. */
-  private readonly slots = new Map<number, Slot>();
+  /** The slot of each series, at metric index + 8 × subject index. */
+  private readonly slots: (Slot | undefined)[] = [];
   /** Slots with points, in the order first written in the batch. */
   private active: Slot[] = [];
   private batch = 0;
@@ -165,8 +165,9 @@ export class OwnChunkWriter {
     for (let i = 0; i < b.length; i++) {
       const metric = b.metric[i];
       const key = metric + 8 * b.subject[i];
-      let s = this.slots.get(key);
+      let s = this.slots[key];
       if (s === undefined) {
+        while (this.slots.length < key) this.slots.push(undefined);
         s = {
           ids: ['', '', '', ''],
           batch: -1,
@@ -176,7 +177,7 @@ export class OwnChunkWriter {
           seqs: new Float64Array(16),
           texts: [],
         };
-        this.slots.set(key, s);
+        this.slots[key] = s;
       }
       if (s.n === 0) {
         if (s.batch !== batch) {
