@@ -26,6 +26,7 @@ import type { XrateEvent } from '../src/core/types.js';
 import { replay } from '../src/replay/replay.js';
 import { writeLog } from '../scripts/gen-log.js';
 import { buildC, runRefresh, writeUniverseBin, type RefreshFigures } from './c-limits.js';
+import { chartYearBench } from './chart.js';
 import { metricsHistoryBench } from './metrics.js';
 import { feedBench } from './feed.js';
 import { parallelBench } from './parallel.js';
@@ -323,6 +324,7 @@ async function main(): Promise<void> {
     ['replay/parquet', () => replayParquetBench(dir)],
     ['replay/parallel-2 replay/queue-2', () => parallelBench(dir)],
     ['metrics/history-100k', () => metricsHistoryBench(dir)],
+    ['chart/year', () => chartYearBench(dir)],
     ['memory/L', memoryBench],
     ['http/rate', httpBench],
     ['http/rate-replicas', httpReplicasBench],
@@ -389,6 +391,8 @@ function extras(x: BenchResult): string {
   if (typeof x.ratio_to_workers === 'number')
     s += `  ${x.ratio_to_workers.toFixed(2)}x the time of --workers 2 (${(x.workers_2_s as number).toFixed(2)} s; target <= ${x.ratio_target}x)`;
   if (typeof x.p99LatencyMs === 'number') s += `  p99 latency ${x.p99LatencyMs} ms`;
+  if (typeof x.cpu_ms_median === 'number')
+    s += `  ${x.resolution}: ${x.points} points; CPU ${x.cpu_ms_median.toFixed(1)} ms per answer (target < ${x.target_ms} ms)`;
   if (x.cpuUsPerRequest && typeof x.cpuUsPerRequest === 'object')
     s += `  CPU per request: ${Object.entries(x.cpuUsPerRequest as Record<string, number>)
       .map(([n, us]) => `${n} ${us} µs`)

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { CHART_MAX_POINTS } from '../replay/chart.js';
+import { CHART_MAX_TICKS } from '../answers/chartResolution.js';
 import { HISTORY_MAX_LIMIT } from '../replay/query.js';
 import { DEFAULT_STORED_PERIODS } from '../replay/replay.js';
 import { RIGHTS } from '../http/rights.js';
@@ -142,24 +142,32 @@ no_path; docs/methodology.md section 6).
 
 Options: --pair, --at, --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N
 `,
-  plot: `Usage: xrate plot LOG|DB --pair B/Q --from T1 --to T2 [--period P] --out FILE.svg|.png [options]
+  plot: `Usage: xrate plot LOG|DB --pair B/Q [--pair C/D ...] --from T1 --to T2 [--period P] --out FILE.svg|.png [options]
 
-Draws rate(B, Q) at every tick in [T1, T2] (at most ${CHART_MAX_POINTS} ticks), the price of each market
-that contributes to it, the markets left out marked by reason (stale, spread, rank, outlier, ...)
-at their midpoint, and with --period the OHLC candles of that period, with value and UTC time axes
-and a legend. Markets are drawn for a direct pair (or its inverse); a cross rate is drawn alone.
-From a LOG, the log is replayed. From a database: it keeps rate changes, not quotes, so the logs its
-run read are replayed again when they are still at the recorded paths (and still give its rates);
-otherwise the chart has the rate only, and a note says why.
+Draws rate(B, Q) over [T1, T2], any range. Up to ${CHART_MAX_TICKS} ticks (two hours), at every tick:
+the price of each market that contributes to it, the markets left out marked by reason (stale,
+spread, rank, outlier, ...) at their midpoint, and with --period the OHLC candles of that period.
+A longer range is drawn by the buckets of the shortest period with at most --width buckets that
+the data can serve (from a database: a stored period or one rolled up from it): each bucket's
+close, its candles when there are few enough to see, and below, each market's weight share
+stacked and the count of markets used (from a database that stored xrate's own metrics, or a LOG).
+The line written says the resolution. Markets are drawn for a direct pair (or its inverse); a
+cross rate is drawn alone. With several --pair, each pair is drawn as its % change from its first
+value, all on one axis.
+From a LOG, the log is replayed. From a database: it keeps rate changes, not quotes, so for the
+markets the logs its run read are replayed again (from its newest snapshot before T1, if any)
+when they are still at the recorded paths (and still give its rates); otherwise the chart has the
+rate only, and a note says why.
 An .svg is written by xrate itself (same data, same bytes); a .png is that SVG drawn by headless
 Chromium (the "chromium" package, or XRATE_CHROMIUM=PATH).
 
 Options:
-  --pair B/Q              the pair (direct, inverse or cross)
+  --pair B/Q              the pair (direct, inverse or cross); again to compare pairs
   --from TIME, --to TIME  the range (ISO 8601, UTC unless an offset is given)
-  --period P              also draw OHLC candles of period P (e.g. 5MIN; see xrate periods)
+  --period P              also draw OHLC candles of period P (e.g. 5MIN; see xrate periods); over
+                          more than ${CHART_MAX_TICKS} ticks, the resolution itself
   --out FILE              FILE.svg or FILE.png
-  --width N, --height N   size in pixels (default 960 x 540)
+  --width N, --height N   size in pixels (default 960 x 540); the width is the chart's points
   --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N   as for xrate rate
 `,
   metrics: `Usage: xrate metrics LOG|DB ROUTE [NAME=VALUE ...] [options]

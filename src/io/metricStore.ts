@@ -381,6 +381,48 @@ export class DatabaseMetrics implements MetricsSource {
     const by = <T>(a: T[]): T[] => order.map((i) => a[i]);
     return { times: by(out.times), values: by(out.values), texts: by(out.texts), seqs: by(out.seqs), keys: by(out.keys) };
   }
+
+  // ---- Values in force at given times (the chart's summary over long ranges: src/answers/chart.ts) ----
+
+  /**
+   * The decimal value of series `key` in force at each of `times` (µs, ascending or not): that of
+   * its latest point with time <= the time (ties: the later point), null when it has none then or
+   * the point is not a decimal. One index seek per time (metric_points_series), whatever the
+   * number of points in between, all in one statement (the times as a JSON array: no call per time).
+   *
+   * @example
+   * ```ts
+   * metrics.valuesAt({ metric_id: 'XRATE_MARKET_WEIGHT_SHARE', exchange_id: 'KRAKEN', symbol_id: 'KRAKEN_SPOT_BTC_USD', asset_id: '' }, [t1, t2]);
+   * // [0.25, null]
+   * ```
+   */
+  valuesAt(key: SeriesKey, times: readonly TimeUs[]): (number | null)[] {
+    if (!this.stored || times.length === 0) return times.map(() => null);
+    this.valuesAtStmt ??= this.db
+      .prepare(
+        `SELECT (SELECT CASE WHEN kind = 'decimal' THEN value END FROM metric_points
+                 WHERE metric_id = @metric_id AND exchange_id = @exchange_id AND symbol_id = @symbol_id AND asset_id = @asset_id
+                 AND time <= t.value ORDER BY time DESC, seq DESC LIMIT 1)
+         FROM json_each(@times) t ORDER BY t.key`,
+      )
+      .pluck();
+    const { metric_id, exchange_id, symbol_id, asset_id } = key;
+    const got = this.valuesAtStmt.all({ metric_id, exchange_id, symbol_id, asset_id, times: JSON.stringify(times) }) as (number | null)[];
+    return got.map((v) => v ?? null);
+  }
+
+  /** Whether series `key` has a point at or before `at` (one index seek). */
+  hasSeries(key: SeriesKey, at: TimeUs = Number.MAX_SAFE_INTEGER): boolean {
+    if (!this.stored) return false;
+    this.hasSeriesStmt ??= this.db.prepare(
+      'SELECT 1 FROM metric_points WHERE metric_id = ? AND exchange_id = ? AND symbol_id = ? AND asset_id = ? AND time <= ? LIMIT 1',
+    );
+    return this.hasSeriesStmt.get(key.metric_id, key.exchange_id, key.symbol_id, key.asset_id, at) !== undefined;
+  }
+
+  private valuesAtStmt: Database.Statement | undefined;
+  private hasSeriesStmt: Database.Statement | undefined;
+  // ---- end of the values in force at given times ----
 }
 
 /** The point of chunk `c` that is its last at or before `at` (as a row of `metric_points`), if any. */

@@ -23,7 +23,7 @@ import type { OhlcBucket } from '../core/ohlc.js';
 import type { RateChangePoint, StoredSeriesPoint } from '../core/ohlcSeries.js';
 import { OwnChunkWriter } from './metricChunks.js';
 import { DatabaseMetrics, metricWriters } from './metricStore.js';
-import type { MetricDefinition, MetricsSource } from '../core/metrics/source.js';
+import type { MetricDefinition } from '../core/metrics/source.js';
 import { positionWriters, StoredPositions } from './positionStore.js';
 import type { RowSinkMaker } from './rowJob.js';
 import { createSchema, OUTPUT_TABLES } from './storeSchema.js';
@@ -334,7 +334,7 @@ export class ReplayStore {
   }
 
   /** The stored metrics (`own`: the definitions of xrate's own metrics, the descriptions of those stored). */
-  metrics(own: readonly MetricDefinition[] = []): MetricsSource {
+  metrics(own: readonly MetricDefinition[] = []): DatabaseMetrics {
     return new DatabaseMetrics(this.db, own);
   }
 
@@ -421,9 +421,12 @@ export class ReplayStore {
     this.db.prepare(SNAPSHOT_SQL[1]).run();
   }
 
-  /** The newest checkpoint, if any. */
-  latestSnapshot(): ReplayCheckpoint | undefined {
-    const row = this.db.prepare(`SELECT batch, input, line, final, state FROM snapshots ORDER BY id DESC LIMIT 1`).get() as
+  /** The newest checkpoint, if any; with `before` (µs), the newest not final whose last tick is before it (a chart's replay starts there). */
+  latestSnapshot(before?: number): ReplayCheckpoint | undefined {
+    const where = before === undefined ? '' : 'WHERE final = 0 AND last_tick < ?';
+    const row = this.db
+      .prepare(`SELECT batch, input, line, final, state FROM snapshots ${where} ORDER BY id DESC LIMIT 1`)
+      .get(...(before === undefined ? [] : [before])) as
       | { batch: number; input: number; line: number; final: number; state: Buffer }
       | undefined;
     if (!row) return undefined;

@@ -1,8 +1,9 @@
 /**
- * The data of a rate chart (`xrate plot`, and the service's `/chart` extension that the page at `/`
- * draws): per tick in [from, to], the rate of a pair, each market's midpoint while it contributes,
- * the markets left out with their reason, the provenance of every point and, with a period, the
- * OHLC candles. One function, {@link chartData}, shared by the command and the service.
+ * The data of a rate chart at tick resolution (`xrate plot`, and the service's `/chart` extension
+ * that the page at `/` draws, over a range of at most 7200 ticks: src/answers/chart.ts charts
+ * longer ones by period): per tick in [from, to], the rate of a pair, each market's midpoint while
+ * it contributes, the markets left out with their reason, each market's weight share, the
+ * provenance of every point and, with a period, the OHLC candles ({@link tickChartData}).
  *
  * Where it comes from:
  * - **A log** is replayed through `to`; at each tick in the range the engine explains the pair
@@ -10,10 +11,11 @@
  *   price p) and the markets left out (their reason, and their midpoint from the quote).
  * - **A replay database** keeps rate changes, not quotes. When the inputs its run recorded (the
  *   `runs` row: files, format, config, reorder window, line limit) are still readable, they are
- *   replayed as a log is, and the rates are checked against the database's at the first, middle
- *   and last tick of the range; otherwise (or when they disagree: the files changed) the chart has
- *   the database's rate per tick only, with {@link ChartData.note} saying why there is no market
- *   detail.
+ *   replayed as a log is (from the newest snapshot the database holds from before the range, if
+ *   any: what replaying from the start gives), and the rates are checked against the database's at
+ *   the first, middle and last tick of the range; otherwise (or when they disagree: the files
+ *   changed) the chart has the database's rate per tick only, with {@link ChartData.note} saying
+ *   why there is no market detail.
  *
  * Markets are charted for a direct pair (and inverted for an inverse one); a cross rate's markets
  * belong to its legs, in other units: its chart has the rate, and the legs in each point's
@@ -28,16 +30,14 @@ import type { Engine } from '../core/engine.js';
 import { isXrateError, XrateError } from '../core/errors.js';
 import type { ExclusionReason } from '../core/eligibility.js';
 import type { ExchangeRatesTimeseriesItem } from '../core/ohlc.js';
-import { exchangeRatePeriod, EXCHANGE_RATE_PERIODS } from '../core/periods.js';
+import { exchangeRatePeriod, EXCHANGE_RATE_PERIODS, type PeriodRecord } from '../core/periods.js';
 import type { MarketProvenance, RateExplanation } from '../core/provenance.js';
 import { ceilSecond, floorSecond, formatTime, parseTime, US_PER_SECOND } from '../core/time.js';
 import { wireExplanation, wireRate } from '../core/wire.js';
 import type { SourceFormat } from '../io/source.js';
 import { ReplayDatabase, ReplayDatabaseError } from './database.js';
 import { isDatabaseSource, queryHistory, replayTo, type QuerySource } from './query.js';
-
-/** Most ticks one chart may span (two hours of ticks): a wider range is refused, not thinned. */
-export const CHART_MAX_POINTS = 7200;
+import type { ReplayCheckpoint } from '../io/store.js';
 
 /** Most candles of a chart with a period. */
 const CHART_MAX_CANDLES = 2000;
@@ -63,6 +63,14 @@ export interface ChartExclusion {
   price: number;
 }
 
+/** A market's weight share along a chart (docs/methodology.md section 9, `XRATE_MARKET_WEIGHT_SHARE`). */
+export interface ChartWeightShare {
+  symbol_id: string;
+  exchange_id: string;
+  /** Per point: the share in force (after the tick; at a bucket's end), null where the market had none. */
+  share: (number | null)[];
+}
+
 /** What a chart draws (see the module description). */
 export interface ChartData {
   asset_id_base: string;
@@ -70,15 +78,17 @@ export interface ChartData {
   time_start: string;
   time_end: string;
   period_id: string | null;
+  /** `tick` (one point per tick) or the period id of the points (src/answers/chartResolution.ts). */
+  resolution: string;
   /** `log`: replayed; `database`: a replay database (its run's inputs replayed when `markets_detail`). */
   source: 'log' | 'database';
   /** Whether markets, exclusions and provenance are charted (false: the rate only, see `note`). */
   markets_detail: boolean;
   /** Why some of the chart is missing, or null. */
   note: string | null;
-  /** The ticks, unix seconds. */
+  /** The points' times, unix seconds: the ticks, or the buckets' starts at a period resolution. */
   ticks: number[];
-  /** The pair's rate after each tick (fresh or carried, as written: wireNumber), null when it has none. */
+  /** The pair's rate after each tick (fresh or carried, as written: wireNumber), or each bucket's close; null when it has none. */
   rate: (number | null)[];
   markets: ChartMarket[];
   /** A point whenever a market is left out, or its reason or midpoint changes while it is. */
@@ -89,6 +99,10 @@ export interface ChartData {
   provenance: RateExplanation[];
   /** Per tick, the index of its explanation in `provenance` (-1: none). */
   point_provenance: number[];
+  /** Each market of a direct (or inverse) pair, sorted by symbol_id: its weight share per point; null when unknown (see `note`). */
+  weight_share: ChartWeightShare[] | null;
+  /** Per point, how many markets of the pair had a share > 0; null where `weight_share` is. */
+  markets_used: (number | null)[] | null;
 }
 
 /** A chart request (times in µs). */
@@ -101,7 +115,7 @@ export interface ChartQuery {
   periodId?: string;
 }
 
-/** The whole-second ticks in [from, to], checked against {@link CHART_MAX_POINTS}. */
+/** The whole-second ticks in [from, to] (the caller keeps them to a chart's tick resolution: src/answers/chartResolution.ts). */
 function tickSpan(q: ChartQuery): { first: number; last: number; n: number } {
   if (!(q.to > q.from))
     throw new XrateError('usage', `the end (${formatTime(q.to)}) must be after the start (${formatTime(q.from)})`, { field: 'time_end' });
@@ -109,25 +123,27 @@ function tickSpan(q: ChartQuery): { first: number; last: number; n: number } {
   const last = floorSecond(q.to);
   const n = last >= first ? (last - first) / US_PER_SECOND + 1 : 0;
   if (n === 0) throw new XrateError('usage', `no whole second lies in [${formatTime(q.from)}, ${formatTime(q.to)}]`, { field: 'time_end' });
-  if (n > CHART_MAX_POINTS) {
-    throw new XrateError('usage', `the range holds ${n} ticks, more than the ${CHART_MAX_POINTS} (2 hours) a chart may span: narrow it`, {
-      field: 'time_end',
+  return { first, last, n };
+}
+
+/**
+ * The exchange-rate period of a chart's `period_id`.
+ * @throws {@link XrateError} `usage` naming `period_id` for an unknown one
+ */
+export function chartPeriod(periodId: string): PeriodRecord {
+  const p = exchangeRatePeriod(periodId);
+  if (!p) {
+    throw new XrateError('usage', `unknown period_id "${periodId}" (one of ${EXCHANGE_RATE_PERIODS.map((x) => x.period_id).join(', ')})`, {
+      field: 'period_id',
     });
   }
-  return { first, last, n };
+  return p;
 }
 
 /** Checks the period id; candles are cut at {@link CHART_MAX_CANDLES}. */
 function checkPeriod(q: ChartQuery): string | undefined {
   if (q.periodId === undefined) return undefined;
-  const p = exchangeRatePeriod(q.periodId);
-  if (!p) {
-    throw new XrateError(
-      'usage',
-      `unknown period_id "${q.periodId}" (one of ${EXCHANGE_RATE_PERIODS.map((x) => x.period_id).join(', ')})`,
-      { field: 'period_id' },
-    );
-  }
+  const p = chartPeriod(q.periodId);
   const len = p.length_months > 0 ? p.length_months * 28 * 86_400 : p.length_seconds;
   if ((q.to - q.from) / US_PER_SECOND / len > CHART_MAX_CANDLES) {
     throw new XrateError(
@@ -169,6 +185,8 @@ class Collector {
   readonly exclusions: ChartExclusion[] = [];
   readonly provenance: RateExplanation[] = [];
   readonly pointProvenance: number[] = [];
+  /** Per market of the pair, its weight share per tick as the explanation gives it (used: its share; left out: 0). */
+  readonly shares = new Map<string, ChartWeightShare>();
   private lastKey = '';
   /** Per market, the last exclusion charted and whether it is still left out. */
   private readonly out = new Map<string, { reason: string; price: number; tick: number }>();
@@ -195,12 +213,15 @@ class Collector {
     const leg = e.legs[0];
     const inv = (p: number): number => (leg.inverted ? 1 / p : p);
     for (const m of leg.explanation.used) {
+      if (m.weight_share !== undefined) this.share(m).share[i] = m.weight_share;
       if (m.price === undefined) continue;
       this.market(m).price[i] = inv(m.price);
       this.out.delete(m.symbol_id);
     }
     const left = new Set<string>();
     for (const m of leg.explanation.excluded) {
+      // A market of the pair left out has a share of 0 (docs/methodology.md section 9); one not SPOT is in no pair.
+      if (m.reason !== 'not_spot') this.share(m).share[i] = 0;
       if (m.reason === undefined || m.bid_price === undefined || m.ask_price === undefined) continue;
       const price = inv((m.bid_price + m.ask_price) / 2);
       left.add(m.symbol_id);
@@ -223,6 +244,15 @@ class Collector {
     for (const id of [...this.out.keys()]) if (!left.has(id)) this.out.delete(id);
   }
 
+  private share(m: MarketProvenance): ChartWeightShare {
+    let c = this.shares.get(m.symbol_id);
+    if (!c) {
+      c = { symbol_id: m.symbol_id, exchange_id: m.exchange_id, share: new Array<number | null>(this.n).fill(null) };
+      this.shares.set(m.symbol_id, c);
+    }
+    return c;
+  }
+
   private market(m: MarketProvenance): ChartMarket {
     let c = this.markets.get(m.symbol_id);
     if (!c) {
@@ -242,12 +272,22 @@ class Collector {
   }
 }
 
-/** Replays `src` through the last tick and collects the explanation of every tick of the span. */
-async function collectFromLog(src: QuerySource, q: ChartQuery, span: { first: number; last: number; n: number }): Promise<Collector> {
+/**
+ * Replays `src` through the last tick and collects the explanation of every tick of the span;
+ * from `resumeFrom` on, a snapshot of a replay of the same inputs taken before the span (what an
+ * uninterrupted replay gives: docs/methodology.md section 7), else from the start.
+ */
+async function collectFromLog(
+  src: QuerySource,
+  q: ChartQuery,
+  span: { first: number; last: number; n: number },
+  resumeFrom?: ReplayCheckpoint,
+): Promise<Collector> {
   resolveConfig(src.config ?? {}); // fail fast on a bad config
   const c = new Collector(span.first, span.n);
   let engine: Engine | undefined;
   await replayTo(src, span.last, {
+    resumeFrom,
     onEngine: (e) => {
       engine = e;
     },
@@ -264,14 +304,50 @@ async function collectFromLog(src: QuerySource, q: ChartQuery, span: { first: nu
 function finish(
   c: Collector,
   span: { first: number; n: number },
-): Pick<ChartData, 'ticks' | 'rate' | 'markets' | 'exclusions' | 'provenance' | 'point_provenance'> {
+): Pick<ChartData, 'ticks' | 'rate' | 'markets' | 'exclusions' | 'provenance' | 'point_provenance' | 'weight_share' | 'markets_used'> {
   while (c.rate.length < span.n) {
     c.rate.push(null);
     c.pointProvenance.push(-1);
   }
   const ticks = Array.from({ length: span.n }, (_, i) => span.first / US_PER_SECOND + i);
-  const markets = [...c.markets.values()].sort((a, b) => (a.symbol_id < b.symbol_id ? -1 : a.symbol_id > b.symbol_id ? 1 : 0));
-  return { ticks, rate: c.rate, markets, exclusions: c.exclusions, provenance: c.provenance, point_provenance: c.pointProvenance };
+  const markets = [...c.markets.values()].sort(bySymbol);
+  const shares = c.shares.size > 0 ? [...c.shares.values()].sort(bySymbol) : null;
+  return {
+    ticks,
+    rate: c.rate,
+    markets,
+    exclusions: c.exclusions,
+    provenance: c.provenance,
+    point_provenance: c.pointProvenance,
+    weight_share: shares,
+    markets_used: shares && marketsUsed(shares, span.n),
+  };
+}
+
+/** Order of markets in a chart: by symbol_id, in code-unit order. */
+function bySymbol(a: { symbol_id: string }, b: { symbol_id: string }): number {
+  return a.symbol_id < b.symbol_id ? -1 : a.symbol_id > b.symbol_id ? 1 : 0;
+}
+
+/**
+ * Per point, how many of the markets had a share > 0; null at a point where none had a share.
+ *
+ * @example
+ * ```ts
+ * marketsUsed([{ symbol_id: 'A', exchange_id: 'X', share: [1, 0.5, null] }, { symbol_id: 'B', exchange_id: 'Y', share: [0, 0.5, null] }], 3);
+ * // [1, 2, null]
+ * ```
+ */
+export function marketsUsed(shares: readonly ChartWeightShare[], n: number): (number | null)[] {
+  const out = new Array<number | null>(n).fill(null);
+  for (const m of shares) {
+    for (let i = 0; i < n; i++) {
+      const v = m.share[i];
+      if (v === null) continue;
+      out[i] = (out[i] ?? 0) + (v > 0 ? 1 : 0);
+    }
+  }
+  return out;
 }
 
 /** What a replay database's run recorded of its inputs. */
@@ -281,8 +357,8 @@ interface RecordedRun {
   config: Partial<EngineConfig>;
 }
 
-/** Words a failure of the database module. */
-function databaseError(e: unknown): unknown {
+/** Words a failure of the database module as a chart reports it. */
+export function chartDatabaseError(e: unknown): unknown {
   if (!(e instanceof ReplayDatabaseError)) return e;
   const f = e.failure;
   if (f.kind === 'partial-outputs')
@@ -305,19 +381,21 @@ function databaseRates(db: ReplayDatabase, q: ChartQuery, span: { first: number;
 }
 
 /**
- * The chart of rate(base, quote) over [from, to] from a log or a replay database (see the module
- * description).
+ * The chart of rate(base, quote) over [from, to] at tick resolution, from a log or a replay
+ * database (see the module description): what src/answers/chart.ts answers for a range of at most
+ * 7200 ticks. Its weight shares are the explanations' (the shares `XRATE_MARKET_WEIGHT_SHARE`
+ * stores, docs/methodology.md section 9); null for a cross pair, and with the rate only.
  *
  * @throws {@link XrateError} `usage` for a bad range or period (its `field` the service's parameter at fault,
  *   `time_end` or `period_id`), `no_data` for a pair with no rate in the range
  *
  * @example
  * ```ts
- * const c = await chartData({ inputs: ['log.ndjson'] }, { base: 'BTC', quote: 'USD', from, to, periodId: '5MIN' });
+ * const c = await tickChartData({ inputs: ['log.ndjson'] }, { base: 'BTC', quote: 'USD', from, to, periodId: '5MIN' });
  * c.rate.length === c.ticks.length; // true
  * ```
  */
-export async function chartData(src: QuerySource, q: ChartQuery): Promise<ChartData> {
+export async function tickChartData(src: QuerySource, q: ChartQuery): Promise<ChartData> {
   const span = tickSpan(q);
   const periodId = checkPeriod(q);
   const head = {
@@ -326,6 +404,7 @@ export async function chartData(src: QuerySource, q: ChartQuery): Promise<ChartD
     time_start: formatTime(q.from),
     time_end: formatTime(q.to),
     period_id: periodId ?? null,
+    resolution: 'tick',
   };
   let body: Omit<ChartData, keyof typeof head | 'candles'>;
   if (isDatabaseSource(src)) body = await fromDatabase(src.inputs[0], q, span);
@@ -354,12 +433,12 @@ async function fromDatabase(
   path: string,
   q: ChartQuery,
   span: { first: number; last: number; n: number },
-): Promise<Omit<ChartData, 'asset_id_base' | 'asset_id_quote' | 'time_start' | 'time_end' | 'period_id' | 'candles'>> {
+): Promise<Omit<ChartData, 'asset_id_base' | 'asset_id_quote' | 'time_start' | 'time_end' | 'period_id' | 'resolution' | 'candles'>> {
   let db: ReplayDatabase;
   try {
     db = ReplayDatabase.open(path);
   } catch (e) {
-    throw databaseError(e);
+    throw chartDatabaseError(e);
   }
   try {
     const nc = db.notCovered(span.first, span.last);
@@ -380,6 +459,8 @@ async function fromDatabase(
       note: `the rate only, from the database's rate changes: ${why}`,
       ...finish(new Collector(span.first, span.n), span),
       rate: rates,
+      weight_share: null,
+      markets_used: null,
     });
     if (!recorded || recorded.inputs.length === 0) return rateOnly('the database keeps no quotes and its run recorded no inputs');
     const absent = recorded.inputs.find((f) => !existsSync(f));
@@ -398,6 +479,8 @@ async function fromDatabase(
       },
       q,
       span,
+      // A short range near the end of a long log: from the newest snapshot before it (written with --snapshot-every).
+      db.store.latestSnapshot(span.first),
     );
     const got = finish(c, span);
     // Checked where the database has ticks: after its last one, both are the final engine advanced.

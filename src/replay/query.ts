@@ -65,9 +65,14 @@ export function isDatabaseSource(src: QuerySource): boolean {
 
 /**
  * Replays a query's log through `at` (the whole log when undefined), keeping no OHLC; `extra`
- * adds a listener and a hook that receives the engine (chart.ts explains each tick with them).
+ * adds a listener and a hook that receives the engine (chart.ts explains each tick with them), or
+ * a snapshot to start from.
  */
-export function replayTo(src: QuerySource, at: number | undefined, extra: Pick<ReplayOptions, 'listener' | 'onEngine'> = {}) {
+export function replayTo(
+  src: QuerySource,
+  at: number | undefined,
+  extra: Pick<ReplayOptions, 'listener' | 'onEngine' | 'resumeFrom'> = {},
+) {
   return replay({
     inputs: src.inputs,
     format: src.format,

@@ -26,7 +26,7 @@ import { defaultThreads } from '../io/batchSource.js';
 import { watchInputs } from '../io/inputWatch.js';
 import type { SourceFormat } from '../io/source.js';
 import type { VendorTime } from '../io/vendorCsv.js';
-import { ReplayStore } from '../io/store.js';
+import { ReplayStore, type ReplayCheckpoint } from '../io/store.js';
 import { Driver, parsePairSpec, type ReplayProgress } from './driver.js';
 import { newReplayState, type ReplayState } from './driverState.js';
 import { validateReplayOptions } from './options.js';
@@ -79,6 +79,12 @@ export interface ReplayOptions {
   snapshotEveryUs?: number;
   /** Continue from the newest snapshot in `db`. */
   resume?: boolean;
+  /**
+   * Continue from this snapshot (of a replay of the same inputs) instead of from their start,
+   * writing no database (a chart's replay of a short range near the end of a long log:
+   * src/replay/chart.ts). Not with `db` or `resume`.
+   */
+  resumeFrom?: ReplayCheckpoint;
   /** Records per batch (one database transaction each). */
   batchSize?: number;
   /**
@@ -148,7 +154,8 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
   const store = opts.db ? ReplayStore.open(opts.db, { scratch: part !== undefined, writerThread: part === undefined }) : undefined;
   const rateFile = opts.out ? new RateFileWriter(opts.out) : undefined;
   try {
-    const cp = opts.resume ? store!.latestSnapshot() : undefined;
+    if (opts.resumeFrom && (store || opts.resume)) throw new XrateError('usage', 'resumeFrom replays write no database');
+    const cp = opts.resume ? store!.latestSnapshot() : opts.resumeFrom;
     if (opts.resume && !cp)
       throw new XrateError('conflict', `nothing to resume: "${opts.db}" has no snapshot (run with --snapshot-every first)`, {
         field: '--resume',
@@ -195,6 +202,7 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
       heapBudget: undefined,
       onEngine: undefined,
       threads: undefined,
+      resumeFrom: undefined,
     });
     try {
       driver.start();

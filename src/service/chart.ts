@@ -1,13 +1,15 @@
 /**
  * The chart of the service: the data route and the page that draws it.
  *
- * - `GET /v1/exchangerate/{base}/{quote}/chart?time_start=&time_end=&period_id=` (extension, right
- *   `history`): the {@link ChartData} of `xrate plot` (src/replay/chart.ts) over the served
- *   database: the rate per tick, each market's price, the markets left out with their reason,
- *   each point's provenance, and candles with `period_id`. Without `time_end`, through the last
+ * - `GET /v1/exchangerate/{base}/{quote}/chart?time_start=&time_end=&points=&period_id=`
+ *   (extension, right `history`): the {@link ChartData} of `xrate plot` (src/answers/chart.ts) over
+ *   the served database, at the resolution of src/answers/chartResolution.ts: up to 7200 ticks,
+ *   the rate per tick, each market's price, the markets left out with their reason, each point's
+ *   provenance, and candles with `period_id`; a longer range, by the buckets of a period (at most
+ *   `points` of them), with each market's weight share. Without `time_end`, through the last
  *   tick; without `time_start`, the hour before `time_end` (from the first tick at the earliest).
- *   It replays the run's logs, so it is heavy (limits.ts: a few per key at once) and costs one
- *   request per 100 ticks; a range of more than 7200 ticks (CHART_MAX_POINTS) is a 400.
+ *   It may replay the run's logs, so it is heavy (limits.ts: a few per key at once) and costs one
+ *   request per 100 points.
  * - `GET /` the page, and `GET /ui/{file}` its script, style and the uPlot library (served from the
  *   installed `uplot` package): no key, since they hold no data; the page asks the data route
  *   with the key of `?apikey=` in its address or one it prompts for (kept in sessionStorage).
@@ -21,7 +23,8 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { US_PER_HOUR } from '../core/time.js';
 import { isXrateError } from '../core/errors.js';
-import { chartData, type ChartQuery } from '../replay/chart.js';
+import { chartData, type ChartRequest } from '../answers/chart.js';
+import { CHART_POINTS } from '../answers/chartResolution.js';
 import { registerDeclared } from '../http/declare.js';
 import { CHART_ROUTE, pageRoute } from './api/rateRoutes.js';
 import { badParam } from '../http/errors.js';
@@ -82,6 +85,7 @@ export function registerChartRoutes(app: FastifyInstance, provider: RateProvider
     const from = q.time('time_start') ?? Math.max(info.firstTick ?? to, to - US_PER_HOUR);
     if (!(to > from)) throw badParam('time_end', 'must be after time_start');
     const periodId = q.text('period_id')?.toUpperCase();
+    const points = q.int('points', CHART_POINTS.min, CHART_POINTS.max, CHART_POINTS.default);
     // Replaying the run's logs: as heavy as a long history, whatever the range.
     limits.holdHeavy(req, reply, Number.POSITIVE_INFINITY);
     // Asset ids as the other routes match them: exactly, else ignoring case (as of the last tick).
@@ -93,11 +97,11 @@ export function registerChartRoutes(app: FastifyInstance, provider: RateProvider
     }
     if (pool) {
       // Replayed on a worker thread (heavyPool.ts): the same bytes, the event loop free meanwhile.
-      const done = await pool.run({ kind: 'chart', db: info.source, base, quote, from, to, periodId });
+      const done = await pool.run({ kind: 'chart', db: info.source, base, quote, from, to, periodId, points });
       limits.charge(req, reply, done.cost);
       return reply.header('content-type', done.type).send(done.body);
     }
-    const done = await chartAnswer(info.source, { base, quote, from, to, periodId });
+    const done = await chartAnswer(info.source, { base, quote, from, to, periodId, points });
     limits.charge(req, reply, done.cost);
     return reply.header('content-type', done.type).send(done.body);
   });
@@ -105,15 +109,16 @@ export function registerChartRoutes(app: FastifyInstance, provider: RateProvider
 
 /**
  * The chart route's answer over the replay database `db`: the JSON of {@link chartData}, its cost
- * (one request per 100 ticks), or the route's error (a bad range a 400, no data a 550). What the
- * route sends, on the event loop or on a heavy-answer thread (heavyWorker.ts).
+ * (one request per 100 points), or the route's error (a bad range, `points` or `period_id` a 400
+ * naming it, no data a 550). What the route sends, on the event loop or on a heavy-answer thread
+ * (heavyWorker.ts).
  *
  * @example
  * ```ts
  * const { body, cost } = await chartAnswer('out/xrate.sqlite', { base: 'BTC', quote: 'USD', from, to });
  * ```
  */
-export async function chartAnswer(db: string, q: ChartQuery): Promise<{ body: Buffer; type: string; cost: number }> {
+export async function chartAnswer(db: string, q: ChartRequest): Promise<{ body: Buffer; type: string; cost: number }> {
   let data: Awaited<ReturnType<typeof chartData>>;
   try {
     data = await chartData({ inputs: [db] }, q);

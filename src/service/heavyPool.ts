@@ -24,7 +24,7 @@ export type MetricsFrom = 'database' | 'store';
 
 /** A task of the pool. */
 export type HeavyTask =
-  | { kind: 'chart'; db: string; base: string; quote: string; from: number; to: number; periodId?: string }
+  | { kind: 'chart'; db: string; base: string; quote: string; from: number; to: number; periodId?: string; points?: number }
   | { kind: 'metrics'; db: string; from: MetricsFrom; path: string; query: Record<string, string>; format: OutputFormat };
 
 /** A finished answer: its body, Content-Type and cost in requests. */

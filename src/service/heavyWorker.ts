@@ -49,8 +49,8 @@ async function metricsOf(db: string, from: MetricsFrom): Promise<MetricsSource> 
 
 async function answer(task: HeavyTask): Promise<{ body: Uint8Array; type: string; cost: number }> {
   if (task.kind === 'chart') {
-    const { db, base, quote, from, to, periodId } = task;
-    return chartAnswer(db, { base, quote, from, to, periodId });
+    const { db, base, quote, from, to, periodId, points } = task;
+    return chartAnswer(db, { base, quote, from, to, periodId, points });
   }
   const a = answerMetrics(await metricsOf(task.db, task.from), task.path, task.query);
   if (a === undefined) throw new XrateError('not_found', `Unknown route GET ${task.path}`);

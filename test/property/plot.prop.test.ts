@@ -7,6 +7,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { linearScale, niceTicks, timeTicks } from '../../src/cli/plot/scale.js';
+import { percentChange, renderCompareSvg } from '../../src/cli/plot/compare.js';
 import { renderSvg } from '../../src/cli/plot/svg.js';
 import type { ChartData } from '../../src/replay/chart.js';
 
@@ -85,8 +86,11 @@ const chart: fc.Arbitrary<ChartData> = fc
       fc.record({ i: fc.nat(), reason: fc.constantFrom('stale', 'spread', 'rank', 'outlier', 'not_eligible' as const), k: value }),
     ),
     note: fc.option(fc.string({ maxLength: 300 }), { nil: null }),
+    // By period: each market's share (some null), for the panel under the rate.
+    byPeriod: fc.boolean(),
+    shares: fc.array(fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: null, freq: 6 }), { minLength: 300, maxLength: 300 }),
   })
-  .map(({ start, rate, markets, excl, note }) => {
+  .map(({ start, rate, markets, excl, note, byPeriod, shares }) => {
     const ticks = rate.map((_, i) => start + i);
     const iso = (t: number): string => new Date(t * 1000).toISOString().replace('Z', '0000Z');
     return {
@@ -95,6 +99,7 @@ const chart: fc.Arbitrary<ChartData> = fc
       time_start: iso(ticks[0]),
       time_end: iso(ticks.at(-1)!),
       period_id: '1MIN',
+      resolution: byPeriod ? '1MIN' : 'tick',
       source: 'log',
       markets_detail: true,
       note,
@@ -123,17 +128,43 @@ const chart: fc.Arbitrary<ChartData> = fc
       ],
       provenance: [],
       point_provenance: rate.map(() => -1),
+      weight_share:
+        byPeriod && markets > 0
+          ? Array.from({ length: markets }, (_, m) => ({
+              symbol_id: `X${m}_SPOT_BTC_USD`,
+              exchange_id: `X${m}`,
+              share: rate.map((_, i) =>
+                shares[(i + m * 7) % shares.length] === null ? null : shares[(i + m * 7) % shares.length]! / markets,
+              ),
+            }))
+          : null,
+      markets_used: byPeriod && markets > 0 ? rate.map((_, i) => i % (markets + 1)) : null,
     } satisfies ChartData;
   });
 
 describe('renderSvg', () => {
-  it('is deterministic, and every point of the rate line lies in the plot box', () => {
+  it('is deterministic, and every point of the rate line lies in the plot box, and of the weight shares in the panel below', () => {
     fc.assert(
       fc.property(chart, (c) => {
         const svg = renderSvg(c);
         expect(renderSvg(structuredClone(c))).toBe(svg);
-        const box = /<rect x="(\d+)" y="(\d+)" width="(\d+)" height="(\d+)" fill="none" stroke="#555"\/>/.exec(svg)!;
-        const [x, y, w, h] = box.slice(1).map(Number);
+        const boxes = [...svg.matchAll(/<rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="([\d.]+)" fill="none" stroke="#555"\/>/g)];
+        expect(boxes.length).toBe(c.weight_share ? 2 : 1);
+        const [x, y, w, h] = boxes[0].slice(1).map(Number);
+        if (c.weight_share) {
+          const [px, py, pw, ph] = boxes[1].slice(1).map(Number);
+          expect(py).toBeGreaterThan(y + h);
+          const areas = [...svg.matchAll(/<path d="([^"]*)Z" fill="#[0-9a-f]+" fill-opacity="0.55"/g)];
+          expect(areas.length).toBe(c.weight_share.length);
+          for (const a of areas) {
+            for (const m of a[1].matchAll(/[ML](-?[\d.]+) (-?[\d.]+)/g)) {
+              expect(Number(m[1])).toBeGreaterThanOrEqual(px - 0.01);
+              expect(Number(m[1])).toBeLessThanOrEqual(px + pw + 0.01);
+              expect(Number(m[2])).toBeGreaterThanOrEqual(py - 0.01);
+              expect(Number(m[2])).toBeLessThanOrEqual(py + ph + 0.01);
+            }
+          }
+        }
         const line = /<path d="([^"]*)" fill="none" stroke="#000" stroke-width="2.5"/.exec(svg);
         expect(line !== null).toBe(c.rate.some((r) => r !== null));
         for (const m of line?.[1].matchAll(/[ML](-?[\d.]+) (-?[\d.]+)/g) ?? []) {
@@ -144,6 +175,42 @@ describe('renderSvg', () => {
         }
       }),
       { ...RUNS, numRuns: 100 },
+    );
+  });
+});
+
+describe('renderCompareSvg', () => {
+  it('draws each pair as its % change from its first value (0 there), every point in the plot box, deterministic', () => {
+    fc.assert(
+      fc.property(fc.array(chart, { minLength: 2, maxLength: 4 }), (charts) => {
+        for (const c of charts) {
+          const pct = percentChange(c.rate);
+          const first = c.rate.findIndex((v) => v !== null && v !== 0);
+          pct.forEach((v, i) => {
+            if (c.rate[i] === null || first < 0) expect(v).toBe(null);
+            else expect(v).toBeCloseTo((c.rate[i]! / c.rate[first]! - 1) * 100, 9);
+          });
+          if (first >= 0) expect(pct[first]).toBe(0);
+        }
+        const svg = renderCompareSvg(charts);
+        expect(renderCompareSvg(structuredClone(charts))).toBe(svg);
+        expect(svg).toContain('% change from its first value');
+        const [x, y, w, h] = /<rect x="(\d+)" y="(\d+)" width="(\d+)" height="(\d+)" fill="none" stroke="#555"\/>/
+          .exec(svg)!
+          .slice(1)
+          .map(Number);
+        const lines = [...svg.matchAll(/<path d="([^"]*)" fill="none" stroke="#[0-9a-f]+" stroke-width="2" stroke-linejoin/g)];
+        expect(lines.length).toBe(charts.filter((c) => c.rate.some((r) => r !== null)).length);
+        for (const l of lines) {
+          for (const m of l[1].matchAll(/[ML](-?[\d.]+) (-?[\d.]+)/g)) {
+            expect(Number(m[1])).toBeGreaterThanOrEqual(x - 0.01);
+            expect(Number(m[1])).toBeLessThanOrEqual(x + w + 0.01);
+            expect(Number(m[2])).toBeGreaterThanOrEqual(y - 0.01);
+            expect(Number(m[2])).toBeLessThanOrEqual(y + h + 0.01);
+          }
+        }
+      }),
+      { ...RUNS, numRuns: 50 },
     );
   });
 });

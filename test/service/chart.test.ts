@@ -1,14 +1,16 @@
 /**
  * The chart extension over real HTTP (`GET /v1/exchangerate/{base}/{quote}/chart`): the answer is
- * src/replay/chart.ts's over the served database, it needs a key with the `history` right, costs
- * one request per 100 ticks, defaults to the hour before the last tick, and words bad parameters
- * as 400 and missing data as 550. The page (`/`, `/ui/...`) needs no key.
+ * src/answers/chart.ts's over the served database at any range (by tick up to 7200 ticks, else by
+ * period within `points`), it needs a key with the `history` right, costs one request per 100
+ * points, defaults to the hour before the last tick, and words bad parameters as 400 naming them
+ * and missing data as 550. The page (`/`, `/ui/...`) needs no key.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatTime, parseTime } from '../../src/core/time.js';
-import { chartData, type ChartData } from '../../src/replay/chart.js';
+import { chartData } from '../../src/answers/chart.js';
+import type { ChartData } from '../../src/replay/chart.js';
 import { parseRights } from '../../src/http/keys.js';
 import { startFollow } from '../../src/service/live.js';
 import { demoProvider, expectError, startServer, type TestServer } from './helpers.js';
@@ -27,7 +29,7 @@ const H = (): Record<string, string> => ({ 'X-CoinAPI-Key': key });
 const CHART = '/v1/exchangerate/BTC/USD/chart';
 
 describe('GET /v1/exchangerate/{base}/{quote}/chart', () => {
-  it('answers the chart data of the database, costing one request per 100 ticks', async () => {
+  it('answers the chart data of the database, costing one request per 100 points', async () => {
     const res = await srv.get(`${CHART}?time_start=2024-03-01T04:20:00Z&time_end=2024-03-01T04:25:00Z&period_id=1min`, H());
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
@@ -39,6 +41,25 @@ describe('GET /v1/exchangerate/{base}/{quote}/chart', () => {
     expect(JSON.parse(res.text)).toEqual(want);
     expect(want.candles!.length).toBe(5);
     expect(want.markets_detail).toBe(true);
+  });
+
+  it('answers a range of more than 7200 ticks by period, within the points asked for', async () => {
+    const q = '?time_start=2024-03-01T02:30:00Z&time_end=2024-03-01T05:00:00Z';
+    const res = await srv.get(`${CHART}${q}`, H());
+    expect(res.status).toBe(200);
+    const c = JSON.parse(res.text) as ChartData;
+    // 9001 ticks; 2000 points: 5SEC buckets.
+    expect([c.resolution, c.ticks.length, c.candles!.length > 0, c.markets_detail]).toEqual(['5SEC', 1800, true, false]);
+    expect(res.headers['x-ratelimit-request-cost']).toBe('18');
+    const want = await chartData(
+      { inputs: [demo.db] },
+      { base: 'BTC', quote: 'USD', from: parseTime('2024-03-01T02:30:00Z')!, to: parseTime('2024-03-01T05:00:00Z')! },
+    );
+    expect(c).toEqual(want);
+    const few = JSON.parse((await srv.get(`${CHART}${q}&points=400`, H())).text) as ChartData;
+    expect([few.resolution, few.ticks.length]).toEqual(['30SEC', 300]);
+    const hourly = JSON.parse((await srv.get(`${CHART}${q}&period_id=1hrs`, H())).text) as ChartData;
+    expect([hourly.resolution, hourly.period_id, hourly.ticks.length]).toEqual(['1HRS', '1HRS', 2]);
   });
 
   it('matches asset ids ignoring case, as the other routes do', async () => {
@@ -72,10 +93,17 @@ describe('GET /v1/exchangerate/{base}/{quote}/chart', () => {
         400,
         "Invalid value of parameter 'time_end': must be after time_start",
       ],
+      ['?points=49', 400, "Invalid value of parameter 'points': 49 is out of range 50..5000"],
+      ['?points=wide', 400, `Invalid value of parameter 'points': "wide" is not an integer in 50..5000`],
       [
-        '?time_start=2024-03-01T02:30:00Z&time_end=2024-03-01T05:00:00Z',
+        '?time_start=2024-03-01T02:30:00Z&time_end=2024-03-01T05:00:00Z&period_id=1SEC',
         400,
-        "Invalid value of parameter 'time_end': the range holds 9001 ticks, more than the 7200 (2 hours) a chart may span: narrow it",
+        "Invalid value of parameter 'period_id': period 1SEC gives 9000 candles over the range, more than 5000: choose a longer one",
+      ],
+      [
+        '?time_start=2020-01-01T00:00:00Z&time_end=2024-03-01T05:00:00Z&points=50',
+        400,
+        "Invalid value of parameter 'points': the range needs 153 points even at 10DAY",
       ],
       ['?period_id=7MIN', 400, `Invalid value of parameter 'period_id': unknown period_id "7MIN"`],
       [

@@ -262,6 +262,11 @@ describe('errors of each family of operations, as the document gives them', () =
 
   it('extensions: 400 naming the parameter, 401, 550', async () => {
     await expectNamed('service', 'getRateChart', { ...PAIR, period_id: '1MTH' }, 'period_id');
+    await expectNamed('service', 'getRateChart', { ...PAIR, points: 10 }, 'points');
+    // Over 7200 ticks: by period, with each market's weight share (the database has xrate's own metrics).
+    const long = { ...PAIR, time_start: '2024-03-01T02:30:00Z', time_end: '2024-03-01T05:30:00Z', points: 400 };
+    const byPeriod = (await expectAnswer('service', 'getRateChart', long, 200)).body as { resolution: string; weight_share: unknown[] };
+    expect([byPeriod.resolution, byPeriod.weight_share.length]).toEqual(['30SEC', 4]);
     await expectNamed('service', 'explainRate', { ...PAIR, time: 'soon' }, 'time');
     await expectAnswer('service', 'explainRate', PAIR, 401, null);
     await expectAnswer('service', 'explainRate', { ...PAIR, time: '2024-03-01T03:00:00Z' }, 550);

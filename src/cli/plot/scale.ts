@@ -58,7 +58,10 @@ export function niceTicks(min: number, max: number, count = 6): NiceTicks {
 }
 
 /** Steps of time ticks, seconds. */
-const TIME_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800, 2592000];
+const TIME_STEPS = [
+  1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800, 2592000, 7776000, 15552000,
+  31536000,
+];
 
 /**
  * Time ticks (unix seconds) inside [t0, t1]: about `count` of them at a whole step of

@@ -2,14 +2,19 @@
  * The SVG of a rate chart ({@link ChartData}): a title, the rate as a thick line, each
  * contributing market's price as a thin coloured line, markets left out as markers whose shape
  * and colour say the reason, optional OHLC candles behind, value and UTC time axes with nice
- * ticks, and a legend. Deterministic: the same data gives the same bytes (coordinates rounded to
- * hundredths, no clock, no randomness).
+ * ticks, and a legend. A chart drawn by period (a long range) has its buckets' closes as the line,
+ * its candles when there are few enough to see (at least {@link CANDLE_PX} px each), and under it
+ * the panel of the markets' weight shares and the count of markets used (shares.ts). Several
+ * pairs are compared on one axis, each as its % change from its first value
+ * ({@link renderCompareSvg}). Deterministic: the same data gives the same bytes (coordinates
+ * rounded to hundredths, no clock, no randomness).
  *
  * @module
  */
 import type { ExclusionReason } from '../../core/eligibility.js';
 import type { ChartData } from '../../replay/chart.js';
 import { linearScale, niceTicks, timeTicks } from './scale.js';
+import { sharesPanel } from './shares.js';
 
 /** Size of the chart, px. */
 export interface SvgOptions {
@@ -17,8 +22,11 @@ export interface SvgOptions {
   height?: number;
 }
 
+/** Narrowest candle drawn at a period resolution, px: with more candles than fit, the close line alone. */
+export const CANDLE_PX = 4;
+
 /** Line colours of the markets, in turn. */
-const PALETTE = ['#1f77b4', '#2ca02c', '#9467bd', '#8c564b', '#17becf', '#e377c2', '#aec7e8', '#98df8a', '#c5b0d5', '#c49c94'];
+export const PALETTE = ['#1f77b4', '#2ca02c', '#9467bd', '#8c564b', '#17becf', '#e377c2', '#aec7e8', '#98df8a', '#c5b0d5', '#c49c94'];
 
 /** Marker of each exclusion reason: its colour and shape. */
 const REASON_STYLE: Record<ExclusionReason, { color: string; shape: 'circle' | 'square' | 'triangle' | 'diamond' | 'cross' | 'plus' }> = {
@@ -34,11 +42,13 @@ const REASON_STYLE: Record<ExclusionReason, { color: string; shape: 'circle' | '
 
 const REASON_ORDER: ExclusionReason[] = ['stale', 'spread', 'rank', 'outlier', 'not_eligible', 'not_legitimate', 'not_spot', 'no_quote'];
 
-function r2(v: number): string {
+/** A coordinate rounded to hundredths, as written. */
+export function r2(v: number): string {
   return String(Math.round(v * 100) / 100);
 }
 
-function esc(s: string): string {
+/** `s` escaped for SVG text and attributes. */
+export function esc(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
@@ -76,7 +86,12 @@ function wrap(text: string, max: number): string[] {
 }
 
 /** A polyline path through the non-null points, broken at nulls. */
-function linePath(xs: readonly number[], ys: readonly (number | null)[], fx: (v: number) => number, fy: (v: number) => number): string {
+export function linePath(
+  xs: readonly number[],
+  ys: readonly (number | null)[],
+  fx: (v: number) => number,
+  fy: (v: number) => number,
+): string {
   let d = '';
   let pen = false;
   for (let i = 0; i < xs.length; i++) {
@@ -122,6 +137,10 @@ function valueRange(c: ChartData): [number, number] {
 export function renderSvg(c: ChartData, opts: SvgOptions = {}): string {
   const W = opts.width ?? 960;
   const H = opts.height ?? 540;
+  const byPeriod = c.resolution !== 'tick';
+  // By period: candles only when each gets CANDLE_PX; the panel of weight shares when the data holds them.
+  const shares = byPeriod && c.weight_share && c.weight_share.length > 0 ? c.weight_share : undefined;
+  if (byPeriod && c.candles && c.candles.length * CANDLE_PX > W - 110) c = { ...c, candles: null };
   const reasons = REASON_ORDER.filter((r) => c.exclusions.some((e) => e.reason === r));
   const legend: { label: string; draw: (x: number, y: number) => string }[] = [
     { label: `${c.asset_id_base}/${c.asset_id_quote} rate`, draw: (x, y) => `<path d="M${x} ${y}h22" stroke="#000" stroke-width="2.5"/>` },
@@ -140,8 +159,17 @@ export function renderSvg(c: ChartData, opts: SvgOptions = {}): string {
       draw: (x, y) => `<rect x="${x + 6}" y="${y - 6}" width="10" height="12" fill="#2ca02c" fill-opacity="0.25" stroke="#2ca02c"/>`,
     });
   }
+  shares?.forEach((m, i) => {
+    const color = PALETTE[i % PALETTE.length];
+    legend.push({
+      label: `${m.symbol_id} share`,
+      draw: (x, y) => `<rect x="${x + 4}" y="${y - 6}" width="14" height="12" fill="${color}" fill-opacity="0.55"/>`,
+    });
+  });
+  if (shares) legend.push({ label: 'markets used (right)', draw: (x, y) => `<path d="M${x} ${y}h22" stroke="#000" stroke-width="1.2"/>` });
   // Legend rows: as many items per row as fit.
-  const itemW = 200;
+  // By period, wide enough for the longest label (the markets' shares); else 200 px.
+  const itemW = byPeriod ? Math.max(200, 40 + 7 * Math.max(...legend.map((l) => l.label.length))) : 200;
   const perRow = Math.max(1, Math.floor((W - 80) / itemW));
   const rows = Math.ceil(legend.length / perRow);
   const noteLines = c.note ? wrap(`Note: ${c.note}`, Math.max(20, Math.floor((W - 110) / 6))) : [];
@@ -150,7 +178,9 @@ export function renderSvg(c: ChartData, opts: SvgOptions = {}): string {
   const px0 = M.left;
   const px1 = W - M.right;
   const py0 = M.top;
-  const py1 = H - M.bottom;
+  const bottom = H - M.bottom;
+  // With the panel: the rate above, the panel (a third of the height) below, the time axis under both.
+  const py1 = shares ? py0 + Math.round(((bottom - py0) * 2) / 3) - 8 : bottom;
 
   const t0 = c.ticks[0];
   const t1 = c.ticks[c.ticks.length - 1];
@@ -171,7 +201,10 @@ export function renderSvg(c: ChartData, opts: SvgOptions = {}): string {
     day(c.time_start) === day(c.time_end)
       ? `${day(c.time_start)} ${hms(c.time_start)} to ${hms(c.time_end)} UTC`
       : `${day(c.time_start)} ${hms(c.time_start)} to ${day(c.time_end)} ${hms(c.time_end)} UTC`;
-  out.push(`<text x="${px0}" y="24" font-size="16" font-weight="bold">${esc(`${c.asset_id_base}/${c.asset_id_quote}, ${range}`)}</text>`);
+  const by = byPeriod ? `, ${c.resolution} buckets` : '';
+  out.push(
+    `<text x="${px0}" y="24" font-size="16" font-weight="bold">${esc(`${c.asset_id_base}/${c.asset_id_quote}, ${range}${by}`)}</text>`,
+  );
   noteLines.forEach((line, i) => {
     out.push(`<text x="${px0}" y="${42 + i * 14}" font-size="11" fill="#a33">${esc(line)}</text>`);
   });
@@ -187,10 +220,10 @@ export function renderSvg(c: ChartData, opts: SvgOptions = {}): string {
   out.push('</g>');
   out.push('<g text-anchor="middle" fill="#333">');
   xt.ticks.forEach((t, i) => {
-    out.push(`<path d="M${r2(fx(t))} ${py1}v5" stroke="#555"/><text x="${r2(fx(t))}" y="${py1 + 18}">${xt.labels[i]}</text>`);
+    out.push(`<path d="M${r2(fx(t))} ${bottom}v5" stroke="#555"/><text x="${r2(fx(t))}" y="${bottom + 18}">${xt.labels[i]}</text>`);
   });
   out.push('</g>');
-  out.push(`<text x="${(px0 + px1) / 2}" y="${py1 + 36}" text-anchor="middle" fill="#333">time (UTC)</text>`);
+  out.push(`<text x="${(px0 + px1) / 2}" y="${bottom + 36}" text-anchor="middle" fill="#333">time (UTC)</text>`);
   out.push(
     `<text transform="translate(16 ${r2((py0 + py1) / 2)}) rotate(-90)" text-anchor="middle" fill="#333">${esc(`${c.asset_id_quote} per ${c.asset_id_base}`)}</text>`,
   );
@@ -231,9 +264,10 @@ export function renderSvg(c: ChartData, opts: SvgOptions = {}): string {
   const rd = linePath(c.ticks, c.rate, fx, fy);
   if (rd) out.push(`<path d="${rd}" fill="none" stroke="#000" stroke-width="2.5" stroke-linejoin="round"/>`);
   out.push('</g>');
+  if (shares) out.push(...sharesPanel(c, { x0: px0, x1: px1, y0: py1 + 16, y1: bottom }, fx, PALETTE));
 
   // Legend.
-  const ly = py1 + 56;
+  const ly = bottom + 56;
   legend.forEach((item, i) => {
     const x = px0 + (i % perRow) * itemW;
     const y = ly + Math.floor(i / perRow) * 20;

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { CHART_MAX_POINTS } from '../../replay/chart.js';
+import { CHART_MAX_TICKS, CHART_POINTS } from '../../answers/chartResolution.js';
 import { EXCHANGE_RATE_PERIODS } from '../../core/periods.js';
 import { HISTORY_MAX_LIMIT } from '../../replay/query.js';
 import { arrayOf, pathParam, queryParam, type RouteDecl, ref } from '../../http/declare.js';
@@ -121,9 +121,11 @@ export const CHART_ROUTE: RouteDecl = {
   tag: 'Extensions',
   summary: 'The data of a rate chart',
   description:
-    `What \`xrate plot\` draws and the page at / shows: the rate per tick, each market's price, the markets left out with their reason, ` +
-    `each point's provenance, and candles with \`period_id\`. Replays the run's logs: a heavy request, one request per 100 ticks; ` +
-    `at most ${CHART_MAX_POINTS} ticks.`,
+    `What \`xrate plot\` draws and the page at / shows, over any range. Up to ${CHART_MAX_TICKS} ticks, one point per tick: the rate, ` +
+    `each market's price, the markets left out with their reason, each point's provenance, and candles with \`period_id\`. ` +
+    `A longer range, one point per bucket of the shortest period with at most \`points\` buckets that the database can serve ` +
+    `(\`resolution\`): each bucket's close, its candle, and each market's weight share in force at its end. ` +
+    `A heavy request (it may replay the run's logs): one request per 100 points.`,
   right: 'history',
   extension: true,
   params: [
@@ -131,7 +133,17 @@ export const CHART_ROUTE: RouteDecl = {
     QUOTE,
     queryParam('time_start', 'time', 'First tick; absent: the hour before time_end (from the first tick at the earliest).'),
     queryParam('time_end', 'time', 'Last tick; absent: the last tick.'),
-    queryParam('period_id', 'string', 'Candles of this period (matched ignoring case); absent: no candles.', { enum: RATE_PERIOD_IDS }),
+    queryParam('points', 'integer', "How many points the client can draw (its width in pixels): the resolution's bound.", {
+      minimum: CHART_POINTS.min,
+      maximum: CHART_POINTS.max,
+      default: CHART_POINTS.default,
+    }),
+    queryParam(
+      'period_id',
+      'string',
+      `Candles of this period (matched ignoring case); absent: no candles over ${CHART_MAX_TICKS} ticks or less. Over a longer range, the resolution (at most ${CHART_POINTS.max} buckets).`,
+      { enum: RATE_PERIOD_IDS },
+    ),
   ],
   ok: { description: 'The chart data', schema: ref('ChartData') },
   errors: DATA_ERRORS,

@@ -1,16 +1,22 @@
 /**
- * The chart data of `xrate plot` and the service's `/chart` (src/replay/chart.ts) on the demo log:
- * per tick the engine's own answers (rate as `xrate rate`, provenance as `xrate explain --at`),
- * markets and exclusions as the provenance says, candles as `xrate history`; from a replay
- * database, the same chart when its run's log is still there, the rate only (and a note) when not.
+ * The chart data of `xrate plot` and the service's `/chart` at tick resolution (src/replay/chart.ts
+ * through src/answers/chart.ts) on the demo log: per tick the engine's own answers (rate as
+ * `xrate rate`, provenance as `xrate explain --at`), markets and exclusions as the provenance says,
+ * candles as `xrate history`; from a replay database, the same chart when its run's log is still
+ * there (replayed from a snapshot before the range when there is one), the rate only (and a note)
+ * when not. Longer ranges: test/unit/answers/chart.test.ts.
  */
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeLog } from '../../../scripts/gen-log.js';
 import { parseTime, US_PER_SECOND } from '../../../src/core/time.js';
-import { CHART_MAX_POINTS, chartData, type ChartData } from '../../../src/replay/chart.js';
+import { chartData } from '../../../src/answers/chart.js';
+import { CHART_MAX_TICKS } from '../../../src/answers/chartResolution.js';
+import type { ChartData } from '../../../src/replay/chart.js';
+import { ReplayStore } from '../../../src/io/store.js';
 import { queryExplain, queryHistory, queryRates } from '../../../src/replay/query.js';
 import { replay } from '../../../src/replay/replay.js';
 
@@ -105,12 +111,34 @@ describe('chartData from a log', () => {
     }
   });
 
-  it('refuses a bad range, too many ticks, a bad period and a pair without rate', async () => {
+  it('charts at most 7200 ticks one by one, and a longer range by period', async () => {
+    const q = { base: 'BTC', quote: 'USD' };
+    const at = await chartData({ inputs: [DEMO] }, { ...q, from: FROM, to: FROM + (CHART_MAX_TICKS - 1) * US_PER_SECOND });
+    expect([at.resolution, at.ticks.length]).toEqual(['tick', CHART_MAX_TICKS]);
+    const over = await chartData({ inputs: [DEMO] }, { ...q, from: FROM, to: FROM + CHART_MAX_TICKS * US_PER_SECOND, points: 2000 });
+    expect([over.resolution, over.ticks.length, over.markets_detail]).toEqual(['4SEC', 1800, false]);
+  }, 60_000);
+
+  it('has the weight share of each market of the pair, as the explanations give it', () => {
+    expect(log.weight_share!.map((m) => m.symbol_id)).toEqual([
+      'BITSTAMP_SPOT_BTC_USD',
+      'COINBASE_SPOT_BTC_USD',
+      'KRAKEN_SPOT_BTC_USD',
+      'OKX_SPOT_BTC_USD',
+    ]);
+    for (let j = 0; j < log.ticks.length; j += 37) {
+      const e = log.provenance[log.point_provenance[j]].legs[0].explanation;
+      for (const m of log.weight_share!) {
+        const used = e.used.find((x) => x.symbol_id === m.symbol_id);
+        expect(m.share[j]).toBe(used ? used.weight_share : 0);
+      }
+      expect(log.markets_used![j]).toBe(e.used.length);
+    }
+  });
+
+  it('refuses a bad range, a bad period and a pair without rate', async () => {
     const q = { base: 'BTC', quote: 'USD' };
     await expect(chartData({ inputs: [DEMO] }, { ...q, from: TO, to: FROM })).rejects.toThrow(/must be after/);
-    await expect(chartData({ inputs: [DEMO] }, { ...q, from: FROM, to: FROM + CHART_MAX_POINTS * US_PER_SECOND })).rejects.toThrow(
-      `the range holds ${CHART_MAX_POINTS + 1} ticks, more than the ${CHART_MAX_POINTS}`,
-    );
     await expect(chartData({ inputs: [DEMO] }, { ...q, from: FROM, to: TO, periodId: '7MIN' })).rejects.toThrow(/unknown period_id "7MIN"/);
     await expect(chartData({ inputs: [DEMO] }, { ...q, from: FROM, to: TO, periodId: '7MIN' })).rejects.toMatchObject({
       code: 'usage',
@@ -122,20 +150,61 @@ describe('chartData from a log', () => {
   });
 });
 
+/** The chart of the log as a database answers it. */
+function asDatabase(c: ChartData): ChartData {
+  return { ...c, source: 'database' };
+}
+
 describe('chartData from a replay database', () => {
   it('replays the run recorded log: the same chart', async () => {
     const db = join(dir, 'demo.sqlite');
     await replay({ inputs: [DEMO], db });
     const c = await chartData({ inputs: [db] }, { base: 'BTC', quote: 'USD', from: FROM, to: TO, periodId: '1MIN' });
-    expect(c).toEqual({ ...log, source: 'database' });
+    expect(c).toEqual(asDatabase(log));
   });
+
+  it('with --own-metrics, the stored weight shares: those the explanations give, read when the log is gone', async () => {
+    const copy = join(dir, 'own.ndjson.gz');
+    copyFileSync(DEMO, copy);
+    const db = join(dir, 'own.sqlite');
+    await replay({ inputs: [copy], db, ownMetrics: true });
+    rmSync(copy);
+    const c = await chartData({ inputs: [db] }, { base: 'BTC', quote: 'USD', from: FROM, to: TO, periodId: '1MIN' });
+    expect(c.markets_detail).toBe(false);
+    expect([c.weight_share, c.markets_used]).toEqual([log.weight_share, log.markets_used]);
+  });
+
+  it('replays from the newest snapshot before the range: the chart of a whole replay', async () => {
+    // The log as plain NDJSON, replayed with snapshots; then its lines before the snapshot are
+    // spoilt (the same number of lines): a whole replay of it no longer gives the chart, and
+    // the database's chart, which reads on from the snapshot, still does.
+    const plain = join(dir, 'snap.ndjson');
+    writeFileSync(plain, gunzipSync(readFileSync(DEMO)));
+    const db = join(dir, 'snap.sqlite');
+    await replay({ inputs: [plain], db, snapshotEveryUs: 600 * US_PER_SECOND });
+    const store = ReplayStore.open(db, { readonly: true });
+    const cp = store.latestSnapshot(Number.MAX_SAFE_INTEGER);
+    store.close();
+    expect(cp!.line).toBeGreaterThan(1000);
+    // Its last tick (05:48:40) and the range just after it.
+    const from = cp!.engine.lastTick! + 20 * US_PER_SECOND;
+    const q = { base: 'BTC', quote: 'USD', from, to: from + 240 * US_PER_SECOND, periodId: '1MIN' };
+    const want = asDatabase(await chartData({ inputs: [plain] }, q));
+    expect(want.rate.every((r) => r !== null)).toBe(true);
+    const lines = readFileSync(plain, 'utf8').split('\n');
+    for (let i = 0; i < cp!.line; i++) lines[i] = '{}';
+    writeFileSync(plain, lines.join('\n'));
+    const whole = await chartData({ inputs: [plain] }, q);
+    expect(whole.rate).not.toEqual(want.rate);
+    expect(await chartData({ inputs: [db] }, q)).toEqual(want);
+  }, 60_000);
 
   it('past its last tick, charts what the log gives (the final engine advanced), markets included', async () => {
     const db = join(dir, 'demo.sqlite');
     const q = { base: 'ETH', quote: 'BTC', from: T('2024-03-01T05:50:00Z'), to: T('2024-03-01T06:00:00Z'), periodId: '1MIN' };
     const fromLog = await chartData({ inputs: [DEMO] }, q);
     const fromDb = await chartData({ inputs: [db] }, q);
-    expect(fromDb).toEqual({ ...fromLog, source: 'database' });
+    expect(fromDb).toEqual(asDatabase(fromLog));
     expect(fromDb.markets_detail).toBe(true);
     expect(fromDb.rate.at(-1)).not.toBe(null);
   });
@@ -154,5 +223,10 @@ describe('chartData from a replay database', () => {
     expect(c.markets).toEqual([]);
     expect(c.exclusions).toEqual([]);
     expect(c.point_provenance.every((p) => p === -1)).toBe(true);
+    // Nor weight shares: the database stores none.
+    expect([c.weight_share, c.markets_used]).toEqual([null, null]);
+    expect(c.note).toContain(
+      '; no weight shares: the database stores no weight shares of its markets (xrate’s own metrics: replay with --own-metrics)',
+    );
   });
 });
