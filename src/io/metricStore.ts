@@ -27,7 +27,15 @@ import {
 } from '../core/metrics/source.js';
 import { floorSecond } from '../core/time.js';
 import type { TimeUs } from '../core/types.js';
-import { CHUNK_COLUMNS, CHUNK_SCHEMA, type ChunkRow, decodeChunk, OwnChunkWriter, registerChunkFunctions } from './metricChunks.js';
+import {
+  CHUNK_COLUMNS,
+  CHUNK_SCHEMA,
+  type ChunkPoints,
+  type ChunkRow,
+  decodeChunk,
+  OwnChunkWriter,
+  registerChunkFunctions,
+} from './metricChunks.js';
 import type { RowSinkMaker } from './rowJob.js';
 import type { MetricRowWriters } from './storeTypes.js';
 
@@ -166,6 +174,8 @@ function where(filter: MetricFilter): { sql: string; params: Record<string, stri
 
 /** The columns of a series key. */
 const KEY = 'metric_id, exchange_id, symbol_id, asset_id';
+/** The condition of one series, its key as named parameters. */
+const SAME_SERIES = 'metric_id = @metric_id AND exchange_id = @exchange_id AND symbol_id = @symbol_id AND asset_id = @asset_id';
 
 /** Points as columns, with their seqs (what orders two points of one time). */
 interface SeqColumns {
@@ -247,14 +257,13 @@ export class DatabaseMetrics implements MetricsSource {
 
   current(filter: MetricFilter, at?: TimeUs): StoredMetricPoint[] {
     if (!this.stored) return [];
-    const sameSeries = 'metric_id = @metric_id AND exchange_id = @exchange_id AND symbol_id = @symbol_id AND asset_id = @asset_id';
     const latest = this.db
-      .prepare(`SELECT ${POINT_COLUMNS} FROM metric_points WHERE ${sameSeries} AND time <= @at ORDER BY time DESC, seq DESC LIMIT 1`)
+      .prepare(`SELECT ${POINT_COLUMNS} FROM metric_points WHERE ${SAME_SERIES} AND time <= @at ORDER BY time DESC, seq DESC LIMIT 1`)
       .raw();
     // A series' chunks are in (time, seq) order: its latest point as of `at` is in the last chunk that starts by then.
     const chunk = this.chunked
       ? this.db.prepare(
-          `SELECT ${CHUNK_COLUMNS} FROM metric_chunks WHERE ${sameSeries} AND first <= @at ORDER BY first DESC, seq_first DESC LIMIT 1`,
+          `SELECT ${CHUNK_COLUMNS} FROM metric_chunks WHERE ${SAME_SERIES} AND first <= @at ORDER BY first DESC, seq_first DESC LIMIT 1`,
         )
       : undefined;
     const t = asOfTick(at);
@@ -407,9 +416,55 @@ export class DatabaseMetrics implements MetricsSource {
       )
       .pluck();
     const { metric_id, exchange_id, symbol_id, asset_id } = key;
-    const got = this.valuesAtStmt.all({ metric_id, exchange_id, symbol_id, asset_id, times: JSON.stringify(times) }) as (number | null)[];
-    return got.map((v) => v ?? null);
+    const k = { metric_id, exchange_id, symbol_id, asset_id };
+    if (!this.chunked || !this.chunkAt(k, Number.MAX_SAFE_INTEGER)) {
+      const got = this.valuesAtStmt.all({ ...k, times: JSON.stringify(times) }) as (number | null)[];
+      return got.map((v) => v ?? null);
+    }
+    // xrate's own points (chunks): the last chunk that starts by each time, one index seek per
+    // time (a chunk decoded once); the series' rows, if it has any, compared by (time, seq).
+    const hasRows = this.hasRowsStmt().get(k) !== undefined;
+    const row = hasRows
+      ? this.db.prepare(
+          `SELECT time, seq, CASE WHEN kind = 'decimal' THEN value END AS value FROM metric_points
+           WHERE ${SAME_SERIES} AND time <= @at ORDER BY time DESC, seq DESC LIMIT 1`,
+        )
+      : undefined;
+    const decoded = new Map<number, ChunkPoints>();
+    return times.map((t) => {
+      const c = this.chunkAt(k, t);
+      let best: { time: number; seq: number; value: number | null } | undefined;
+      if (c !== undefined) {
+        let d = decoded.get(c.id);
+        if (d === undefined) {
+          d = decodeChunk(c);
+          decoded.set(c.id, d);
+        }
+        let i = c.n - 1;
+        while (i >= 0 && d.times[i] > t) i--;
+        if (i >= 0) best = { time: d.times[i], seq: d.seqs[i], value: Number.isNaN(d.values[i]) ? null : d.values[i] };
+      }
+      const r = row?.get({ ...k, at: t }) as { time: number; seq: number; value: number | null } | undefined;
+      if (r !== undefined && (best === undefined || before(best.time, best.seq, r.time, r.seq))) best = r;
+      return best?.value ?? null;
+    });
   }
+
+  /** The last chunk of series `k` that starts at or before `at`, if any (with its rowid). */
+  private chunkAt(k: SeriesKey, at: TimeUs): (ChunkRow & { id: number }) | undefined {
+    this.chunkAtStmt ??= this.db.prepare(
+      `SELECT rowid AS id, ${CHUNK_COLUMNS} FROM metric_chunks WHERE ${SAME_SERIES} AND first <= @at ORDER BY first DESC, seq_first DESC LIMIT 1`,
+    );
+    return this.chunkAtStmt.get({ ...k, at }) as (ChunkRow & { id: number }) | undefined;
+  }
+
+  private hasRowsStmt(): Database.Statement {
+    this.hasRows ??= this.db.prepare(`SELECT 1 FROM metric_points WHERE ${SAME_SERIES} LIMIT 1`);
+    return this.hasRows;
+  }
+
+  private chunkAtStmt: Database.Statement | undefined;
+  private hasRows: Database.Statement | undefined;
 
   /** Whether series `key` has a point at or before `at` (one index seek). */
   hasSeries(key: SeriesKey, at: TimeUs = Number.MAX_SAFE_INTEGER): boolean {
@@ -417,7 +472,9 @@ export class DatabaseMetrics implements MetricsSource {
     this.hasSeriesStmt ??= this.db.prepare(
       'SELECT 1 FROM metric_points WHERE metric_id = ? AND exchange_id = ? AND symbol_id = ? AND asset_id = ? AND time <= ? LIMIT 1',
     );
-    return this.hasSeriesStmt.get(key.metric_id, key.exchange_id, key.symbol_id, key.asset_id, at) !== undefined;
+    if (this.hasSeriesStmt.get(key.metric_id, key.exchange_id, key.symbol_id, key.asset_id, at) !== undefined) return true;
+    const { metric_id, exchange_id, symbol_id, asset_id } = key;
+    return this.chunked && this.chunkAt({ metric_id, exchange_id, symbol_id, asset_id }, at) !== undefined;
   }
 
   private valuesAtStmt: Database.Statement | undefined;

@@ -165,4 +165,27 @@ export class RowMetrics implements MetricsSource {
     }));
     return read();
   }
+
+  /** DatabaseMetrics.valuesAt as it was: the decimal value of series `key` in force at each of `times`. */
+  valuesAt(key: SeriesKey, times: readonly TimeUs[]): (number | null)[] {
+    if (!this.stored || times.length === 0) return times.map(() => null);
+    const got = this.db
+      .prepare(
+        `SELECT (SELECT CASE WHEN kind = 'decimal' THEN value END FROM metric_points
+                 WHERE metric_id = @metric_id AND exchange_id = @exchange_id AND symbol_id = @symbol_id AND asset_id = @asset_id
+                 AND time <= t.value ORDER BY time DESC, seq DESC LIMIT 1)
+         FROM json_each(@times) t ORDER BY t.key`,
+      )
+      .pluck()
+      .all({ ...key, times: JSON.stringify(times) }) as (number | null)[];
+    return got.map((v) => v ?? null);
+  }
+
+  /** DatabaseMetrics.hasSeries as it was: whether series `key` has a point at or before `at`. */
+  hasSeries(key: SeriesKey, at: TimeUs = Number.MAX_SAFE_INTEGER): boolean {
+    if (!this.stored) return false;
+    const sql =
+      'SELECT 1 FROM metric_points WHERE metric_id = ? AND exchange_id = ? AND symbol_id = ? AND asset_id = ? AND time <= ? LIMIT 1';
+    return this.db.prepare(sql).get(key.metric_id, key.exchange_id, key.symbol_id, key.asset_id, at) !== undefined;
+  }
 }

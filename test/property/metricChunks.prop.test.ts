@@ -5,7 +5,7 @@
  * same series) and definitions between them, in random batches, written once as the replay writes
  * them (chunks, through the connection or the writer thread, some replays stopped after a batch
  * and resumed from an earlier one: cut back by `batch`) and once as rows; then random queries,
- * each answer the same to the byte.
+ * each answer the same to the byte (the chart's values at given times among them).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +15,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { OWN_METRIC_IDS, OWN_METRICS, OwnMetricBatch } from '../../src/core/engine.js';
 import type { OwnMetricNames } from '../../src/core/engine/ownMetricBatch.js';
-import type { MetricDefinitionEvent, MetricEvent } from '../../src/core/metrics/events.js';
+import type { MetricDefinitionEvent, MetricEvent, SeriesKey } from '../../src/core/metrics/events.js';
 import type { MetricFilter, MetricsSource } from '../../src/core/metrics/source.js';
 import { DatabaseMetrics } from '../../src/io/metricStore.js';
 import { ReplayStore } from '../../src/io/store.js';
@@ -142,8 +142,19 @@ const queryArb = fc.record({
   span: fc.integer({ min: 0, max: 60 * S }),
 });
 
+/** The series a chart samples (xrate's own, one of the log's in the same series, one of neither). */
+const KEYS: SeriesKey[] = [
+  { metric_id: 'XRATE_MARKET_SPREAD', exchange_id: 'K', symbol_id: 'K_SPOT_A_USD', asset_id: '' },
+  { metric_id: 'XRATE_MARKET_WEIGHT_SHARE', exchange_id: 'B', symbol_id: 'B_SPOT_A_USD', asset_id: '' },
+  { metric_id: 'XRATE_ASSET_USD_RATE', exchange_id: 'XRATE', symbol_id: '', asset_id: 'A' },
+  { metric_id: 'M1', exchange_id: 'K', symbol_id: 'K_SPOT_A_USD', asset_id: '' },
+];
+
 /** Every answer of `m` to query `q`, as the routes serialise them. */
-function answers(m: MetricsSource, q: typeof queryArb extends fc.Arbitrary<infer T> ? T : never): Record<string, unknown> {
+function answers(
+  m: MetricsSource & Pick<DatabaseMetrics, 'valuesAt' | 'hasSeries'>,
+  q: typeof queryArb extends fc.Arbitrary<infer T> ? T : never,
+): Record<string, unknown> {
   const at = q.at === undefined ? undefined : T0 + q.at;
   const from = T0 + q.from;
   const cols = m.pointColumns(q.filter, from, from + q.span);
@@ -154,6 +165,9 @@ function answers(m: MetricsSource, q: typeof queryArb extends fc.Arbitrary<infer
     spans: m.spans(q.filter, at),
     points: m.points(q.filter, from, from + q.span),
     columns: { times: Array.from(cols.times), values: Array.from(cols.values), texts: Array.from(cols.texts) },
+    // The chart's samples of a series, at times in any order, and whether it has a point by then.
+    valuesAt: KEYS.map((k) => m.valuesAt(k, [from + q.span, from, at ?? from, from + q.span / 2])),
+    hasSeries: KEYS.map((k) => m.hasSeries(k, at)),
   };
 }
 
