@@ -237,6 +237,48 @@ export class OwnChunkWriter {
 }
 
 /**
+ * The {@link OwnChunkWriter}s of a store's writers: flushed together before each commit, dropped
+ * together at a rollback.
+ *
+ * @example
+ * ```ts
+ * const all = new OwnChunkWriters();
+ * const w = all.add(make);
+ * all.around(() => w.add(ownBatch, 1, 1)); // flushed at the end, dropped if it throws
+ * ```
+ */
+export class OwnChunkWriters {
+  private readonly all: OwnChunkWriter[] = [];
+
+  /** A new writer through the sinks `make` makes, flushed and dropped with the others. */
+  add(make: RowSinkMaker): OwnChunkWriter {
+    const w = new OwnChunkWriter(make);
+    this.all.push(w);
+    return w;
+  }
+
+  flush(): void {
+    for (const w of this.all) w.flush();
+  }
+
+  drop(): void {
+    for (const w of this.all) w.drop();
+  }
+
+  /** Runs `fn`, then flushes (in the transaction `fn` runs in); drops the points gathered if it throws. */
+  around<T>(fn: () => T): T {
+    try {
+      const r = fn();
+      this.flush();
+      return r;
+    } catch (e) {
+      this.drop();
+      throw e;
+    }
+  }
+}
+
+/**
  * Writes points of one series as a chunk through `insert` (a statement of {@link CHUNK_INSERT}):
  * what {@link OwnChunkWriter} writes for them. For merges and tests.
  */

@@ -21,7 +21,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import type { EngineSnapshot, PairRateChange } from '../core/engine.js';
 import type { OhlcBucket } from '../core/ohlc.js';
 import type { RateChangePoint, StoredSeriesPoint } from '../core/ohlcSeries.js';
-import { OwnChunkWriter } from './metricChunks.js';
+import { OwnChunkWriters } from './metricChunks.js';
 import { DatabaseMetrics, metricWriters } from './metricStore.js';
 import type { MetricDefinition } from '../core/metrics/source.js';
 import { positionWriters, StoredPositions } from './positionStore.js';
@@ -87,8 +87,7 @@ export class ReplayStore {
   ) {}
 
   /** The own-metric chunk writers of {@link writers}: flushed into each batch before its commit. */
-  private readonly ownChunks: OwnChunkWriter[] = [];
-
+  private readonly ownChunks = new OwnChunkWriters();
   /** The connection, once every batch posted to the writer thread (if any) is committed. */
   private get db(): Database.Database {
     this.thread?.drain();
@@ -221,14 +220,14 @@ export class ReplayStore {
    * commits; throws the error of an earlier batch that failed there.
    */
   commit(): void {
-    for (const w of this.ownChunks) w.flush();
+    this.ownChunks.flush();
     if (this.thread) this.thread.commit();
     else this.conn.prepare('COMMIT').run();
   }
 
   /** Rolls back the open transaction, if there is one. */
   rollback(): void {
-    for (const w of this.ownChunks) w.drop();
+    this.ownChunks.drop();
     if (this.thread) this.thread.rollback();
     else if (this.conn.inTransaction) this.conn.prepare('ROLLBACK').run();
   }
@@ -314,8 +313,6 @@ export class ReplayStore {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const series = make('INSERT OR REPLACE INTO series(base, quote, tick, rate, follow, batch) VALUES (?, ?, ?, ?, ?, ?)');
-    const own = new OwnChunkWriter(make);
-    this.ownChunks.push(own);
     const rej = make(`INSERT INTO rejects(input, source, line, reason, message, raw, batch) VALUES (?, ?, ?, ?, ?, ?, ?)`);
     return {
       rate: (c, batch) => rate(c.tick, c.base, c.quote, c.rate, c.time, c.rank, c.used, c.fresh ? 1 : 0, c.volume, batch),
@@ -323,7 +320,7 @@ export class ReplayStore {
         bucket(base, quote, periodId, b.start, b.end, b.timeOpen, b.timeClose, b.open, b.high, b.low, b.close, b.count, batch),
       series: (base, quote, tick, r, follow, batch) => series(base, quote, tick, Number.isNaN(r) ? null : r, follow ? 1 : 0, batch),
       reject: (input, source, line, reason, message, raw, batch) => rej(input, source, line, reason, message, raw, batch),
-      ...metricWriters(make, own),
+      ...metricWriters(make, this.ownChunks.add(make)),
       ...positionWriters(make),
     };
   }
@@ -396,16 +393,7 @@ export class ReplayStore {
 
   /** Runs `fn` in one transaction. */
   transaction<T>(fn: () => T): T {
-    return this.db.transaction(() => {
-      try {
-        const r = fn();
-        for (const w of this.ownChunks) w.flush();
-        return r;
-      } catch (e) {
-        for (const w of this.ownChunks) w.drop();
-        throw e;
-      }
-    })();
+    return this.db.transaction(() => this.ownChunks.around(fn))();
   }
 
   /** Stores a checkpoint (gzip-compressed JSON). */
