@@ -11,7 +11,7 @@
  * | `ohlc` | base, quote, period_id, start | all but `batch` |
  * | `series` | base, quote, tick | all but `batch` |
  * | `rejects` | rowid | all but `batch` |
- * | `metric_points` | seq | all but `batch` (`seq` included) |
+ * | `metric_points` | seq | all but `batch` (`seq` included); xrate's own points, stored as chunks (`metric_chunks`), compared as the rows they stand for |
  * | `metric_definitions` | seq | all but `batch` (`seq` included) |
  * | `positions` | seq | all but `batch` (`seq` included) |
  * | `connectivity` | seq | all but `batch` (`seq` included) |
@@ -29,6 +29,7 @@
  */
 import Database from 'better-sqlite3';
 import { XrateError } from '../core/errors.js';
+import { pointRowsBySeq } from './metricMerge.js';
 
 /** A row as read (column name to value). */
 type Row = Record<string, unknown>;
@@ -168,6 +169,17 @@ export function compareReplays(a: string, b: string, opts: { tables?: readonly s
         const colsB = columns(db, table, omit);
         const select = (d: Database.Database, cs: string[]) =>
           d.prepare(`SELECT ${cs.map((c) => `"${c}"`).join(', ')} FROM ${table} ORDER BY ${order}`).iterate() as IterableIterator<Row>;
+        if (table === 'metric_points') {
+          // With xrate's own points, read from their chunks by connections of their own.
+          const ca = open(a);
+          const cb = open(b);
+          try {
+            return compareRows(table, pointRowsBySeq(select(da, cols), ca), pointRowsBySeq(select(db, colsB), cb));
+          } finally {
+            ca.close();
+            cb.close();
+          }
+        }
         return compareRows(table, select(da, cols), select(db, colsB));
       });
       if (wanted('runs')) out.push(compareRows('runs', runRows(da), runRows(db)));

@@ -1,13 +1,16 @@
 /**
- * The stored metrics of the replay database: one row per data point and per definition, written
- * by the replay in the transaction of the batch that read them, and the {@link MetricsSource}
- * that reads them back as of a tick.
+ * The stored metrics of the replay database: one row per data point of the log and per
+ * definition, xrate's own points as columns (metricChunks.ts), written by the replay in the
+ * transaction of the batch that read them, and the {@link MetricsSource} that reads both back as
+ * of a tick, as one store.
  *
  * `metric_points` keeps each point with its series key (symbol_id and asset_id `''` when absent),
  * its time and recv_time (µs), its value (`kind` decimal: `value` its float and `text` its exact
  * decimal; text: `text`; time: `value` in µs) and `seq`, its position among the replay's metric
  * events (log order). `metric_definitions` keeps every definition with its time and `seq`. Both
- * carry `batch`, like every output row, so a resume drops what later batches wrote.
+ * carry `batch`, like every output row, so a resume drops what later batches wrote. xrate's own
+ * points are in `metric_chunks` (a row per series and batch), and read back as the rows they
+ * would have been.
  *
  * @module
  */
@@ -24,6 +27,15 @@ import {
 } from '../core/metrics/source.js';
 import { floorSecond } from '../core/time.js';
 import type { TimeUs } from '../core/types.js';
+import {
+  CHUNK_COLUMNS,
+  CHUNK_SCHEMA,
+  type ChunkPoints,
+  type ChunkRow,
+  decodeChunk,
+  OwnChunkWriter,
+  registerChunkFunctions,
+} from './metricChunks.js';
 import type { RowSinkMaker } from './rowJob.js';
 import type { MetricRowWriters } from './storeTypes.js';
 
@@ -38,22 +50,26 @@ CREATE INDEX IF NOT EXISTS metric_points_series ON metric_points(metric_id, exch
 CREATE TABLE IF NOT EXISTS metric_definitions (
   metric_id TEXT NOT NULL, description TEXT NOT NULL, time INTEGER NOT NULL, seq INTEGER NOT NULL, batch INTEGER NOT NULL
 );
-`;
+${CHUNK_SCHEMA}`;
 
 /** The output tables of this module (cleared and truncated with the others). */
-export const METRIC_TABLES = ['metric_points', 'metric_definitions'] as const;
+export const METRIC_TABLES = ['metric_points', 'metric_definitions', 'metric_chunks'] as const;
 
 /**
  * Writers of metric rows (call inside the batch's transaction), through the sinks `make` makes of
- * their statements (the database's connection, or its writer thread: writerThread.ts).
+ * their statements (the database's connection, or its writer thread: writerThread.ts). xrate's own
+ * points go to `own`, which writes them as chunks when flushed (before the batch's commit).
  *
  * @example
  * ```ts
- * const w = metricWriters((sql) => { const s = db.prepare(sql); return (...v) => void s.run(...v); });
+ * const make = (sql) => { const s = db.prepare(sql); return (...v) => void s.run(...v); };
+ * const own = new OwnChunkWriter(make);
+ * const w = metricWriters(make, own);
  * w.point(event, 1, batch);
+ * own.flush();
  * ```
  */
-export function metricWriters(make: RowSinkMaker): MetricRowWriters {
+export function metricWriters(make: RowSinkMaker, own: OwnChunkWriter = new OwnChunkWriter(make)): MetricRowWriters {
   const point = make(
     `INSERT INTO metric_points(metric_id, exchange_id, symbol_id, asset_id, chain_id, network_id, time, recv_time, kind, value, text, seq, batch)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -80,27 +96,8 @@ export function metricWriters(make: RowSinkMaker): MetricRowWriters {
         batch,
       );
     },
-    // The rows `point` writes for each b.event(i), read from the batch's columns (no event object per point).
-    ownPoints: (b, seq, batch) => {
-      const time = b.time;
-      for (let i = 0; i < b.length; i++) {
-        point(
-          b.metricId(i),
-          b.exchangeId(i),
-          b.symbolId(i) ?? '',
-          b.assetId(i) ?? '',
-          null,
-          null,
-          time,
-          time,
-          'decimal',
-          b.value[i],
-          b.text(i),
-          seq + i,
-          batch,
-        );
-      }
-    },
+    // Gathered per series, written as chunks when the batch commits (own.flush()).
+    ownPoints: (b, seq, batch) => own.add(b, seq, batch),
     definition: (e, seq, batch) => definition(e.metricId, e.description, e.time, seq, batch),
   };
 }
@@ -175,9 +172,45 @@ function where(filter: MetricFilter): { sql: string; params: Record<string, stri
   return { sql: parts.length ? parts.join(' AND ') : '1', params };
 }
 
+/** The columns of a series key. */
+const KEY = 'metric_id, exchange_id, symbol_id, asset_id';
+/** The condition of one series, its key as named parameters. */
+const SAME_SERIES = 'metric_id = @metric_id AND exchange_id = @exchange_id AND symbol_id = @symbol_id AND asset_id = @asset_id';
+
+/** Points as columns, with their seqs (what orders two points of one time). */
+interface SeqColumns {
+  times: number[];
+  values: (number | null)[];
+  texts: (string | null)[];
+  seqs: number[];
+}
+
+/** Whether point (ta, sa) comes before point (tb, sb): by time, then seq. */
+const before = (ta: number, sa: number, tb: number, sb: number): boolean => ta < tb || (ta === tb && sa < sb);
+
+/**
+ * The order of two point lists each in (time, seq) order, merged: an index `i` of the first
+ * list as `i`, of the second as `-1 - i`.
+ */
+function mergeOrder(
+  a: { times: ArrayLike<number>; seqs: ArrayLike<number> },
+  b: { times: ArrayLike<number>; seqs: ArrayLike<number> },
+): Int32Array {
+  const na = a.times.length;
+  const nb = b.times.length;
+  const out = new Int32Array(na + nb);
+  let i = 0;
+  let j = 0;
+  for (let k = 0; k < out.length; k++) {
+    out[k] = j >= nb || (i < na && before(a.times[i], a.seqs[i], b.times[j], b.seqs[j])) ? i++ : -1 - j++;
+  }
+  return out;
+}
+
 /**
  * The {@link MetricsSource} of a replay database (a database written before metrics were stored
- * answers with no metric).
+ * answers with no metric; one written before own points were stored as chunks, from its rows).
+ * Every answer is the one the same points would give as rows of `metric_points`.
  *
  * @example
  * ```ts
@@ -187,19 +220,27 @@ function where(filter: MetricFilter): { sql: string; params: Record<string, stri
  */
 export class DatabaseMetrics implements MetricsSource {
   private readonly stored: boolean;
+  /** Whether the database has the table of own points as chunks. */
+  private readonly chunked: boolean;
 
   /** `own`: the definitions of xrate's own metrics (listed when the database holds points of them). */
   constructor(
     private readonly db: Database.Database,
     private readonly own: readonly MetricDefinition[] = [],
   ) {
-    this.stored = !!db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'metric_points'`).get();
+    const has = (name: string): boolean => !!db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(name);
+    this.stored = has('metric_points');
+    this.chunked = this.stored && has('metric_chunks');
+    if (this.chunked) registerChunkFunctions(db);
   }
 
   listing(at?: TimeUs): MetricDefinition[] {
     if (!this.stored) return [];
     const t = asOfTick(at);
-    const seen = this.db.prepare('SELECT DISTINCT metric_id FROM metric_points WHERE time <= ?').pluck().all(t) as string[];
+    const sql = this.chunked
+      ? 'SELECT metric_id FROM metric_points WHERE time <= @t UNION SELECT metric_id FROM metric_chunks WHERE first <= @t'
+      : 'SELECT DISTINCT metric_id FROM metric_points WHERE time <= @t';
+    const seen = this.db.prepare(sql).pluck().all({ t }) as string[];
     const defs = this.db.prepare('SELECT metric_id, description FROM metric_definitions WHERE time <= ? ORDER BY time, seq');
     return metricListing(this.own, seen, defs.all(t) as MetricDefinition[]);
   }
@@ -207,29 +248,45 @@ export class DatabaseMetrics implements MetricsSource {
   series(filter: MetricFilter, at?: TimeUs): SeriesKey[] {
     if (!this.stored) return [];
     const w = where(filter);
-    const sql = `SELECT DISTINCT metric_id, exchange_id, symbol_id, asset_id FROM metric_points
-                 WHERE ${w.sql} AND time <= @at ORDER BY metric_id, exchange_id, symbol_id, asset_id`;
+    const rows = `SELECT DISTINCT ${KEY} FROM metric_points WHERE ${w.sql} AND time <= @at`;
+    const sql = this.chunked
+      ? `${rows} UNION SELECT ${KEY} FROM metric_chunks WHERE ${w.sql} AND first <= @at ORDER BY ${KEY}`
+      : `${rows} ORDER BY ${KEY}`;
     return this.db.prepare(sql).all({ ...w.params, at: asOfTick(at) }) as SeriesKey[];
   }
 
   current(filter: MetricFilter, at?: TimeUs): StoredMetricPoint[] {
     if (!this.stored) return [];
     const latest = this.db
-      .prepare(
-        `SELECT ${POINT_COLUMNS} FROM metric_points WHERE metric_id = @metric_id AND exchange_id = @exchange_id AND symbol_id = @symbol_id
-       AND asset_id = @asset_id AND time <= @at ORDER BY time DESC, seq DESC LIMIT 1`,
-      )
+      .prepare(`SELECT ${POINT_COLUMNS} FROM metric_points WHERE ${SAME_SERIES} AND time <= @at ORDER BY time DESC, seq DESC LIMIT 1`)
       .raw();
+    // A series' chunks are in (time, seq) order: its latest point as of `at` is in the last chunk that starts by then.
+    const chunk = this.chunked
+      ? this.db.prepare(
+          `SELECT ${CHUNK_COLUMNS} FROM metric_chunks WHERE ${SAME_SERIES} AND first <= @at ORDER BY first DESC, seq_first DESC LIMIT 1`,
+        )
+      : undefined;
     const t = asOfTick(at);
-    return this.series(filter, at).map((k) => pointOf(latest.get({ ...k, at: t }) as PointRow));
+    return this.series(filter, at).map((k) => {
+      const row = latest.get({ ...k, at: t }) as PointRow | undefined;
+      const c = chunk?.get({ ...k, at: t }) as ChunkRow | undefined;
+      const last = c === undefined ? undefined : lastChunkPoint(c, t);
+      if (last === undefined) return pointOf(row as PointRow);
+      return pointOf(row !== undefined && before(last[6], last[11], row[6], row[11]) ? row : last);
+    });
   }
 
   spans(filter: MetricFilter, at?: TimeUs): SeriesSpan[] {
     if (!this.stored) return [];
     const w = where(filter);
-    const sql = `SELECT metric_id, exchange_id, symbol_id, asset_id, MIN(time) AS first, MAX(time) AS last FROM metric_points
-                 WHERE ${w.sql} AND time <= @at GROUP BY metric_id, exchange_id, symbol_id, asset_id
-                 ORDER BY metric_id, exchange_id, symbol_id, asset_id`;
+    const rows = `SELECT ${KEY}, MIN(time) AS first, MAX(time) AS last FROM metric_points
+                  WHERE ${w.sql} AND time <= @at GROUP BY ${KEY}`;
+    const sql = this.chunked
+      ? `SELECT ${KEY}, MIN(first) AS first, MAX(last) AS last FROM (${rows}
+           UNION ALL SELECT ${KEY}, first, CASE WHEN last <= @at THEN last ELSE xrate_chunk_last(points, n, @at) END
+           FROM metric_chunks WHERE ${w.sql} AND first <= @at)
+         GROUP BY ${KEY} ORDER BY ${KEY}`
+      : `${rows} ORDER BY ${KEY}`;
     return this.db.prepare(sql).all({ ...w.params, at: asOfTick(at) }) as SeriesSpan[];
   }
 
@@ -237,18 +294,37 @@ export class DatabaseMetrics implements MetricsSource {
     if (!this.stored) return [];
     const w = where(filter);
     const sql = `SELECT ${POINT_COLUMNS} FROM metric_points WHERE ${w.sql} AND time >= @from AND time < @to ORDER BY time, seq`;
-    return (
-      this.db
+    const read = this.db.transaction(() => ({
+      rows: this.db
         .prepare(sql)
         .raw()
-        .all({ ...w.params, from, to }) as PointRow[]
-    ).map(pointOf);
+        .all({ ...w.params, from, to }) as PointRow[],
+      chunks: this.chunked ? this.chunkPoints(filter, from, to) : undefined,
+    }));
+    const { rows, chunks } = read();
+    if (chunks === undefined || chunks.times.length === 0) return rows.map(pointOf);
+    const c = chunks;
+    const chunkRow = (j: number): PointRow => [
+      ...c.keys[j],
+      null,
+      null,
+      c.times[j],
+      c.times[j],
+      'decimal',
+      c.values[j],
+      c.texts[j],
+      c.seqs[j],
+    ];
+    if (rows.length === 0) return c.times.map((_, j) => pointOf(chunkRow(j)));
+    const order = mergeOrder({ times: rows.map((r) => r[6]), seqs: rows.map((r) => r[11]) }, c);
+    return Array.from(order, (k) => pointOf(k >= 0 ? rows[k] : chunkRow(-1 - k)));
   }
 
   /**
    * Each column is read by a query of its own, plucked (a value per row, no array per row: reading
    * rows of three values costs half as much again as the three columns), in one read transaction
-   * so the three see the same rows.
+   * so the three see the same rows; the own points' chunks are decoded in the same transaction and
+   * merged in.
    */
   pointColumns(filter: MetricFilter, from: TimeUs, to: TimeUs): MetricPointColumns {
     if (!this.stored) return { times: [], values: [], texts: [] };
@@ -260,12 +336,59 @@ export class DatabaseMetrics implements MetricsSource {
         .pluck()
         .all(params);
     // A decimal point's text as pointOf reads it; null for the other kinds.
-    const read = this.db.transaction(() => ({
-      times: column('time') as number[],
-      values: column(`CASE WHEN kind = 'decimal' THEN value END`) as (number | null)[],
-      texts: column(`CASE WHEN kind = 'decimal' THEN ifnull(text, '') END`) as (string | null)[],
-    }));
-    return read();
+    const read = this.db.transaction(() => {
+      const chunks = this.chunked ? this.chunkPoints(filter, from, to) : undefined;
+      const rows: SeqColumns = {
+        times: column('time') as number[],
+        values: column(`CASE WHEN kind = 'decimal' THEN value END`) as (number | null)[],
+        texts: column(`CASE WHEN kind = 'decimal' THEN ifnull(text, '') END`) as (string | null)[],
+        seqs: chunks === undefined || chunks.times.length === 0 ? [] : (column('seq') as number[]),
+      };
+      return { rows, chunks };
+    });
+    const { rows, chunks } = read();
+    if (chunks === undefined || chunks.times.length === 0) return { times: rows.times, values: rows.values, texts: rows.texts };
+    if (rows.times.length === 0) return { times: chunks.times, values: chunks.values, texts: chunks.texts };
+    const order = mergeOrder(rows, chunks);
+    const pick = <T>(a: T[], b: T[]): T[] => Array.from(order, (k) => (k >= 0 ? a[k] : b[-1 - k]));
+    return { times: pick(rows.times, chunks.times), values: pick(rows.values, chunks.values), texts: pick(rows.texts, chunks.texts) };
+  }
+
+  /** The own points of the series `filter` selects with from <= time < to, in (time, seq) order, as columns with their series keys. */
+  private chunkPoints(filter: MetricFilter, from: TimeUs, to: TimeUs): SeqColumns & { keys: [string, string, string, string][] } {
+    const w = where(filter);
+    const chunks = this.db
+      .prepare(`SELECT ${CHUNK_COLUMNS} FROM metric_chunks WHERE ${w.sql} AND last >= @from AND first < @to ORDER BY seq_first`)
+      .all({ ...w.params, from, to }) as ChunkRow[];
+    const out = {
+      times: [] as number[],
+      values: [] as (number | null)[],
+      texts: [] as (string | null)[],
+      seqs: [] as number[],
+      keys: [] as [string, string, string, string][],
+    };
+    let sorted = true;
+    for (const c of chunks) {
+      const d = decodeChunk(c);
+      const key: [string, string, string, string] = [c.metric_id, c.exchange_id, c.symbol_id, c.asset_id];
+      for (let i = 0; i < c.n; i++) {
+        const t = d.times[i];
+        if (t < from || t >= to) continue;
+        const n = out.times.length;
+        if (n > 0 && !before(out.times[n - 1], out.seqs[n - 1], t, d.seqs[i])) sorted = false;
+        const v = d.values[i];
+        out.times.push(t);
+        out.values.push(Number.isNaN(v) ? null : v);
+        out.texts.push(d.text(i));
+        out.seqs.push(d.seqs[i]);
+        out.keys.push(key);
+      }
+    }
+    if (sorted) return out;
+    // Several series: their points interleave.
+    const order = Array.from(out.times, (_, i) => i).sort((i, j) => out.times[i] - out.times[j] || out.seqs[i] - out.seqs[j]);
+    const by = <T>(a: T[]): T[] => order.map((i) => a[i]);
+    return { times: by(out.times), values: by(out.values), texts: by(out.texts), seqs: by(out.seqs), keys: by(out.keys) };
   }
 
   // ---- Values in force at given times (the chart's summary over long ranges: src/answers/chart.ts) ----
@@ -293,9 +416,55 @@ export class DatabaseMetrics implements MetricsSource {
       )
       .pluck();
     const { metric_id, exchange_id, symbol_id, asset_id } = key;
-    const got = this.valuesAtStmt.all({ metric_id, exchange_id, symbol_id, asset_id, times: JSON.stringify(times) }) as (number | null)[];
-    return got.map((v) => v ?? null);
+    const k = { metric_id, exchange_id, symbol_id, asset_id };
+    if (!this.chunked || !this.chunkAt(k, Number.MAX_SAFE_INTEGER)) {
+      const got = this.valuesAtStmt.all({ ...k, times: JSON.stringify(times) }) as (number | null)[];
+      return got.map((v) => v ?? null);
+    }
+    // xrate's own points (chunks): the last chunk that starts by each time, one index seek per
+    // time (a chunk decoded once); the series' rows, if it has any, compared by (time, seq).
+    const hasRows = this.hasRowsStmt().get(k) !== undefined;
+    const row = hasRows
+      ? this.db.prepare(
+          `SELECT time, seq, CASE WHEN kind = 'decimal' THEN value END AS value FROM metric_points
+           WHERE ${SAME_SERIES} AND time <= @at ORDER BY time DESC, seq DESC LIMIT 1`,
+        )
+      : undefined;
+    const decoded = new Map<number, ChunkPoints>();
+    return times.map((t) => {
+      const c = this.chunkAt(k, t);
+      let best: { time: number; seq: number; value: number | null } | undefined;
+      if (c !== undefined) {
+        let d = decoded.get(c.id);
+        if (d === undefined) {
+          d = decodeChunk(c);
+          decoded.set(c.id, d);
+        }
+        let i = c.n - 1;
+        while (i >= 0 && d.times[i] > t) i--;
+        if (i >= 0) best = { time: d.times[i], seq: d.seqs[i], value: Number.isNaN(d.values[i]) ? null : d.values[i] };
+      }
+      const r = row?.get({ ...k, at: t }) as { time: number; seq: number; value: number | null } | undefined;
+      if (r !== undefined && (best === undefined || before(best.time, best.seq, r.time, r.seq))) best = r;
+      return best?.value ?? null;
+    });
   }
+
+  /** The last chunk of series `k` that starts at or before `at`, if any (with its rowid). */
+  private chunkAt(k: SeriesKey, at: TimeUs): (ChunkRow & { id: number }) | undefined {
+    this.chunkAtStmt ??= this.db.prepare(
+      `SELECT rowid AS id, ${CHUNK_COLUMNS} FROM metric_chunks WHERE ${SAME_SERIES} AND first <= @at ORDER BY first DESC, seq_first DESC LIMIT 1`,
+    );
+    return this.chunkAtStmt.get({ ...k, at }) as (ChunkRow & { id: number }) | undefined;
+  }
+
+  private hasRowsStmt(): Database.Statement {
+    this.hasRows ??= this.db.prepare(`SELECT 1 FROM metric_points WHERE ${SAME_SERIES} LIMIT 1`);
+    return this.hasRows;
+  }
+
+  private chunkAtStmt: Database.Statement | undefined;
+  private hasRows: Database.Statement | undefined;
 
   /** Whether series `key` has a point at or before `at` (one index seek). */
   hasSeries(key: SeriesKey, at: TimeUs = Number.MAX_SAFE_INTEGER): boolean {
@@ -303,10 +472,36 @@ export class DatabaseMetrics implements MetricsSource {
     this.hasSeriesStmt ??= this.db.prepare(
       'SELECT 1 FROM metric_points WHERE metric_id = ? AND exchange_id = ? AND symbol_id = ? AND asset_id = ? AND time <= ? LIMIT 1',
     );
-    return this.hasSeriesStmt.get(key.metric_id, key.exchange_id, key.symbol_id, key.asset_id, at) !== undefined;
+    if (this.hasSeriesStmt.get(key.metric_id, key.exchange_id, key.symbol_id, key.asset_id, at) !== undefined) return true;
+    const { metric_id, exchange_id, symbol_id, asset_id } = key;
+    return this.chunked && this.chunkAt({ metric_id, exchange_id, symbol_id, asset_id }, at) !== undefined;
   }
 
   private valuesAtStmt: Database.Statement | undefined;
   private hasSeriesStmt: Database.Statement | undefined;
   // ---- end of the values in force at given times ----
+}
+
+/** The point of chunk `c` that is its last at or before `at` (as a row of `metric_points`), if any. */
+function lastChunkPoint(c: ChunkRow, at: TimeUs): PointRow | undefined {
+  const d = decodeChunk(c);
+  let i = c.n - 1;
+  while (i >= 0 && d.times[i] > at) i--;
+  if (i < 0) return undefined;
+  const v = d.values[i];
+  const t = d.times[i];
+  return [
+    c.metric_id,
+    c.exchange_id,
+    c.symbol_id,
+    c.asset_id,
+    null,
+    null,
+    t,
+    t,
+    'decimal',
+    Number.isNaN(v) ? null : v,
+    d.text(i),
+    d.seqs[i],
+  ];
 }

@@ -4,21 +4,18 @@
  * tables as a serial replay writes them. The partitions are attached to the target and their rows
  * chosen and copied by SQL; only the rate rows kept at a cut pass through JavaScript, to be put in
  * the engine's order. Rows get batch 0, and the metric rows' `seq` is numbered again in the merged
- * order. The rules are those of the in-memory merge of src/reference/partitionMerge.ts, which a
+ * order (metricMerge.ts: xrate's own points are chunks, renumbered in JavaScript). The rules are those of the in-memory merge of src/reference/partitionMerge.ts, which a
  * property test holds this module to.
  *
  * @module
  */
 import type Database from 'better-sqlite3';
-import { OWN_METRIC_IDS } from '../core/engine.js';
 import { byCodeUnit } from '../core/metrics/source.js';
+import { chunkPointCount, mergePartitionMetrics } from './metricMerge.js';
 import { CONNECTIVITY_COLUMNS, POSITION_COLUMNS } from './positionStore.js';
 import type { MergedCounts, PartitionOutput } from './storeTypes.js';
 
 const RATE_COLS = 'tick, base, quote, rate, time, rank, used, fresh, volume';
-const POINT_COLS = 'metric_id, exchange_id, symbol_id, asset_id, chain_id, network_id, time, recv_time, kind, value, text';
-/** Own metric ids as an SQL list. */
-const OWN_LIST = OWN_METRIC_IDS.map((id) => `'${id}'`).join(', ');
 
 const count = (db: Database.Database, table: string): number => (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
 
@@ -53,7 +50,7 @@ export function mergePartitionOutputs(db: Database.Database, parts: readonly Par
         mergeSeries(db, s, cut !== undefined);
         db.exec(`INSERT INTO rejects(input, source, line, reason, message, raw, batch)
                  SELECT input, source, line, reason, message, raw, 0 FROM ${s}.rejects ORDER BY rowid`);
-        mergeMetrics(db, s, cut !== undefined);
+        mergePartitionMetrics(db, s, cut !== undefined);
         mergePositions(db, s);
       });
     })();
@@ -67,7 +64,7 @@ export function mergePartitionOutputs(db: Database.Database, parts: readonly Par
     buckets: count(db, 'ohlc'),
     series: count(db, 'series'),
     rejects: count(db, 'rejects'),
-    metricRows: count(db, 'metric_points') + count(db, 'metric_definitions'),
+    metricRows: count(db, 'metric_points') + count(db, 'metric_definitions') + chunkPointCount(db),
     positionRows: count(db, 'positions') + count(db, 'connectivity'),
   };
 }
@@ -117,14 +114,6 @@ interface ChangeTable {
 }
 
 const SERIES_TABLE: ChangeTable = { table: 'series', series: ['base', 'quote'], order: 'tick', values: ['rate', 'follow'] };
-const OWN_POINTS_TABLE: ChangeTable = {
-  table: 'metric_points',
-  series: ['metric_id', 'exchange_id', 'symbol_id', 'asset_id'],
-  order: 'seq',
-  values: ['kind', 'value', 'text'],
-  where: `metric_id IN (${OWN_LIST})`,
-};
-
 /**
  * The first-row trim of an output written on change, per series (trimFirstPerSeries of the
  * reference): fills the temporary table `merge_drop` with the key (series and order columns) of
@@ -151,33 +140,6 @@ function mergeSeries(db: Database.Database, s: string, trim: boolean): void {
   db.exec(
     `INSERT INTO series(base, quote, tick, rate, follow, batch) SELECT base, quote, tick, rate, follow, 0 FROM ${s}.series WHERE ${keep}`,
   );
-}
-
-/**
- * The metric points and definitions of partition `s`, in its own order (`seq`): the log's as they
- * are (each partition stores those of its own lines), xrate's own trimmed as every output written
- * on change (with `trim`: each series' first point kept only when it differs from the series' last
- * merged one); `seq` numbered on from the rows merged before.
- */
-function mergeMetrics(db: Database.Database, s: string, trim: boolean): void {
-  const keep = trim ? dropRepeatedFirsts(db, s, OWN_POINTS_TABLE) : 'true';
-  const offset = (
-    db
-      .prepare('SELECT max(coalesce((SELECT max(seq) FROM metric_points), 0), coalesce((SELECT max(seq) FROM metric_definitions), 0)) AS n')
-      .get() as {
-      n: number;
-    }
-  ).n;
-  const numbered = `WITH rows AS (
-      SELECT seq, 'p' AS t FROM ${s}.metric_points WHERE ${keep}
-      UNION ALL SELECT seq, 'd' FROM ${s}.metric_definitions),
-    numbered AS (SELECT seq, t, ${Number(offset)} + row_number() OVER (ORDER BY seq) AS n FROM rows)`;
-  db.exec(`${numbered}
-    INSERT INTO metric_points(${POINT_COLS}, seq, batch)
-    SELECT ${POINT_COLS}, n.n, 0 FROM ${s}.metric_points x JOIN numbered n ON n.seq = x.seq AND n.t = 'p' ORDER BY n.n`);
-  db.exec(`${numbered}
-    INSERT INTO metric_definitions(metric_id, description, time, seq, batch)
-    SELECT metric_id, description, time, n.n, 0 FROM ${s}.metric_definitions x JOIN numbered n ON n.seq = x.seq AND n.t = 'd' ORDER BY n.n`);
 }
 
 /**

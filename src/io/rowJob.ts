@@ -137,9 +137,18 @@ function grown<T extends Uint8Array | Uint16Array | Int32Array | Float64Array>(a
   return b;
 }
 
-/** The buffers of a job, for the transfer list of its message. */
+/**
+ * The buffers of a job, for the transfer list of its message: its columns, and the whole buffers
+ * of its typed-array values (a BLOB made for the row, as own-metric chunks are; never a Buffer,
+ * which may share a pool).
+ */
 export function rowJobTransfer(job: RowJob): ArrayBuffer[] {
-  return [job.statement.buffer, job.tags.buffer, job.numbers.buffer, job.refs.buffer] as ArrayBuffer[];
+  const out = new Set([job.statement.buffer, job.tags.buffer, job.numbers.buffer, job.refs.buffer] as ArrayBuffer[]);
+  for (const v of job.others) {
+    if (!(v instanceof Uint8Array) || Buffer.isBuffer(v)) continue;
+    if (v.byteOffset === 0 && v.byteLength === v.buffer.byteLength && v.buffer instanceof ArrayBuffer) out.add(v.buffer);
+  }
+  return [...out];
 }
 
 /**

@@ -21,6 +21,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import type { EngineSnapshot, PairRateChange } from '../core/engine.js';
 import type { OhlcBucket } from '../core/ohlc.js';
 import type { RateChangePoint, StoredSeriesPoint } from '../core/ohlcSeries.js';
+import { OwnChunkWriters } from './metricChunks.js';
 import { DatabaseMetrics, metricWriters } from './metricStore.js';
 import type { MetricDefinition } from '../core/metrics/source.js';
 import { positionWriters, StoredPositions } from './positionStore.js';
@@ -85,6 +86,8 @@ export class ReplayStore {
     private readonly thread?: WriterThread,
   ) {}
 
+  /** The own-metric chunk writers of {@link writers}: flushed into each batch before its commit. */
+  private readonly ownChunks = new OwnChunkWriters();
   /** The connection, once every batch posted to the writer thread (if any) is committed. */
   private get db(): Database.Database {
     this.thread?.drain();
@@ -217,12 +220,14 @@ export class ReplayStore {
    * commits; throws the error of an earlier batch that failed there.
    */
   commit(): void {
+    this.ownChunks.flush();
     if (this.thread) this.thread.commit();
     else this.conn.prepare('COMMIT').run();
   }
 
   /** Rolls back the open transaction, if there is one. */
   rollback(): void {
+    this.ownChunks.drop();
     if (this.thread) this.thread.rollback();
     else if (this.conn.inTransaction) this.conn.prepare('ROLLBACK').run();
   }
@@ -315,7 +320,7 @@ export class ReplayStore {
         bucket(base, quote, periodId, b.start, b.end, b.timeOpen, b.timeClose, b.open, b.high, b.low, b.close, b.count, batch),
       series: (base, quote, tick, r, follow, batch) => series(base, quote, tick, Number.isNaN(r) ? null : r, follow ? 1 : 0, batch),
       reject: (input, source, line, reason, message, raw, batch) => rej(input, source, line, reason, message, raw, batch),
-      ...metricWriters(make),
+      ...metricWriters(make, this.ownChunks.add(make)),
       ...positionWriters(make),
     };
   }
@@ -388,7 +393,7 @@ export class ReplayStore {
 
   /** Runs `fn` in one transaction. */
   transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
+    return this.db.transaction(() => this.ownChunks.around(fn))();
   }
 
   /** Stores a checkpoint (gzip-compressed JSON). */

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { wireNumber } from '../../src/core/wire.js';
+import { ReplayStore } from '../../src/io/store.js';
 import { bin, DEMO, ensureBuilt, query } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-e2e-numbers-'));
@@ -36,11 +37,14 @@ describe('the replay database', () => {
     expect(query(db, "SELECT open FROM ohlc WHERE base = 'BTC' AND quote = 'USD' AND period_id = '1DAY'")).toEqual([
       { open: 62439.619999999995 },
     ]);
-    const sol = query<{ value: number }>(
-      db,
-      "SELECT value FROM metric_points WHERE metric_id = 'XRATE_ASSET_USD_RATE' AND asset_id = 'SOL' ORDER BY time DESC LIMIT 1",
-    );
-    expect(sol).toEqual([{ value: 131.00900000000001 }]);
+    // xrate's own points are stored as columns (metric_chunks): read through the store.
+    const store = ReplayStore.open(db, { readonly: true });
+    try {
+      const sol = store.metrics().current({ metric_id: 'XRATE_ASSET_USD_RATE', asset_id: 'SOL' });
+      expect(sol.map((p) => (p.value.kind === 'decimal' ? p.value.dec.value : undefined))).toEqual([131.00900000000001]);
+    } finally {
+      store.close();
+    }
   });
 });
 

@@ -15,9 +15,11 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { OWN_METRIC_IDS, type PairRateChange } from '../../src/core/engine.js';
+import { OWN_METRIC_IDS, OwnMetricBatch, type PairRateChange } from '../../src/core/engine.js';
+import type { OwnMetricNames } from '../../src/core/engine/ownMetricBatch.js';
 import type { MetricDefinitionEvent, MetricEvent } from '../../src/core/metrics/events.js';
 import { byCodeUnit } from '../../src/core/metrics/source.js';
+import { pointRowsBySeq } from '../../src/io/metricMerge.js';
 import { ReplayStore } from '../../src/io/store.js';
 import {
   mergeBuckets,
@@ -149,12 +151,40 @@ function partOut(k: number, d: Drawn): PartOut {
     const id = OWN_METRIC_IDS[m.own];
     const scope = id.startsWith('XRATE_MARKET_') ? 'symbolId' : id.startsWith('XRATE_ASSET_') ? 'assetId' : undefined;
     const subject = scope === undefined ? {} : { [scope]: scope === 'symbolId' ? `${m.exchange}_SPOT_${m.subject}` : `A${m.subject}` };
-    return { type: 'metric', time, metricId: id, exchangeId: scope === 'assetId' ? 'XRATE' : m.exchange, ...subject, value };
+    // xrate writes its own points' floats as JavaScript does, but for the exact volumes.
+    const own =
+      id === 'XRATE_MARKET_VOLUME_24H' ? value : { kind: 'decimal' as const, dec: { value: Number(text), text: String(Number(text)) } };
+    return { type: 'metric', time, metricId: id, exchangeId: scope === 'assetId' ? 'XRATE' : m.exchange, ...subject, value: own };
   });
   return { from: k === 0 ? undefined : t0, changes, buckets, series, rejects, metrics };
 }
 
-/** Writes a partition's rows into the replay database `path` (batch `k + 1`). */
+const OWN_IDS = new Set<string>(OWN_METRIC_IDS);
+/** The engine's tables of the own points drawn: markets `${exchange}_SPOT_${subject}`, assets `A${subject}`. */
+const NAMES: OwnMetricNames = {
+  marketNames: ['KRAKEN_SPOT_0', 'KRAKEN_SPOT_1', 'BINANCE_SPOT_0', 'BINANCE_SPOT_1'],
+  marketExchange: [0, 0, 1, 1],
+  exchangeNames: ['KRAKEN', 'BINANCE'],
+  assetNames: ['A0', 'A1'],
+};
+
+/** An own point as the engine hands it out: a tick's batch of one point. */
+function ownBatch(m: MetricEvent): OwnMetricBatch {
+  const b = new OwnMetricBatch();
+  b.reset(m.time, NAMES);
+  const metric = OWN_METRIC_IDS.indexOf(m.metricId as (typeof OWN_METRIC_IDS)[number]);
+  const subject =
+    m.assetId !== undefined
+      ? NAMES.assetNames.indexOf(m.assetId)
+      : m.symbolId !== undefined
+        ? NAMES.marketNames.indexOf(m.symbolId)
+        : NAMES.exchangeNames.indexOf(m.exchangeId);
+  const dec = m.value.kind === 'decimal' ? m.value.dec : { value: Number.NaN, text: '' };
+  b.push(metric, subject, dec.value, dec.text);
+  return b;
+}
+
+/** Writes a partition's rows into the replay database `path` (batch `k + 1`): xrate's own points as the replay writes them (chunks). */
 function write(path: string, p: PartOut, batch: number): void {
   const store = ReplayStore.open(path, { scratch: true });
   try {
@@ -168,12 +198,34 @@ function write(path: string, p: PartOut, batch: number): void {
       for (const s of p.series) w.series(s.base, s.quote, s.tick, s.rate ?? Number.NaN, s.follow, batch);
       for (const r of p.rejects) w.reject(r.input, r.source, r.line, r.reason, r.message, r.raw, batch);
       p.metrics.forEach((m, i) => {
-        if (m.type === 'metric') w.point(m, i + 1, batch);
-        else w.definition(m, i + 1, batch);
+        if (m.type === 'metric_definition') w.definition(m, i + 1, batch);
+        else if (OWN_IDS.has(m.metricId)) w.ownPoints(ownBatch(m), i + 1, batch);
+        else w.point(m, i + 1, batch);
       });
     });
   } finally {
     store.close();
+  }
+}
+
+/** Every stored point (rows and chunks) as the rows of `metric_points` it is, in seq order. */
+function points(path: string, db: Database.Database): Record<string, unknown>[] {
+  const chunks = new Database(path, { readonly: true });
+  try {
+    const rows = db.prepare('SELECT * FROM metric_points ORDER BY seq').iterate() as IterableIterator<Record<string, unknown>>;
+    return [...pointRowsBySeq(rows, chunks)].map(({ metric_id, exchange_id, symbol_id, asset_id, time, kind, value, text, seq }) => ({
+      metric_id,
+      exchange_id,
+      symbol_id,
+      asset_id,
+      time,
+      kind,
+      value,
+      text,
+      seq,
+    }));
+  } finally {
+    chunks.close();
   }
 }
 
@@ -194,7 +246,7 @@ function read(path: string) {
           pairOrder(a as { base: string; quote: string }, b as { base: string; quote: string }) || (a.tick as number) - (b.tick as number),
       ),
       rejects: all('SELECT input, source, line, reason, message, raw FROM rejects ORDER BY rowid'),
-      points: all('SELECT metric_id, exchange_id, symbol_id, asset_id, time, kind, value, text, seq FROM metric_points ORDER BY seq'),
+      points: points(path, db),
       definitions: all('SELECT metric_id, description, time, seq FROM metric_definitions ORDER BY seq'),
     };
   } finally {

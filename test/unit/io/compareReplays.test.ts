@@ -29,6 +29,12 @@ beforeAll(async () => {
       LOG,
       `${JSON.stringify({ type: 'metric_definition', time: new Date(end + k * 1000).toISOString(), metric_id: id, description: id })}\n`,
     );
+  // Two points of a metric of the log (xrate's own are stored as chunks), so that metric_points has rows.
+  for (const k of [0, 1])
+    appendFileSync(
+      LOG,
+      `${JSON.stringify({ type: 'metric', time: new Date(end + 1500 + k * 200).toISOString(), metric_id: 'FUNDING_RATE', exchange_id: 'BINANCE', value_decimal: `0.000${k + 1}` })}\n`,
+    );
   // A position and a connectivity change, so that their tables have rows too.
   const at = (s: number) => new Date(end + s * 1000).toISOString();
   appendFileSync(
@@ -40,10 +46,10 @@ beforeAll(async () => {
   await replay({ inputs: [LOG], db: B, config, ownMetrics: true, batchSize: 100 });
 }, 60_000);
 
-/** A copy of A changed by `sql`. */
-function changed(name: string, sql: string): string {
+/** A copy of `from` (default A) changed by `sql`. */
+function changed(name: string, sql: string, from = A): string {
   const path = join(dir, `${name}.sqlite`);
-  copyFileSync(A, path);
+  copyFileSync(from, path);
   const d = new Database(path);
   d.exec(sql);
   d.close();
@@ -77,7 +83,9 @@ describe('compareReplays', () => {
   ];
   for (const [table, key, set] of tables) {
     it(`reports a changed, a missing and an extra row of ${table}`, () => {
-      const d = new Database(A, { readonly: true });
+      // metric_points: the log's points alone (xrate's own, chunks, are compared as rows below).
+      const base = table === 'metric_points' ? changed('rows-only', 'DELETE FROM metric_chunks') : A;
+      const d = new Database(base, { readonly: true });
       const all = d
         .prepare(`SELECT ${key.join(', ')} FROM ${table} ORDER BY ${key.join(', ')}`)
         .raw()
@@ -89,13 +97,13 @@ describe('compareReplays', () => {
       const where = (row: unknown[]) => key.map((c, i) => `${c} = ${sqlValue(row[i])}`).join(' AND ');
       const k = Math.floor(all.length / 2);
 
-      const c = only(compareReplays(A, changed(`${table}-changed`, `UPDATE ${table} SET ${set} WHERE ${where(all[k])}`)));
+      const c = only(compareReplays(base, changed(`${table}-changed`, `UPDATE ${table} SET ${set} WHERE ${where(all[k])}`, base)));
       expect(c.map((t) => t.table)).toEqual([table]);
       expect(c[0].difference!.index).toBe(k);
       expect(c[0].rows).toEqual([all.length, all.length]);
       expect(c[0].difference!.columns).toHaveLength(1);
 
-      const m = only(compareReplays(A, changed(`${table}-missing`, `DELETE FROM ${table} WHERE ${where(all[k])}`)));
+      const m = only(compareReplays(base, changed(`${table}-missing`, `DELETE FROM ${table} WHERE ${where(all[k])}`, base)));
       expect(m.map((t) => t.table)).toEqual([table]);
       expect(m[0].rows).toEqual([all.length, all.length - 1]);
       expect(m[0].difference!.index).toBe(k);
@@ -105,8 +113,9 @@ describe('compareReplays', () => {
       const extra = changed(
         `${table}-extra`,
         `INSERT INTO ${table}(${cols.join(', ')}) SELECT ${copy} FROM ${table} WHERE ${where(all[all.length - 1])}`,
+        base,
       );
-      const x = only(compareReplays(A, extra));
+      const x = only(compareReplays(base, extra));
       expect(x.map((t) => t.table)).toEqual([table]);
       expect(x[0].rows).toEqual([all.length, all.length + 1]);
       expect(x[0].difference!.index).toBe(all.length);
@@ -114,6 +123,34 @@ describe('compareReplays', () => {
       expect(x[0].difference!.b).toBeDefined();
     });
   }
+
+  it("compares xrate's own points, stored as chunks, as the rows they stand for: a changed, a missing and an extra point", () => {
+    const d = new Database(A, { readonly: true });
+    const chunk = d.prepare('SELECT rowid AS id, n, seq_first FROM metric_chunks ORDER BY seq_first LIMIT 1 OFFSET 5').get() as {
+      id: number;
+      n: number;
+      seq_first: number;
+    };
+    d.close();
+    const total = compareReplays(A, A, { tables: ['metric_points'] })[0].rows[0];
+    expect(total).toBeGreaterThan(100);
+
+    const c = only(compareReplays(A, changed('own-changed', `UPDATE metric_chunks SET texts = '[[0,"x"]]' WHERE rowid = ${chunk.id}`)));
+    expect(c.map((t) => t.table)).toEqual(['metric_points']);
+    expect(c[0].rows).toEqual([total, total]);
+    expect(c[0].difference!.columns).toEqual(['text']);
+    expect(c[0].difference!.b!.seq).toBe(chunk.seq_first);
+
+    const m = only(compareReplays(A, changed('own-missing', `DELETE FROM metric_chunks WHERE rowid = ${chunk.id}`)));
+    expect(m[0].rows).toEqual([total, total - chunk.n]);
+    expect(m[0].difference!.a!.seq).toBe(chunk.seq_first);
+
+    const x = only(
+      compareReplays(A, changed('own-extra', `INSERT INTO metric_chunks SELECT * FROM metric_chunks WHERE rowid = ${chunk.id}`)),
+    );
+    expect(x[0].rows).toEqual([total, total + chunk.n]);
+    expect(x[0].difference).toBeDefined();
+  });
 
   it('reports a run whose counts differ, not one whose times, id or options do; rejects by reason in any key order', () => {
     const same = changed(

@@ -1,0 +1,320 @@
+/**
+ * xrate's own metric points (docs/methodology.md section 9) stored as columns: one row of
+ * `metric_chunks` per series and per batch, holding the series' points of that batch packed as
+ * float64s (their times, then their values, then their seqs) and the texts that are not their value's own (the exact
+ * decimal of XRATE_MARKET_VOLUME_24H). A replay writes about one own point per quote; a row per
+ * point with its six-column index cost a replay as much again as the rest of it, a row per
+ * series and batch costs a few percent.
+ *
+ * A chunk's points are in the order written: `seq` increasing, and (ticks only go forward) time
+ * non-decreasing, so a series' chunks, in `seq_first` order, hold its points in (time, seq) order.
+ * What a chunk holds reads back exactly as the rows `metric_points` held for the same points
+ * (metricStore.ts reads both): kind `decimal`, recv_time its time, no chain or network, the value
+ * as SQLite keeps a REAL (NaN read back as none, -0 as 0), the text.
+ *
+ * @module
+ */
+import type Database from 'better-sqlite3';
+import { MARKET_VOLUME_24H, type OwnMetricBatch } from '../core/engine/ownMetricBatch.js';
+import type { RowSink, RowSinkMaker } from './rowJob.js';
+
+/** The table and its index, created with the rest of the schema (metricStore.ts's METRIC_SCHEMA). */
+export const CHUNK_SCHEMA = `
+CREATE TABLE IF NOT EXISTS metric_chunks (
+  metric_id TEXT NOT NULL, exchange_id TEXT NOT NULL, symbol_id TEXT NOT NULL, asset_id TEXT NOT NULL,
+  first INTEGER NOT NULL, last INTEGER NOT NULL, n INTEGER NOT NULL, seq_first INTEGER NOT NULL, seq_last INTEGER NOT NULL,
+  points BLOB NOT NULL, texts TEXT, batch INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS metric_chunks_series ON metric_chunks(metric_id, exchange_id, symbol_id, asset_id, first, seq_first);
+`;
+
+/** The insert of a chunk (the columns of {@link CHUNK_SCHEMA} in order). */
+export const CHUNK_INSERT = `INSERT INTO metric_chunks(metric_id, exchange_id, symbol_id, asset_id, first, last, n, seq_first, seq_last, points, texts, batch)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+/** The columns a reader selects to decode a chunk (see {@link decodeChunk}). */
+export const CHUNK_COLUMNS = 'metric_id, exchange_id, symbol_id, asset_id, n, points, texts';
+
+/** A chunk as selected with {@link CHUNK_COLUMNS}. */
+export interface ChunkRow {
+  metric_id: string;
+  exchange_id: string;
+  symbol_id: string;
+  asset_id: string;
+  n: number;
+  /** The points' times, then their values, then their seqs: 3 × n float64s. */
+  points: Uint8Array;
+  texts: string | null;
+}
+
+/** A chunk's points as columns. */
+export interface ChunkPoints {
+  times: Float64Array;
+  values: Float64Array;
+  seqs: Float64Array;
+  /** The exact text of point i. */
+  text(i: number): string;
+}
+
+/** The float64 array packed in `b` (`n` values), a view when aligned, else a copy. */
+export function float64s(b: Uint8Array, n: number): Float64Array {
+  if (b.byteOffset % 8 === 0) return new Float64Array(b.buffer, b.byteOffset, n);
+  const a = new Float64Array(n);
+  new Uint8Array(a.buffer).set(b.subarray(0, 8 * n));
+  return a;
+}
+
+/** The points column of `n` points: their times, values and seqs packed (a buffer of its own, which a job may transfer). */
+function packed(times: ArrayLike<number>, values: ArrayLike<number>, seqs: ArrayLike<number>, n: number): Uint8Array {
+  const a = new Float64Array(3 * n);
+  for (let i = 0; i < n; i++) {
+    a[i] = times[i];
+    a[n + i] = values[i];
+    a[2 * n + i] = seqs[i];
+  }
+  return new Uint8Array(a.buffer);
+}
+
+/** The text a value has unless the chunk says otherwise. */
+const ownText = (v: number): string => String(v);
+
+/**
+ * A chunk's texts column: the texts that are not their value's own, as a JSON array of
+ * [index, text] pairs; null when there is none.
+ */
+function textsColumn(texts: readonly (string | undefined)[], values: Float64Array, n: number): string | null {
+  const out: [number, string][] = [];
+  for (let i = 0; i < n; i++) {
+    const t = texts[i];
+    if (t !== undefined && t !== ownText(values[i])) out.push([i, t]);
+  }
+  return out.length > 0 ? JSON.stringify(out) : null;
+}
+
+/**
+ * A chunk's points (`row` as selected with {@link CHUNK_COLUMNS}).
+ *
+ * @example
+ * ```ts
+ * const p = decodeChunk(row); // p.times[0], p.values[0], p.text(0)
+ * ```
+ */
+export function decodeChunk(row: Pick<ChunkRow, 'n' | 'points' | 'texts'>): ChunkPoints {
+  const n = row.n;
+  const all = float64s(row.points, 3 * n);
+  const values = all.subarray(n, 2 * n);
+  const special = row.texts === null ? undefined : new Map(JSON.parse(row.texts) as [number, string][]);
+  return {
+    times: all.subarray(0, n),
+    values,
+    seqs: all.subarray(2 * n, 3 * n),
+    text: special === undefined ? (i) => ownText(values[i]) : (i) => special.get(i) ?? ownText(values[i]),
+  };
+}
+
+/** One series' points of the batch being written. */
+interface Slot {
+  ids: [string, string, string, string];
+  /** The batch whose ids these are (resolved again in each batch). */
+  batch: number;
+  n: number;
+  times: Float64Array;
+  values: Float64Array;
+  seqs: Float64Array;
+  texts: (string | undefined)[];
+}
+
+/** A float64 array of room for `n` values holding `a`'s first `used`. */
+function room(a: Float64Array, used: number, n: number): Float64Array {
+  if (a.length >= n) return a;
+  const b = new Float64Array(Math.max(n, 2 * a.length));
+  b.set(a.subarray(0, used));
+  return b;
+}
+
+/**
+ * Gathers the own metric points of a batch per series and writes them as chunks, through the
+ * sink `make` makes of {@link CHUNK_INSERT}, when the batch commits ({@link flush}).
+ *
+ * @example
+ * ```ts
+ * const w = new OwnChunkWriter(make);
+ * w.add(ownBatch, 1, 7); // each tick
+ * w.flush();             // before the batch's commit
+ * ```
+ */
+export class OwnChunkWriter {
+  private readonly sink: RowSink;
+  /** The slot of each series, at metric index + 8 × subject index. */
+  private readonly slots: (Slot | undefined)[] = [];
+  /** Slots with points, in the order first written in the batch. */
+  private active: Slot[] = [];
+  private batch = 0;
+
+  constructor(make: RowSinkMaker) {
+    this.sink = make(CHUNK_INSERT);
+  }
+
+  /** Adds the points of one tick (`b`), point i with `seq + i`, of batch `batch`. */
+  add(b: OwnMetricBatch, seq: number, batch: number): void {
+    if (batch !== this.batch) {
+      this.flush();
+      this.batch = batch;
+    }
+    const time = b.time;
+    for (let i = 0; i < b.length; i++) {
+      const metric = b.metric[i];
+      const key = metric + 8 * b.subject[i];
+      let s = this.slots[key];
+      if (s === undefined) {
+        while (this.slots.length < key) this.slots.push(undefined);
+        s = {
+          ids: ['', '', '', ''],
+          batch: -1,
+          n: 0,
+          times: new Float64Array(16),
+          values: new Float64Array(16),
+          seqs: new Float64Array(16),
+          texts: [],
+        };
+        this.slots[key] = s;
+      }
+      if (s.n === 0) {
+        if (s.batch !== batch) {
+          s.ids = [b.metricId(i), b.exchangeId(i), b.symbolId(i) ?? '', b.assetId(i) ?? ''];
+          s.batch = batch;
+        }
+        this.active.push(s);
+      }
+      const k = s.n;
+      if (k === s.times.length) {
+        s.times = room(s.times, k, k + 1);
+        s.values = room(s.values, k, k + 1);
+        s.seqs = room(s.seqs, k, k + 1);
+      }
+      const v = b.value[i];
+      s.times[k] = time;
+      // As SQLite keeps a REAL: -0 as 0.
+      s.values[k] = v === 0 ? 0 : v;
+      s.seqs[k] = seq + i;
+      if (metric === MARKET_VOLUME_24H) s.texts[k] = b.text(i) ?? '';
+      s.n = k + 1;
+    }
+  }
+
+  /** Writes the gathered chunks (call in the batch's transaction, before its commit). */
+  flush(): void {
+    for (const s of this.active) {
+      const n = s.n;
+      const [metricId, exchangeId, symbolId, assetId] = s.ids;
+      const texts = s.texts.length === 0 ? null : textsColumn(s.texts, s.values, n);
+      this.sink(
+        metricId,
+        exchangeId,
+        symbolId,
+        assetId,
+        s.times[0],
+        s.times[n - 1],
+        n,
+        s.seqs[0],
+        s.seqs[n - 1],
+        packed(s.times, s.values, s.seqs, n),
+        texts,
+        this.batch,
+      );
+    }
+    this.drop();
+  }
+
+  /** Forgets the gathered points (their transaction rolled back, or written). */
+  drop(): void {
+    for (const s of this.active) {
+      s.n = 0;
+      s.texts.length = 0;
+    }
+    this.active = [];
+  }
+}
+
+/**
+ * The {@link OwnChunkWriter}s of a store's writers: flushed together before each commit, dropped
+ * together at a rollback.
+ *
+ * @example
+ * ```ts
+ * const all = new OwnChunkWriters();
+ * const w = all.add(make);
+ * all.around(() => w.add(ownBatch, 1, 1)); // flushed at the end, dropped if it throws
+ * ```
+ */
+export class OwnChunkWriters {
+  private readonly all: OwnChunkWriter[] = [];
+
+  /** A new writer through the sinks `make` makes, flushed and dropped with the others. */
+  add(make: RowSinkMaker): OwnChunkWriter {
+    const w = new OwnChunkWriter(make);
+    this.all.push(w);
+    return w;
+  }
+
+  flush(): void {
+    for (const w of this.all) w.flush();
+  }
+
+  drop(): void {
+    for (const w of this.all) w.drop();
+  }
+
+  /** Runs `fn`, then flushes (in the transaction `fn` runs in); drops the points gathered if it throws. */
+  around<T>(fn: () => T): T {
+    try {
+      const r = fn();
+      this.flush();
+      return r;
+    } catch (e) {
+      this.drop();
+      throw e;
+    }
+  }
+}
+
+/**
+ * Writes points of one series as a chunk through `insert` (a statement of {@link CHUNK_INSERT}):
+ * what {@link OwnChunkWriter} writes for them. For merges and tests.
+ */
+export function writeChunk(
+  insert: (...values: unknown[]) => void,
+  ids: readonly [string, string, string, string],
+  points: { times: ArrayLike<number>; values: ArrayLike<number>; seqs: ArrayLike<number>; texts: readonly (string | undefined)[] },
+  batch: number,
+): void {
+  const n = points.times.length;
+  if (n === 0) return;
+  const times = Float64Array.from(points.times);
+  const values = Float64Array.from(points.values, (v) => (v === 0 ? 0 : v));
+  const seqs = Float64Array.from(points.seqs);
+  insert(
+    ...ids,
+    times[0],
+    times[n - 1],
+    n,
+    seqs[0],
+    seqs[n - 1],
+    packed(times, values, seqs, n),
+    textsColumn(points.texts, values, n),
+    batch,
+  );
+}
+
+/**
+ * Registers `xrate_chunk_last(points, n, at)` on `db`: the last time at or before `at` of a
+ * chunk's points (null when none), for the spans of series.
+ */
+export function registerChunkFunctions(db: Database.Database): void {
+  db.function('xrate_chunk_last', { deterministic: true }, (points: unknown, n: unknown, at: unknown) => {
+    const t = float64s(points as Uint8Array, Number(n));
+    const bound = Number(at);
+    for (let i = t.length - 1; i >= 0; i--) if (t[i] <= bound) return t[i];
+    return null;
+  });
+}
