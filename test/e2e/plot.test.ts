@@ -29,7 +29,7 @@ describe('xrate plot', () => {
   it('writes an SVG with axes, UTC labels, legend, lines, markers and candles: the same bytes each time, and from the database', async () => {
     const a = await cli('plot', DEMO, ...RANGE, '--period', '5MIN', '--out', p('a.svg'));
     expect(a.code).toBe(0);
-    expect(a.err).toBe(`xrate plot: wrote ${p('a.svg')} (1801 ticks at tick resolution, 1 markets, 1062 points left out, 6 candles)\n`);
+    expect(a.err).toBe(`xrate plot: wrote ${p('a.svg')} (1801 ticks at tick resolution, 1 market, 1062 points left out, 6 candles)\n`);
     const svg = readFileSync(p('a.svg'), 'utf8');
     expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg" width="960" height="540"')).toBe(true);
     expect(svg).toContain('>BTC/USD, 2024-03-01 04:10:00 to 04:40:00 UTC</text>');

@@ -35,12 +35,13 @@ const MAX_PAIRS = 8;
 
 /** What the console line says of one chart: its points and resolution, and what else it drew. */
 function summary(c: ChartData): string {
+  const n = (k: number, one: string, many = `${one}s`): string => `${k} ${k === 1 ? one : many}`;
   const parts =
     c.resolution === 'tick'
-      ? [`${c.ticks.length} ticks at tick resolution`, `${c.markets.length} markets`, `${c.exclusions.length} points left out`]
-      : [`${c.ticks.length} points at ${c.resolution} resolution`];
-  if (c.candles) parts.push(`${c.candles.length} candles`);
-  if (c.resolution !== 'tick' && c.weight_share) parts.push(`weight shares of ${c.weight_share.length} markets`);
+      ? [`${n(c.ticks.length, 'tick')} at tick resolution`, n(c.markets.length, 'market'), `${n(c.exclusions.length, 'point')} left out`]
+      : [`${n(c.ticks.length, 'point')} at ${c.resolution} resolution`];
+  if (c.candles) parts.push(n(c.candles.length, 'candle'));
+  if (c.resolution !== 'tick' && c.weight_share) parts.push(`weight shares of ${n(c.weight_share.length, 'market')}`);
   return parts.join(', ');
 }
 
