@@ -34,7 +34,10 @@ function checkLayout(e: Engine): number {
       expect(M.pExchange[sl]).toBe(M.exchange[m]);
       expect(M.pEligible[sl]).toBe(M.eligible[m]);
       expect(M.pVolume[sl]).toBe(M.volume[m]);
-      expect([...M.pq.subarray(5 * sl, 5 * sl + 5)]).toEqual([M.bid[m], M.ask[m], M.bidSize[m], M.askSize[m], M.tq[m]]);
+      expect([...M.pq.subarray(5 * sl, 5 * sl + 5)]).toEqual([...M.mq.subarray(5 * m, 5 * m + 5)]);
+      // The market's record keeps its slot and pair for the commit of staged quotes.
+      const rec = (M as unknown as { rec: Int32Array }).rec;
+      expect([rec[4 * m + 1], rec[4 * m + 2]]).toEqual([sl, pr]);
       slots++;
     });
   }

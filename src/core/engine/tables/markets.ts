@@ -44,6 +44,41 @@ export function floatTextLong(v: number): boolean {
   return !floatToSafe(v) && String(v).length > FLOAT64_EXACT_CHARS;
 }
 
+/**
+ * Offsets of a committed quote's values in {@link MarketTable.mq} (market m at `5 m`) and in the
+ * pair-major layout's {@link MarketTable.pq} (slot sl at `5 sl`).
+ */
+export const Q_BID = 0;
+/** See {@link Q_BID}. */
+export const Q_ASK = 1;
+/** See {@link Q_BID}. */
+export const Q_BID_SIZE = 2;
+/** See {@link Q_BID}. */
+export const Q_ASK_SIZE = 3;
+/** See {@link Q_BID}: the quote's time, NaN before the first. */
+export const Q_TIME = 4;
+
+/** Values a quote has in {@link MarketTable.mq} and {@link MarketTable.pq}. */
+const QS = 5;
+
+/**
+ * The per-market record {@link MarketTable.rec}: what the commit of a staged quote reads and
+ * writes besides the quote, in one cache line per four markets.
+ */
+const RS = 4;
+/** Position in {@link MarketTable.stagedList}, -1 when nothing is staged. */
+const R_POS = 0;
+/** Slot in the pair-major layout (-1: in no pair); valid while the layout is. */
+const R_SLOT = 1;
+/** Pair id (-1: none); valid while the layout is. */
+const R_PAIR = 2;
+/**
+ * Where the exact texts of the committed quote are: 0 String(value), from a quote event whose
+ * texts are short; 1 in {@link MarketTable.text}; 2 String(value), staged from values
+ * ({@link MarketTable.stageValues}), which the snapshot checks for length (see `keptTexts`).
+ */
+const R_TEXT = 3;
+
 /** Snapshot of a {@link MarketTable} (the `markets` part of the engine snapshot; key order is part of the format). */
 export interface MarketTableJSON {
   names: string[];
@@ -80,46 +115,43 @@ export class MarketTable {
   readonly type: SymbolType[] = [];
   /** Pair id of a SPOT market with two known, distinct assets; -1 otherwise. */
   pair = new Int32Array(0);
-  /** Committed quote (as of the last tick); `tq` is its time, NaN before the first. */
-  bid = new Float64Array(0);
-  ask = new Float64Array(0);
-  bidSize = new Float64Array(0);
-  askSize = new Float64Array(0);
-  tq = new Float64Array(0);
+  /**
+   * Committed quote (as of the last tick) of market m at `mq[5 m ..]`: bid, ask, bid size, ask
+   * size and time (offsets {@link Q_BID} .. {@link Q_TIME}); the time is NaN before the first.
+   * One market's quote is one write at a commit, where five columns were five cache misses.
+   */
+  mq = new Float64Array(0);
+  /**
+   * Per market at `rec[4 m ..]`: its position among the staged quotes, its layout slot and pair
+   * and where its exact texts are (see R_POS, R_SLOT, R_PAIR, R_TEXT): what a commit reads
+   * besides the quote, in one place.
+   */
+  private rec = new Int32Array(0);
   /**
    * Exact texts [bid, ask, bid_size, ask_size] of the committed quote, kept only when one of them
    * is longer than {@link FLOAT64_EXACT_CHARS} characters (see {@link exactTexts}).
    */
   readonly text: (string[] | undefined)[] = [];
   /**
-   * 1 when market m's committed quote was staged from values whose exact texts are String(value)
-   * ({@link stageValues}): {@link text} is then undefined and the snapshot derives the texts it
-   * would have kept from the values (see {@link toJSON}), so a commit does no string work.
+   * By position i in {@link stagedList}: the quote event staged (the last one read wins),
+   * committed at the next tick; undefined for a quote staged from its values
+   * ({@link stageValues}), whose exact texts are String(value) but where `sTexts[i]` lists them.
    */
-  textFromValues = new Uint8Array(0);
+  private readonly sQuote: (QuoteEvent | undefined)[] = [];
   /**
-   * Quote received after the last tick, per market (the last one read wins); committed at the next
-   * tick. Undefined for a quote staged from its values ({@link stageValues}), whose exact texts
-   * are String(value) but where {@link stagedTexts} lists them.
+   * By position i: the exact texts [bid, bid_size, ask, ask_size] of a quote staged from its
+   * values when one of them is not String(value) (see {@link stageValues}).
    */
-  readonly stagedQuote: (QuoteEvent | undefined)[] = [];
-  /**
-   * The exact texts [bid, bid_size, ask, ask_size] of a quote staged from its values when one of
-   * them is not String(value) (see {@link stageValues}).
-   */
-  readonly stagedTexts: (string[] | undefined)[] = [];
+  private readonly sTexts: (string[] | undefined)[] = [];
   /**
    * The staged quotes' values, copied at staging time (while the event is in cache) so that the
    * commit at the next tick reads them in order instead of cold event objects: for the i-th market
    * of {@link stagedList}, bid, ask, bid size, ask size and time at `sq[5 i ..]`, and `sLong[i]`
    * = 1 when its exact texts must be kept (see {@link text}), 2 when its texts are String(value)
-   * (see {@link textFromValues}). `sPos[m]` is market m's position.
+   * (staged from values). Market m's position is in its record.
    */
-  sq = new Float64Array(5 * 64);
-  sLong = new Uint8Array(64);
-  sPos = new Int32Array(0);
-  /** 1 when the market is in {@link stagedList}. */
-  staged = new Uint8Array(0);
+  private sq = new Float64Array(5 * 64);
+  private sLong = new Uint8Array(64);
   /** Markets with a staged quote, in order of arrival. */
   readonly stagedList: number[] = [];
   /** Time of the last quote discarded by rule 5, NaN when none. */
@@ -162,14 +194,7 @@ export class MarketTable {
       this.base = growI32(this.base, n, -1);
       this.quote = growI32(this.quote, n, -1);
       this.pair = growI32(this.pair, n, -1);
-      this.bid = growF64(this.bid, n);
-      this.ask = growF64(this.ask, n);
-      this.bidSize = growF64(this.bidSize, n);
-      this.askSize = growF64(this.askSize, n);
-      this.tq = growF64(this.tq, n, NaN);
-      this.staged = growU8(this.staged, n);
-      this.textFromValues = growU8(this.textFromValues, n);
-      this.sPos = growI32(this.sPos, n);
+      this.growRecords(this.exchange.length);
       this.discardedAt = growF64(this.discardedAt, n, NaN);
       this.eligible = growU8(this.eligible, n);
       this.whyNot = growU8(this.whyNot, n);
@@ -180,17 +205,38 @@ export class MarketTable {
     while (this.type.length < n) {
       this.type.push('SPOT');
       this.text.push(undefined);
-      this.stagedQuote.push(undefined);
-      this.stagedTexts.push(undefined);
     }
     return m;
   }
 
+  /** Grows {@link mq} and {@link rec} to `cap` markets (no quote, nothing staged, no slot or pair). */
+  private growRecords(cap: number): void {
+    const old = this.rec.length / RS;
+    if (cap <= old) return;
+    const mq = new Float64Array(QS * cap);
+    mq.set(this.mq);
+    const rec = new Int32Array(RS * cap);
+    rec.set(this.rec);
+    for (let m = old; m < cap; m++) {
+      mq[QS * m + Q_TIME] = NaN;
+      rec[RS * m + R_POS] = -1;
+      rec[RS * m + R_SLOT] = -1;
+      rec[RS * m + R_PAIR] = -1;
+    }
+    this.mq = mq;
+    this.rec = rec;
+  }
+
+  /** Time of market m's committed quote, NaN before the first. */
+  quoteTime(m: number): number {
+    return this.mq[QS * m + Q_TIME];
+  }
+
   /** Stages an accepted quote of market m for the next tick. */
   stage(m: number, q: QuoteEvent): void {
-    this.stagedQuote[m] = q;
-    this.stagedTexts[m] = undefined;
     const i = this.stagePosition(m);
+    this.sQuote[i] = q;
+    this.sTexts[i] = undefined;
     const sq = this.sq;
     const o = 5 * i;
     sq[o] = q.bidPrice.value;
@@ -214,9 +260,9 @@ export class MarketTable {
    * undefined.
    */
   stageValues(m: number, bid: number, bidSize: number, ask: number, askSize: number, time: number, texts: string[] | undefined): void {
-    this.stagedQuote[m] = undefined;
-    this.stagedTexts[m] = texts;
     const i = this.stagePosition(m);
+    this.sQuote[i] = undefined;
+    this.sTexts[i] = texts;
     const sq = this.sq;
     const o = 5 * i;
     sq[o] = bid;
@@ -237,25 +283,28 @@ export class MarketTable {
 
   /** Market m's position in {@link stagedList}, adding it when not staged yet. */
   private stagePosition(m: number): number {
-    if (!this.staged[m]) {
-      this.staged[m] = 1;
-      this.sPos[m] = this.stagedList.length;
-      this.stagedList.push(m);
-      if (5 * this.stagedList.length > this.sq.length) {
-        this.sq = growF64(this.sq, 2 * this.sq.length);
-        this.sLong = growU8(this.sLong, 2 * this.sLong.length);
-      }
+    const r = RS * m + R_POS;
+    const at = this.rec[r];
+    if (at >= 0) return at;
+    const i = this.stagedList.length;
+    this.rec[r] = i;
+    this.stagedList.push(m);
+    this.sQuote.push(undefined);
+    this.sTexts.push(undefined);
+    if (QS * this.stagedList.length > this.sq.length) {
+      this.sq = growF64(this.sq, 2 * this.sq.length);
+      this.sLong = growU8(this.sLong, 2 * this.sLong.length);
     }
-    return this.sPos[m];
+    return i;
   }
 
   /** The staged quote of market m (at position i of {@link stagedList}) as its event. */
   private stagedEvent(m: number, i: number): QuoteEvent {
-    const q = this.stagedQuote[m];
+    const q = this.sQuote[i];
     if (q !== undefined) return structuredClone(q);
     const o = 5 * i;
     const sq = this.sq;
-    const t = this.stagedTexts[m];
+    const t = this.sTexts[i];
     return {
       type: 'quote',
       time: sq[o + 4],
@@ -267,52 +316,59 @@ export class MarketTable {
     };
   }
 
-  /** Commits the staged quotes (start of a tick) and marks their pairs dirty in `pairDirty`. */
+  /**
+   * Commits the staged quotes (start of a tick) and marks their pairs dirty in `pairDirty`. Per
+   * market it reads the staged values in order and touches the market's record, its quote and,
+   * while the layout is valid, its slot's copy.
+   */
   commitStaged(pairDirty: Uint8Array): void {
-    const { stagedQuote, stagedTexts, textFromValues, bid, ask, bidSize, askSize, tq, text, staged, pair, sq, sLong, slotOf, pq } = this;
+    const { sQuote, sTexts, mq, rec, text, pair, sq, sLong, pq } = this;
     const layout = this.layoutValid;
     const list = this.stagedList;
     for (let i = 0; i < list.length; i++) {
       const m = list[i];
-      const o = 5 * i;
+      const o = QS * i;
       const b = sq[o];
       const a = sq[o + 1];
       const bs = sq[o + 2];
       const as = sq[o + 3];
       const t = sq[o + 4];
-      bid[m] = b;
-      ask[m] = a;
-      bidSize[m] = bs;
-      askSize[m] = as;
-      tq[m] = t;
+      const mo = QS * m;
+      mq[mo] = b;
+      mq[mo + 1] = a;
+      mq[mo + 2] = bs;
+      mq[mo + 3] = as;
+      mq[mo + 4] = t;
+      const r = RS * m;
+      rec[r + R_POS] = -1;
+      let pr: number;
       if (layout) {
-        const sl = slotOf[m];
+        pr = rec[r + R_PAIR];
+        const sl = rec[r + R_SLOT];
         if (sl >= 0) {
-          const po = 5 * sl;
+          const po = QS * sl;
           pq[po] = b;
           pq[po + 1] = a;
           pq[po + 2] = bs;
           pq[po + 3] = as;
           pq[po + 4] = t;
         }
-      }
+      } else pr = pair[m];
       const long = sLong[i];
       if (long === 1) {
-        const q = stagedQuote[m];
+        const q = sQuote[i];
         if (q !== undefined) text[m] = [q.bidPrice.text, q.askPrice.text, q.bidSize.text, q.askSize.text];
         else {
-          const st = stagedTexts[m]!;
+          const st = sTexts[i]!;
           text[m] = [st[0], st[2], st[1], st[3]];
         }
-      } else if (text[m] !== undefined) text[m] = undefined;
-      textFromValues[m] = long === 2 ? 1 : 0;
-      stagedQuote[m] = undefined;
-      stagedTexts[m] = undefined;
-      staged[m] = 0;
-      const pr = pair[m];
+      } else if (rec[r + R_TEXT] === 1) text[m] = undefined;
+      rec[r + R_TEXT] = long;
       if (pr >= 0) pairDirty[pr] = 1;
     }
-    this.stagedList.length = 0;
+    list.length = 0;
+    sQuote.length = 0;
+    sTexts.length = 0;
   }
 
   /** Eligibility refresh at tick T (rules 3, 4, 8): V over the window, eligibility and its {@link WhyNot} code. */
@@ -358,13 +414,21 @@ export class MarketTable {
     for (let pr = 0; pr < P; pr++) start[pr + 1] = start[pr] + pairMarkets[pr].length;
     const total = start[P];
     const pMarket = new Int32Array(total);
+    const rec = this.rec;
     this.slotOf.fill(-1);
+    for (let r = 0; r < rec.length; r += RS) {
+      rec[r + R_SLOT] = -1;
+      rec[r + R_PAIR] = -1;
+    }
     for (let pr = 0; pr < P; pr++) {
       const list = pairMarkets[pr];
       for (let i = 0; i < list.length; i++) {
         const sl = start[pr] + i;
-        pMarket[sl] = list[i];
-        this.slotOf[list[i]] = sl;
+        const m = list[i];
+        pMarket[sl] = m;
+        this.slotOf[m] = sl;
+        rec[RS * m + R_SLOT] = sl;
+        rec[RS * m + R_PAIR] = pr;
       }
     }
     const gather = <A extends Float64Array | Int32Array | Uint8Array>(out: A, col: A): A => {
@@ -375,14 +439,11 @@ export class MarketTable {
     this.pMarket = pMarket;
     this.pExchange = gather(new Int32Array(total), this.exchange);
     this.pEligible = gather(new Uint8Array(total), this.eligible);
-    const pq = new Float64Array(5 * total);
+    const pq = new Float64Array(QS * total);
+    const mq = this.mq;
     for (let sl = 0; sl < total; sl++) {
       const m = pMarket[sl];
-      pq[5 * sl] = this.bid[m];
-      pq[5 * sl + 1] = this.ask[m];
-      pq[5 * sl + 2] = this.bidSize[m];
-      pq[5 * sl + 3] = this.askSize[m];
-      pq[5 * sl + 4] = this.tq[m];
+      for (let k = 0; k < QS; k++) pq[QS * sl + k] = mq[QS * m + k];
     }
     this.pq = pq;
     this.pVolume = gather(new Float64Array(total), this.volume);
@@ -391,7 +452,9 @@ export class MarketTable {
 
   /** Exact decimal texts [bid, ask, bid_size, ask_size] of market m's committed quote (see {@link text}). */
   exactTexts(m: number): string[] {
-    return this.text[m] ?? [String(this.bid[m]), String(this.ask[m]), String(this.bidSize[m]), String(this.askSize[m])];
+    const o = QS * m;
+    const mq = this.mq;
+    return this.text[m] ?? [String(mq[o + Q_BID]), String(mq[o + Q_ASK]), String(mq[o + Q_BID_SIZE]), String(mq[o + Q_ASK_SIZE])];
   }
 
   /**
@@ -402,11 +465,22 @@ export class MarketTable {
   private keptTexts(m: number): string[] | null {
     const t = this.text[m];
     if (t !== undefined) return [...t];
-    if (this.textFromValues[m] === 1) {
-      const v = [this.bid[m], this.ask[m], this.bidSize[m], this.askSize[m]];
+    if (this.rec[RS * m + R_TEXT] === 2) {
+      const o = QS * m;
+      const v = [this.mq[o + Q_BID], this.mq[o + Q_ASK], this.mq[o + Q_BID_SIZE], this.mq[o + Q_ASK_SIZE]];
       if (v.some(floatTextLong)) return v.map(String);
     }
     return null;
+  }
+
+  /** Value k (see {@link Q_BID}) of the committed quotes of markets 0 .. n - 1, NaN as null. */
+  private quoteColumn(k: number, n: number): (number | null)[] {
+    const out: (number | null)[] = [];
+    for (let m = 0; m < n; m++) {
+      const v = this.mq[QS * m + k];
+      out.push(Number.isNaN(v) ? null : v);
+    }
+    return out;
   }
 
   /** The table as plain JSON (see {@link MarketTableJSON}); the volume window is snapshotted separately. */
@@ -419,13 +493,7 @@ export class MarketTable {
       quote: Array.from(this.quote.subarray(0, n)),
       type: this.type.slice(0, n),
       pair: Array.from(this.pair.subarray(0, n)),
-      quote_state: [
-        nullableColumn(this.bid, n),
-        nullableColumn(this.ask, n),
-        nullableColumn(this.bidSize, n),
-        nullableColumn(this.askSize, n),
-        nullableColumn(this.tq, n),
-      ],
+      quote_state: [Q_BID, Q_ASK, Q_BID_SIZE, Q_ASK_SIZE, Q_TIME].map((k) => this.quoteColumn(k, n)),
       quote_text: Array.from({ length: n }, (_, m) => this.keptTexts(m)),
       staged: [...this.stagedList],
       staged_quotes: this.stagedList.map((m, i) => this.stagedEvent(m, i)),
@@ -444,16 +512,15 @@ export class MarketTable {
     this.invalidateLayout();
     const n = json.names.length;
     for (let m = 0; m < n; m++) this.pair[m] = json.pair[m];
-    const [bid, ask, bidSize, askSize, tq] = json.quote_state.map(floatColumn);
-    this.bid.set(bid);
-    this.ask.set(ask);
-    this.bidSize.set(bidSize);
-    this.askSize.set(askSize);
-    this.tq.set(tq);
+    const columns = json.quote_state.map(floatColumn);
+    for (let k = 0; k < QS; k++) {
+      const col = columns[k];
+      for (let m = 0; m < n; m++) this.mq[QS * m + k] = col[m];
+    }
     for (let m = 0; m < n; m++) {
       const txt = json.quote_text[m];
       this.text[m] = txt ? [...txt] : undefined;
-      this.textFromValues[m] = 0;
+      this.rec[RS * m + R_TEXT] = txt ? 1 : 0;
       this.eligible[m] = json.eligible[m];
       this.whyNot[m] = json.why_not[m];
     }
