@@ -40,11 +40,10 @@ export function marketProvenance(state: EngineState, m: number, T: number): Mark
   };
   const tq = M.quoteTime(m);
   if (!Number.isNaN(tq)) {
-    const o = 5 * m;
-    prov.bid_price = M.mq[o + Q_BID];
-    prov.ask_price = M.mq[o + Q_ASK];
-    prov.bid_size = M.mq[o + Q_BID_SIZE];
-    prov.ask_size = M.mq[o + Q_ASK_SIZE];
+    prov.bid_price = M.quoteAt(m, Q_BID);
+    prov.ask_price = M.quoteAt(m, Q_ASK);
+    prov.bid_size = M.quoteAt(m, Q_BID_SIZE);
+    prov.ask_size = M.quoteAt(m, Q_ASK_SIZE);
     prov.quote_time = formatTime(tq);
     prov.quote_age_seconds = (T - tq) / US_PER_SECOND;
     prov.volume = M.volume[m];

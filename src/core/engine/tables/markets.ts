@@ -62,22 +62,29 @@ export const Q_TIME = 4;
 const QS = 5;
 
 /**
- * The per-market record {@link MarketTable.rec}: what the commit of a staged quote reads and
- * writes besides the quote, in one cache line per four markets.
+ * The per-market record {@link MarketTable.rec}, read and written when a quote is staged (in one
+ * cache line per four markets), so that the commit at the next tick need not touch it.
  */
 const RS = 4;
-/** Position in {@link MarketTable.stagedList}, -1 when nothing is staged. */
-const R_POS = 0;
+/**
+ * Stage number of the market's last staged quote (-1: none): the quote is staged, not yet
+ * committed, while it is at least `stageBase`, at position `rec[R_STAGE] - stageBase`.
+ */
+const R_STAGE = 0;
 /** Slot in the pair-major layout (-1: in no pair); valid while the layout is. */
 const R_SLOT = 1;
 /** Pair id (-1: none); valid while the layout is. */
 const R_PAIR = 2;
 /**
- * Where the exact texts of the committed quote are: 0 String(value), from a quote event whose
- * texts are short; 1 in {@link MarketTable.text}; 2 String(value), staged from values
- * ({@link MarketTable.stageValues}), which the snapshot checks for length (see `keptTexts`).
+ * Where the exact texts of the last staged quote are (`kind`, the low two bits) and of the quote
+ * committed before it (`4 kind`): 0 String(value), from a quote event whose texts are short; 1 in
+ * {@link MarketTable.text}; 2 String(value), staged from values ({@link MarketTable.stageValues}),
+ * which the snapshot checks for length (see `keptTexts`). The committed quote's kind is the
+ * first while that quote is staged, else the second.
  */
 const R_TEXT = 3;
+/** Stage numbers are renumbered from 0 past this (an Int32 record). */
+const STAGE_LIMIT = 0x40000000;
 
 /** Snapshot of a {@link MarketTable} (the `markets` part of the engine snapshot; key order is part of the format). */
 export interface MarketTableJSON {
@@ -118,20 +125,23 @@ export class MarketTable {
   /**
    * Committed quote (as of the last tick) of market m at `mq[5 m ..]`: bid, ask, bid size, ask
    * size and time (offsets {@link Q_BID} .. {@link Q_TIME}); the time is NaN before the first.
-   * One market's quote is one write at a commit, where five columns were five cache misses.
+   * While the pair-major layout is valid, the quote of a market in a pair is in its slot of
+   * {@link pq} instead (see {@link quoteAt}): a commit writes one place, in one cache line.
    */
-  mq = new Float64Array(0);
+  private mq = new Float64Array(0);
   /**
-   * Per market at `rec[4 m ..]`: its position among the staged quotes, its layout slot and pair
-   * and where its exact texts are (see R_POS, R_SLOT, R_PAIR, R_TEXT): what a commit reads
-   * besides the quote, in one place.
+   * Per market at `rec[4 m ..]`: its stage number, its layout slot and pair and where its exact
+   * texts are (see R_STAGE, R_SLOT, R_PAIR, R_TEXT).
    */
   private rec = new Int32Array(0);
+  /** Stage number of the first quote staged since the last commit (see R_STAGE). */
+  private stageBase = 0;
   /**
-   * Exact texts [bid, ask, bid_size, ask_size] of the committed quote, kept only when one of them
-   * is longer than {@link FLOAT64_EXACT_CHARS} characters (see {@link exactTexts}).
+   * Exact texts [bid, ask, bid_size, ask_size] of the committed quote when its kind (R_TEXT) is
+   * 1, that is when one of them is longer than {@link FLOAT64_EXACT_CHARS} characters (see
+   * {@link exactTexts}); otherwise what is there is no longer used.
    */
-  readonly text: (string[] | undefined)[] = [];
+  private readonly text: (string[] | undefined)[] = [];
   /**
    * By position i in {@link stagedList}: the quote event staged (the last one read wins),
    * committed at the next tick; undefined for a quote staged from its values
@@ -148,10 +158,13 @@ export class MarketTable {
    * commit at the next tick reads them in order instead of cold event objects: for the i-th market
    * of {@link stagedList}, bid, ask, bid size, ask size and time at `sq[5 i ..]`, and `sLong[i]`
    * = 1 when its exact texts must be kept (see {@link text}), 2 when its texts are String(value)
-   * (staged from values). Market m's position is in its record.
+   * (staged from values). `sSlot[i]` and `sPair[i]`: its layout slot and pair, valid while the
+   * layout is (read from its record at staging time, set again when the layout is built).
    */
   private sq = new Float64Array(5 * 64);
   private sLong = new Uint8Array(64);
+  private sSlot = new Int32Array(64);
+  private sPair = new Int32Array(64);
   /** Markets with a staged quote, in order of arrival. */
   readonly stagedList: number[] = [];
   /** Time of the last quote discarded by rule 5, NaN when none. */
@@ -169,7 +182,9 @@ export class MarketTable {
    * holds slots `pStart[pr]` to `pStart[pr + 1] - 1`; `pMarket[slot]` is the market, `slotOf[m]`
    * its slot (-1 when in no pair). Built by {@link buildLayout} when a pair's computation needs it
    * after {@link invalidateLayout} (a market defined or redefined, a snapshot restored); kept equal
-   * to the columns by the commit of staged quotes and by eligibility refreshes.
+   * to the columns by eligibility refreshes. While it is valid, `pq` is where the committed quotes
+   * of the markets in pairs are (the commit writes them there only; {@link invalidateLayout}
+   * copies them back to the per-market record).
    */
   layoutValid = false;
   /** Slot ranges of the pairs the layout covers (one more entry than pairs). */
@@ -219,7 +234,7 @@ export class MarketTable {
     rec.set(this.rec);
     for (let m = old; m < cap; m++) {
       mq[QS * m + Q_TIME] = NaN;
-      rec[RS * m + R_POS] = -1;
+      rec[RS * m + R_STAGE] = -1;
       rec[RS * m + R_SLOT] = -1;
       rec[RS * m + R_PAIR] = -1;
     }
@@ -227,14 +242,34 @@ export class MarketTable {
     this.rec = rec;
   }
 
+  /** Value k ({@link Q_BID} .. {@link Q_TIME}) of market m's committed quote; the time is NaN before the first. */
+  quoteAt(m: number, k: number): number {
+    const sl = this.layoutValid ? this.slotOf[m] : -1;
+    return sl >= 0 ? this.pq[QS * sl + k] : this.mq[QS * m + k];
+  }
+
   /** Time of market m's committed quote, NaN before the first. */
   quoteTime(m: number): number {
-    return this.mq[QS * m + Q_TIME];
+    return this.quoteAt(m, Q_TIME);
+  }
+
+  /** The kind (see R_TEXT) of market m's committed quote's exact texts. */
+  private textKind(m: number): number {
+    const r = RS * m;
+    const k = this.rec[r + R_TEXT];
+    return this.rec[r + R_STAGE] >= this.stageBase ? k >> 2 : k & 3;
   }
 
   /** Stages an accepted quote of market m for the next tick. */
   stage(m: number, q: QuoteEvent): void {
-    const i = this.stagePosition(m);
+    const long =
+      q.bidPrice.text.length > FLOAT64_EXACT_CHARS ||
+      q.askPrice.text.length > FLOAT64_EXACT_CHARS ||
+      q.bidSize.text.length > FLOAT64_EXACT_CHARS ||
+      q.askSize.text.length > FLOAT64_EXACT_CHARS
+        ? 1
+        : 0;
+    const i = this.stagePosition(m, long);
     this.sQuote[i] = q;
     this.sTexts[i] = undefined;
     const sq = this.sq;
@@ -244,13 +279,7 @@ export class MarketTable {
     sq[o + 2] = q.bidSize.value;
     sq[o + 3] = q.askSize.value;
     sq[o + 4] = q.time;
-    this.sLong[i] =
-      q.bidPrice.text.length > FLOAT64_EXACT_CHARS ||
-      q.askPrice.text.length > FLOAT64_EXACT_CHARS ||
-      q.bidSize.text.length > FLOAT64_EXACT_CHARS ||
-      q.askSize.text.length > FLOAT64_EXACT_CHARS
-        ? 1
-        : 0;
+    this.sLong[i] = long;
   }
 
   /**
@@ -260,7 +289,16 @@ export class MarketTable {
    * undefined.
    */
   stageValues(m: number, bid: number, bidSize: number, ask: number, askSize: number, time: number, texts: string[] | undefined): void {
-    const i = this.stagePosition(m);
+    const long =
+      texts === undefined
+        ? 2
+        : texts[0].length > FLOAT64_EXACT_CHARS ||
+            texts[1].length > FLOAT64_EXACT_CHARS ||
+            texts[2].length > FLOAT64_EXACT_CHARS ||
+            texts[3].length > FLOAT64_EXACT_CHARS
+          ? 1
+          : 0;
+    const i = this.stagePosition(m, long);
     this.sQuote[i] = undefined;
     this.sTexts[i] = texts;
     const sq = this.sq;
@@ -270,31 +308,34 @@ export class MarketTable {
     sq[o + 2] = bidSize;
     sq[o + 3] = askSize;
     sq[o + 4] = time;
-    this.sLong[i] =
-      texts === undefined
-        ? 2
-        : texts[0].length > FLOAT64_EXACT_CHARS ||
-            texts[1].length > FLOAT64_EXACT_CHARS ||
-            texts[2].length > FLOAT64_EXACT_CHARS ||
-            texts[3].length > FLOAT64_EXACT_CHARS
-          ? 1
-          : 0;
+    this.sLong[i] = long;
   }
 
   /** Market m's position in {@link stagedList}, adding it when not staged yet. */
-  private stagePosition(m: number): number {
-    const r = RS * m + R_POS;
-    const at = this.rec[r];
-    if (at >= 0) return at;
+  private stagePosition(m: number, long: number): number {
+    const rec = this.rec;
+    const r = RS * m;
+    const at = rec[r + R_STAGE] - this.stageBase;
+    if (at >= 0) {
+      rec[r + R_TEXT] = (rec[r + R_TEXT] & ~3) | long;
+      return at;
+    }
     const i = this.stagedList.length;
-    this.rec[r] = i;
+    rec[r + R_STAGE] = this.stageBase + i;
+    // The quote staged before is the committed one now.
+    rec[r + R_TEXT] = ((rec[r + R_TEXT] & 3) << 2) | long;
     this.stagedList.push(m);
     this.sQuote.push(undefined);
     this.sTexts.push(undefined);
-    if (QS * this.stagedList.length > this.sq.length) {
-      this.sq = growF64(this.sq, 2 * this.sq.length);
-      this.sLong = growU8(this.sLong, 2 * this.sLong.length);
+    if (this.stagedList.length > this.sLong.length) {
+      const cap = 2 * this.sLong.length;
+      this.sq = growF64(this.sq, QS * cap);
+      this.sLong = growU8(this.sLong, cap);
+      this.sSlot = growI32(this.sSlot, cap);
+      this.sPair = growI32(this.sPair, cap);
     }
+    this.sSlot[i] = rec[r + R_SLOT];
+    this.sPair[i] = rec[r + R_PAIR];
     return i;
   }
 
@@ -318,57 +359,50 @@ export class MarketTable {
 
   /**
    * Commits the staged quotes (start of a tick) and marks their pairs dirty in `pairDirty`. Per
-   * market it reads the staged values in order and touches the market's record, its quote and,
-   * while the layout is valid, its slot's copy.
+   * market it reads the staged values, slot and pair in order and writes the quote in one place
+   * (its slot while the layout is valid, else its record); the market's record was updated when
+   * the quote was staged.
    */
   commitStaged(pairDirty: Uint8Array): void {
-    const { sQuote, sTexts, mq, rec, text, pair, sq, sLong, pq } = this;
+    const { sQuote, sTexts, mq, text, pair, sq, sLong, sSlot, sPair, pq } = this;
     const layout = this.layoutValid;
     const list = this.stagedList;
-    for (let i = 0; i < list.length; i++) {
+    const n = list.length;
+    for (let i = 0; i < n; i++) {
       const m = list[i];
       const o = QS * i;
-      const b = sq[o];
-      const a = sq[o + 1];
-      const bs = sq[o + 2];
-      const as = sq[o + 3];
-      const t = sq[o + 4];
-      const mo = QS * m;
-      mq[mo] = b;
-      mq[mo + 1] = a;
-      mq[mo + 2] = bs;
-      mq[mo + 3] = as;
-      mq[mo + 4] = t;
-      const r = RS * m;
-      rec[r + R_POS] = -1;
       let pr: number;
+      let sl = -1;
       if (layout) {
-        pr = rec[r + R_PAIR];
-        const sl = rec[r + R_SLOT];
-        if (sl >= 0) {
-          const po = QS * sl;
-          pq[po] = b;
-          pq[po + 1] = a;
-          pq[po + 2] = bs;
-          pq[po + 3] = as;
-          pq[po + 4] = t;
-        }
+        pr = sPair[i];
+        sl = sSlot[i];
       } else pr = pair[m];
-      const long = sLong[i];
-      if (long === 1) {
+      const to = sl >= 0 ? pq : mq;
+      const d = sl >= 0 ? QS * sl : QS * m;
+      to[d] = sq[o];
+      to[d + 1] = sq[o + 1];
+      to[d + 2] = sq[o + 2];
+      to[d + 3] = sq[o + 3];
+      to[d + 4] = sq[o + 4];
+      if (sLong[i] === 1) {
         const q = sQuote[i];
         if (q !== undefined) text[m] = [q.bidPrice.text, q.askPrice.text, q.bidSize.text, q.askSize.text];
         else {
           const st = sTexts[i]!;
           text[m] = [st[0], st[2], st[1], st[3]];
         }
-      } else if (rec[r + R_TEXT] === 1) text[m] = undefined;
-      rec[r + R_TEXT] = long;
+      }
       if (pr >= 0) pairDirty[pr] = 1;
     }
     list.length = 0;
     sQuote.length = 0;
     sTexts.length = 0;
+    this.stageBase += n;
+    if (this.stageBase > STAGE_LIMIT) {
+      const rec = this.rec;
+      for (let r = 0; r < rec.length; r += RS) rec[r + R_STAGE] = -1;
+      this.stageBase = 0;
+    }
   }
 
   /** Eligibility refresh at tick T (rules 3, 4, 8): V over the window, eligibility and its {@link WhyNot} code. */
@@ -402,8 +436,17 @@ export class MarketTable {
     }
   }
 
-  /** The layout no longer matches the markets (see {@link layoutValid}). */
+  /**
+   * The layout no longer matches the markets (see {@link layoutValid}): the committed quotes it
+   * holds go back to the per-market record.
+   */
   invalidateLayout(): void {
+    if (!this.layoutValid) return;
+    const { pMarket, pq, mq } = this;
+    for (let sl = 0; sl < pMarket.length; sl++) {
+      const m = pMarket[sl];
+      for (let k = 0; k < QS; k++) mq[QS * m + k] = pq[QS * sl + k];
+    }
     this.layoutValid = false;
   }
 
@@ -447,14 +490,18 @@ export class MarketTable {
     }
     this.pq = pq;
     this.pVolume = gather(new Float64Array(total), this.volume);
+    const list = this.stagedList;
+    for (let i = 0; i < list.length; i++) {
+      this.sSlot[i] = rec[RS * list[i] + R_SLOT];
+      this.sPair[i] = rec[RS * list[i] + R_PAIR];
+    }
     this.layoutValid = true;
   }
 
   /** Exact decimal texts [bid, ask, bid_size, ask_size] of market m's committed quote (see {@link text}). */
   exactTexts(m: number): string[] {
-    const o = QS * m;
-    const mq = this.mq;
-    return this.text[m] ?? [String(mq[o + Q_BID]), String(mq[o + Q_ASK]), String(mq[o + Q_BID_SIZE]), String(mq[o + Q_ASK_SIZE])];
+    if (this.textKind(m) === 1) return this.text[m]!;
+    return [Q_BID, Q_ASK, Q_BID_SIZE, Q_ASK_SIZE].map((k) => String(this.quoteAt(m, k)));
   }
 
   /**
@@ -463,11 +510,10 @@ export class MarketTable {
    * {@link stage} keeps them.
    */
   private keptTexts(m: number): string[] | null {
-    const t = this.text[m];
-    if (t !== undefined) return [...t];
-    if (this.rec[RS * m + R_TEXT] === 2) {
-      const o = QS * m;
-      const v = [this.mq[o + Q_BID], this.mq[o + Q_ASK], this.mq[o + Q_BID_SIZE], this.mq[o + Q_ASK_SIZE]];
+    const kind = this.textKind(m);
+    if (kind === 1) return [...this.text[m]!];
+    if (kind === 2) {
+      const v = [Q_BID, Q_ASK, Q_BID_SIZE, Q_ASK_SIZE].map((k) => this.quoteAt(m, k));
       if (v.some(floatTextLong)) return v.map(String);
     }
     return null;
@@ -477,7 +523,7 @@ export class MarketTable {
   private quoteColumn(k: number, n: number): (number | null)[] {
     const out: (number | null)[] = [];
     for (let m = 0; m < n; m++) {
-      const v = this.mq[QS * m + k];
+      const v = this.quoteAt(m, k);
       out.push(Number.isNaN(v) ? null : v);
     }
     return out;
@@ -520,6 +566,7 @@ export class MarketTable {
     for (let m = 0; m < n; m++) {
       const txt = json.quote_text[m];
       this.text[m] = txt ? [...txt] : undefined;
+      // Nothing is staged yet: the kind of the committed quote is the last staged one's.
       this.rec[RS * m + R_TEXT] = txt ? 1 : 0;
       this.eligible[m] = json.eligible[m];
       this.whyNot[m] = json.why_not[m];
