@@ -1,6 +1,6 @@
 /**
  * The pair-major layout (docs/performance.md, tick/L) is a copy: whenever it is in use, every slot
- * holds exactly its market's exchange, eligibility and volume, and each pair's slots list its
+ * holds exactly its market's exchange, eligibility, volume and id, and each pair's slots list its
  * markets in the pair's order, through quotes, refreshes, symbol redefinitions and snapshot
  * restores. The committed quotes, which live in the layout while it is valid and in the
  * per-market record otherwise, are always the last accepted quote of each market as of the last
@@ -10,7 +10,18 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createEngine, type Engine, restoreEngine } from '../../src/core/engine.js';
 import type { EngineState } from '../../src/core/engine/state.js';
-import { FLOAT64_EXACT_CHARS, Q_ASK, Q_ASK_SIZE, Q_BID, Q_BID_SIZE, Q_TIME } from '../../src/core/engine/tables/markets.js';
+import {
+  FLOAT64_EXACT_CHARS,
+  Q_ASK,
+  Q_ASK_SIZE,
+  Q_BID,
+  Q_BID_SIZE,
+  Q_TIME,
+  S_EXCHANGE,
+  S_MARKET,
+  S_VOLUME,
+  SLOT_STRIDE,
+} from '../../src/core/engine/tables/markets.js';
 import type { QuoteEvent } from '../../src/core/types.js';
 import { logArb } from './arbitraries.js';
 
@@ -53,8 +64,10 @@ function checkLayout(e: Engine): number {
       expect(M.pMarket[sl]).toBe(m);
       expect(M.slotOf[m]).toBe(sl);
       expect(M.pExchange[sl]).toBe(M.exchange[m]);
-      expect(M.pEligible[sl]).toBe(M.eligible[m]);
-      expect(M.pVolume[sl]).toBe(M.volume[m]);
+      const o = SLOT_STRIDE * sl;
+      expect(M.pq[o + S_EXCHANGE]).toBe(M.eligible[m] ? M.exchange[m] : -1);
+      expect(M.pq[o + S_VOLUME]).toBe(M.volume[m]);
+      expect(M.pq[o + S_MARKET]).toBe(m);
       expect([rec[4 * m + 1], rec[4 * m + 2]]).toEqual([sl, pr]);
       slots++;
     });

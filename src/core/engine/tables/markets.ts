@@ -46,7 +46,7 @@ export function floatTextLong(v: number): boolean {
 
 /**
  * Offsets of a committed quote's values in {@link MarketTable.mq} (market m at `5 m`) and in the
- * pair-major layout's {@link MarketTable.pq} (slot sl at `5 sl`).
+ * pair-major layout's {@link MarketTable.pq} (slot sl at `8 sl`).
  */
 export const Q_BID = 0;
 /** See {@link Q_BID}. */
@@ -58,8 +58,22 @@ export const Q_ASK_SIZE = 3;
 /** See {@link Q_BID}: the quote's time, NaN before the first. */
 export const Q_TIME = 4;
 
-/** Values a quote has in {@link MarketTable.mq} and {@link MarketTable.pq}. */
+/** Values a quote has in {@link MarketTable.mq}. */
 const QS = 5;
+
+/**
+ * Values a slot has in {@link MarketTable.pq}: its market's committed quote (offsets {@link Q_BID}
+ * .. {@link Q_TIME}), V ({@link S_VOLUME}), exchange when eligible ({@link S_EXCHANGE}) and market
+ * ({@link S_MARKET}): all that a pair's computation reads of a market, in one record.
+ */
+export const SLOT_STRIDE = 8;
+/** See {@link SLOT_STRIDE}: the market's traded volume V at the last refresh (rule 8). */
+export const S_VOLUME = 5;
+/** See {@link SLOT_STRIDE}: the market's exchange id when it was eligible at the last refresh (rule 8), else -1. */
+export const S_EXCHANGE = 6;
+/** See {@link SLOT_STRIDE}: the market id. */
+export const S_MARKET = 7;
+const PS = SLOT_STRIDE;
 
 /**
  * The per-market record {@link MarketTable.rec}, read and written when a quote is staged (in one
@@ -192,10 +206,8 @@ export class MarketTable {
   pMarket = new Int32Array(0);
   slotOf = new Int32Array(0);
   pExchange = new Int32Array(0);
-  pEligible = new Uint8Array(0);
-  /** Per slot: bid, ask, bid size, ask size and quote time at `pq[5 slot ..]` (one cache line to write at a commit). */
+  /** Per slot at `pq[8 slot ..]`: the slot's record (see {@link SLOT_STRIDE}). */
   pq = new Float64Array(0);
-  pVolume = new Float64Array(0);
 
   /** @param window - the rolling traded-volume window of every market (rule 8) */
   constructor(public window: VolumeWindow) {}
@@ -245,7 +257,7 @@ export class MarketTable {
   /** Value k ({@link Q_BID} .. {@link Q_TIME}) of market m's committed quote; the time is NaN before the first. */
   quoteAt(m: number, k: number): number {
     const sl = this.layoutValid ? this.slotOf[m] : -1;
-    return sl >= 0 ? this.pq[QS * sl + k] : this.mq[QS * m + k];
+    return sl >= 0 ? this.pq[PS * sl + k] : this.mq[QS * m + k];
   }
 
   /** Time of market m's committed quote, NaN before the first. */
@@ -378,7 +390,7 @@ export class MarketTable {
         sl = sSlot[i];
       } else pr = pair[m];
       const to = sl >= 0 ? pq : mq;
-      const d = sl >= 0 ? QS * sl : QS * m;
+      const d = sl >= 0 ? PS * sl : QS * m;
       to[d] = sq[o];
       to[d + 1] = sq[o + 1];
       to[d + 2] = sq[o + 2];
@@ -427,11 +439,11 @@ export class MarketTable {
               : WhyNot.noVolume;
     }
     if (this.layoutValid) {
-      const { pMarket, pEligible, pVolume } = this;
+      const { pMarket, pq } = this;
       for (let sl = 0; sl < pMarket.length; sl++) {
         const m = pMarket[sl];
-        pEligible[sl] = eligible[m];
-        pVolume[sl] = volume[m];
+        pq[PS * sl + S_VOLUME] = volume[m];
+        pq[PS * sl + S_EXCHANGE] = eligible[m] ? exchange[m] : -1;
       }
     }
   }
@@ -445,7 +457,7 @@ export class MarketTable {
     const { pMarket, pq, mq } = this;
     for (let sl = 0; sl < pMarket.length; sl++) {
       const m = pMarket[sl];
-      for (let k = 0; k < QS; k++) mq[QS * m + k] = pq[QS * sl + k];
+      for (let k = 0; k < QS; k++) mq[QS * m + k] = pq[PS * sl + k];
     }
     this.layoutValid = false;
   }
@@ -474,22 +486,22 @@ export class MarketTable {
         rec[RS * m + R_PAIR] = pr;
       }
     }
-    const gather = <A extends Float64Array | Int32Array | Uint8Array>(out: A, col: A): A => {
-      for (let sl = 0; sl < total; sl++) out[sl] = col[pMarket[sl]];
-      return out;
-    };
     this.pStart = start;
     this.pMarket = pMarket;
-    this.pExchange = gather(new Int32Array(total), this.exchange);
-    this.pEligible = gather(new Uint8Array(total), this.eligible);
-    const pq = new Float64Array(QS * total);
+    const pExchange = new Int32Array(total);
+    const pq = new Float64Array(PS * total);
     const mq = this.mq;
     for (let sl = 0; sl < total; sl++) {
       const m = pMarket[sl];
-      for (let k = 0; k < QS; k++) pq[QS * sl + k] = mq[QS * m + k];
+      const o = PS * sl;
+      for (let k = 0; k < QS; k++) pq[o + k] = mq[QS * m + k];
+      pExchange[sl] = this.exchange[m];
+      pq[o + S_VOLUME] = this.volume[m];
+      pq[o + S_EXCHANGE] = this.eligible[m] ? this.exchange[m] : -1;
+      pq[o + S_MARKET] = m;
     }
+    this.pExchange = pExchange;
     this.pq = pq;
-    this.pVolume = gather(new Float64Array(total), this.volume);
     const list = this.stagedList;
     for (let i = 0; i < list.length; i++) {
       this.sSlot[i] = rec[RS * list[i] + R_SLOT];
