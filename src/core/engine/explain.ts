@@ -11,7 +11,7 @@ import { formatTime, US_PER_SECOND } from '../time.js';
 import type { PairComputer, ProvenanceCollector } from './pairCompute.js';
 import type { RateQueries } from './queries.js';
 import type { EngineState } from './state.js';
-import { WhyNot } from './tables/markets.js';
+import { Q_ASK, Q_ASK_SIZE, Q_BID, Q_BID_SIZE, WhyNot } from './tables/markets.js';
 import type { NoRateDiagnosis } from './whyNoRate.js';
 
 /** Text of a market's {@link WhyNot} code, for the `not_eligible` exclusion. */
@@ -38,13 +38,14 @@ export function marketProvenance(state: EngineState, m: number, T: number): Mark
     exchange_id: X.index.names[x],
     rank: X.rank[x],
   };
-  if (!Number.isNaN(M.tq[m])) {
-    prov.bid_price = M.bid[m];
-    prov.ask_price = M.ask[m];
-    prov.bid_size = M.bidSize[m];
-    prov.ask_size = M.askSize[m];
-    prov.quote_time = formatTime(M.tq[m]);
-    prov.quote_age_seconds = (T - M.tq[m]) / US_PER_SECOND;
+  const tq = M.quoteTime(m);
+  if (!Number.isNaN(tq)) {
+    prov.bid_price = M.quoteAt(m, Q_BID);
+    prov.ask_price = M.quoteAt(m, Q_ASK);
+    prov.bid_size = M.quoteAt(m, Q_BID_SIZE);
+    prov.ask_size = M.quoteAt(m, Q_ASK_SIZE);
+    prov.quote_time = formatTime(tq);
+    prov.quote_age_seconds = (T - tq) / US_PER_SECOND;
     prov.volume = M.volume[m];
   }
   return prov;

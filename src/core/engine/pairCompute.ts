@@ -17,6 +17,7 @@ import { isFresh } from '../staleness.js';
 import { US_PER_SECOND } from '../time.js';
 import { ineligibleDetail, marketProvenance } from './explain.js';
 import type { EngineState } from './state.js';
+import { Q_TIME, S_EXCHANGE, S_MARKET, S_VOLUME, SLOT_STRIDE } from './tables/markets.js';
 
 /** Receives the markets used and left out when a pair is computed for explain (section 6 provenance). */
 export interface ProvenanceCollector {
@@ -62,7 +63,7 @@ export class PairComputer {
     if (!M.layoutValid || pr + 1 >= M.pStart.length) M.buildLayout(state.pairs.markets);
     const from = M.pStart[pr];
     const count = M.pStart[pr + 1] - from;
-    const { pMarket, pExchange, pEligible, pq } = M;
+    const { pMarket, pExchange, pq } = M;
     const exLegit = X.legit;
     const exRank = X.rank;
     const s = this.scratch;
@@ -75,10 +76,10 @@ export class PairComputer {
     for (let sl = from; sl < from + count; sl++) {
       const m = pMarket[sl];
       const x = pExchange[sl];
-      const tq = pq[5 * sl + 4];
+      const tq = pq[SLOT_STRIDE * sl + Q_TIME];
       let reason: ExclusionReason | undefined;
       let detail = '';
-      if (!pEligible[sl]) {
+      if (pq[SLOT_STRIDE * sl + S_EXCHANGE] < 0) {
         reason = 'not_eligible';
         if (collect) detail = ineligibleDetail(M.whyNot[m]);
       } else if (!exLegit[x]) {
@@ -101,7 +102,6 @@ export class PairComputer {
     }
     // Rule 9: only the highest rank among the fresh eligible markets.
     const maxRank = topRank(s.rank, n);
-    const pVolume = M.pVolume;
     let k = 0;
     for (let j = 0; j < n; j++) {
       const m = s.market[j];
@@ -110,8 +110,8 @@ export class PairComputer {
         continue;
       }
       const sl = slots[j];
-      const o = 5 * sl;
-      const tq = pq[o + 4];
+      const o = SLOT_STRIDE * sl;
+      const tq = pq[o + Q_TIME];
       // First tick at which this candidate is stale: T > t_quote + staleAfter.
       const deadline = firstTickAfter(tq + cfg.staleAfterUs);
       if (deadline < this.candidateDeadline) this.candidateDeadline = deadline;
@@ -119,7 +119,7 @@ export class PairComputer {
       slots[k] = sl;
       s.p[k] = marketPrice(cfg.weighting, pq[o], pq[o + 1], pq[o + 2], pq[o + 3]);
       s.q[k] = passiveVolume(pq[o + 2], pq[o + 3]);
-      s.v[k] = pVolume[sl];
+      s.v[k] = pq[o + S_VOLUME];
       s.t[k] = tq;
       k++;
     }
@@ -146,20 +146,21 @@ export class PairComputer {
     if (s.capacity < end - from) s.ensure(end - from);
     if (this.slots.length < end - from) this.slots = new Int32Array(Math.max(end - from, 2 * this.slots.length));
     const slots = this.slots;
-    const { pMarket, pExchange, pEligible, pq, pVolume } = M;
+    const pq = M.pq;
     const exLegit = state.exchanges.legit;
     const exRank = state.exchanges.rank;
     const cfg = state.config;
     const staleAfterUs = cfg.staleAfterUs;
     const sRank = s.rank;
     // Rules 3-5, 7: eligible, legitimate, with a fresh accepted quote; rule 9's top rank alongside.
+    // Everything read of a slot is in its record (SLOT_STRIDE values).
     let n = 0;
     let top = -Infinity;
     for (let sl = from; sl < end; sl++) {
-      if (!pEligible[sl]) continue;
-      const x = pExchange[sl];
-      if (!exLegit[x]) continue;
-      const tq = pq[5 * sl + 4];
+      const o = SLOT_STRIDE * sl;
+      const x = pq[o + S_EXCHANGE];
+      if (x < 0 || !exLegit[x]) continue;
+      const tq = pq[o + Q_TIME];
       if (Number.isNaN(tq) || !isFresh(T, tq, staleAfterUs)) continue;
       const r = exRank[x];
       if (r > top) top = r;
@@ -173,14 +174,14 @@ export class PairComputer {
     for (let j = 0; j < n; j++) {
       if (!usesRank(sRank[j], top)) continue;
       const sl = slots[j];
-      const o = 5 * sl;
-      const tq = pq[o + 4];
+      const o = SLOT_STRIDE * sl;
+      const tq = pq[o + Q_TIME];
       if (tq < oldest) oldest = tq;
-      s.market[k] = pMarket[sl];
+      s.market[k] = pq[o + S_MARKET];
       slots[k] = sl;
       s.p[k] = marketPrice(weighting, pq[o], pq[o + 1], pq[o + 2], pq[o + 3]);
       s.q[k] = passiveVolume(pq[o + 2], pq[o + 3]);
-      s.v[k] = pVolume[sl];
+      s.v[k] = pq[o + S_VOLUME];
       s.t[k] = tq;
       k++;
     }

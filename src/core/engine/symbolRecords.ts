@@ -438,7 +438,7 @@ export class SymbolRecords {
   /** The last trade's price at or before T (`te` its time), else the committed quote's exact midpoint. */
   private priceAt(s: EngineState, m: number, T: number, te: number | undefined): string | undefined {
     if (te !== undefined) return this.priceText(m, this.t[T_STRIDE * m + CUR] <= T ? 0 : 1);
-    if (Number.isNaN(s.markets.tq[m])) return undefined;
+    if (Number.isNaN(s.markets.quoteTime(m))) return undefined;
     const [bid, ask] = s.markets.exactTexts(m);
     return midpointText(bid, ask);
   }

@@ -140,12 +140,12 @@ export class NoRateDiagnosis {
       const stale = legit.filter((m) => reasonOf(m) === 'stale');
       if (stale.length > 0) {
         let newest = stale[0];
-        for (const m of stale) if (M.tq[m] > M.tq[newest]) newest = m;
+        for (const m of stale) if (M.quoteTime(m) > M.quoteTime(newest)) newest = m;
         return {
           reason: 'stale',
           message:
             `${label}: the quotes of its eligible markets are stale (rule 7: a quote is used while at most ${cfg.staleAfterSeconds} s old): ` +
-            `the newest, of ${M.index.names[newest]} at ${formatTime(M.tq[newest])}, is ${(T - M.tq[newest]) / US_PER_SECOND} s old at the tick`,
+            `the newest, of ${M.index.names[newest]} at ${formatTime(M.quoteTime(newest))}, is ${(T - M.quoteTime(newest)) / US_PER_SECOND} s old at the tick`,
         };
       }
       const spread = legit.filter((m) => reasonOf(m) === 'spread');

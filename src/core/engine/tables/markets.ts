@@ -44,6 +44,62 @@ export function floatTextLong(v: number): boolean {
   return !floatToSafe(v) && String(v).length > FLOAT64_EXACT_CHARS;
 }
 
+/**
+ * Offsets of a committed quote's values in {@link MarketTable.mq} (market m at `5 m`) and in the
+ * pair-major layout's {@link MarketTable.pq} (slot sl at `8 sl`).
+ */
+export const Q_BID = 0;
+/** See {@link Q_BID}. */
+export const Q_ASK = 1;
+/** See {@link Q_BID}. */
+export const Q_BID_SIZE = 2;
+/** See {@link Q_BID}. */
+export const Q_ASK_SIZE = 3;
+/** See {@link Q_BID}: the quote's time, NaN before the first. */
+export const Q_TIME = 4;
+
+/** Values a quote has in {@link MarketTable.mq}. */
+const QS = 5;
+
+/**
+ * Values a slot has in {@link MarketTable.pq}: its market's committed quote (offsets {@link Q_BID}
+ * .. {@link Q_TIME}), V ({@link S_VOLUME}), exchange when eligible ({@link S_EXCHANGE}) and market
+ * ({@link S_MARKET}): all that a pair's computation reads of a market, in one record.
+ */
+export const SLOT_STRIDE = 8;
+/** See {@link SLOT_STRIDE}: the market's traded volume V at the last refresh (rule 8). */
+export const S_VOLUME = 5;
+/** See {@link SLOT_STRIDE}: the market's exchange id when it was eligible at the last refresh (rule 8), else -1. */
+export const S_EXCHANGE = 6;
+/** See {@link SLOT_STRIDE}: the market id. */
+export const S_MARKET = 7;
+const PS = SLOT_STRIDE;
+
+/**
+ * The per-market record {@link MarketTable.rec}, read and written when a quote is staged (in one
+ * cache line per four markets), so that the commit at the next tick need not touch it.
+ */
+const RS = 4;
+/**
+ * Stage number of the market's last staged quote (-1: none): the quote is staged, not yet
+ * committed, while it is at least `stageBase`, at position `rec[R_STAGE] - stageBase`.
+ */
+const R_STAGE = 0;
+/** Slot in the pair-major layout (-1: in no pair); valid while the layout is. */
+const R_SLOT = 1;
+/** Pair id (-1: none); valid while the layout is. */
+const R_PAIR = 2;
+/**
+ * Where the exact texts of the last staged quote are (`kind`, the low two bits) and of the quote
+ * committed before it (`4 kind`): 0 String(value), from a quote event whose texts are short; 1 in
+ * {@link MarketTable.text}; 2 String(value), staged from values ({@link MarketTable.stageValues}),
+ * which the snapshot checks for length (see `keptTexts`). The committed quote's kind is the
+ * first while that quote is staged, else the second.
+ */
+const R_TEXT = 3;
+/** Stage numbers are renumbered from 0 past this (an Int32 record). */
+const STAGE_LIMIT = 0x40000000;
+
 /** Snapshot of a {@link MarketTable} (the `markets` part of the engine snapshot; key order is part of the format). */
 export interface MarketTableJSON {
   names: string[];
@@ -80,46 +136,49 @@ export class MarketTable {
   readonly type: SymbolType[] = [];
   /** Pair id of a SPOT market with two known, distinct assets; -1 otherwise. */
   pair = new Int32Array(0);
-  /** Committed quote (as of the last tick); `tq` is its time, NaN before the first. */
-  bid = new Float64Array(0);
-  ask = new Float64Array(0);
-  bidSize = new Float64Array(0);
-  askSize = new Float64Array(0);
-  tq = new Float64Array(0);
   /**
-   * Exact texts [bid, ask, bid_size, ask_size] of the committed quote, kept only when one of them
-   * is longer than {@link FLOAT64_EXACT_CHARS} characters (see {@link exactTexts}).
+   * Committed quote (as of the last tick) of market m at `mq[5 m ..]`: bid, ask, bid size, ask
+   * size and time (offsets {@link Q_BID} .. {@link Q_TIME}); the time is NaN before the first.
+   * While the pair-major layout is valid, the quote of a market in a pair is in its slot of
+   * {@link pq} instead (see {@link quoteAt}): a commit writes one place, in one cache line.
    */
-  readonly text: (string[] | undefined)[] = [];
+  private mq = new Float64Array(0);
   /**
-   * 1 when market m's committed quote was staged from values whose exact texts are String(value)
-   * ({@link stageValues}): {@link text} is then undefined and the snapshot derives the texts it
-   * would have kept from the values (see {@link toJSON}), so a commit does no string work.
+   * Per market at `rec[4 m ..]`: its stage number, its layout slot and pair and where its exact
+   * texts are (see R_STAGE, R_SLOT, R_PAIR, R_TEXT).
    */
-  textFromValues = new Uint8Array(0);
+  private rec = new Int32Array(0);
+  /** Stage number of the first quote staged since the last commit (see R_STAGE). */
+  private stageBase = 0;
   /**
-   * Quote received after the last tick, per market (the last one read wins); committed at the next
-   * tick. Undefined for a quote staged from its values ({@link stageValues}), whose exact texts
-   * are String(value) but where {@link stagedTexts} lists them.
+   * Exact texts [bid, ask, bid_size, ask_size] of the committed quote when its kind (R_TEXT) is
+   * 1, that is when one of them is longer than {@link FLOAT64_EXACT_CHARS} characters (see
+   * {@link exactTexts}); otherwise what is there is no longer used.
    */
-  readonly stagedQuote: (QuoteEvent | undefined)[] = [];
+  private readonly text: (string[] | undefined)[] = [];
   /**
-   * The exact texts [bid, bid_size, ask, ask_size] of a quote staged from its values when one of
-   * them is not String(value) (see {@link stageValues}).
+   * By position i in {@link stagedList}: the quote event staged (the last one read wins),
+   * committed at the next tick; undefined for a quote staged from its values
+   * ({@link stageValues}), whose exact texts are String(value) but where `sTexts[i]` lists them.
    */
-  readonly stagedTexts: (string[] | undefined)[] = [];
+  private readonly sQuote: (QuoteEvent | undefined)[] = [];
+  /**
+   * By position i: the exact texts [bid, bid_size, ask, ask_size] of a quote staged from its
+   * values when one of them is not String(value) (see {@link stageValues}).
+   */
+  private readonly sTexts: (string[] | undefined)[] = [];
   /**
    * The staged quotes' values, copied at staging time (while the event is in cache) so that the
    * commit at the next tick reads them in order instead of cold event objects: for the i-th market
    * of {@link stagedList}, bid, ask, bid size, ask size and time at `sq[5 i ..]`, and `sLong[i]`
    * = 1 when its exact texts must be kept (see {@link text}), 2 when its texts are String(value)
-   * (see {@link textFromValues}). `sPos[m]` is market m's position.
+   * (staged from values). `sSlot[i]` and `sPair[i]`: its layout slot and pair, valid while the
+   * layout is (read from its record at staging time, set again when the layout is built).
    */
-  sq = new Float64Array(5 * 64);
-  sLong = new Uint8Array(64);
-  sPos = new Int32Array(0);
-  /** 1 when the market is in {@link stagedList}. */
-  staged = new Uint8Array(0);
+  private sq = new Float64Array(5 * 64);
+  private sLong = new Uint8Array(64);
+  private sSlot = new Int32Array(64);
+  private sPair = new Int32Array(64);
   /** Markets with a staged quote, in order of arrival. */
   readonly stagedList: number[] = [];
   /** Time of the last quote discarded by rule 5, NaN when none. */
@@ -137,7 +196,9 @@ export class MarketTable {
    * holds slots `pStart[pr]` to `pStart[pr + 1] - 1`; `pMarket[slot]` is the market, `slotOf[m]`
    * its slot (-1 when in no pair). Built by {@link buildLayout} when a pair's computation needs it
    * after {@link invalidateLayout} (a market defined or redefined, a snapshot restored); kept equal
-   * to the columns by the commit of staged quotes and by eligibility refreshes.
+   * to the columns by eligibility refreshes. While it is valid, `pq` is where the committed quotes
+   * of the markets in pairs are (the commit writes them there only; {@link invalidateLayout}
+   * copies them back to the per-market record).
    */
   layoutValid = false;
   /** Slot ranges of the pairs the layout covers (one more entry than pairs). */
@@ -145,10 +206,8 @@ export class MarketTable {
   pMarket = new Int32Array(0);
   slotOf = new Int32Array(0);
   pExchange = new Int32Array(0);
-  pEligible = new Uint8Array(0);
-  /** Per slot: bid, ask, bid size, ask size and quote time at `pq[5 slot ..]` (one cache line to write at a commit). */
+  /** Per slot at `pq[8 slot ..]`: the slot's record (see {@link SLOT_STRIDE}). */
   pq = new Float64Array(0);
-  pVolume = new Float64Array(0);
 
   /** @param window - the rolling traded-volume window of every market (rule 8) */
   constructor(public window: VolumeWindow) {}
@@ -162,14 +221,7 @@ export class MarketTable {
       this.base = growI32(this.base, n, -1);
       this.quote = growI32(this.quote, n, -1);
       this.pair = growI32(this.pair, n, -1);
-      this.bid = growF64(this.bid, n);
-      this.ask = growF64(this.ask, n);
-      this.bidSize = growF64(this.bidSize, n);
-      this.askSize = growF64(this.askSize, n);
-      this.tq = growF64(this.tq, n, NaN);
-      this.staged = growU8(this.staged, n);
-      this.textFromValues = growU8(this.textFromValues, n);
-      this.sPos = growI32(this.sPos, n);
+      this.growRecords(this.exchange.length);
       this.discardedAt = growF64(this.discardedAt, n, NaN);
       this.eligible = growU8(this.eligible, n);
       this.whyNot = growU8(this.whyNot, n);
@@ -180,17 +232,58 @@ export class MarketTable {
     while (this.type.length < n) {
       this.type.push('SPOT');
       this.text.push(undefined);
-      this.stagedQuote.push(undefined);
-      this.stagedTexts.push(undefined);
     }
     return m;
   }
 
+  /** Grows {@link mq} and {@link rec} to `cap` markets (no quote, nothing staged, no slot or pair). */
+  private growRecords(cap: number): void {
+    const old = this.rec.length / RS;
+    if (cap <= old) return;
+    const mq = new Float64Array(QS * cap);
+    mq.set(this.mq);
+    const rec = new Int32Array(RS * cap);
+    rec.set(this.rec);
+    for (let m = old; m < cap; m++) {
+      mq[QS * m + Q_TIME] = NaN;
+      rec[RS * m + R_STAGE] = -1;
+      rec[RS * m + R_SLOT] = -1;
+      rec[RS * m + R_PAIR] = -1;
+    }
+    this.mq = mq;
+    this.rec = rec;
+  }
+
+  /** Value k ({@link Q_BID} .. {@link Q_TIME}) of market m's committed quote; the time is NaN before the first. */
+  quoteAt(m: number, k: number): number {
+    const sl = this.layoutValid ? this.slotOf[m] : -1;
+    return sl >= 0 ? this.pq[PS * sl + k] : this.mq[QS * m + k];
+  }
+
+  /** Time of market m's committed quote, NaN before the first. */
+  quoteTime(m: number): number {
+    return this.quoteAt(m, Q_TIME);
+  }
+
+  /** The kind (see R_TEXT) of market m's committed quote's exact texts. */
+  private textKind(m: number): number {
+    const r = RS * m;
+    const k = this.rec[r + R_TEXT];
+    return this.rec[r + R_STAGE] >= this.stageBase ? k >> 2 : k & 3;
+  }
+
   /** Stages an accepted quote of market m for the next tick. */
   stage(m: number, q: QuoteEvent): void {
-    this.stagedQuote[m] = q;
-    this.stagedTexts[m] = undefined;
-    const i = this.stagePosition(m);
+    const long =
+      q.bidPrice.text.length > FLOAT64_EXACT_CHARS ||
+      q.askPrice.text.length > FLOAT64_EXACT_CHARS ||
+      q.bidSize.text.length > FLOAT64_EXACT_CHARS ||
+      q.askSize.text.length > FLOAT64_EXACT_CHARS
+        ? 1
+        : 0;
+    const i = this.stagePosition(m, long);
+    this.sQuote[i] = q;
+    this.sTexts[i] = undefined;
     const sq = this.sq;
     const o = 5 * i;
     sq[o] = q.bidPrice.value;
@@ -198,13 +291,7 @@ export class MarketTable {
     sq[o + 2] = q.bidSize.value;
     sq[o + 3] = q.askSize.value;
     sq[o + 4] = q.time;
-    this.sLong[i] =
-      q.bidPrice.text.length > FLOAT64_EXACT_CHARS ||
-      q.askPrice.text.length > FLOAT64_EXACT_CHARS ||
-      q.bidSize.text.length > FLOAT64_EXACT_CHARS ||
-      q.askSize.text.length > FLOAT64_EXACT_CHARS
-        ? 1
-        : 0;
+    this.sLong[i] = long;
   }
 
   /**
@@ -214,17 +301,7 @@ export class MarketTable {
    * undefined.
    */
   stageValues(m: number, bid: number, bidSize: number, ask: number, askSize: number, time: number, texts: string[] | undefined): void {
-    this.stagedQuote[m] = undefined;
-    this.stagedTexts[m] = texts;
-    const i = this.stagePosition(m);
-    const sq = this.sq;
-    const o = 5 * i;
-    sq[o] = bid;
-    sq[o + 1] = ask;
-    sq[o + 2] = bidSize;
-    sq[o + 3] = askSize;
-    sq[o + 4] = time;
-    this.sLong[i] =
+    const long =
       texts === undefined
         ? 2
         : texts[0].length > FLOAT64_EXACT_CHARS ||
@@ -233,29 +310,54 @@ export class MarketTable {
             texts[3].length > FLOAT64_EXACT_CHARS
           ? 1
           : 0;
+    const i = this.stagePosition(m, long);
+    this.sQuote[i] = undefined;
+    this.sTexts[i] = texts;
+    const sq = this.sq;
+    const o = 5 * i;
+    sq[o] = bid;
+    sq[o + 1] = ask;
+    sq[o + 2] = bidSize;
+    sq[o + 3] = askSize;
+    sq[o + 4] = time;
+    this.sLong[i] = long;
   }
 
   /** Market m's position in {@link stagedList}, adding it when not staged yet. */
-  private stagePosition(m: number): number {
-    if (!this.staged[m]) {
-      this.staged[m] = 1;
-      this.sPos[m] = this.stagedList.length;
-      this.stagedList.push(m);
-      if (5 * this.stagedList.length > this.sq.length) {
-        this.sq = growF64(this.sq, 2 * this.sq.length);
-        this.sLong = growU8(this.sLong, 2 * this.sLong.length);
-      }
+  private stagePosition(m: number, long: number): number {
+    const rec = this.rec;
+    const r = RS * m;
+    const at = rec[r + R_STAGE] - this.stageBase;
+    if (at >= 0) {
+      rec[r + R_TEXT] = (rec[r + R_TEXT] & ~3) | long;
+      return at;
     }
-    return this.sPos[m];
+    const i = this.stagedList.length;
+    rec[r + R_STAGE] = this.stageBase + i;
+    // The quote staged before is the committed one now.
+    rec[r + R_TEXT] = ((rec[r + R_TEXT] & 3) << 2) | long;
+    this.stagedList.push(m);
+    this.sQuote.push(undefined);
+    this.sTexts.push(undefined);
+    if (this.stagedList.length > this.sLong.length) {
+      const cap = 2 * this.sLong.length;
+      this.sq = growF64(this.sq, QS * cap);
+      this.sLong = growU8(this.sLong, cap);
+      this.sSlot = growI32(this.sSlot, cap);
+      this.sPair = growI32(this.sPair, cap);
+    }
+    this.sSlot[i] = rec[r + R_SLOT];
+    this.sPair[i] = rec[r + R_PAIR];
+    return i;
   }
 
   /** The staged quote of market m (at position i of {@link stagedList}) as its event. */
   private stagedEvent(m: number, i: number): QuoteEvent {
-    const q = this.stagedQuote[m];
+    const q = this.sQuote[i];
     if (q !== undefined) return structuredClone(q);
     const o = 5 * i;
     const sq = this.sq;
-    const t = this.stagedTexts[m];
+    const t = this.sTexts[i];
     return {
       type: 'quote',
       time: sq[o + 4],
@@ -267,52 +369,52 @@ export class MarketTable {
     };
   }
 
-  /** Commits the staged quotes (start of a tick) and marks their pairs dirty in `pairDirty`. */
+  /**
+   * Commits the staged quotes (start of a tick) and marks their pairs dirty in `pairDirty`. Per
+   * market it reads the staged values, slot and pair in order and writes the quote in one place
+   * (its slot while the layout is valid, else its record); the market's record was updated when
+   * the quote was staged.
+   */
   commitStaged(pairDirty: Uint8Array): void {
-    const { stagedQuote, stagedTexts, textFromValues, bid, ask, bidSize, askSize, tq, text, staged, pair, sq, sLong, slotOf, pq } = this;
+    const { sQuote, sTexts, mq, text, pair, sq, sLong, sSlot, sPair, pq } = this;
     const layout = this.layoutValid;
     const list = this.stagedList;
-    for (let i = 0; i < list.length; i++) {
+    const n = list.length;
+    for (let i = 0; i < n; i++) {
       const m = list[i];
-      const o = 5 * i;
-      const b = sq[o];
-      const a = sq[o + 1];
-      const bs = sq[o + 2];
-      const as = sq[o + 3];
-      const t = sq[o + 4];
-      bid[m] = b;
-      ask[m] = a;
-      bidSize[m] = bs;
-      askSize[m] = as;
-      tq[m] = t;
+      const o = QS * i;
+      let pr: number;
+      let sl = -1;
       if (layout) {
-        const sl = slotOf[m];
-        if (sl >= 0) {
-          const po = 5 * sl;
-          pq[po] = b;
-          pq[po + 1] = a;
-          pq[po + 2] = bs;
-          pq[po + 3] = as;
-          pq[po + 4] = t;
-        }
-      }
-      const long = sLong[i];
-      if (long === 1) {
-        const q = stagedQuote[m];
+        pr = sPair[i];
+        sl = sSlot[i];
+      } else pr = pair[m];
+      const to = sl >= 0 ? pq : mq;
+      const d = sl >= 0 ? PS * sl : QS * m;
+      to[d] = sq[o];
+      to[d + 1] = sq[o + 1];
+      to[d + 2] = sq[o + 2];
+      to[d + 3] = sq[o + 3];
+      to[d + 4] = sq[o + 4];
+      if (sLong[i] === 1) {
+        const q = sQuote[i];
         if (q !== undefined) text[m] = [q.bidPrice.text, q.askPrice.text, q.bidSize.text, q.askSize.text];
         else {
-          const st = stagedTexts[m]!;
+          const st = sTexts[i]!;
           text[m] = [st[0], st[2], st[1], st[3]];
         }
-      } else if (text[m] !== undefined) text[m] = undefined;
-      textFromValues[m] = long === 2 ? 1 : 0;
-      stagedQuote[m] = undefined;
-      stagedTexts[m] = undefined;
-      staged[m] = 0;
-      const pr = pair[m];
+      }
       if (pr >= 0) pairDirty[pr] = 1;
     }
-    this.stagedList.length = 0;
+    list.length = 0;
+    sQuote.length = 0;
+    sTexts.length = 0;
+    this.stageBase += n;
+    if (this.stageBase > STAGE_LIMIT) {
+      const rec = this.rec;
+      for (let r = 0; r < rec.length; r += RS) rec[r + R_STAGE] = -1;
+      this.stageBase = 0;
+    }
   }
 
   /** Eligibility refresh at tick T (rules 3, 4, 8): V over the window, eligibility and its {@link WhyNot} code. */
@@ -337,17 +439,26 @@ export class MarketTable {
               : WhyNot.noVolume;
     }
     if (this.layoutValid) {
-      const { pMarket, pEligible, pVolume } = this;
+      const { pMarket, pq } = this;
       for (let sl = 0; sl < pMarket.length; sl++) {
         const m = pMarket[sl];
-        pEligible[sl] = eligible[m];
-        pVolume[sl] = volume[m];
+        pq[PS * sl + S_VOLUME] = volume[m];
+        pq[PS * sl + S_EXCHANGE] = eligible[m] ? exchange[m] : -1;
       }
     }
   }
 
-  /** The layout no longer matches the markets (see {@link layoutValid}). */
+  /**
+   * The layout no longer matches the markets (see {@link layoutValid}): the committed quotes it
+   * holds go back to the per-market record.
+   */
   invalidateLayout(): void {
+    if (!this.layoutValid) return;
+    const { pMarket, pq, mq } = this;
+    for (let sl = 0; sl < pMarket.length; sl++) {
+      const m = pMarket[sl];
+      for (let k = 0; k < QS; k++) mq[QS * m + k] = pq[PS * sl + k];
+    }
     this.layoutValid = false;
   }
 
@@ -358,40 +469,51 @@ export class MarketTable {
     for (let pr = 0; pr < P; pr++) start[pr + 1] = start[pr] + pairMarkets[pr].length;
     const total = start[P];
     const pMarket = new Int32Array(total);
+    const rec = this.rec;
     this.slotOf.fill(-1);
+    for (let r = 0; r < rec.length; r += RS) {
+      rec[r + R_SLOT] = -1;
+      rec[r + R_PAIR] = -1;
+    }
     for (let pr = 0; pr < P; pr++) {
       const list = pairMarkets[pr];
       for (let i = 0; i < list.length; i++) {
         const sl = start[pr] + i;
-        pMarket[sl] = list[i];
-        this.slotOf[list[i]] = sl;
+        const m = list[i];
+        pMarket[sl] = m;
+        this.slotOf[m] = sl;
+        rec[RS * m + R_SLOT] = sl;
+        rec[RS * m + R_PAIR] = pr;
       }
     }
-    const gather = <A extends Float64Array | Int32Array | Uint8Array>(out: A, col: A): A => {
-      for (let sl = 0; sl < total; sl++) out[sl] = col[pMarket[sl]];
-      return out;
-    };
     this.pStart = start;
     this.pMarket = pMarket;
-    this.pExchange = gather(new Int32Array(total), this.exchange);
-    this.pEligible = gather(new Uint8Array(total), this.eligible);
-    const pq = new Float64Array(5 * total);
+    const pExchange = new Int32Array(total);
+    const pq = new Float64Array(PS * total);
+    const mq = this.mq;
     for (let sl = 0; sl < total; sl++) {
       const m = pMarket[sl];
-      pq[5 * sl] = this.bid[m];
-      pq[5 * sl + 1] = this.ask[m];
-      pq[5 * sl + 2] = this.bidSize[m];
-      pq[5 * sl + 3] = this.askSize[m];
-      pq[5 * sl + 4] = this.tq[m];
+      const o = PS * sl;
+      for (let k = 0; k < QS; k++) pq[o + k] = mq[QS * m + k];
+      pExchange[sl] = this.exchange[m];
+      pq[o + S_VOLUME] = this.volume[m];
+      pq[o + S_EXCHANGE] = this.eligible[m] ? this.exchange[m] : -1;
+      pq[o + S_MARKET] = m;
     }
+    this.pExchange = pExchange;
     this.pq = pq;
-    this.pVolume = gather(new Float64Array(total), this.volume);
+    const list = this.stagedList;
+    for (let i = 0; i < list.length; i++) {
+      this.sSlot[i] = rec[RS * list[i] + R_SLOT];
+      this.sPair[i] = rec[RS * list[i] + R_PAIR];
+    }
     this.layoutValid = true;
   }
 
   /** Exact decimal texts [bid, ask, bid_size, ask_size] of market m's committed quote (see {@link text}). */
   exactTexts(m: number): string[] {
-    return this.text[m] ?? [String(this.bid[m]), String(this.ask[m]), String(this.bidSize[m]), String(this.askSize[m])];
+    if (this.textKind(m) === 1) return this.text[m]!;
+    return [Q_BID, Q_ASK, Q_BID_SIZE, Q_ASK_SIZE].map((k) => String(this.quoteAt(m, k)));
   }
 
   /**
@@ -400,13 +522,23 @@ export class MarketTable {
    * {@link stage} keeps them.
    */
   private keptTexts(m: number): string[] | null {
-    const t = this.text[m];
-    if (t !== undefined) return [...t];
-    if (this.textFromValues[m] === 1) {
-      const v = [this.bid[m], this.ask[m], this.bidSize[m], this.askSize[m]];
+    const kind = this.textKind(m);
+    if (kind === 1) return [...this.text[m]!];
+    if (kind === 2) {
+      const v = [Q_BID, Q_ASK, Q_BID_SIZE, Q_ASK_SIZE].map((k) => this.quoteAt(m, k));
       if (v.some(floatTextLong)) return v.map(String);
     }
     return null;
+  }
+
+  /** Value k (see {@link Q_BID}) of the committed quotes of markets 0 .. n - 1, NaN as null. */
+  private quoteColumn(k: number, n: number): (number | null)[] {
+    const out: (number | null)[] = [];
+    for (let m = 0; m < n; m++) {
+      const v = this.quoteAt(m, k);
+      out.push(Number.isNaN(v) ? null : v);
+    }
+    return out;
   }
 
   /** The table as plain JSON (see {@link MarketTableJSON}); the volume window is snapshotted separately. */
@@ -419,13 +551,7 @@ export class MarketTable {
       quote: Array.from(this.quote.subarray(0, n)),
       type: this.type.slice(0, n),
       pair: Array.from(this.pair.subarray(0, n)),
-      quote_state: [
-        nullableColumn(this.bid, n),
-        nullableColumn(this.ask, n),
-        nullableColumn(this.bidSize, n),
-        nullableColumn(this.askSize, n),
-        nullableColumn(this.tq, n),
-      ],
+      quote_state: [Q_BID, Q_ASK, Q_BID_SIZE, Q_ASK_SIZE, Q_TIME].map((k) => this.quoteColumn(k, n)),
       quote_text: Array.from({ length: n }, (_, m) => this.keptTexts(m)),
       staged: [...this.stagedList],
       staged_quotes: this.stagedList.map((m, i) => this.stagedEvent(m, i)),
@@ -444,16 +570,16 @@ export class MarketTable {
     this.invalidateLayout();
     const n = json.names.length;
     for (let m = 0; m < n; m++) this.pair[m] = json.pair[m];
-    const [bid, ask, bidSize, askSize, tq] = json.quote_state.map(floatColumn);
-    this.bid.set(bid);
-    this.ask.set(ask);
-    this.bidSize.set(bidSize);
-    this.askSize.set(askSize);
-    this.tq.set(tq);
+    const columns = json.quote_state.map(floatColumn);
+    for (let k = 0; k < QS; k++) {
+      const col = columns[k];
+      for (let m = 0; m < n; m++) this.mq[QS * m + k] = col[m];
+    }
     for (let m = 0; m < n; m++) {
       const txt = json.quote_text[m];
       this.text[m] = txt ? [...txt] : undefined;
-      this.textFromValues[m] = 0;
+      // Nothing is staged yet: the kind of the committed quote is the last staged one's.
+      this.rec[RS * m + R_TEXT] = txt ? 1 : 0;
       this.eligible[m] = json.eligible[m];
       this.whyNot[m] = json.why_not[m];
     }
