@@ -30,7 +30,7 @@ import { bucketEnd, bucketStartAtOrAfter, EXCHANGE_RATE_PERIODS, type PeriodReco
 import type { PairExplanation } from '../core/provenance.js';
 import { formatTime, US_PER_SECOND } from '../core/time.js';
 import { wireRate } from '../core/wire.js';
-import type { DatabaseMetrics } from '../io/metricStore.js';
+import type { StoredMetrics } from '../io/storeTypes.js';
 import {
   chartDatabaseError,
   chartPeriod,
@@ -124,7 +124,7 @@ function storedShares(db: ReplayDatabase, base: string, quote: string, times: re
   }
   const markets = pairMarkets(engine, base, quote);
   if (!markets) return { weight_share: null, markets_used: null, why: CROSS };
-  const metrics: DatabaseMetrics = db.store.metrics();
+  const metrics: StoredMetrics = db.store.metrics();
   const keys = markets.map((m) => ({ metric_id: WEIGHT_SHARE, exchange_id: m.exchange_id, symbol_id: m.symbol_id, asset_id: '' }));
   if (!keys.some((k) => metrics.hasSeries(k))) {
     return {

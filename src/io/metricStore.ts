@@ -37,7 +37,7 @@ import {
   registerChunkFunctions,
 } from './metricChunks.js';
 import type { RowSinkMaker } from './rowJob.js';
-import type { MetricRowWriters } from './storeTypes.js';
+import type { MetricRowWriters, StoredMetrics } from './storeTypes.js';
 
 /** The tables, created with the rest of the schema (store.ts). */
 export const METRIC_SCHEMA = `
@@ -218,7 +218,7 @@ function mergeOrder(
  * metrics.current({ scope: 'asset', asset_id: 'BTC' });
  * ```
  */
-export class DatabaseMetrics implements MetricsSource {
+export class DatabaseMetrics implements StoredMetrics {
   private readonly stored: boolean;
   /** Whether the database has the table of own points as chunks. */
   private readonly chunked: boolean;

@@ -28,7 +28,7 @@ import { positionWriters, StoredPositions } from './positionStore.js';
 import type { RowSinkMaker } from './rowJob.js';
 import { createSchema, OUTPUT_TABLES } from './storeSchema.js';
 import { CLEAR_SQL, SNAPSHOT_SQL, WriterThread } from './writerThread.js';
-import type { MergedCounts, PartitionOutput, PositionHistory, RateRow, RowWriters, RunRow } from './storeTypes.js';
+import type { MergedCounts, PartitionOutput, PositionHistory, RateRow, RowWriters, RunRow, StoredMetrics } from './storeTypes.js';
 import { isXrateError, messageOf, XrateError } from '../core/errors.js';
 
 export type { RateRow, RunRow } from './storeTypes.js';
@@ -331,7 +331,7 @@ export class ReplayStore {
   }
 
   /** The stored metrics (`own`: the definitions of xrate's own metrics, the descriptions of those stored). */
-  metrics(own: readonly MetricDefinition[] = []): DatabaseMetrics {
+  metrics(own: readonly MetricDefinition[] = []): StoredMetrics {
     return new DatabaseMetrics(this.db, own);
   }
 

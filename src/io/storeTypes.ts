@@ -7,11 +7,23 @@
  * @module
  */
 import type { OwnMetricBatch, PairRateChange } from '../core/engine.js';
-import type { MetricDefinitionEvent, MetricEvent } from '../core/metrics/events.js';
+import type { MetricDefinitionEvent, MetricEvent, SeriesKey } from '../core/metrics/events.js';
+import type { MetricsSource } from '../core/metrics/source.js';
 import type { OhlcBucket } from '../core/ohlc.js';
 import type { PositionBook } from '../core/positions/book.js';
 import type { ConnectivityEvent, PositionEvent } from '../core/positions/events.js';
 import type { TimeUs } from '../core/types.js';
+
+/**
+ * The stored metrics a replay database reads back (`ReplayStore.metrics()`, made by metricStore.ts),
+ * with the reads of a chart's summary: the value of a series in force at given times.
+ */
+export interface StoredMetrics extends MetricsSource {
+  /** The decimal value of series `key` in force at each of `times` (µs): its latest point at or before the time, null when none. */
+  valuesAt(key: SeriesKey, times: readonly TimeUs[]): (number | null)[];
+  /** Whether series `key` has a point at or before `at` (default: any). */
+  hasSeries(key: SeriesKey, at?: TimeUs): boolean;
+}
 
 /** Writers of metric rows (call inside the batch's transaction). */
 export interface MetricRowWriters {
