@@ -32,7 +32,7 @@ import { formatTime, US_PER_SECOND } from '../core/time.js';
 import { wireRate } from '../core/wire.js';
 import type { StoredMetrics } from '../io/storeTypes.js';
 import {
-  chartDatabaseError,
+  openChartDatabase,
   chartPeriod,
   type ChartData,
   type ChartQuery,
@@ -40,8 +40,8 @@ import {
   marketsUsed,
   tickChartData,
 } from '../replay/chart.js';
-import { ReplayDatabase } from '../replay/database.js';
-import { isDatabaseSource, type QuerySource } from '../replay/query.js';
+import type { ReplayDatabase } from '../replay/database.js';
+import { isDatabaseSource, logOptions, type QuerySource } from '../replay/query.js';
 import { replay } from '../replay/replay.js';
 import {
   bucketsIn,
@@ -298,11 +298,7 @@ async function periodFromLog(src: QuerySource, q: ChartRequest, points: number, 
   const shareLog = new Map<string, { times: number[]; values: number[] }>();
   let engine: Engine | undefined;
   await replay({
-    inputs: src.inputs,
-    format: src.format,
-    config: src.config,
-    reorderWindowUs: src.reorderWindowUs,
-    maxLineBytes: src.maxLineBytes,
+    ...logOptions(src),
     to: bucketEnd(q.to - 1, period) - 1,
     tailUs: 0,
     track: [`${q.base}/${q.quote}`],
@@ -395,12 +391,7 @@ export async function chartData(src: QuerySource, q: ChartRequest): Promise<Char
 
 /** Runs `fn` on the replay database at `path`, closed after. */
 function withDatabase<T>(path: string, fn: (db: ReplayDatabase) => T): T {
-  let db: ReplayDatabase;
-  try {
-    db = ReplayDatabase.open(path);
-  } catch (e) {
-    throw chartDatabaseError(e);
-  }
+  const db = openChartDatabase(path);
   try {
     return fn(db);
   } finally {

@@ -103,10 +103,10 @@ export function metricWriters(make: RowSinkMaker, own: OwnChunkWriter = new OwnC
 }
 
 /** The columns of a point, in the order of {@link PointRow} (rows are read as arrays: much cheaper than objects). */
-const POINT_COLUMNS = 'metric_id, exchange_id, symbol_id, asset_id, chain_id, network_id, time, recv_time, kind, value, text, seq';
+export const POINT_COLUMNS = 'metric_id, exchange_id, symbol_id, asset_id, chain_id, network_id, time, recv_time, kind, value, text, seq';
 
 /** A row of `metric_points` as read with {@link POINT_COLUMNS}. */
-type PointRow = [
+export type PointRow = [
   string,
   string,
   string,
@@ -127,7 +127,8 @@ function metricValueOf(kind: string, value: number | null, text: string | null):
   return { kind: 'text', text: text ?? '' };
 }
 
-function pointOf(r: PointRow): StoredMetricPoint {
+/** A point as read back from a row of `metric_points` (also the reference reader's: test/helpers/metricRows.ts). */
+export function pointOf(r: PointRow): StoredMetricPoint {
   const [metric_id, exchange_id, symbol_id, asset_id, chain_id, network_id, time, recvTime, kind, value, text, seq] = r;
   const p: StoredMetricPoint = {
     metric_id,
@@ -157,7 +158,7 @@ export function asOfTick(at: TimeUs | undefined): TimeUs {
 }
 
 /** The WHERE clause of a filter (named parameters of the same names) and its parameters. */
-function where(filter: MetricFilter): { sql: string; params: Record<string, string> } {
+export function where(filter: MetricFilter): { sql: string; params: Record<string, string> } {
   const parts: string[] = [];
   const params: Record<string, string> = {};
   for (const k of ['metric_id', 'exchange_id', 'symbol_id', 'asset_id'] as const) {

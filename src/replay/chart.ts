@@ -367,6 +367,15 @@ export function chartDatabaseError(e: unknown): unknown {
   return new XrateError('no_data', `the database "${f.path}" holds no complete replay run`);
 }
 
+/** Opens the replay database a chart reads, its failures worded as {@link chartDatabaseError} words them. */
+export function openChartDatabase(path: string): ReplayDatabase {
+  try {
+    return ReplayDatabase.open(path);
+  } catch (e) {
+    throw chartDatabaseError(e);
+  }
+}
+
 /** The rate per tick of the span from the database's rate changes (and cross rates by its graph search). */
 function databaseRates(db: ReplayDatabase, q: ChartQuery, span: { first: number; n: number }): (number | null)[] {
   const last = db.coverage.lastTick;
@@ -434,12 +443,7 @@ async function fromDatabase(
   q: ChartQuery,
   span: { first: number; last: number; n: number },
 ): Promise<Omit<ChartData, 'asset_id_base' | 'asset_id_quote' | 'time_start' | 'time_end' | 'period_id' | 'resolution' | 'candles'>> {
-  let db: ReplayDatabase;
-  try {
-    db = ReplayDatabase.open(path);
-  } catch (e) {
-    throw chartDatabaseError(e);
-  }
+  const db = openChartDatabase(path);
   try {
     const nc = db.notCovered(span.first, span.last);
     if (nc?.kind === 'before-from')

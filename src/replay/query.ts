@@ -63,6 +63,17 @@ export function isDatabaseSource(src: QuerySource): boolean {
   return src.inputs.length === 1 && src.format !== 'ndjson' && src.format !== 'csv' && ReplayStore.isReplayDatabase(src.inputs[0]);
 }
 
+/** The replay options that read a query's log as its replay did: inputs, format, config, reorder window, line limit. */
+export function logOptions(src: QuerySource): Pick<ReplayOptions, 'inputs' | 'format' | 'config' | 'reorderWindowUs' | 'maxLineBytes'> {
+  return {
+    inputs: src.inputs,
+    format: src.format,
+    config: src.config,
+    reorderWindowUs: src.reorderWindowUs,
+    maxLineBytes: src.maxLineBytes,
+  };
+}
+
 /**
  * Replays a query's log through `at` (the whole log when undefined), keeping no OHLC; `extra`
  * adds a listener and a hook that receives the engine (chart.ts explains each tick with them), or
@@ -73,16 +84,7 @@ export function replayTo(
   at: number | undefined,
   extra: Pick<ReplayOptions, 'listener' | 'onEngine' | 'resumeFrom'> = {},
 ) {
-  return replay({
-    inputs: src.inputs,
-    format: src.format,
-    config: src.config,
-    to: at,
-    track: [],
-    reorderWindowUs: src.reorderWindowUs,
-    maxLineBytes: src.maxLineBytes,
-    ...extra,
-  });
+  return replay({ ...logOptions(src), to: at, track: [], ...extra });
 }
 
 /** Opens a replay database for a query; its failures become {@link XrateError}s worded for the CLI. */
@@ -223,11 +225,7 @@ export async function queryHistory(
     buckets = [];
     resolveConfig(src.config ?? {}); // fail fast on a bad config
     await replay({
-      inputs: src.inputs,
-      format: src.format,
-      config: src.config,
-      reorderWindowUs: src.reorderWindowUs,
-      maxLineBytes: src.maxLineBytes,
+      ...logOptions(src),
       to: lastEnd - 1,
       // Ticks run through the end of the log (its last event's second), as in a full replay,
       // and no further than the last bucket asked for.

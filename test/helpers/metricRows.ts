@@ -6,7 +6,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { OwnMetricBatch } from '../../src/core/engine.js';
-import type { MetricValue, SeriesKey } from '../../src/core/metrics/events.js';
+import type { SeriesKey } from '../../src/core/metrics/events.js';
 import {
   type MetricDefinition,
   type MetricFilter,
@@ -17,69 +17,12 @@ import {
 } from '../../src/core/metrics/source.js';
 import type { MetricPointColumns } from '../../src/core/metrics/timeseries.js';
 import type { TimeUs } from '../../src/core/types.js';
-import { asOfTick } from '../../src/io/metricStore.js';
+import { asOfTick, POINT_COLUMNS, type PointRow, pointOf, where } from '../../src/io/metricStore.js';
 import type { MetricRowWriters } from '../../src/io/storeTypes.js';
 
 /** Writes the points of one tick of own metrics as the rows `point` writes for each `b.event(i)`, seq `seq + i`. */
 export function writeOwnRows(w: MetricRowWriters, b: OwnMetricBatch, seq: number, batch: number): void {
   for (let i = 0; i < b.length; i++) w.point(b.event(i), seq + i, batch);
-}
-
-/** The columns of a point, in the order of {@link PointRow} (rows are read as arrays: much cheaper than objects). */
-const POINT_COLUMNS = 'metric_id, exchange_id, symbol_id, asset_id, chain_id, network_id, time, recv_time, kind, value, text, seq';
-
-/** A row of `metric_points` as read with {@link POINT_COLUMNS}. */
-type PointRow = [
-  string,
-  string,
-  string,
-  string,
-  string | null,
-  string | null,
-  number,
-  number,
-  string,
-  number | null,
-  string | null,
-  number,
-];
-
-function metricValueOf(kind: string, value: number | null, text: string | null): MetricValue {
-  if (kind === 'decimal') return { kind: 'decimal', dec: { value: value ?? Number.NaN, text: text ?? '' } };
-  if (kind === 'time') return { kind: 'time', us: value ?? 0 };
-  return { kind: 'text', text: text ?? '' };
-}
-
-function pointOf(r: PointRow): StoredMetricPoint {
-  const [metric_id, exchange_id, symbol_id, asset_id, chain_id, network_id, time, recvTime, kind, value, text, seq] = r;
-  const p: StoredMetricPoint = {
-    metric_id,
-    exchange_id,
-    symbol_id,
-    asset_id,
-    time,
-    recvTime,
-    seq,
-    value: metricValueOf(kind, value, text),
-  };
-  if (chain_id === null && network_id === null) return p;
-  return { ...p, ...(chain_id !== null && { chain_id }), ...(network_id !== null && { network_id }) };
-}
-
-/** The WHERE clause of a filter (named parameters of the same names) and its parameters. */
-function where(filter: MetricFilter): { sql: string; params: Record<string, string> } {
-  const parts: string[] = [];
-  const params: Record<string, string> = {};
-  for (const k of ['metric_id', 'exchange_id', 'symbol_id', 'asset_id'] as const) {
-    const v = filter[k];
-    if (v === undefined) continue;
-    parts.push(`${k} = @${k}`);
-    params[k] = v;
-  }
-  if (filter.scope === 'symbol') parts.push(`symbol_id <> ''`);
-  else if (filter.scope === 'asset') parts.push(`symbol_id = '' AND asset_id <> ''`);
-  else if (filter.scope === 'exchange') parts.push(`symbol_id = '' AND asset_id = ''`);
-  return { sql: parts.length ? parts.join(' AND ') : '1', params };
 }
 
 /** The reader of a database whose points are all rows of `metric_points`: DatabaseMetrics as it was before own points were chunks. */
