@@ -4,13 +4,15 @@
  */
 import fc from 'fast-check';
 
-const num = fc.oneof(
+/** A JSON number or decimal string as logs write them (also the batch property's). */
+export const num = fc.oneof(
   fc.double({ min: 1e-9, max: 1e9, noNaN: true, noDefaultInfinity: true }).map((x) => JSON.stringify(x)),
   fc.constantFrom('0', '1.50', '100.0', '1e-7', '2.5E+3', '0.30000000000000004', '123456789012345678'),
   fc.integer({ min: 1, max: 1_000_000 }).map((n) => `"${(n / 1000).toFixed(4)}"`),
   fc.constantFrom('"1.5"', '" 2"', '"0.1000"', '"1e-8"', '"12345678901234567890.5"', '-1', 'null'),
 );
-const sym = fc.constantFrom('K_SPOT_BTC_USD', 'B_SPOT_ETH_USDT', 'C_SPOT_ÉTH_€');
+/** Symbol ids, one with non-ASCII text. */
+export const sym = fc.constantFrom('K_SPOT_BTC_USD', 'B_SPOT_ETH_USDT', 'C_SPOT_ÉTH_€');
 const time = fc.oneof(
   // xrate's own form (7 digits, the last one 0: whole µs), a 7th digit beyond the µs, milliseconds.
   fc.integer({ min: 0, max: 999_999 }).map((us) => `"2024-03-01T00:00:01.${String(us).padStart(6, '0')}0Z"`),
