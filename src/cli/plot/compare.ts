@@ -8,7 +8,7 @@
  */
 import type { ChartData } from '../../replay/chart.js';
 import { linearScale, niceTicks, timeTicks } from './scale.js';
-import { esc, linePath, PALETTE, r2, type SvgOptions } from './svg.js';
+import { esc, linePath, PALETTE, r2, type SvgOptions, svgStart } from './svg.js';
 
 /**
  * Each value of `rate` as its % change from the first non-null one (null stays null).
@@ -65,11 +65,7 @@ export function renderCompareSvg(charts: readonly ChartData[], opts: SvgOptions 
   const xt = timeTicks(t0, t1, 7);
   const fx = linearScale(t0, t1, px0, px1);
   const fy = linearScale(yt.lo, yt.hi, py1, py0);
-  const out: string[] = [];
-  out.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="DejaVu Sans, Arial, sans-serif" font-size="12">`,
-  );
-  out.push(`<rect width="${W}" height="${H}" fill="#fff"/>`);
+  const out = svgStart(W, H);
   const first = charts[0];
   const by = [...new Set(charts.map((c) => c.resolution))].map((r) => (r === 'tick' ? 'ticks' : `${r} buckets`)).join(', ');
   const title = `${charts.map((c) => `${c.asset_id_base}/${c.asset_id_quote}`).join(', ')}: % change`;

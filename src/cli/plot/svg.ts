@@ -85,6 +85,14 @@ function wrap(text: string, max: number): string[] {
   return lines;
 }
 
+/** The opening of a chart's SVG document of W x H pixels: the root element and its white background. */
+export function svgStart(W: number, H: number): string[] {
+  return [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="DejaVu Sans, Arial, sans-serif" font-size="12">`,
+    `<rect width="${W}" height="${H}" fill="#fff"/>`,
+  ];
+}
+
 /** A polyline path through the non-null points, broken at nulls. */
 export function linePath(
   xs: readonly number[],
@@ -190,11 +198,7 @@ export function renderSvg(c: ChartData, opts: SvgOptions = {}): string {
   const fx = linearScale(t0, t1, px0, px1);
   const fy = linearScale(yt.lo, yt.hi, py1, py0);
 
-  const out: string[] = [];
-  out.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="DejaVu Sans, Arial, sans-serif" font-size="12">`,
-  );
-  out.push(`<rect width="${W}" height="${H}" fill="#fff"/>`);
+  const out = svgStart(W, H);
   const day = (s: string): string => s.slice(0, 10);
   const hms = (s: string): string => s.slice(11, 19);
   const range =
