@@ -112,7 +112,7 @@ export function decodeChunk(row: Pick<ChunkRow, 'n' | 'points' | 'texts'>): Chun
   };
 }
 
-/** One series' points of the batch being written. */
+/** One series' points not written yet. */
 interface Slot {
   ids: [string, string, string, string];
   /** The batch whose ids these are (resolved again in each batch). */
@@ -122,7 +122,25 @@ interface Slot {
   values: Float64Array;
   seqs: Float64Array;
   texts: (string | undefined)[];
+  /** Whether the slot is in the writer's list of slots with points. */
+  listed: boolean;
 }
+
+/** The capacity a slot starts with, and goes back to once a chunk of more is written. */
+const SLOT_ROOM = 16;
+
+/**
+ * The points a series gathers before its chunk is written, when chunks are gathered across
+ * batches (an offline replay's default: `ReplayStore.open`'s `ownChunkPoints`).
+ */
+export const CHUNK_POINTS = 256;
+
+/**
+ * With chunks gathered across batches, the points every series may hold unwritten at a commit, as
+ * a multiple of the chunk's points; past it, every chunk is written (what bounds the memory,
+ * whatever the number of series).
+ */
+const GATHERED_CHUNKS = 1024;
 
 /** A float64 array of room for `n` values holding `a`'s first `used`. */
 function room(a: Float64Array, used: number, n: number): Float64Array {
@@ -133,8 +151,16 @@ function room(a: Float64Array, used: number, n: number): Float64Array {
 }
 
 /**
- * Gathers the own metric points of a batch per series and writes them as chunks, through the
- * sink `make` makes of {@link CHUNK_INSERT}, when the batch commits ({@link flush}).
+ * Gathers the own metric points per series and writes them as chunks, through the sink `make`
+ * makes of {@link CHUNK_INSERT}, when a batch commits ({@link flush}).
+ *
+ * By default a chunk holds a series' points of one batch. With `chunkPoints` (an offline replay,
+ * where event time runs far ahead of the wall clock; {@link CHUNK_POINTS}) a series' points are
+ * gathered over batches: its chunk is written at the commit of the batch that takes it to
+ * `chunkPoints` points, and every chunk at a commit that stores a snapshot (`flush(true)`) or
+ * that finds more than 1,024 × `chunkPoints` points gathered in all. A chunk carries the batch of its commit, so a
+ * resume, which deletes what batches after its snapshot wrote, deletes only points of those
+ * batches: every point gathered before the snapshot was written in the snapshot's batch.
  *
  * @example
  * ```ts
@@ -147,18 +173,23 @@ export class OwnChunkWriter {
   private readonly sink: RowSink;
   /** The slot of each series, at metric index + 8 × subject index. */
   private readonly slots: (Slot | undefined)[] = [];
-  /** Slots with points, in the order first written in the batch. */
+  /** Slots with points, in the order first written. */
   private active: Slot[] = [];
   private batch = 0;
+  /** Points gathered, not written. */
+  private gathered = 0;
 
-  constructor(make: RowSinkMaker) {
+  constructor(
+    make: RowSinkMaker,
+    private readonly chunkPoints = 0,
+  ) {
     this.sink = make(CHUNK_INSERT);
   }
 
   /** Adds the points of one tick (`b`), point i with `seq + i`, of batch `batch`. */
   add(b: OwnMetricBatch, seq: number, batch: number): void {
     if (batch !== this.batch) {
-      this.flush();
+      if (this.chunkPoints === 0) this.flush();
       this.batch = batch;
     }
     const time = b.time;
@@ -172,18 +203,23 @@ export class OwnChunkWriter {
           ids: ['', '', '', ''],
           batch: -1,
           n: 0,
-          times: new Float64Array(16),
-          values: new Float64Array(16),
-          seqs: new Float64Array(16),
+          times: new Float64Array(SLOT_ROOM),
+          values: new Float64Array(SLOT_ROOM),
+          seqs: new Float64Array(SLOT_ROOM),
           texts: [],
+          listed: false,
         };
         this.slots[key] = s;
       }
-      if (s.n === 0) {
-        if (s.batch !== batch) {
-          s.ids = [b.metricId(i), b.exchangeId(i), b.symbolId(i) ?? '', b.assetId(i) ?? ''];
-          s.batch = batch;
-        }
+      if (s.batch !== batch) {
+        const ids: Slot['ids'] = [b.metricId(i), b.exchangeId(i), b.symbolId(i) ?? '', b.assetId(i) ?? ''];
+        // Points gathered under other ids are a chunk of their own.
+        if (s.n > 0 && !sameIds(s.ids, ids)) this.write(s);
+        s.ids = ids;
+        s.batch = batch;
+      }
+      if (!s.listed) {
+        s.listed = true;
         this.active.push(s);
       }
       const k = s.n;
@@ -200,41 +236,74 @@ export class OwnChunkWriter {
       if (metric === MARKET_VOLUME_24H) s.texts[k] = b.text(i) ?? '';
       s.n = k + 1;
     }
+    this.gathered += b.length;
   }
 
-  /** Writes the gathered chunks (call in the batch's transaction, before its commit). */
-  flush(): void {
+  /**
+   * Writes the gathered chunks (call in the batch's transaction, before its commit): all of them
+   * unless the writer gathers across batches, then those of `chunkPoints` points or more, or all
+   * with `all` (the batch stores a snapshot) or when too many points are gathered.
+   */
+  flush(all = true): void {
+    const points = this.chunkPoints;
+    const every = all || points === 0 || this.gathered > GATHERED_CHUNKS * points;
+    const kept: Slot[] = [];
     for (const s of this.active) {
-      const n = s.n;
-      const [metricId, exchangeId, symbolId, assetId] = s.ids;
-      const texts = s.texts.length === 0 ? null : textsColumn(s.texts, s.values, n);
-      this.sink(
-        metricId,
-        exchangeId,
-        symbolId,
-        assetId,
-        s.times[0],
-        s.times[n - 1],
-        n,
-        s.seqs[0],
-        s.seqs[n - 1],
-        packed(s.times, s.values, s.seqs, n),
-        texts,
-        this.batch,
-      );
+      if (s.n > 0 && !every && s.n < points) kept.push(s);
+      else {
+        if (s.n > 0) this.write(s);
+        s.listed = false;
+      }
     }
-    this.drop();
+    this.active = kept;
+  }
+
+  /** Writes slot `s`'s points as a chunk of the current batch and empties it. */
+  private write(s: Slot): void {
+    const n = s.n;
+    const [metricId, exchangeId, symbolId, assetId] = s.ids;
+    const texts = s.texts.length === 0 ? null : textsColumn(s.texts, s.values, n);
+    this.sink(
+      metricId,
+      exchangeId,
+      symbolId,
+      assetId,
+      s.times[0],
+      s.times[n - 1],
+      n,
+      s.seqs[0],
+      s.seqs[n - 1],
+      packed(s.times, s.values, s.seqs, n),
+      texts,
+      this.batch,
+    );
+    this.gathered -= n;
+    this.empty(s);
+  }
+
+  /** Empties slot `s`, giving back the room a long chunk took. */
+  private empty(s: Slot): void {
+    s.n = 0;
+    s.texts.length = 0;
+    if (s.times.length > 4 * SLOT_ROOM) {
+      s.times = new Float64Array(SLOT_ROOM);
+      s.values = new Float64Array(SLOT_ROOM);
+      s.seqs = new Float64Array(SLOT_ROOM);
+    }
   }
 
   /** Forgets the gathered points (their transaction rolled back, or written). */
   drop(): void {
     for (const s of this.active) {
-      s.n = 0;
-      s.texts.length = 0;
+      this.empty(s);
+      s.listed = false;
     }
     this.active = [];
+    this.gathered = 0;
   }
 }
+
+const sameIds = (a: Slot['ids'], b: Slot['ids']): boolean => a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[3] === b[3];
 
 /**
  * The {@link OwnChunkWriter}s of a store's writers: flushed together before each commit, dropped
@@ -250,22 +319,26 @@ export class OwnChunkWriter {
 export class OwnChunkWriters {
   private readonly all: OwnChunkWriter[] = [];
 
+  /** `chunkPoints`: the writers gather a series' points over batches into chunks of that many (see {@link OwnChunkWriter}). */
+  constructor(private readonly chunkPoints = 0) {}
+
   /** A new writer through the sinks `make` makes, flushed and dropped with the others. */
   add(make: RowSinkMaker): OwnChunkWriter {
-    const w = new OwnChunkWriter(make);
+    const w = new OwnChunkWriter(make, this.chunkPoints);
     this.all.push(w);
     return w;
   }
 
-  flush(): void {
-    for (const w of this.all) w.flush();
+  /** Flushes every writer (`all`: every gathered chunk, see {@link OwnChunkWriter.flush}). */
+  flush(all = true): void {
+    for (const w of this.all) w.flush(all);
   }
 
   drop(): void {
     for (const w of this.all) w.drop();
   }
 
-  /** Runs `fn`, then flushes (in the transaction `fn` runs in); drops the points gathered if it throws. */
+  /** Runs `fn`, then flushes every chunk (in the transaction `fn` runs in); drops the points gathered if it throws. */
   around<T>(fn: () => T): T {
     try {
       const r = fn();

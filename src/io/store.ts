@@ -18,7 +18,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import type { EngineSnapshot, PairRateChange } from '../core/engine.js';
+import type { PairRateChange } from '../core/engine.js';
 import type { OhlcBucket } from '../core/ohlc.js';
 import type { RateChangePoint, StoredSeriesPoint } from '../core/ohlcSeries.js';
 import { OwnChunkWriters } from './metricChunks.js';
@@ -26,47 +26,26 @@ import { DatabaseMetrics, metricWriters } from './metricStore.js';
 import type { MetricDefinition } from '../core/metrics/source.js';
 import { positionWriters, StoredPositions } from './positionStore.js';
 import type { RowSinkMaker } from './rowJob.js';
-import { createSchema, OUTPUT_TABLES } from './storeSchema.js';
+import { createSchema, OUTPUT_TABLES, runIsDead } from './storeSchema.js';
 import { CLEAR_SQL, SNAPSHOT_SQL, WriterThread } from './writerThread.js';
-import type { MergedCounts, PartitionOutput, PositionHistory, RateRow, RowWriters, RunRow, StoredMetrics } from './storeTypes.js';
+import type {
+  MergedCounts,
+  PartitionOutput,
+  PositionHistory,
+  RateRow,
+  ReplayCheckpoint,
+  RowWriters,
+  RunRow,
+  StoredMetrics,
+} from './storeTypes.js';
 import { isXrateError, messageOf, XrateError } from '../core/errors.js';
 
-export type { RateRow, RunRow } from './storeTypes.js';
+export type { RateRow, ReplayCheckpoint, RunRow } from './storeTypes.js';
 
 /** A pair's last row before a tick, and its rows in a tick range (see `ReplayStore.fromLastBefore`). */
 interface RangeStatements {
   before: Database.Statement;
   from: Database.Statement;
-}
-/**
- * Whether a run marked `running` is known to have died: it was started on this machine by a
- * process that no longer exists (killed, or crashed without closing its run). Unknown (another
- * machine, no pid recorded) counts as alive.
- */
-export function runIsDead(run: { status: string; pid?: number | null; host?: string | null }): boolean {
-  if (run.status !== 'running' || run.pid === null || run.pid === undefined || run.host !== hostname()) return false;
-  if (run.pid === process.pid) return false;
-  try {
-    process.kill(run.pid, 0);
-    return false;
-  } catch (e) {
-    return (e as { code?: string }).code === 'ESRCH';
-  }
-}
-
-/** Where a replay stood when a snapshot was taken, and what it carried besides the engine. */
-export interface ReplayCheckpoint {
-  /** Index of the input being read. */
-  input: number;
-  /** Last line (row) of that input consumed. */
-  line: number;
-  /** Batch counter (rows of later batches are discarded on resume). */
-  batch: number;
-  /** Whether the replay had reached the end of every input. */
-  final: boolean;
-  engine: EngineSnapshot;
-  /** Driver state: counters, reorder buffer, warm-up flag (opaque to the store). */
-  driver: unknown;
 }
 
 /**
@@ -84,10 +63,15 @@ export class ReplayStore {
     private readonly conn: Database.Database,
     readonly path: string,
     private readonly thread?: WriterThread,
-  ) {}
+    ownChunkPoints = 0,
+  ) {
+    this.ownChunks = new OwnChunkWriters(ownChunkPoints);
+  }
 
   /** The own-metric chunk writers of {@link writers}: flushed into each batch before its commit. */
-  private readonly ownChunks = new OwnChunkWriters();
+  private readonly ownChunks: OwnChunkWriters;
+  /** Whether the open batch stores a snapshot (its commit writes every own-metric chunk gathered). */
+  private snapshotInBatch = false;
   /** The connection, once every batch posted to the writer thread (if any) is committed. */
   private get db(): Database.Database {
     this.thread?.drain();
@@ -101,9 +85,16 @@ export class ReplayStore {
    * leave it corrupt, and no other connection may read it while it is written. `writerThread`: the
    * batches' rows are written and committed by a thread of their own (writerThread.ts; not with
    * `scratch` or `readonly`), for a replay whose connection reads nothing while it writes.
+   * `ownChunkPoints`: xrate's own metric points are gathered over batches into chunks of about that
+   * many points (metricChunks.ts), every chunk written at the latest in the batch of the next
+   * snapshot: for an offline replay, where event time runs far ahead of the wall clock (a live run
+   * writes its chunks at every batch, so readers see its points at once).
    * @throws XrateError when the file cannot be opened or is not a replay database.
    */
-  static open(path: string, opts: { readonly?: boolean; scratch?: boolean; writerThread?: boolean } = {}): ReplayStore {
+  static open(
+    path: string,
+    opts: { readonly?: boolean; scratch?: boolean; writerThread?: boolean; ownChunkPoints?: number } = {},
+  ): ReplayStore {
     let db: Database.Database;
     try {
       db = new Database(path, { readonly: !!opts.readonly, fileMustExist: !!opts.readonly });
@@ -135,7 +126,7 @@ export class ReplayStore {
       throw new XrateError('input', `"${path}" is not a usable xrate database: ${messageOf(e)}`, { cause: e });
     }
     const thread = opts.writerThread && !opts.readonly && !opts.scratch ? new WriterThread(path) : undefined;
-    return new ReplayStore(db, path, thread);
+    return new ReplayStore(db, path, thread, opts.ownChunkPoints ?? 0);
   }
 
   /** Whether `path` looks like a replay database (SQLite with a `runs` table). */
@@ -220,7 +211,8 @@ export class ReplayStore {
    * commits; throws the error of an earlier batch that failed there.
    */
   commit(): void {
-    this.ownChunks.flush();
+    this.ownChunks.flush(this.snapshotInBatch);
+    this.snapshotInBatch = false;
     if (this.thread) this.thread.commit();
     else this.conn.prepare('COMMIT').run();
   }
@@ -228,6 +220,7 @@ export class ReplayStore {
   /** Rolls back the open transaction, if there is one. */
   rollback(): void {
     this.ownChunks.drop();
+    this.snapshotInBatch = false;
     if (this.thread) this.thread.rollback();
     else if (this.conn.inTransaction) this.conn.prepare('ROLLBACK').run();
   }
@@ -393,6 +386,7 @@ export class ReplayStore {
 
   /** Runs `fn` in one transaction. */
   transaction<T>(fn: () => T): T {
+    this.snapshotInBatch = false;
     return this.db.transaction(() => this.ownChunks.around(fn))();
   }
 
@@ -400,6 +394,8 @@ export class ReplayStore {
   saveSnapshot(runId: number, cp: ReplayCheckpoint, createdAt: string): void {
     const state = gzipSync(Buffer.from(JSON.stringify({ engine: cp.engine, driver: cp.driver })));
     const values = [runId, cp.batch, cp.engine.lastTick, cp.input, cp.line, cp.final ? 1 : 0, state, createdAt];
+    // What a resume from this snapshot keeps must hold every own point before it.
+    this.snapshotInBatch = true;
     if (this.thread?.inJob) {
       this.thread.saveSnapshot(values);
       return;
@@ -418,7 +414,7 @@ export class ReplayStore {
       | { batch: number; input: number; line: number; final: number; state: Buffer }
       | undefined;
     if (!row) return undefined;
-    const { engine, driver } = JSON.parse(gunzipSync(row.state).toString('utf8')) as { engine: EngineSnapshot; driver: unknown };
+    const { engine, driver } = JSON.parse(gunzipSync(row.state).toString('utf8')) as Pick<ReplayCheckpoint, 'engine' | 'driver'>;
     return { batch: row.batch, input: row.input, line: row.line, final: row.final === 1, engine, driver };
   }
 

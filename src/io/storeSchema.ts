@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { hostname } from 'node:os';
 import type Database from 'better-sqlite3';
 import { METRIC_SCHEMA, METRIC_TABLES } from './metricStore.js';
 import { POSITION_SCHEMA, POSITION_TABLES } from './positionStore.js';
@@ -81,4 +82,20 @@ export function createSchema(db: Database.Database): void {
   db.exec(POSITION_SCHEMA);
   migrate(db);
   db.prepare(`INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)`).run(String(SCHEMA_VERSION));
+}
+
+/**
+ * Whether a run marked `running` is known to have died: it was started on this machine by a
+ * process that no longer exists (killed, or crashed without closing its run). Unknown (another
+ * machine, no pid recorded) counts as alive.
+ */
+export function runIsDead(run: { status: string; pid?: number | null; host?: string | null }): boolean {
+  if (run.status !== 'running' || run.pid === null || run.pid === undefined || run.host !== hostname()) return false;
+  if (run.pid === process.pid) return false;
+  try {
+    process.kill(run.pid, 0);
+    return false;
+  } catch (e) {
+    return (e as { code?: string }).code === 'ESRCH';
+  }
 }

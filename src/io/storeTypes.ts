@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { OwnMetricBatch, PairRateChange } from '../core/engine.js';
+import type { EngineSnapshot, OwnMetricBatch, PairRateChange } from '../core/engine.js';
 import type { MetricDefinitionEvent, MetricEvent, SeriesKey } from '../core/metrics/events.js';
 import type { MetricsSource } from '../core/metrics/source.js';
 import type { OhlcBucket } from '../core/ohlc.js';
@@ -116,4 +116,19 @@ export interface RateRow {
   used: number;
   fresh: number;
   volume: number;
+}
+
+/** Where a replay stood when a snapshot was taken, and what it carried besides the engine. */
+export interface ReplayCheckpoint {
+  /** Index of the input being read. */
+  input: number;
+  /** Last line (row) of that input consumed. */
+  line: number;
+  /** Batch counter (rows of later batches are discarded on resume). */
+  batch: number;
+  /** Whether the replay had reached the end of every input. */
+  final: boolean;
+  engine: EngineSnapshot;
+  /** Driver state: counters, reorder buffer, warm-up flag (opaque to the store). */
+  driver: unknown;
 }

@@ -27,7 +27,8 @@ import { bucketsFromSeries, resolveSeries } from '../core/ohlcSeries.js';
 import { bucketStart, EXCHANGE_RATE_PERIODS, getPeriod, isRollupOf, type PeriodRecord } from '../core/periods.js';
 import { floorSecond, US_PER_SECOND } from '../core/time.js';
 import { type ErrorCode, XrateError } from '../core/errors.js';
-import { ReplayStore, runIsDead, type RunRow } from '../io/store.js';
+import { ReplayStore, type RunRow } from '../io/store.js';
+import { runIsDead } from '../io/storeSchema.js';
 import { PairTable, type PairRow } from './rateSources.js';
 
 /** What is read of a `runs` row. */

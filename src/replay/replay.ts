@@ -26,6 +26,7 @@ import { defaultThreads } from '../io/batchSource.js';
 import { watchInputs } from '../io/inputWatch.js';
 import type { SourceFormat } from '../io/source.js';
 import type { VendorTime } from '../io/vendorCsv.js';
+import { CHUNK_POINTS } from '../io/metricChunks.js';
 import { ReplayStore, type ReplayCheckpoint } from '../io/store.js';
 import { Driver, parsePairSpec, type ReplayProgress } from './driver.js';
 import { newReplayState, type ReplayState } from './driverState.js';
@@ -151,7 +152,10 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
 
   // A partition's database is thrown away if the partition fails: it needs no WAL (ReplayStore.open).
   // Else the batches are written by a thread of their own (src/io/writerThread.ts).
-  const store = opts.db ? ReplayStore.open(opts.db, { scratch: part !== undefined, writerThread: part === undefined }) : undefined;
+  // Own metric points are gathered over batches (written at each snapshot at the latest).
+  const store = opts.db
+    ? ReplayStore.open(opts.db, { scratch: part !== undefined, writerThread: part === undefined, ownChunkPoints: CHUNK_POINTS })
+    : undefined;
   const rateFile = opts.out ? new RateFileWriter(opts.out) : undefined;
   try {
     if (opts.resumeFrom && (store || opts.resume)) throw new XrateError('usage', 'resumeFrom replays write no database');

@@ -3,9 +3,10 @@
  * of `metric_points` they replace (the reference reader and writer: test/helpers/metricRows.ts):
  * random streams of own points tick by tick, with the log's points (xrate's ids among them, in the
  * same series) and definitions between them, in random batches, written once as the replay writes
- * them (chunks, through the connection or the writer thread, some replays stopped after a batch
- * and resumed from an earlier one: cut back by `batch`) and once as rows; then random queries,
- * each answer the same to the byte (the chart's values at given times among them).
+ * them (chunks, through the connection or the writer thread, a chunk per batch or gathered over
+ * batches up to a snapshot, some replays stopped after a batch and resumed from an earlier
+ * snapshot: cut back by `batch`) and once as rows; then random queries, each answer the same to
+ * the byte (the chart's values at given times among them).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +14,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { OWN_METRIC_IDS, OWN_METRICS, OwnMetricBatch } from '../../src/core/engine.js';
+import { type EngineSnapshot, OWN_METRIC_IDS, OWN_METRICS, OwnMetricBatch } from '../../src/core/engine.js';
 import type { OwnMetricNames } from '../../src/core/engine/ownMetricBatch.js';
 import type { MetricDefinitionEvent, MetricEvent, SeriesKey } from '../../src/core/metrics/events.js';
 import type { MetricFilter, MetricsSource } from '../../src/core/metrics/source.js';
@@ -103,11 +104,33 @@ function batchesOf(items: readonly Item[]): Write[][] {
   return batches;
 }
 
-/** Writes batches `from`..`to` - 1 (numbered from 1) into `store`, seqs going on from `seq`; the seq after them. */
-function writeBatches(store: ReplayStore, batches: Write[][], from: number, to: number, seq: number, rows: boolean): number {
+/** A snapshot of batch `batch` (what the store needs of one: where its own points are all written). */
+const snapshot = (batch: number) => ({
+  input: 0,
+  line: 0,
+  batch,
+  final: false,
+  engine: { lastTick: 0 } as unknown as EngineSnapshot,
+  driver: null,
+});
+
+/**
+ * Writes batches `from`..`to` - 1 (numbered from 1) into `store`, seqs going on from `seq`, a
+ * snapshot in those whose number is in `snaps`; the seq after them.
+ */
+function writeBatches(
+  store: ReplayStore,
+  batches: Write[][],
+  from: number,
+  to: number,
+  seq: number,
+  rows: boolean,
+  snaps: ReadonlySet<number> = new Set(),
+): number {
   const w = store.writers();
   for (let k = from; k < to; k++) {
     store.begin();
+    if (snaps.has(k + 1)) store.saveSnapshot(1, snapshot(k + 1), 'then');
     for (const x of batches[k]) {
       if ('own' in x) {
         if (rows) writeOwnRows(w, x.own, seq + 1, k + 1);
@@ -174,42 +197,55 @@ function answers(
 let run = 0;
 
 describe('own metric points stored as chunks', () => {
-  it('answer every query as the same points stored as rows, resumed or not, with or without the writer thread', () => {
-    const seen = { resumed: 0, thread: 0, chunks: 0, mixed: 0 };
+  it('answer every query as the same points stored as rows, resumed or not, with or without the writer thread, gathered over batches or not', () => {
+    const seen = { resumed: 0, thread: 0, chunks: 0, mixed: 0, gathered: 0, long: 0 };
     fc.assert(
       fc.property(
         fc.array(itemArb, { minLength: 1, maxLength: 60 }),
         fc.array(queryArb, { minLength: 1, maxLength: 6 }),
         fc.option(fc.tuple(fc.nat(), fc.nat()), { nil: undefined }),
         fc.nat(7),
-        (items, queries, resume, threadDraw) => {
+        // Points a chunk gathers over batches (0: a chunk per batch), and a snapshot every so many batches.
+        fc.constantFrom(0, 0, 1, 2, 3, 7),
+        fc.integer({ min: 1, max: 4 }),
+        (items, queries, resume, threadDraw, chunkPoints, every) => {
           const batches = batchesOf(items);
           const n = batches.length;
+          // The last batch stores a snapshot, as a replay's end does.
+          const snaps = new Set(Array.from({ length: n }, (_, k) => k + 1).filter((b) => b % every === 0 || b === n));
+          const opts = { writerThread: threadDraw === 0, ownChunkPoints: chunkPoints };
           const ref = join(dir, `r${run}-rows.sqlite`);
           const got = join(dir, `r${run++}-chunks.sqlite`);
-          const thread = threadDraw === 0;
           const rowStore = ReplayStore.open(ref, { scratch: true });
           writeBatches(rowStore, batches, 0, n, 0, true);
           rowStore.close();
-          let store = ReplayStore.open(got, { writerThread: thread });
+          let store = ReplayStore.open(got, opts);
           if (resume !== undefined) {
-            // Stopped after batch `stop`, resumed from the snapshot of batch `back` <= stop.
+            // Stopped after batch `stop` (what it gathered and did not write lost), resumed from
+            // the snapshot of batch `back` <= stop (any batch when each has its chunks).
             const stop = resume[0] % (n + 1);
-            const back = resume[1] % (stop + 1);
-            writeBatches(store, batches, 0, stop, 0, false);
+            let back = resume[1] % (stop + 1);
+            if (chunkPoints > 0) while (back > 0 && !snaps.has(back)) back--;
+            writeBatches(store, batches, 0, stop, 0, false, snaps);
             store.close();
-            store = ReplayStore.open(got, { writerThread: thread });
+            store = ReplayStore.open(got, opts);
             store.truncateAfter(back);
-            writeBatches(store, batches, back, n, seqAfter(batches, back), false);
+            writeBatches(store, batches, back, n, seqAfter(batches, back), false, snaps);
             if (back < stop) seen.resumed++;
-          } else writeBatches(store, batches, 0, n, 0, false);
+          } else writeBatches(store, batches, 0, n, 0, false, snaps);
           store.close();
-          if (thread) seen.thread++;
+          if (opts.writerThread) seen.thread++;
           const a = new Database(got, { readonly: true });
           const b = new Database(ref, { readonly: true });
           try {
             const chunks = a.prepare('SELECT count(*) FROM metric_chunks').pluck().get() as number;
             seen.chunks += chunks;
+            if (chunkPoints > 0) {
+              seen.gathered++;
+              // A chunk over batches: more points than any one batch gave its series.
+              const most = a.prepare('SELECT max(n) FROM metric_chunks').pluck().get() as number | null;
+              if ((most ?? 0) > chunkPoints) seen.long++;
+            }
             const rows = a.prepare(`SELECT count(*) FROM metric_points WHERE metric_id LIKE 'XRATE%'`).pluck().get() as number;
             if (chunks > 0 && rows > 0) seen.mixed++;
             const mine = new DatabaseMetrics(a, OWN_METRICS);
@@ -234,5 +270,7 @@ describe('own metric points stored as chunks', () => {
     expect(seen.thread).toBeGreaterThan(3);
     expect(seen.chunks).toBeGreaterThan(300);
     expect(seen.mixed).toBeGreaterThan(10);
+    expect(seen.gathered).toBeGreaterThan(20);
+    expect(seen.long).toBeGreaterThan(5);
   }, 300_000);
 });
