@@ -3,7 +3,7 @@
  * thread (src/service/chart.ts `chartAnswer`: the data from the database and its JSON body), from
  * a replay database made once per bench directory: a generated log of a year at a low event rate
  * over a few markets (scripts/gen-log.ts: about 315,000 events, four exchanges, five assets)
- * replayed with `--own-metrics`. At 2000 points the year is drawn by 6HRS buckets (1460 points,
+ * replayed with its own metrics (the default). At 2000 points the year is drawn by 6HRS buckets (1460 points,
  * rolled up from the stored 1HRS), each market's weight share read at each point. The goal: under
  * 300 ms. The entry also records the CPU time per answer (the machine may be shared).
  */
@@ -28,7 +28,7 @@ async function yearDatabase(dir: string): Promise<string> {
   await writeLog(log, { seed: 11, events: 315_360, rate: 0.01, exchanges: 4, assets: 5, start: '2023-01-01T00:00:00Z' });
   const tmp = `${db}.tmp`;
   for (const f of [tmp, `${tmp}-wal`, `${tmp}-shm`]) rmSync(f, { force: true });
-  await replay({ inputs: [log], db: tmp, ownMetrics: true });
+  await replay({ inputs: [log], db: tmp });
   renameSync(tmp, db);
   rmSync(log, { force: true });
   return db;

@@ -24,6 +24,8 @@ const SAMPLES = 2;
 /** Goals: a default replay <= 5x ndjson_scan, and no replay above 256 MB of RSS. */
 const RATIO_TARGET = 5;
 const RSS_TARGET_MB = 256;
+/** Goal: the own metrics (on by default) cost a replay at most 15 %. */
+const OWN_METRICS_TARGET = 0.15;
 
 /** The two logs (generated once per bench directory with scripts/gen-log.ts). */
 export const LOGS = {
@@ -100,13 +102,18 @@ export async function benchLog(kind: keyof typeof LOGS, dir: string): Promise<{ 
   return { path: log, spec };
 }
 
-/** replay/db-sparse or replay/db-dense, with its ratio to ndjson_scan on the same log. */
+/**
+ * replay/db-sparse or replay/db-dense (the default replay, xrate's own metrics stored), with its
+ * ratio to ndjson_scan on the same log and, in alternating rounds, the cost of the own metrics
+ * over the same replay with `--no-own-metrics`.
+ */
 export async function replayDbBench(kind: keyof typeof LOGS, dir: string): Promise<BenchResult> {
   ensureCliBuilt();
   const { path: log, spec } = await benchLog(kind, dir);
   const scan = buildC('ndjson_scan', dir);
   const cSeconds: number[] = [];
   const xSeconds: number[] = [];
+  const offSeconds: number[] = [];
   let rssMb = 0;
   let dbBytes = 0;
   let cLines: number | undefined;
@@ -120,6 +127,8 @@ export async function replayDbBench(kind: keyof typeof LOGS, dir: string): Promi
     xSeconds.push(x.seconds);
     rssMb = Math.max(rssMb, x.rssMb);
     dbBytes = x.dbBytes;
+    const off = runCli(log, join(dir, `replay-db-${kind}.sqlite`), join(dir, `replay-db-${kind}.rss`), ['--no-own-metrics']);
+    offSeconds.push(off.seconds);
   }
   const med = median(xSeconds);
   const r: BenchResult = {
@@ -137,6 +146,9 @@ export async function replayDbBench(kind: keyof typeof LOGS, dir: string): Promi
     rss_target_mb: RSS_TARGET_MB,
     ratio_to: 'ndjson_scan',
     ratio_target: RATIO_TARGET,
+    own_metrics_off_s: median(offSeconds),
+    own_metrics_overhead: med / median(offSeconds) - 1,
+    own_metrics_overhead_target: OWN_METRICS_TARGET,
   };
   if ('exe' in scan) {
     const c = median(cSeconds);

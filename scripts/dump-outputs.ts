@@ -13,7 +13,7 @@
  * real-data fixtures (Binance NDJSON, tardis.dev CSV, CoinAPI flat files made from the Binance
  * fixture), generated logs (gzipped NDJSON, and one with bad and late lines as NDJSON, CSV and
  * SQLite) and the EMS positions log, with the replay options (`--out`, `--from`/`--to`,
- * `--track`/`--periods`, `--own-metrics`, `--snapshot-every`/`--resume`, `--workers 2`, `--merge`,
+ * `--track`/`--periods`, own metrics (the default) and `--no-own-metrics`, `--snapshot-every`/`--resume`, `--workers 2`, `--merge`,
  * `--time exchange`, `--reorder-window`, `--config`); then every query command on them, `xrate
  * serve` (over a database and over a live engine) and `xrate ems serve` with a list of requests
  * covering every route family in every format, and bad invocations. It writes into DIR:

@@ -16,7 +16,7 @@
  *
  * Each set's bars become an event log as `scripts/coinapi-ohlcv.ts` makes one (a trade and a
  * locked quote at each bar's close, at its end), which the built `xrate` replays with
- * `--own-metrics` (tracking the stablecoins against USD), and `xrate plot` draws each chart of
+ * its own metrics (tracking the stablecoins against USD), and `xrate plot` draws each chart of
  * {@link CHARTS} to `OUT/NAME.png` (the range long enough for a period resolution: the rate as a
  * period's close). Nothing is written into the repository: OUT defaults to the git-ignored `out/`.
  *
@@ -196,7 +196,7 @@ async function main(argv: string[]): Promise<void> {
     console.log(
       `real-charts: ${s.name}: ${stats.bars} bars (${stats.skipped} without volume) -> ${stats.events} events, ${stats.first} to ${stats.last}`,
     );
-    xrate('replay', log, '--db', db, '--own-metrics', '--quiet', ...s.track.flatMap((p) => ['--track', p]));
+    xrate('replay', log, '--db', db, '--quiet', ...s.track.flatMap((p) => ['--track', p]));
     for (const c of CHARTS.filter((c) => c.set === s.name)) {
       const png = join(out, `${c.name}.png`);
       try {

@@ -12,6 +12,8 @@ export async function replays(d: Dump): Promise<void> {
   // The demo log, with each replay option.
   await r('demo', [DEMO, '--db', 'dbs/demo.sqlite']);
   d.db('demo', 'dbs/demo.sqlite');
+  await r('demo-no-own-metrics', [DEMO, '--db', 'dbs/demo-none.sqlite', '--no-own-metrics']);
+  d.db('demo-no-own-metrics', 'dbs/demo-none.sqlite');
   await r('demo-out-ndjson', [DEMO, '--out', 'files/demo.ndjson', '--from', '2024-03-01T05:00:00Z'], ['files/demo.ndjson']);
   await r(
     'demo-out-csv',
@@ -22,7 +24,7 @@ export async function replays(d: Dump): Promise<void> {
   d.db('demo-from-to', 'dbs/from-to.sqlite');
   await r('demo-track', [DEMO, '--db', 'dbs/track.sqlite', '--track', 'SOL/BTC,BTC/USD,ETH/EUR', '--periods', '1MIN,5MIN,1HRS']);
   d.db('demo-track', 'dbs/track.sqlite');
-  await r('demo-own-metrics', ['logs/oi.ndjson', DEMO, '--own-metrics', '--db', 'dbs/metrics.sqlite', '--json']);
+  await r('demo-own-metrics', ['logs/oi.ndjson', DEMO, '--db', 'dbs/metrics.sqlite', '--json']);
   d.db('demo-own-metrics', 'dbs/metrics.sqlite');
   await r('demo-snapshot', [DEMO, '--db', 'dbs/snap.sqlite', '--snapshot-every', '1h']);
   await r('demo-resume-complete', [DEMO, '--db', 'dbs/snap.sqlite', '--snapshot-every', '1h', '--resume']);

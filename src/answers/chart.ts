@@ -9,7 +9,7 @@
  * - **From a replay database**, the buckets are those the history route answers (stored OHLC,
  *   rolled up, or made from the pair's change series: `ReplayDatabase.buckets`); a pair with no
  *   stored series (a cross pair not tracked) has the rate in force at each bucket's last tick, and
- *   no candles. Each market's `XRATE_MARKET_WEIGHT_SHARE` (stored with `--own-metrics`) is read at
+ *   no candles. Each market's `XRATE_MARKET_WEIGHT_SHARE` (stored by a replay unless `--no-own-metrics`) is read at
  *   each point, one index seek per point and market (`DatabaseMetrics.valuesAt`), never by loading
  *   the points in between; its markets are those of the pair in the final engine.
  * - **From a log**, the log is replayed once with the pair tracked at the period and xrate's own
@@ -130,7 +130,7 @@ function storedShares(db: ReplayDatabase, base: string, quote: string, times: re
     return {
       weight_share: null,
       markets_used: null,
-      why: 'the database stores no weight shares of its markets (xrate’s own metrics: replay with --own-metrics)',
+      why: 'the database stores no weight shares of its markets (xrate’s own metrics: a replay stores them unless --no-own-metrics)',
     };
   }
   return withCounts(

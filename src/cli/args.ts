@@ -114,6 +114,7 @@ function usageOf(e: unknown): XrateError {
  * ```
  */
 export function parse<const O extends Options>(args: string[], options: O): Parsed<O, true> {
+  refuseRetired(args);
   try {
     return parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (e) {
@@ -123,6 +124,7 @@ export function parse<const O extends Options>(args: string[], options: O): Pars
 
 /** As {@link parse}, for a command without positional arguments. */
 export function parseFlags<const O extends Options>(args: string[], options: O): Parsed<O, false> {
+  refuseRetired(args);
   try {
     return parseArgs({ args, options, allowPositionals: false, strict: true });
   } catch (e) {
@@ -296,4 +298,19 @@ export function int(name: string, v: string | undefined, min: number, max: numbe
  */
 export function flagFields<M extends string>(table: ModeTable<M>, values: Readonly<Record<string, unknown>>): Record<string, unknown> {
   return Object.fromEntries(table.rules.map((r) => [r.field, values[r.flag.slice(2)]]));
+}
+
+/** Flags of earlier versions that now change nothing, refused with what to do instead. */
+const RETIRED: Readonly<Record<string, string>> = {
+  '--own-metrics': "xrate's own metrics are computed and stored by default (--no-own-metrics leaves them out)",
+};
+
+/** Refuses a retired flag (exit 2 naming it, saying what holds now). */
+function refuseRetired(args: readonly string[]): void {
+  for (const a of args) {
+    if (a === '--') return;
+    const flag = a.split('=', 1)[0];
+    const why = RETIRED[flag];
+    if (why !== undefined) throw new XrateError('usage', `${flag} is no longer needed: ${why}`, { field: flag });
+  }
 }

@@ -21,7 +21,7 @@ export const REPLAY_OPTIONS = {
   periods: { type: 'string' },
   'snapshot-every': { type: 'string' },
   resume: { type: 'boolean' },
-  'own-metrics': { type: 'boolean' },
+  'no-own-metrics': { type: 'boolean' },
   'batch-size': { type: 'string' },
   quiet: { type: 'boolean' },
   json: { type: 'boolean' },

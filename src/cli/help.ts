@@ -87,7 +87,8 @@ Options:
   --max-line-bytes N      a longer line is a line_too_long reject, never held whole (default 1048576)
   --snapshot-every DUR    snapshot the engine every DUR of event time (e.g. 1h, 30m)
   --resume                continue from the newest snapshot in --db
-  --own-metrics           also compute and store xrate's own metrics (XRATE_*; about one row per quote)
+  --no-own-metrics        do not compute and store xrate's own metrics (XRATE_*: stored by default
+                          with --db)
   --batch-size N          records per transaction (default 4096)
   --threads N             threads reading each LOG: 1 reads in the replay's thread; more, the file
                           reads, gunzip and parsing of NDJSON, Parquet and vendor files in a worker
@@ -180,7 +181,7 @@ symbol/SYMBOL_ID/current, asset/ASSET_ID/current, by-exchange/EXCHANGE_ID,
 asset_id, chain_id, network_id, time, time_format, period_id, time_start, time_end, limit, groupby.
 Example: xrate metrics out/xrate.sqlite exchange/history metric_id=M exchange_id=BINANCE period_id=1HRS
 
-Options: --own-metrics (from a LOG: also xrate's own metrics, as replay --own-metrics stores them),
+Options: --no-own-metrics (from a LOG: without xrate's own metrics, as replay --no-own-metrics stores it),
          --format F, --config FILE.json, --reorder-window SECS, --max-line-bytes N
 `,
   symbols: `Usage: xrate symbols LOG|DB ROUTE [NAME=VALUE ...] [options]

@@ -162,7 +162,7 @@ const EVERY_MODE: readonly [string, string][] = [
   ['--track', 'track'],
   ['--periods', 'periods'],
   ['--max-line-bytes', 'maxLineBytes'],
-  ['--own-metrics', 'ownMetrics'],
+  ['--no-own-metrics', 'ownMetrics'],
   ['--batch-size', 'batchSize'],
   ['--workers', 'workers'],
   ['--quiet', 'quiet'],

@@ -231,7 +231,8 @@ async function replayParallelInto(given: ParallelOptions, target: string, watch:
     config: opts.config,
     track: opts.track,
     periods: opts.periods,
-    ownMetrics: opts.ownMetrics,
+    // On by default: a partitioned replay writes a database.
+    ownMetrics: opts.ownMetrics ?? true,
     maxLineBytes: opts.maxLineBytes,
     batchSize: opts.batchSize,
   };
@@ -456,7 +457,7 @@ function finish(
         workers: opts.workers,
         track: opts.track,
         periods: opts.periods,
-        ownMetrics: opts.ownMetrics,
+        ownMetrics: opts.ownMetrics ?? true,
         format: opts.format,
         batchSize: opts.batchSize,
       },

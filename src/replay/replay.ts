@@ -100,7 +100,10 @@ export interface ReplayOptions {
    * default: in a process that holds more than the replay, each collection would cost that much.
    */
   heapBudget?: boolean;
-  /** Compute xrate's own metrics and store them with the log's (docs/methodology.md section 9). */
+  /**
+   * Compute xrate's own metrics and store them with the log's (docs/methodology.md section 9).
+   * Default: on when the replay writes a database (`db`).
+   */
   ownMetrics?: boolean;
   /** Maximum line length, bytes of UTF-8 (default 1 MiB): a longer line is a `line_too_long` reject. */
   maxLineBytes?: number;
@@ -177,7 +180,7 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
       store,
       rateFile,
       listener: opts.listener,
-      ownMetrics: opts.ownMetrics,
+      ownMetrics: opts.ownMetrics ?? opts.db !== undefined,
       clear: 'first-batch',
       from: opts.from,
       track: trackSpecs,

@@ -1,7 +1,7 @@
 /**
  * The chart page of `xrate serve` in a real browser: headless Chromium (the Debian package
  * `chromium`, which `.ci/run` installs) driven by puppeteer-core loads `/` from the built
- * `xrate serve` over two generated logs replayed with `--own-metrics` (two days, and a year at a
+ * `xrate serve` over two generated logs replayed with their own metrics (two days, and a year at a
  * low rate), and checks that the address draws its range and follows every zoom and pan (keys,
  * drag, wheel; back and forward), that what is plotted is the chart route's answer, that markets
  * have distinct colours which the screenshots show, that a year draws at a period resolution with

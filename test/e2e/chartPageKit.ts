@@ -1,5 +1,5 @@
 /**
- * What the chart page's browser tests share: generated logs replayed with `--own-metrics`, a real
+ * What the chart page's browser tests share: generated logs replayed with their own metrics, a real
  * `xrate serve` over each database, headless Chromium (the Debian package `chromium`) driven by
  * puppeteer-core, the page's exposed state, and the colours counted in a screenshot.
  */
@@ -36,12 +36,12 @@ export const YEAR: GenOptions = {
   rate: 20_000 / 31_536_000,
 };
 
-/** Writes the log of `opts` and replays it with `--own-metrics` into `dir/name.sqlite`. */
+/** Writes the log of `opts` and replays it (own metrics stored, as by default) into `dir/name.sqlite`. */
 export async function replayed(dir: string, name: string, opts: GenOptions): Promise<string> {
   const log = join(dir, `${name}.ndjson`);
   const db = join(dir, `${name}.sqlite`);
   await writeLog(log, opts);
-  const r = await cli('replay', log, '--db', db, '--own-metrics', '--quiet');
+  const r = await cli('replay', log, '--db', db, '--quiet');
   expect(r.code, r.err).toBe(0);
   return db;
 }

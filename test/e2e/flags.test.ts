@@ -213,7 +213,7 @@ const REPLAY: () => Command = () => ({
         mode === 'partitioned' || mode === 'queued'
           ? { set: { resume: true } }
           : { set: { resume: true }, also: { db: copyOf(env, env.resumable), from: FROM } },
-      'own-metrics': { set: { 'own-metrics': true } },
+      'no-own-metrics': { set: { 'no-own-metrics': true } },
       'batch-size': { set: { 'batch-size': '7' } },
       // Not the default (the cores): 1 reads in the replay's thread, more in a reader worker.
       threads: { set: { threads: availableParallelism() > 1 ? '1' : '2' }, observe: 'threads' },

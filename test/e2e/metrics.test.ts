@@ -14,6 +14,7 @@ import { cli, cliJson, DEMO } from './helpers.js';
 const dir = mkdtempSync(join(tmpdir(), 'xrate-e2e-metrics-'));
 const LOG = join(dir, 'metrics.ndjson');
 const DB = join(dir, 'metrics.sqlite');
+const DB_NONE = join(dir, 'metrics-none.sqlite');
 const P = 'BINANCE_PERP_BTC_USDT';
 const lines = [
   { type: 'exchange', time: '2024-01-01T00:00:00Z', exchange_id: 'BINANCE', legitimate: true, rank: 1 },
@@ -54,6 +55,8 @@ beforeAll(async () => {
   writeFileSync(LOG, `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
   const r = await cli('replay', LOG, '--db', DB, '--quiet');
   expect(r.code, r.err).toBe(0);
+  const n = await cli('replay', LOG, '--db', DB_NONE, '--quiet', '--no-own-metrics');
+  expect(n.code, n.err).toBe(0);
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -86,16 +89,18 @@ describe('xrate metrics', () => {
     ['history', 'metric_id=FUNDING_RATE', 'exchange_id=BINANCE', 'time_format=unix_nanosec'],
   ];
 
-  it('answers every route alike from the log and from its database', async () => {
+  it('answers every route alike from the log and from its database, with and without own metrics', async () => {
     for (const r of routes) {
       const fromDb = await cliJson('metrics', DB, ...r);
       expect(await cliJson('metrics', LOG, ...r), r.join(' ')).toEqual(fromDb);
+      const none = await cliJson('metrics', DB_NONE, ...r);
+      expect(await cliJson('metrics', LOG, ...r, '--no-own-metrics'), r.join(' ')).toEqual(none);
     }
   });
 
   it('answers what the methodology says', async () => {
     // The log's metrics by metric_id; xrate's own are not listed: the replay stored none of them.
-    const listing = await cliJson<{ metric_id: string; description: string }[]>('metrics', DB, 'listing');
+    const listing = await cliJson<{ metric_id: string; description: string }[]>('metrics', DB_NONE, 'listing');
     expect(listing).toEqual([
       { metric_id: 'FUNDING_RATE', description: 'Funding rate' },
       { metric_id: 'STATUS', description: '' },
@@ -147,9 +152,9 @@ describe('xrate metrics', () => {
     expect(route.err).toContain('unknown metrics route');
   });
 
-  it("xrate's own metrics: replay --own-metrics stores them, and the log answers alike with --own-metrics", async () => {
+  it("xrate's own metrics: a replay stores them unless --no-own-metrics, and the log answers alike", async () => {
     const own = join(dir, 'own.sqlite');
-    const r = await cli('replay', DEMO, '--db', own, '--quiet', '--own-metrics');
+    const r = await cli('replay', DEMO, '--db', own, '--quiet');
     expect(r.code, r.err).toBe(0);
     for (const route of [
       ['exchange/current', 'exchange_id=KRAKEN'],
@@ -159,14 +164,28 @@ describe('xrate metrics', () => {
       const fromDb = await cliJson<{ metric_id: string }[]>('metrics', own, ...route);
       expect(fromDb.length, route.join(' ')).toBeGreaterThan(0);
       expect(fromDb.every((x) => x.metric_id.startsWith('XRATE_'))).toBe(true);
-      expect(await cliJson('metrics', DEMO, ...route, '--own-metrics'), route.join(' ')).toEqual(fromDb);
+      expect(await cliJson('metrics', DEMO, ...route), route.join(' ')).toEqual(fromDb);
     }
     // Listed once stored, with their descriptions.
     const listing = await cliJson<{ metric_id: string; description: string }[]>('metrics', own, 'listing');
     expect(listing).toEqual([...OWN_METRICS]);
-    expect(await cliJson('metrics', DEMO, 'listing', '--own-metrics')).toEqual(listing);
-    // Without the flag the log has none of them, as a database replayed without it: none listed.
-    expect(await cliJson('metrics', DEMO, 'exchange/current', 'exchange_id=KRAKEN')).toEqual([]);
-    expect(await cliJson('metrics', DEMO, 'listing')).toEqual([]);
-  }, 120_000);
+    expect(await cliJson('metrics', DEMO, 'listing')).toEqual(listing);
+    // With --no-own-metrics the log has none of them, as a database replayed with it: none listed.
+    const none = join(dir, 'none.sqlite');
+    const n = await cli('replay', DEMO, '--db', none, '--quiet', '--no-own-metrics');
+    expect(n.code, n.err).toBe(0);
+    expect(await cliJson('metrics', none, 'listing')).toEqual([]);
+    expect(await cliJson('metrics', DEMO, 'exchange/current', 'exchange_id=KRAKEN', '--no-own-metrics')).toEqual([]);
+    expect(await cliJson('metrics', DEMO, 'listing', '--no-own-metrics')).toEqual([]);
+    // --own-metrics, the flag of earlier versions, is refused saying what holds now.
+    for (const cmd of [
+      ['replay', DEMO, '--db', join(dir, 'old.sqlite'), '--quiet', '--own-metrics'],
+      ['metrics', DEMO, 'listing', '--own-metrics'],
+    ]) {
+      const old = await cli(...cmd);
+      expect(old.code, cmd[0]).toBe(2);
+      expect(old.err).toContain('--own-metrics is no longer needed');
+      expect(old.err).toContain('--no-own-metrics leaves them out');
+    }
+  }, 180_000);
 });

@@ -26,7 +26,7 @@ function xrate(...argv: string[]): string {
 
 beforeAll(() => {
   ensureBuilt();
-  xrate('replay', DEMO, '--db', db, '--own-metrics');
+  xrate('replay', DEMO, '--db', db);
 }, 120_000);
 
 describe('the replay database', () => {

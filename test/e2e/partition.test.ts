@@ -359,7 +359,7 @@ describe('xrate replay --workers', () => {
   it('replays in worker threads into one database equal to the serial one; a bad value is a usage error', async () => {
     const db = join(dir, 'cli-workers.sqlite');
     // The built command (worker threads run the compiled modules).
-    const r = bin(['replay', LOG, '--db', db, '--config', CONFIG, '--own-metrics', '--workers', '3', '--json'], { timeout: 120_000 });
+    const r = bin(['replay', LOG, '--db', db, '--config', CONFIG, '--workers', '3', '--json'], { timeout: 120_000 });
     expect(r.status, r.stderr).toBe(0);
     const s = JSON.parse(r.stdout) as { eventsRead: number; rateChanges: number };
     expect(s.eventsRead).toBe(serial.eventsRead);

@@ -2,7 +2,7 @@
  * `xrate plot`: an SVG drawn from the demo log (the same bytes twice, and from its replay
  * database), a PNG drawn by headless Chromium (the Debian package `chromium`: `.ci/run`
  * installs it), and the exit codes and messages of bad usage and bad input; charts of 30 days
- * (and of 4 hours) by period from a generated 30-day log replayed with --own-metrics, to SVG and
+ * (and of 4 hours) by period from a generated 30-day log replayed (own metrics stored), to SVG and
  * PNG, with the weight-share panel; several pairs compared.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -22,7 +22,7 @@ beforeAll(async () => {
   expect((await cli('replay', DEMO, '--db', p('demo.sqlite'), '--quiet')).code).toBe(0);
   // 30 days at a low rate (about 40,000 events over four exchanges), with xrate's own metrics.
   await writeLog(p('month.ndjson'), { seed: 5, events: 40_000, rate: 0.015, exchanges: 4, assets: 5, start: '2024-03-01T00:00:00Z' });
-  expect((await cli('replay', p('month.ndjson'), '--db', p('month.sqlite'), '--own-metrics', '--quiet')).code).toBe(0);
+  expect((await cli('replay', p('month.ndjson'), '--db', p('month.sqlite'), '--quiet')).code).toBe(0);
 }, 180_000);
 
 describe('xrate plot', () => {

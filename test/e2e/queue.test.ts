@@ -50,7 +50,7 @@ beforeAll(async () => {
   redis = await startRedis();
   writeFileSync(CONFIG, JSON.stringify({ maxRateAgeSeconds: 1800, volumeWindowSeconds: 3600, refreshEverySeconds: 1800 }));
   await writeLog(LOG, { seed: 33, events: 60_000, rate: 0.5, badRate: 0.01, lateRate: 0.01 });
-  const r = await cli('replay', LOG, '--db', SERIAL, '--config', CONFIG, '--own-metrics', '--json');
+  const r = await cli('replay', LOG, '--db', SERIAL, '--config', CONFIG, '--json');
   expect(r.code, r.err).toBe(0);
   serialSummary = JSON.parse(r.out);
   serialRows = expectSameOutputs(SERIAL, SERIAL);
@@ -146,7 +146,7 @@ describe('xrate replay --queue with two xrate worker processes', () => {
     const workers = [worker(), worker()];
     await Promise.all(workers.map((w) => w.waitErr(/waiting for partitions/)));
     const db = join(dir, 'queue.sqlite');
-    const r = binStart(['replay', LOG, '--db', db, '--config', CONFIG, '--own-metrics', '--queue', redis.url, '--workers', '3', '--json']);
+    const r = binStart(['replay', LOG, '--db', db, '--config', CONFIG, '--queue', redis.url, '--workers', '3', '--json']);
     expect(await r.exited, r.err()).toBe(0);
     const summary = JSON.parse(r.out());
     expect(counts(summary)).toEqual(counts(serialSummary));
@@ -168,7 +168,7 @@ describe('xrate replay --queue with two xrate worker processes', () => {
     const doomed = worker('--lock-ms', '2000');
     await doomed.waitErr(/waiting for partitions/);
     const db = join(dir, 'killed.sqlite');
-    const r = binStart(['replay', LOG, '--db', db, '--config', CONFIG, '--own-metrics', '--queue', redis.url, '--workers', '2', '--json']);
+    const r = binStart(['replay', LOG, '--db', db, '--config', CONFIG, '--queue', redis.url, '--workers', '2', '--json']);
     await doomed.waitErr(/partition \d \(job [^)]*\): started/);
     // Let it write part of its partition, then kill it without warning.
     await new Promise((res) => setTimeout(res, 300));

@@ -16,7 +16,7 @@ import { XrateError } from '../../core/errors.js';
 import { asRouteAnswers, COMMON, parse, querySource, type Io } from '../args.js';
 import { help } from '../help.js';
 
-const OPTIONS = { ...COMMON, 'own-metrics': { type: 'boolean' } } as const;
+const OPTIONS = { ...COMMON, 'no-own-metrics': { type: 'boolean' } } as const;
 
 /**
  * The query parameters of `NAME=VALUE` arguments (a usage error for any other argument).
@@ -48,7 +48,7 @@ export async function cmdMetrics(args: string[], io: Io): Promise<number> {
   const [input, route, ...params] = positionals;
   const query = queryOf(params);
   const path = `/v1/metrics/${route.replace(/^\/+/, '')}`;
-  const m = await openMetrics(querySource(values, [input], 'metrics'), !!values['own-metrics']);
+  const m = await openMetrics(querySource(values, [input], 'metrics'), !values['no-own-metrics']);
   try {
     const a = answerMetrics(m.source, path, query);
     if (a === undefined) throw new XrateError('usage', `unknown metrics route "${route}" (see xrate metrics --help)`);

@@ -113,7 +113,7 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
     threads,
     maxLineBytes: maxLineBytes(values['max-line-bytes']),
     heapBudget: true,
-    ownMetrics: values['own-metrics'] ? true : undefined,
+    ownMetrics: values['no-own-metrics'] ? false : undefined,
     onProgress: showProgress ? (p) => io.err(`\r${progressLine(p, Math.max(40, io.columns - 1))}`) : undefined,
   };
   refuseDuplicateInputs(opts.inputs, values['allow-duplicates']);

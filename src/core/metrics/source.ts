@@ -142,7 +142,7 @@ export function byCodeUnit(a: string, b: string): number {
  * The listing of section 9: every definition (the later one winning) and every metric id seen in
  * a data point, sorted by metric_id (code-unit order). A metric seen with no definition has the
  * description of xrate's own metric of that id (`own`), else `""`; an own metric with no point
- * is not listed (a replay without `--own-metrics` stores none).
+ * is not listed (a replay with `--no-own-metrics` stores none).
  *
  * @param seen - the metric ids of the stored points (any order, repeats allowed)
  * @param definitions - in log order

@@ -30,8 +30,8 @@ const Q = { base: 'BTC', quote: 'USD', from: T('2024-03-01T02:00:00Z'), to: T('2
 let db: ChartData;
 
 beforeAll(async () => {
-  await replay({ inputs: [DEMO], db: own, ownMetrics: true });
-  await replay({ inputs: [DEMO], db: plain });
+  await replay({ inputs: [DEMO], db: own });
+  await replay({ inputs: [DEMO], db: plain, ownMetrics: false });
   db = await chartData({ inputs: [own] }, Q);
 }, 120_000);
 
@@ -111,7 +111,7 @@ describe('chartData over more than 7200 ticks', () => {
     }
   });
 
-  it('has no weight shares from a database replayed without --own-metrics, and says why', async () => {
+  it('has no weight shares from a database replayed with --no-own-metrics, and says why', async () => {
     const c = await chartData({ inputs: [plain] }, Q);
     expect({ ...c, note: db.note }).toEqual({ ...db, weight_share: null, markets_used: null });
     expect(c.note).toContain('no weight shares: the database stores no weight shares of its markets');

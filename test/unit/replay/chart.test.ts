@@ -158,16 +158,16 @@ function asDatabase(c: ChartData): ChartData {
 describe('chartData from a replay database', () => {
   it('replays the run recorded log: the same chart', async () => {
     const db = join(dir, 'demo.sqlite');
-    await replay({ inputs: [DEMO], db });
+    await replay({ inputs: [DEMO], db, ownMetrics: false });
     const c = await chartData({ inputs: [db] }, { base: 'BTC', quote: 'USD', from: FROM, to: TO, periodId: '1MIN' });
     expect(c).toEqual(asDatabase(log));
   });
 
-  it('with --own-metrics, the stored weight shares: those the explanations give, read when the log is gone', async () => {
+  it('with own metrics (the default), the stored weight shares: those the explanations give, read when the log is gone', async () => {
     const copy = join(dir, 'own.ndjson.gz');
     copyFileSync(DEMO, copy);
     const db = join(dir, 'own.sqlite');
-    await replay({ inputs: [copy], db, ownMetrics: true });
+    await replay({ inputs: [copy], db, ownMetrics: false });
     rmSync(copy);
     const c = await chartData({ inputs: [db] }, { base: 'BTC', quote: 'USD', from: FROM, to: TO, periodId: '1MIN' });
     expect(c.markets_detail).toBe(false);
@@ -213,7 +213,7 @@ describe('chartData from a replay database', () => {
     const copy = join(dir, 'moved.ndjson.gz');
     copyFileSync(DEMO, copy);
     const db = join(dir, 'moved.sqlite');
-    await replay({ inputs: [copy], db });
+    await replay({ inputs: [copy], db, ownMetrics: false });
     rmSync(copy);
     const c = await chartData({ inputs: [db] }, { base: 'BTC', quote: 'USD', from: FROM, to: TO, periodId: '1MIN' });
     expect(c.markets_detail).toBe(false);
@@ -226,7 +226,7 @@ describe('chartData from a replay database', () => {
     // Nor weight shares: the database stores none.
     expect([c.weight_share, c.markets_used]).toEqual([null, null]);
     expect(c.note).toContain(
-      '; no weight shares: the database stores no weight shares of its markets (xrate’s own metrics: replay with --own-metrics)',
+      '; no weight shares: the database stores no weight shares of its markets (xrate’s own metrics: a replay stores them unless --no-own-metrics)',
     );
   });
 });
