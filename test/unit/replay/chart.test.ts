@@ -167,7 +167,7 @@ describe('chartData from a replay database', () => {
     const copy = join(dir, 'own.ndjson.gz');
     copyFileSync(DEMO, copy);
     const db = join(dir, 'own.sqlite');
-    await replay({ inputs: [copy], db, ownMetrics: false });
+    await replay({ inputs: [copy], db });
     rmSync(copy);
     const c = await chartData({ inputs: [db] }, { base: 'BTC', quote: 'USD', from: FROM, to: TO, periodId: '1MIN' });
     expect(c.markets_detail).toBe(false);
