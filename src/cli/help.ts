@@ -91,8 +91,7 @@ Options:
   --batch-size N          records per transaction (default 4096)
   --threads N             threads reading each LOG: 1 reads in the replay's thread; more, the file
                           reads, gunzip and parsing of NDJSON, Parquet and vendor files in a worker
-                          thread, with --merge all the LOGs and their merge in one (default: the
-                          cores; not with --workers or --queue yet)
+                          thread (default: the cores; not with --merge, --workers or --queue yet)
   --workers N|auto        replay in N time partitions at once, one worker thread each (auto: the
                           cores), merged into --db with the outputs of a serial replay
                           (docs/parallel.md; not with --from, --to, --resume,
