@@ -11,8 +11,7 @@
  *   a worker thread (batchWorker.ts), which transfers each batch to this thread (its buffers
  *   move, they are not copied); at most {@link MAX_IN_FLIGHT} batches are on their way at once,
  *   so memory stays bounded whatever the length of the input. A lean input (one of the many of
- *   a merge) is read in this thread whatever `threads` says: a worker per file would not pay;
- *   the merge as a whole is read in one worker (mergeInputs.ts, through {@link readerWorker}).
+ *   a merge) is read in this thread whatever `threads` says: a worker per file would not pay.
  *
  * Opening checks the file as `openSource` does, in this thread, with the same errors; an error
  * while reading (a broken gzip stream, a CSV header without `type`) comes out of `batches()` with
@@ -30,7 +29,6 @@ import type { BatchColumns } from '../core/batch.js';
 import { type ErrorCode, XrateError } from '../core/errors.js';
 import { type BatchSource, batchesOf } from './batch.js';
 import { DEFAULT_MAX_LINE_BYTES } from './lineLimit.js';
-import type { MergeInputOptions } from './mergeInputs.js';
 import { openParquetBatches, parquetRawOf } from './parquetRead.js';
 import { rebatched } from './rebatch.js';
 import { openVendorBatches } from './vendorBatches.js';
@@ -55,28 +53,16 @@ export function defaultThreads(): number {
   return availableParallelism();
 }
 
-/**
- * What a reader's worker is asked to read: one input (`path`), or several merged by event time
- * (`paths`, src/io/mergeInputs.ts).
- */
-export type BatchJob = InputJob | MergeJob;
-
-/** One input read by a worker. */
-export interface InputJob {
+/** What a reader's worker is asked to read. */
+export interface BatchJob {
   path: string;
   opts: OpenSourceOptions;
 }
 
-/** Inputs merged by a worker. */
-export interface MergeJob {
-  paths: string[];
-  opts: MergeInputOptions;
-}
-
-/** A message of a reader's worker (`totalBytes`: a merge's, once its inputs are open). */
+/** A message of a reader's worker. */
 export type BatchWorkerMessage =
-  | { batch: BatchColumns; bytesRead: number; totalBytes?: number }
-  | { done: true; bytesRead: number; totalBytes?: number }
+  | { batch: BatchColumns; bytesRead: number }
+  | { done: true; bytesRead: number }
   | { error: string; code?: ErrorCode };
 
 function isGzip(path: string): boolean {
@@ -201,30 +187,18 @@ export function readerWorkers(): number {
 
 type Event = BatchWorkerMessage | { exit: number } | { failed: Error };
 
-/** Batches read by a worker thread ({@link readerWorker}). */
-export interface WorkerReader {
-  /** Starts a worker for `job` and yields its batches; the worker ends with the generator. */
-  batches(): AsyncGenerator<BatchColumns>;
-  /** The bytes read, as the worker last told. */
-  bytesRead(): number;
-  /** The sizes of the inputs, as the worker told (undefined before it did, or when it does not). */
-  totalBytes(): number | undefined;
-  /** Terminates the worker. */
-  close(): void;
-}
-
-/**
- * The batches of `job`, read by a worker thread (batchWorker.ts): each `batches()` call starts one,
- * and ends it when done; `what` names the input in the error of a worker that stopped.
- */
-export function readerWorker(job: BatchJob, what: string): WorkerReader {
+/** An input read by a worker thread: each `batches()` call starts one, and ends it when done. */
+function workerSource(job: BatchJob, format: SourceFormat, totalBytes: number): BatchSource {
   const live = new Set<Worker>();
   let bytes = 0;
-  let total: number | undefined;
   let closed = false;
   return {
+    format,
+    // A Parquet row stored without its raw text has it rendered from its columns.
+    ...(format === 'parquet' && { rawOf: parquetRawOf }),
+    path: job.path,
+    totalBytes,
     bytesRead: () => bytes,
-    totalBytes: () => total,
     async *batches() {
       if (closed) return;
       const w = startWorker(job);
@@ -255,17 +229,15 @@ export function readerWorker(job: BatchJob, what: string): WorkerReader {
           if (closed) return;
           if ('batch' in m) {
             bytes = m.bytesRead;
-            total = m.totalBytes ?? total;
             yield m.batch;
             if (closed) return;
             w.postMessage('ack');
           } else if ('done' in m) {
             bytes = m.bytesRead;
-            total = m.totalBytes ?? total;
             return;
           } else if ('error' in m) throw m.code === undefined ? new Error(m.error) : new XrateError(m.code, m.error);
           else if ('failed' in m) throw m.failed;
-          else throw new XrateError('failed', `the reader's worker thread stopped (exit code ${m.exit}) reading ${what}`);
+          else throw new XrateError('failed', `the reader's worker thread stopped (exit code ${m.exit}) reading "${job.path}"`);
         }
       } finally {
         live.delete(w);
@@ -276,20 +248,5 @@ export function readerWorker(job: BatchJob, what: string): WorkerReader {
       closed = true;
       for (const w of live) void w.terminate();
     },
-  };
-}
-
-/** An input read by a worker thread: each `batches()` call starts one, and ends it when done. */
-function workerSource(job: InputJob, format: SourceFormat, totalBytes: number): BatchSource {
-  const r = readerWorker(job, `"${job.path}"`);
-  return {
-    format,
-    // A Parquet row stored without its raw text has it rendered from its columns.
-    ...(format === 'parquet' && { rawOf: parquetRawOf }),
-    path: job.path,
-    totalBytes,
-    bytesRead: r.bytesRead,
-    batches: r.batches,
-    close: r.close,
   };
 }

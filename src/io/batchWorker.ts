@@ -1,17 +1,15 @@
 /**
  * The worker thread of a reader (batchSource.ts): reads the input it is given (`workerData`, a
- * {@link BatchJob}: one input, or the inputs of a merge, mergeInputs.ts) in this thread and posts
- * each batch, its buffers transferred, with the bytes read so far; then `done`, or the error that
- * stopped it. It waits for the reading thread to take batches (an `ack` each) once
- * {@link MAX_IN_FLIGHT} are on their way.
+ * {@link BatchJob}) in this thread and posts each batch, its buffers transferred, with the bytes
+ * read so far; then `done`, or the error that stopped it. It waits for the reading thread to take
+ * batches (an `ack` each) once {@link MAX_IN_FLIGHT} are on their way.
  *
  * @module
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { type BatchColumns, batchTransferList } from '../core/batch.js';
+import { batchTransferList } from '../core/batch.js';
 import { isXrateError, messageOf } from '../core/errors.js';
 import { type BatchJob, type BatchWorkerMessage, MAX_IN_FLIGHT, openBatchSource } from './batchSource.js';
-import { openMergedInputs, plainOthers } from './mergeInputs.js';
 
 const job = workerData as BatchJob;
 const port = parentPort;
@@ -25,23 +23,11 @@ port?.on('message', (m: unknown) => {
 
 const post = (m: BatchWorkerMessage): void => port?.postMessage(m, 'batch' in m ? batchTransferList(m.batch) : []);
 
-/** What the worker reads: one input's batches, or merged batches. */
-interface Reader {
-  batches(): AsyncIterable<BatchColumns>;
-  bytesRead(): number;
-  readonly totalBytes?: number;
-  close(): void;
-}
-
 async function run(): Promise<void> {
-  const merge = 'paths' in job;
-  const src: Reader = merge
-    ? openMergedInputs(job.paths, { ...job.opts, threads: 1 })
-    : openBatchSource(job.path, { ...job.opts, threads: 1 });
+  const src = openBatchSource(job.path, { ...job.opts, threads: 1 });
   try {
     for await (const batch of src.batches()) {
-      if (merge) plainOthers(batch);
-      post({ batch, bytesRead: src.bytesRead(), ...(merge && { totalBytes: src.totalBytes }) });
+      post({ batch, bytesRead: src.bytesRead() });
       inFlight++;
       while (inFlight >= MAX_IN_FLIGHT) {
         await new Promise<void>((r) => {
@@ -50,7 +36,7 @@ async function run(): Promise<void> {
         resume = undefined;
       }
     }
-    post({ done: true, bytesRead: src.bytesRead(), ...(merge && { totalBytes: src.totalBytes }) });
+    post({ done: true, bytesRead: src.bytesRead() });
   } finally {
     src.close();
   }

@@ -18,8 +18,9 @@
 import { type BatchColumns, eventAt, ROW_OTHER } from '../core/batch.js';
 import { type BatchSource, rawOf, recordAt } from '../io/batch.js';
 import { type BatchSourceOptions, openBatchSource } from '../io/batchSource.js';
-import type { MergedBatchSource } from '../io/mergeBatches.js';
-import { openMergedInputs } from '../io/mergeInputs.js';
+import { type MergedBatchSource, mergeBatchSources } from '../io/mergeBatches.js';
+import { openVendorBatches } from '../io/vendorBatches.js';
+import { sniffVendorFile } from '../io/vendorSniff.js';
 import type { SourceRecord } from '../io/source.js';
 import type { FileTail } from '../io/tail.js';
 
@@ -150,14 +151,47 @@ export function fileSequence(paths: readonly string[], open: OpenOptions, start:
 }
 
 /**
- * All inputs at once, by event time (src/io/mergeInputs.ts): a few rows of each input held at a
- * time, read in a worker thread when `open.threads` > 1; `batchSize` rows a batch.
+ * Records per batch of each input of a merge: the merge holds one batch of every input at once, so
+ * a small one keeps thousands of inputs within memory (src/io/merge.ts).
  */
+const MERGE_INPUT_BATCH = 64;
+
+/** Rows per read of a vendor file in a merge (vendorBatches.ts: about this many). */
+const VENDOR_MERGE_BATCH = 256;
+
+/** All inputs at once, by event time (src/io/mergeBatches.ts): a few rows of each input held at a time; `batchSize` rows a batch. */
 export function mergedFiles(paths: readonly string[], open: OpenOptions): RecordSource {
   let merged: MergedBatchSource | undefined;
   return {
     async *batches() {
-      merged = openMergedInputs(paths, open);
+      const sources: BatchSource[] = [];
+      try {
+        for (const path of paths) {
+          // A vendor file's batches as it reads them (the merge cuts its own); any other input by the one opener.
+          const vendor =
+            open.format === undefined || open.format === 'coinapi' || open.format === 'tardis' ? sniffVendorFile(path) : undefined;
+          sources.push(
+            vendor?.kind !== undefined
+              ? openVendorBatches(path, {
+                  kind: vendor.kind,
+                  batchSize: VENDOR_MERGE_BATCH,
+                  maxLineBytes: open.maxLineBytes,
+                  time: open.time,
+                })
+              : openInputBatches(path, {
+                  format: open.format,
+                  batchSize: MERGE_INPUT_BATCH,
+                  maxLineBytes: open.maxLineBytes,
+                  time: open.time,
+                  lean: true,
+                }),
+          );
+        }
+      } catch (e) {
+        for (const src of sources) src.close();
+        throw e;
+      }
+      merged = mergeBatchSources(sources, { batchSize: open.batchSize });
       try {
         for await (const b of merged.batches()) {
           yield {
