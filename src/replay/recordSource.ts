@@ -174,6 +174,8 @@ export function mergedFiles(paths: readonly string[], open: OpenOptions): Record
             vendor?.kind !== undefined
               ? openVendorBatches(path, {
                   kind: vendor.kind,
+                  size: vendor.size,
+                  gzip: vendor.gzip,
                   batchSize: VENDOR_MERGE_BATCH,
                   maxLineBytes: open.maxLineBytes,
                   time: open.time,
