@@ -14,7 +14,10 @@
  *
  * Rows are copied column by column (values, exact texts, raw bytes, symbols through the output
  * batch's dictionary, other rows as they are); a row whose raw text its source gives through
- * `rawOf` gets it as bytes in the output, so an output batch stands alone.
+ * `rawOf` gets it as bytes in the output, so an output batch stands alone. Unless it need not
+ * (`standalone: false`, the replay's merge in its own thread): then a row's raw bytes are not
+ * copied but read, when asked for (a reject's), from its source's batch through the merge's
+ * `rawOf`; they are a third of the bytes a row moves, and almost never read.
  *
  * @module
  */
@@ -33,12 +36,25 @@ export interface MergedBatchSource {
   batches(): AsyncGenerator<BatchColumns>;
   /** Stops reading and closes every input. */
   close(): void;
+  /** Row i's raw text (of a batch of this merge). */
+  rawOf(b: BatchColumns, i: number): string;
 }
 
 /** Options of {@link mergeBatchSources}. */
 export interface MergeBatchOptions {
   /** Rows per output batch (default 4096). */
   batchSize?: number;
+  /**
+   * Whether each output batch holds its rows' raw bytes (default true: a batch that crosses
+   * threads, or outlives the merge); false: they stay in the inputs' batches, read by `rawOf`.
+   */
+  standalone?: boolean;
+}
+
+/** Where the raw texts of a batch's rows are when they were not copied: row i's in `batches[i]`, its row `rows[i]`. */
+interface RawRefs {
+  batches: (BatchColumns | undefined)[];
+  rows: Int32Array;
 }
 
 interface Cursor {
@@ -68,6 +84,14 @@ class MergedBuilder {
   /** Incremented at each finish (the symbol maps of the cursors are then stale). */
   gen = 0;
   private readonly enc = new TextEncoder();
+  /** Not standalone: each row's source batch (when its raw bytes are there) and row. */
+  private refBatches: (BatchColumns | undefined)[] = [];
+  private refRows = new Int32Array(1024);
+
+  constructor(
+    private readonly standalone: boolean,
+    private readonly refs: WeakMap<BatchColumns, RawRefs>,
+  ) {}
 
   get length(): number {
     return this.bb.length;
@@ -102,9 +126,12 @@ class MergedBuilder {
     let rs = -1;
     let re = -1;
     const s = b.rawStart[i];
+    let ref: BatchColumns | undefined;
     if (s >= 0) {
-      rs = this.rawLen;
-      re = this.rawBytes(b.raw, s, b.rawEnd[i]);
+      if (this.standalone) {
+        rs = this.rawLen;
+        re = this.rawBytes(b.raw, s, b.rawEnd[i]);
+      } else ref = b;
     } else if (kind !== ROW_OTHER) {
       rs = this.rawLen;
       const bytes = this.enc.encode(c.src.rawOf ? c.src.rawOf(b, i) : rawOf(b, i));
@@ -143,12 +170,25 @@ class MergedBuilder {
       this.input = next;
     }
     this.input[row] = k;
+    if (!this.standalone) {
+      if (row >= this.refRows.length) {
+        const next = new Int32Array(this.refRows.length * 2);
+        next.set(this.refRows);
+        this.refRows = next;
+      }
+      this.refBatches[row] = ref;
+      this.refRows[row] = i;
+    }
   }
 
   finish(): BatchColumns {
     const n = this.bb.length;
     const b = this.bb.finish(this.raw.slice(0, this.rawLen));
     b.input = this.input.slice(0, n);
+    if (!this.standalone) {
+      this.refs.set(b, { batches: this.refBatches.slice(0, n), rows: this.refRows.slice(0, n) });
+      this.refBatches = [];
+    }
     this.rawLen = 0;
     this.gen++;
     return b;
@@ -231,11 +271,17 @@ export function mergeBatchSources(sources: readonly BatchSource[], opts: MergeBa
       sources[i].close();
     }
   };
+  const refs = new WeakMap<BatchColumns, RawRefs>();
   return {
     totalBytes,
     bytesRead: () => sources.reduce((s, x) => s + x.bytesRead(), 0),
+    rawOf(b, i) {
+      const r = refs.get(b);
+      const from = r?.batches[i];
+      return from === undefined ? rawOf(b, i) : rawOf(from, r!.rows[i]);
+    },
     async *batches() {
-      const out = new MergedBuilder();
+      const out = new MergedBuilder(opts.standalone ?? true, refs);
       try {
         for (let i = 0; i < sources.length && !closed; i++) {
           const c: Cursor = {

@@ -45,6 +45,9 @@ export interface VendorBatchOptions {
   format?: 'coinapi' | 'tardis';
   /** The file's kind when already known (skips reading its header twice). */
   kind?: VendorKind;
+  /** With `kind`: the file's size and compression when already known (`sniffVendorFile`), so it is not opened again to tell them. */
+  size?: number;
+  gzip?: boolean;
 }
 
 /** Bytes pulled per read: about the text of `batchSize` rows, within 8 KiB to 128 KiB. */
@@ -65,7 +68,12 @@ function pullBytes(batchSize: number): number {
  * ```
  */
 export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): BatchSource {
-  const sniffed = opts.kind === undefined ? sniffVendorFile(path) : { ...sniffVendorFile(path, false), kind: opts.kind };
+  const sniffed =
+    opts.kind === undefined
+      ? sniffVendorFile(path)
+      : opts.size !== undefined && opts.gzip !== undefined
+        ? { size: opts.size, gzip: opts.gzip, kind: opts.kind }
+        : { ...sniffVendorFile(path, false), kind: opts.kind };
   const { size, gzip } = sniffed;
   const kind = opts.kind ?? sniffed.kind;
   if (kind === undefined || (opts.format !== undefined && kind.format !== opts.format)) {

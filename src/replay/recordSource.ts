@@ -174,6 +174,8 @@ export function mergedFiles(paths: readonly string[], open: OpenOptions): Record
             vendor?.kind !== undefined
               ? openVendorBatches(path, {
                   kind: vendor.kind,
+                  size: vendor.size,
+                  gzip: vendor.gzip,
                   batchSize: VENDOR_MERGE_BATCH,
                   maxLineBytes: open.maxLineBytes,
                   time: open.time,
@@ -191,12 +193,14 @@ export function mergedFiles(paths: readonly string[], open: OpenOptions): Record
         for (const src of sources) src.close();
         throw e;
       }
-      merged = mergeBatchSources(sources, { batchSize: open.batchSize });
+      // The batches go to the driver in this thread, one at a time: their rows' raw bytes stay in the inputs' batches.
+      merged = mergeBatchSources(sources, { batchSize: open.batchSize, standalone: false });
+      const m = merged;
       try {
         for await (const b of merged.batches()) {
           yield {
             feed(sink) {
-              sink.rows(b, 0, rawOf);
+              sink.rows(b, 0, (x, i) => m.rawOf(x, i));
               // A merge is never snapshotted (replay.ts refuses it): no position to resume from.
               return { input: 0, line: 0 };
             },

@@ -2,10 +2,12 @@
  * The merge over columnar batches (src/io/mergeBatches.ts) against the record merge
  * (src/io/merge.ts): on random inputs (quotes and trades with exact texts, records with a time
  * text, rows without a readable time, inputs in time order or not, any batch sizes), the merged
- * batches turned back row by row give the same records from the same inputs in the same order.
+ * batches turned back row by row give the same records from the same inputs in the same order,
+ * their raw texts copied into each batch or read from the inputs' batches (`standalone: false`).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { eventAt, ROW_OTHER } from '../../src/core/batch.js';
 import { batchesOf, recordAt } from '../../src/io/batch.js';
 import { mergeSources } from '../../src/io/merge.js';
 import { mergeBatchSources } from '../../src/io/mergeBatches.js';
@@ -128,6 +130,22 @@ async function newMerge(inputs: Input[], batchSize: number): Promise<unknown[]> 
   return out;
 }
 
+/** The merge with `standalone: false`: each row as a record, its raw text from the merge's `rawOf`. */
+async function referencedMerge(inputs: Input[], batchSize: number): Promise<unknown[]> {
+  const closed = { n: 0 };
+  const out: unknown[] = [];
+  const m = mergeBatchSources(
+    inputs.map((i) => batchesOf(source(i, closed))),
+    { batchSize, standalone: false },
+  );
+  for await (const b of m.batches())
+    for (let i = 0; i < b.length; i++) {
+      const record = b.kind[i] === ROW_OTHER ? recordAt(b, i) : { line: b.line[i], raw: m.rawOf(b, i), event: eventAt(b, i) };
+      out.push({ input: b.input![i], record });
+    }
+  return out;
+}
+
 describe('mergeBatchSources', () => {
   for (const sorted of [true, false]) {
     it(`gives the record merge's rows, inputs and order (inputs ${sorted ? 'in time order' : 'going back in time'})`, async () => {
@@ -136,7 +154,9 @@ describe('mergeBatchSources', () => {
           fc.array(inputArb(sorted), { minLength: 1, maxLength: 6 }),
           fc.integer({ min: 1, max: 50 }),
           async (inputs, batchSize) => {
-            expect(await newMerge(inputs, batchSize)).toEqual(await oldMerge(inputs, batchSize));
+            const want = await oldMerge(inputs, batchSize);
+            expect(await newMerge(inputs, batchSize)).toEqual(want);
+            expect(await referencedMerge(inputs, batchSize)).toEqual(want);
           },
         ),
         RUNS,
