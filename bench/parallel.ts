@@ -9,8 +9,9 @@
  * - the same with `--queue redis://… --workers 2`, two `xrate worker` processes (started once,
  *   idle in between) on a real `redis-server` started for the bench.
  * Figures are wall seconds from spawn to exit. replay/parallel-2 carries `speedup` = serial /
- * --workers 2 (target >= 1.4); replay/queue-2 carries `ratio_to_workers` = queue / --workers 2
- * (target <= 1.2). Medians over the rounds.
+ * --workers 2 (target >= 1: no slower than the serial replay, which already keeps two cores busy with
+ * its reader and writer threads); replay/queue-2 carries `ratio_to_workers` = queue / --workers 2
+ * (target <= 1.1). Medians over the rounds.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
@@ -80,7 +81,7 @@ export async function parallelBench(dir: string): Promise<BenchResult[]> {
       p99: p99(threads),
       ...common,
       speedup: median(serial) / t,
-      speedup_target: 1.4,
+      speedup_target: 1,
       all_s: { serial, threads },
     },
     {
@@ -90,7 +91,7 @@ export async function parallelBench(dir: string): Promise<BenchResult[]> {
       ...common,
       workers_2_s: t,
       ratio_to_workers: q / t,
-      ratio_target: 1.2,
+      ratio_target: 1.1,
       all_s: { queue },
     },
   ];

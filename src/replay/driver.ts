@@ -221,8 +221,10 @@ export class Driver implements DriverClock, RecordSink {
 
   /**
    * The rows of a columnar batch (see {@link RecordSink.rows}). A quote or trade row goes straight
-   * to the engine ({@link applyRow}) unless a reorder window or a partition's reports need its
-   * record; any other row is read as its record ({@link record}).
+   * to the engine ({@link applyRow}) unless a reorder window needs its record; any other row is
+   * read as its record ({@link record}). A partition's reports look only at a row's place, the
+   * clock and the markets known, and keep only metadata events (records): a quote or trade row
+   * takes the straight way while they are made too.
    */
   rows(b: BatchColumns, input: number, raw: RawOf): number {
     const inputs = b.input;
@@ -230,9 +232,10 @@ export class Driver implements DriverClock, RecordSink {
     const partition = this.opts.partition;
     for (let i = 0; i < b.length; i++) {
       const inp = inputs === undefined ? input : inputs[i];
-      if (kind[i] === ROW_OTHER || this.window !== undefined || partition?.reporting) {
+      if (kind[i] === ROW_OTHER || this.window !== undefined) {
         if (!this.record(recordWith(b, i, raw), inp)) return i + 1;
       } else {
+        if (partition?.reporting) partition.beforeRecord(inp, b.line[i], this.marks.lastEventTime, this.engine);
         this.state.eventsRead++;
         this.applyRow(b, i, inp, raw);
         if (this.stopped) return i + 1;

@@ -1,7 +1,8 @@
 /**
  * The replay driver (src/replay/driver.ts) fed by a scripted in-memory record source: in event time
  * it writes what `replay()` writes from the same log, row for row, whatever the batches (with
- * `from`/`to`, a reorder window, snapshots); on the wall clock it ticks through the injected clock
+ * `from`/`to`, a reorder window, snapshots), and a partition makes the same reports from columns as
+ * from records; on the wall clock it ticks through the injected clock
  * minus the lag, and not while the log's event time is far behind it (warned once).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,8 +19,9 @@ import type { SourceRecord } from '../../../src/io/source.js';
 import { ReplayStore } from '../../../src/io/store.js';
 import { Driver } from '../../../src/replay/driver.js';
 import { newFollowState, newReplayState } from '../../../src/replay/driverState.js';
+import { PartitionRun, type PartitionStart } from '../../../src/replay/partitionRun.js';
 import type { PolledSource, RecordSource, SourceBatch } from '../../../src/replay/recordSource.js';
-import { DEFAULT_STORED_PERIODS, replay } from '../../../src/replay/replay.js';
+import { DEFAULT_STORED_PERIODS, type ReplaySummary, replay } from '../../../src/replay/replay.js';
 import { EventTimeTicks, WallClockTicks } from '../../../src/replay/ticks.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-driver-'));
@@ -166,6 +168,46 @@ describe('the driver in event time', () => {
     const { differ, rows } = await differences([999, 5], { reorderWindowUs: 2 * US_PER_SECOND, snapshotEveryUs: 300 * US_PER_SECOND });
     expect(differ).toEqual([]);
     expect(rows.rates).toBeGreaterThan(100);
+  });
+});
+
+describe("a partition's reports", () => {
+  it('are the same whether its rows come as columns (replay) or as records', async () => {
+    // Where later windows would start: quote and trade lines (the log has bad and late lines).
+    const at = [1000, 2503, 4000].map((i) => ({ input: 0, line: records[i].line }));
+    expect(at.map((p) => records.find((r) => r.line === p.line)?.event?.type)).toEqual(
+      at.map(() => expect.stringMatching(/^(quote|trade)$/)),
+    );
+    const part: PartitionStart = { start: { input: 0, line: 0 }, metadata: [], reportAt: at };
+    const columns = await replay({ inputs: [LOG], config: CONFIG, batchSize: 1000, partition: part });
+    // The same partition through the driver, record by record.
+    const st = newReplayState();
+    const partition = new PartitionRun(part, false);
+    const driver = new Driver({
+      inputs: [LOG],
+      state: st,
+      marks: st,
+      windowState: st,
+      config: CONFIG,
+      clear: 'first-batch',
+      periods: DEFAULT_STORED_PERIODS,
+      ticks: new EventTimeTicks({}),
+      partition,
+      now: () => 0,
+      started: 0,
+    });
+    driver.start();
+    await driver.consume(scripted(records, [333]));
+    driver.finish();
+    const byRecords = {} as ReplaySummary;
+    partition.summarize(byRecords, driver.ingest, st.eventsRead, st.stopped);
+    expect(columns.carried?.map((c) => c.at)).toEqual(at);
+    expect(columns.carried).toEqual(byRecords.carried);
+    // Each report is the state at its own line: the clock moves on from one to the next.
+    const clocks = columns.carried!.map((c) => c.clockUs!);
+    expect(clocks[0]).toBeLessThan(clocks[1]);
+    expect(clocks[1]).toBeLessThan(clocks[2]);
+    expect(columns.carried![0].markets.length).toBeGreaterThan(0);
   });
 });
 
