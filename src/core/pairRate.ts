@@ -35,6 +35,8 @@ export class PairScratch {
   time = 0;
   used = 0;
   volume = 0;
+  /** Sum of the weights w of the markets used (the denominator of the weighted mean). */
+  weightSum = 0;
   fallback = false;
   stats: OutlierStats | undefined;
 
@@ -90,7 +92,7 @@ export function computePairRate(s: PairScratch, n: number, cfg: ResolvedConfig, 
 
 /**
  * {@link computePairRate} without allocating: the result is left in `s.rate`, `s.time`,
- * `s.used`, `s.volume`, `s.fallback` and `s.stats`. Returns false when there is no rate.
+ * `s.used`, `s.volume`, `s.weightSum`, `s.fallback` and `s.stats`. Returns false when there is no rate.
  */
 export function computePairRateInto(s: PairScratch, n: number, cfg: ResolvedConfig, exact?: ExactPriceWeight): boolean {
   if (n === 0) return false;
@@ -130,6 +132,7 @@ export function computePairRateInto(s: PairScratch, n: number, cfg: ResolvedConf
   s.time = time;
   s.used = used;
   s.volume = volume;
+  s.weightSum = W;
   s.fallback = fallback;
   s.stats = stats;
   return true;

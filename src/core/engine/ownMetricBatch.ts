@@ -139,15 +139,23 @@ export class OwnMetricBatch {
     this.names = names;
   }
 
+  /**
+   * Makes room for `n` more points: the columns then hold at least `length + n` elements, so the
+   * engine can write points `length ..` into them directly and set `length` after.
+   */
+  reserve(n: number): void {
+    const need = this.length + n;
+    if (need <= this.value.length) return;
+    const size = Math.max(64, need, 2 * this.value.length);
+    this.metric = grow(this.metric, size, 0);
+    this.subject = grow(this.subject, size, 0);
+    this.value = grow(this.value, size, 0);
+  }
+
   /** Appends a point (`text`: its exact decimal text, when not the float's). */
   push(metric: number, subject: number, value: number, text?: string): void {
     const i = this.length;
-    if (i === this.value.length) {
-      const n = Math.max(64, 2 * i);
-      this.metric = grow(this.metric, n, 0);
-      this.subject = grow(this.subject, n, 0);
-      this.value = grow(this.value, n, 0);
-    }
+    if (i === this.value.length) this.reserve(1);
     this.metric[i] = metric;
     this.subject[i] = subject;
     this.value[i] = value;

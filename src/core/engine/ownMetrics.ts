@@ -88,23 +88,34 @@ const SPREAD_OUT = 1;
 const SHARE = 2;
 const SHARE_OUT = 3;
 
+/** The bits of a market's flag in {@link OwnMetrics}' `touched`: touched, and its share is pending in its slot. */
+const TOUCHED = 1;
+const SHARE_PENDING = 2;
+
 /** The own metrics of one engine (see the module description). */
 export class OwnMetrics {
   /**
    * Per slot of the engine's pair-major layout (`layout`, the one they were last computed on):
    * the market's share at its pair's last computation (NaN: none yet) and whether it was used.
-   * A pair's computation reads and writes them in sequence; the per-market values are touched
-   * only when a share changed.
+   * A pair's computation reads and writes them in sequence; when a share changed it only flags
+   * the market (SHARE_PENDING), and the emit copies the share into the per-market values (a
+   * scattered write per changed share in the pair pass cost more than a read at the emit).
    */
   private slotShare = new Float64Array(0);
   private slotUsed = new Uint8Array(0);
+  /**
+   * Per slot of `layout`: its market's position (see {@link pos}), where a changed share is
+   * flagged; and per position, the slot of its market (-1: in no pair), where the emit reads it.
+   */
+  private slotPos = new Int32Array(0);
+  private posSlot = new Int32Array(0);
   private layoutMarkets: Int32Array | undefined;
   /** Number of markets ever seen (the size of the per-market arrays in use). */
   private marketCapacity = 0;
   /**
    * Per market at position p (see {@link pos}), at 4p + SPREAD, SPREAD_OUT, SHARE, SHARE_OUT: the
-   * spread of its latest accepted quote (NaN: none) and the last written, its weight share now
-   * (NaN: no value yet) and the last written. Kept in the order the points are written, so the
+   * spread of its latest accepted quote (NaN: none) and the last written, its weight share as of
+   * the last emit (NaN: no value yet; a pending one is in its slot) and the last written. Kept in the order the points are written, so the
    * emit reads them in sequence (in market-id order they would be thousands of cache misses).
    */
   private mv = new Float64Array(0);
@@ -125,9 +136,13 @@ export class OwnMetrics {
   private usdOut = new Float64Array(0);
   /** The points of the tick being emitted (reused). */
   private readonly batch = new OwnMetricBatch();
-  /** Markets (by position) whose share, spread or volume may have changed since the last emit, and how many. */
+  /**
+   * Markets (by position) whose share, spread or volume may have changed since the last emit
+   * (TOUCHED; SHARE_PENDING: its share changed, the new one is still only in its slot's
+   * `slotShare`, where the emit reads it), and whether any is.
+   */
   private touched = new Uint8Array(0);
-  private touchedCount = 0;
+  private anyTouched = false;
   /** Whether an eligibility refresh set volumes since the last emit. */
   private volumesPending = false;
   /** Scratch of {@link emit}: the positions of the touched markets, then of those whose share changed. */
@@ -179,6 +194,21 @@ export class OwnMetrics {
     }
     this.mv = mv;
     this.touched = touched;
+    if (this.layoutMarkets !== undefined) this.placeSlots();
+  }
+
+  /** Sets {@link slotPos} and {@link posSlot} from the layout's markets and their positions now. */
+  private placeSlots(): void {
+    const markets = this.layoutMarkets!;
+    const { slotPos, pos } = this;
+    if (this.posSlot.length < pos.length) this.posSlot = new Int32Array(pos.length);
+    const posSlot = this.posSlot;
+    posSlot.fill(-1);
+    for (let sl = 0; sl < markets.length; sl++) {
+      const p = pos[markets[sl]];
+      slotPos[sl] = p;
+      posSlot[p] = sl;
+    }
   }
 
   private ensureMarkets(n: number): void {
@@ -209,16 +239,14 @@ export class OwnMetrics {
 
   /** Flags the market at position p as touched. */
   private touch(p: number): void {
-    if (this.touched[p] === 0) {
-      this.touched[p] = 1;
-      this.touchedCount++;
-    }
+    this.touched[p] |= TOUCHED;
+    this.anyTouched = true;
   }
 
   /** The touched markets, by id. */
   private touchedMarkets(): number[] {
     const out: number[] = [];
-    for (let m = 0; m < this.pos.length; m++) if (this.touched[this.pos[m]] === 1) out.push(m);
+    for (let m = 0; m < this.pos.length; m++) if (this.touched[this.pos[m]] !== 0) out.push(m);
     return out;
   }
 
@@ -279,33 +307,36 @@ export class OwnMetrics {
    */
   pairComputed(L: PairLayout, pr: number, ok: boolean, s: PairScratch, k: number, slots: Int32Array): void {
     if (L.pMarket !== this.layoutMarkets) this.relayout(L);
-    let W = 0;
-    if (ok) for (let j = 0; j < k; j++) if (s.keep[j]) W += s.w[j];
-    const { slotShare, slotUsed, usedCount, mv, pos } = this;
-    const keep = s.keep;
+    // The sum of the kept candidates' weights, as the computation summed them.
+    const W = ok ? s.weightSum : 0;
+    const { slotShare, slotUsed, usedCount, slotPos, touched } = this;
+    const { keep, w: weight } = s;
+    const pExchange = L.pExchange;
     // One pass over the pair's slots, the candidates' (ascending) slots alongside.
     let j = 0;
+    let changed = false;
     for (let sl = L.pStart[pr], end = L.pStart[pr + 1]; sl < end; sl++) {
       let w = 0;
       let u = 0;
       if (j < k && slots[j] === sl) {
         if (ok && keep[j]) {
-          w = W > 0 ? s.w[j] / W : 0;
+          w = W > 0 ? weight[j] / W : 0;
           u = 1;
         }
         j++;
       }
       if (slotUsed[sl] !== u) {
         slotUsed[sl] = u;
-        usedCount[L.pExchange[sl]] += u === 1 ? 1 : -1;
+        usedCount[pExchange[sl]] += u === 1 ? 1 : -1;
       }
       // A share is never NaN or -0: a plain comparison is SameValue here (NaN: none yet).
       if (w === slotShare[sl]) continue;
+      // The share stays in its slot (written in sequence); only the market's flag is set here.
       slotShare[sl] = w;
-      const p = pos[L.pMarket[sl]];
-      mv[STRIDE * p + SHARE] = w;
-      this.touch(p);
+      touched[slotPos[sl]] |= SHARE_PENDING;
+      changed = true;
     }
+    if (changed) this.anyTouched = true;
   }
 
   /**
@@ -331,7 +362,9 @@ export class OwnMetrics {
     for (let sl = 0; sl < total; sl++) if (slotUsed[sl] === 1) this.usedCount[L.pExchange[sl]]++;
     this.slotShare = slotShare;
     this.slotUsed = slotUsed;
+    this.slotPos = new Int32Array(total);
     this.layoutMarkets = L.pMarket;
+    this.placeSlots();
   }
 
   /** An eligibility refresh set V of market `m` (exact text `text`). */
@@ -377,17 +410,25 @@ export class OwnMetrics {
       rankOut[x] = r;
       out.push(EXCHANGE_RANK, x, r);
     }
-    // One pass over the touched markets: the spreads are written, the changed shares noted.
+    // One pass over the touched markets: the spreads are written, the changed shares noted. The
+    // points go straight into the batch's columns (room made first: at most one spread a market).
     const touched = this.touchedOrder;
-    const { mv, shareChanged, marketOrder } = this;
+    const { mv, shareChanged, marketOrder, touched: flag, slotShare, posSlot } = this;
+    out.reserve(nt);
+    const { metric, subject, value } = out;
+    let n = out.length;
     let ns = 0;
     for (let i = 0; i < nt; i++) {
       const p = touched[i];
       const o = STRIDE * p;
+      if ((flag[p] & SHARE_PENDING) !== 0) mv[o + SHARE] = slotShare[posSlot[p]];
+      flag[p] = 0;
       const v = mv[o + SPREAD];
       if (!Number.isNaN(v) && !Object.is(v, mv[o + SPREAD_OUT])) {
         mv[o + SPREAD_OUT] = v;
-        out.push(MARKET_SPREAD, marketOrder[p], v);
+        metric[n] = MARKET_SPREAD;
+        subject[n] = marketOrder[p];
+        value[n++] = v;
       }
       const w = mv[o + SHARE];
       if (!Number.isNaN(w) && !Object.is(w, mv[o + SHARE_OUT])) {
@@ -395,6 +436,7 @@ export class OwnMetrics {
         shareChanged[ns++] = p;
       }
     }
+    out.length = n;
     if (this.volumesPending) {
       this.volumesPending = false;
       for (let i = 0; i < nt; i++) {
@@ -405,28 +447,40 @@ export class OwnMetrics {
         out.push(MARKET_VOLUME_24H, m, Number(text), text);
       }
     }
+    out.reserve(ns);
+    this.writeShares(out, ns);
+    if (out.length > 0) onMetrics(out);
+  }
+
+  /** XRATE_MARKET_WEIGHT_SHARE: the `ns` changed shares noted by {@link emit}, into `out` (room made). */
+  private writeShares(out: OwnMetricBatch, ns: number): void {
+    const { mv, shareChanged, marketOrder } = this;
+    const { metric, subject, value } = out;
+    let n = out.length;
     for (let i = 0; i < ns; i++) {
       const p = shareChanged[i];
-      out.push(MARKET_WEIGHT_SHARE, marketOrder[p], mv[STRIDE * p + SHARE]);
+      metric[n] = MARKET_WEIGHT_SHARE;
+      subject[n] = marketOrder[p];
+      value[n++] = mv[STRIDE * p + SHARE];
     }
-    if (out.length > 0) onMetrics(out);
+    out.length = n;
   }
 
   /**
    * Puts the positions of the touched markets, in order, into {@link touchedOrder} (a scan of the
-   * flags, which are kept in that order), clears their flags and returns how many.
+   * flags, which are kept in that order) and returns how many ({@link emit} clears their flags).
    */
   private touchedInOrder(): number {
-    if (this.touchedCount === 0) return 0;
+    if (!this.anyTouched) return 0;
     const { touched: flag, touchedOrder: out } = this;
     let n = 0;
-    // Without a branch (a flag is 0 or 1): every position is written, only the touched kept.
+    // Without a branch: every position is written, only the touched kept (a flag is 0 to 3).
     for (let p = 0, end = this.marketOrder.length; p < end; p++) {
+      const f = flag[p];
       out[n] = p;
-      n += flag[p];
-      flag[p] = 0;
+      n += (f | (f >> 1)) & 1;
     }
-    this.touchedCount = 0;
+    this.anyTouched = false;
     return n;
   }
 
@@ -441,11 +495,9 @@ export class OwnMetrics {
     for (let p = 0; p < this.marketOrder.length; p++) {
       mv[STRIDE * p + SPREAD_OUT] = Number.NaN;
       mv[STRIDE * p + SHARE_OUT] = Number.NaN;
-      if (touched[p] === 0) {
-        touched[p] = 1;
-        this.touchedCount++;
-      }
+      touched[p] |= TOUCHED;
     }
+    if (this.marketOrder.length > 0) this.anyTouched = true;
     this.volumeOut = [];
     this.volumesPending = true;
     this.usedOut.fill(-1);
