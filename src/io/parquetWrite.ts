@@ -3,12 +3,16 @@
  * parquetSchema.ts) and the file sink every Parquet output shares ({@link ParquetFile}).
  *
  * Bounded memory: rows are buffered column by column and written as one row group every
- * {@link ROW_GROUP_ROWS} rows, then dropped; the file is written as it goes.
+ * {@link ROW_GROUP_ROWS} rows, then dropped; the file is written as it goes. What is kept until the
+ * footer is the description of each row group, its string bounds as the footer's few bytes (never
+ * a string cut out of the text read, which would keep that text alive).
  *
  * @module
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
+import type { RowGroup, Statistics } from 'hyparquet';
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
+import { unconvertMinMax } from 'hyparquet-writer/src/unconvert.js';
 import { parseEvent } from '../core/events.js';
 import { isReject, type QuoteEvent, type TradeEvent, type XrateEvent } from '../core/types.js';
 import { XrateError } from '../core/errors.js';
@@ -61,6 +65,33 @@ class FileByteWriter extends ByteWriter {
   }
 }
 
+const utf8 = new TextEncoder();
+
+/**
+ * Turns the string bounds of a row group's column (kept for the footer) into the bytes the footer
+ * will hold: the UTF-8 of the bound, cut to hyparquet-writer's statistics length as it would cut it
+ * when writing the footer, and marked inexact when cut, so the footer is the same bytes. A string
+ * bound cut out of a longer string (a symbol or raw line read from a chunk of text) would keep that
+ * whole text alive until the file is finished: a conversion's memory would grow with its length.
+ */
+function keepBoundsAsBytes(st: Statistics | undefined, column: SchemaElementLike): void {
+  if (st === undefined || column.type !== 'BYTE_ARRAY') return;
+  const { write: _, ...element } = column;
+  for (const isMax of [false, true]) {
+    const v = isMax ? st.max_value : st.min_value;
+    if (v === undefined || v === null) continue;
+    const full = v instanceof Uint8Array ? v : utf8.encode(String(v));
+    const kept = unconvertMinMax(full, element as never, isMax);
+    if (isMax) {
+      st.max_value = kept;
+      if (kept !== full) st.is_max_value_exact = false;
+    } else {
+      st.min_value = kept;
+      if (kept !== full) st.is_min_value_exact = false;
+    }
+  }
+}
+
 /** A column's buffered values for the current row group. */
 type ColumnValues = unknown[];
 
@@ -95,6 +126,15 @@ export class ParquetFile {
       columnData: this.columns.map((c, k) => ({ name: c.name, data: data[k] as never, ...c.write })),
       rowGroupSize: rows,
     });
+    const group = this.writer.row_groups[this.writer.row_groups.length - 1];
+    group.columns.forEach((chunk, k) => {
+      keepBoundsAsBytes(chunk.meta_data?.statistics, this.columns[k]);
+    });
+  }
+
+  /** The row groups written so far, as the footer will describe them (kept until {@link finish}). */
+  get rowGroups(): readonly RowGroup[] {
+    return this.writer.row_groups;
   }
 
   /** Adds a key-value metadata entry (written with the footer). */
