@@ -30,6 +30,7 @@ import {
   RAW_STRINGS,
   type SchemaElementLike,
 } from './parquetSchema.js';
+import { EventRows, KIND_QUOTE, KIND_TRADE, type LazyColumn } from './parquetRows.js';
 import type { SourceRecord } from './source.js';
 
 /** Rows per row group: what a reader holds at once (a few MB). */
@@ -118,8 +119,11 @@ export class ParquetFile {
     });
   }
 
-  /** Writes one row group: `data[c]` holds column c's values. */
-  writeGroup(data: readonly ColumnValues[] | readonly ArrayLike<unknown>[]): void {
+  /**
+   * Writes one row group: `data[c]` holds column c's values (or makes them when read: a
+   * {@link LazyColumn}).
+   */
+  writeGroup(data: readonly (ColumnValues | ArrayLike<unknown> | LazyColumn)[]): void {
     const rows = data[0]?.length ?? 0;
     if (rows === 0) return;
     void this.writer.write({
@@ -155,8 +159,6 @@ export class ParquetFile {
   }
 }
 
-const COL = Object.fromEntries(EVENT_COLUMNS.map((c, k) => [c.name, k])) as Record<string, number>;
-
 /**
  * Writes records in replay order as an event log (parquetSchema.ts).
  *
@@ -164,7 +166,7 @@ const COL = Object.fromEntries(EVENT_COLUMNS.map((c, k) => [c.name, k])) as Reco
  * (read as an event, or as a field map that `parseEvent` makes one) as columns; anything else
  * (another event type, a record that is not a valid event, a vendor row that names its market by
  * exchange symbol) whole in `other`, to be parsed again by the replay, which so gives the same
- * event or reject.
+ * event or reject. The rows of a row group are held in typed columns (parquetRows.ts).
  *
  * @example
  * ```ts
@@ -175,8 +177,7 @@ const COL = Object.fromEntries(EVENT_COLUMNS.map((c, k) => [c.name, k])) as Reco
  */
 export class ParquetEventWriter {
   private readonly file: ParquetFile;
-  private cols: ColumnValues[] = [];
-  private n = 0;
+  private readonly rows: EventRows;
   /** Whether every line so far is above the one before it (a single input read in order). */
   private ascending = true;
   private lastLine = 0;
@@ -184,43 +185,30 @@ export class ParquetEventWriter {
   readonly counts = { rows: 0, columnar: 0, other: 0, rejects: 0 };
 
   /** @param rowGroupRows - rows per row group (default {@link ROW_GROUP_ROWS}) */
-  constructor(
-    path: string,
-    inputs: readonly string[],
-    private readonly rowGroupRows = ROW_GROUP_ROWS,
-  ) {
+  constructor(path: string, inputs: readonly string[], rowGroupRows = ROW_GROUP_ROWS) {
+    this.rows = new EventRows(rowGroupRows);
     this.file = new ParquetFile(path, EVENT_COLUMNS, [
       { key: PARQUET_KIND_KEY, value: PARQUET_EVENTS_KIND },
       { key: PARQUET_INPUTS_KEY, value: JSON.stringify(inputs) },
     ]);
-    this.reset();
-  }
-
-  private reset(): void {
-    this.cols = EVENT_COLUMNS.map(() => []);
-    this.n = 0;
   }
 
   private row(line: number, input: number): number {
     if (line <= this.lastLine) this.ascending = false;
     this.lastLine = line;
-    const i = this.n++;
-    for (const c of this.cols) c.push(null);
-    this.cols[COL.line][i] = BigInt(line);
-    this.cols[COL.input][i] = input;
-    return i;
+    return this.rows.add(line, input);
   }
 
   /** Adds one record of input `input`. */
   add(rec: SourceRecord, input: number): void {
-    const c = this.cols;
+    const r = this.rows;
     this.counts.rows++;
     if (rec.event === undefined && (rec.error !== undefined || rec.record === undefined)) {
       const i = this.row(rec.line, input);
-      c[COL.reject_reason][i] = rec.reason ?? 'bad_json';
-      c[COL.reject_message][i] = rec.error ?? 'unreadable record';
-      c[COL.raw_form][i] = RAW_STORED;
-      c[COL.raw][i] = rec.raw;
+      r.set('reject_reason', i, rec.reason ?? 'bad_json');
+      r.set('reject_message', i, rec.error ?? 'unreadable record');
+      r.rawForm[i] = RAW_STORED;
+      r.set('raw', i, rec.raw);
       this.counts.rejects++;
       this.flushIfFull();
       return;
@@ -236,69 +224,70 @@ export class ParquetEventWriter {
     } else {
       const i = this.row(rec.line, input);
       const raw = rec.raw;
-      const other = rec.record !== undefined ? { record: rec.record } : { event: rec.event, venue: rec.venue };
-      c[COL.other][i] = other; // a JSON column: the writer serialises it
+      // A JSON column: the writer serialises it.
+      r.set('other', i, rec.record !== undefined ? { record: rec.record } : { event: rec.event, venue: rec.venue });
       const type = rec.record !== undefined ? rec.record.type : rec.event?.type;
-      if (typeof type === 'string') c[COL.type][i] = type;
+      if (typeof type === 'string') r.set('type', i, type);
       const t = safeTime(rec);
-      if (t !== undefined) c[COL.time][i] = BigInt(t);
+      if (t !== undefined) r.setTime(i, t);
       if (parsed !== undefined && isReject(parsed)) {
-        c[COL.reject_reason][i] = parsed.reason;
-        c[COL.reject_message][i] = parsed.message;
+        r.set('reject_reason', i, parsed.reason);
+        r.set('reject_message', i, parsed.message);
         this.counts.rejects++;
       } else this.counts.other++;
-      if (rec.record !== undefined && raw === JSON.stringify(rec.record)) c[COL.raw_form][i] = RAW_RECORD;
+      if (rec.record !== undefined && raw === JSON.stringify(rec.record)) r.rawForm[i] = RAW_RECORD;
       else {
-        c[COL.raw_form][i] = RAW_STORED;
-        c[COL.raw][i] = raw;
+        r.rawForm[i] = RAW_STORED;
+        r.set('raw', i, raw);
       }
     }
     this.flushIfFull();
   }
 
   private columnar(rec: SourceRecord, e: QuoteEvent | TradeEvent, input: number): void {
-    const c = this.cols;
+    const r = this.rows;
     const i = this.row(rec.line, input);
-    c[COL.type][i] = e.type;
-    c[COL.time][i] = BigInt(e.time);
-    c[COL.symbol_id][i] = e.symbolId;
+    r.setTime(i, e.time);
+    r.setSymbol(i, e.symbolId);
     let texts: Record<string, string> | undefined;
-    const dec = (name: string, d: { value: number; text: string }): void => {
-      c[COL[name]][i] = d.value;
+    const dec = (k: number, name: string, d: { value: number; text: string }): void => {
+      r.dec[k][i] = d.value;
       if (d.text !== String(d.value)) {
         texts ??= {};
         texts[name] = d.text;
       }
     };
     if (e.type === 'quote') {
-      dec('bid_price', e.bidPrice);
-      dec('bid_size', e.bidSize);
-      dec('ask_price', e.askPrice);
-      dec('ask_size', e.askSize);
+      r.kind[i] = KIND_QUOTE;
+      dec(0, 'bid_price', e.bidPrice);
+      dec(1, 'bid_size', e.bidSize);
+      dec(2, 'ask_price', e.askPrice);
+      dec(3, 'ask_size', e.askSize);
     } else {
-      dec('price', e.price);
-      dec('size', e.size);
-      if (e.takerSide !== undefined) c[COL.taker_side][i] = e.takerSide;
+      r.kind[i] = KIND_TRADE;
+      dec(4, 'price', e.price);
+      dec(5, 'size', e.size);
+      if (e.takerSide !== undefined) r.set('taker_side', i, e.takerSide);
     }
-    if (texts !== undefined) c[COL.texts][i] = texts;
+    if (texts !== undefined) r.set('texts', i, texts);
     const raw = rec.raw;
-    if (raw === canonicalRaw(e, false)) c[COL.raw_form][i] = RAW_NUMBERS;
-    else if (raw === canonicalRaw(e, true)) c[COL.raw_form][i] = RAW_STRINGS;
+    if (raw === canonicalRaw(e, false)) r.rawForm[i] = RAW_NUMBERS;
+    else if (raw === canonicalRaw(e, true)) r.rawForm[i] = RAW_STRINGS;
     else {
-      c[COL.raw_form][i] = RAW_STORED;
-      c[COL.raw][i] = raw;
+      r.rawForm[i] = RAW_STORED;
+      r.set('raw', i, raw);
     }
     this.counts.columnar++;
   }
 
   private flushIfFull(): void {
-    if (this.n >= this.rowGroupRows) this.flush();
+    if (this.rows.n >= this.rows.capacity) this.flush();
   }
 
   private flush(): void {
-    if (this.n === 0) return;
-    this.file.writeGroup(this.cols);
-    this.reset();
+    if (this.rows.n === 0) return;
+    this.file.writeGroup(this.rows.columns());
+    this.rows.clear();
   }
 
   /** Writes what is buffered and the footer, and closes the file. */
