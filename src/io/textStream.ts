@@ -101,7 +101,8 @@ export function openTextStream(path: string, gzip: boolean, lean = false, chunkB
   let gunzip: ReturnType<typeof createGunzip> | undefined;
   if (gzip) {
     const g = createGunzip({
-      chunkSize: lean ? LEAN_CHUNK : (chunkBytes ?? GUNZIP_CHUNK),
+      // zlib's smallest output chunk is 64 bytes.
+      chunkSize: lean ? LEAN_CHUNK : Math.max(64, chunkBytes ?? GUNZIP_CHUNK),
       ...(lean ? { highWaterMark: LEAN_CHUNK } : {}),
     });
     file.on('error', (e) => g.destroy(e));
