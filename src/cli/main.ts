@@ -1,6 +1,8 @@
 /**
  * The `xrate` command line: a thin layer that parses flags and calls the replay harness, the
- * queries and the rate service. Each command lives in `commands/` with its option table.
+ * queries and the rate service. Each command lives in `commands/` with its option table, and is
+ * loaded when run: a command holds in memory only its own modules (the service's, the EMS's, the
+ * chart's are tens of MB a `convert` or `replay` does not need).
  *
  * Exit codes: 0 ok, else the exit code of the error's code (src/core/errors.ts): 2 bad usage
  * (unknown command or flag, bad value) or a bad configuration, 1 any other error (an unreadable
@@ -10,21 +12,6 @@
  */
 import { isXrateError, messageOf, XrateError } from '../core/errors.js';
 import type { Io } from './args.js';
-import { cmdConvert } from './commands/convert.js';
-import { cmdDemo } from './commands/demo.js';
-import { cmdEms } from './commands/ems.js';
-import { cmdExplain } from './commands/explain.js';
-import { cmdHistory } from './commands/history.js';
-import { cmdKeys } from './commands/keys.js';
-import { cmdMetrics } from './commands/metrics.js';
-import { cmdSymbols } from './commands/symbols.js';
-import { cmdPeriods } from './commands/periods.js';
-import { cmdPublish } from './commands/publish.js';
-import { cmdPlot } from './commands/plot.js';
-import { cmdRate } from './commands/rate.js';
-import { cmdReplay } from './commands/replay.js';
-import { cmdServe } from './commands/serve.js';
-import { cmdWorker } from './commands/worker.js';
 import { help } from './help.js';
 import { VERSION } from '../version.js';
 
@@ -51,35 +38,35 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
   try {
     switch (cmd) {
       case 'replay':
-        return await cmdReplay(rest, io);
+        return await (await import('./commands/replay.js')).cmdReplay(rest, io);
       case 'convert':
-        return await cmdConvert(rest, io);
+        return await (await import('./commands/convert.js')).cmdConvert(rest, io);
       case 'rate':
-        return await cmdRate(rest, io);
+        return await (await import('./commands/rate.js')).cmdRate(rest, io);
       case 'history':
-        return await cmdHistory(rest, io);
+        return await (await import('./commands/history.js')).cmdHistory(rest, io);
       case 'explain':
-        return await cmdExplain(rest, io);
+        return await (await import('./commands/explain.js')).cmdExplain(rest, io);
       case 'periods':
-        return await cmdPeriods(rest, io);
+        return await (await import('./commands/periods.js')).cmdPeriods(rest, io);
       case 'plot':
-        return await cmdPlot(rest, io);
+        return await (await import('./commands/plot.js')).cmdPlot(rest, io);
       case 'metrics':
-        return await cmdMetrics(rest, io);
+        return await (await import('./commands/metrics.js')).cmdMetrics(rest, io);
       case 'symbols':
-        return await cmdSymbols(rest, io);
+        return await (await import('./commands/symbols.js')).cmdSymbols(rest, io);
       case 'demo':
-        return await cmdDemo(rest, io);
+        return await (await import('./commands/demo.js')).cmdDemo(rest, io);
       case 'serve':
-        return await cmdServe(rest, io);
+        return await (await import('./commands/serve.js')).cmdServe(rest, io);
       case 'keys':
-        return await cmdKeys(rest, io);
+        return await (await import('./commands/keys.js')).cmdKeys(rest, io);
       case 'worker':
-        return await cmdWorker(rest, io);
+        return await (await import('./commands/worker.js')).cmdWorker(rest, io);
       case 'publish':
-        return await cmdPublish(rest, io);
+        return await (await import('./commands/publish.js')).cmdPublish(rest, io);
       case 'ems':
-        return await cmdEms(rest, io);
+        return await (await import('./commands/ems.js')).cmdEms(rest, io);
       case undefined:
       case 'help':
       case '--help':

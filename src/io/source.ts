@@ -94,6 +94,13 @@ export interface OpenSourceOptions {
    * files): for the many inputs of a merge (merge.ts).
    */
   lean?: boolean;
+  /**
+   * NDJSON, CSV and vendor text files: bytes read from the file (and given out by gunzip) at a time
+   * (default 1 MiB read, 256 KiB gunzipped). `xrate convert` reads 64 KiB: a chunk's text lives
+   * while its lines are read, and a short-lived one is freed by the young generation's collections
+   * instead of ageing into the old generation with each chunk of the file.
+   */
+  chunkBytes?: number;
 }
 
 /**
@@ -131,6 +138,8 @@ export interface ReaderOptions {
   maxLineBytes: number;
   /** See {@link OpenSourceOptions.lean}. */
   lean?: boolean;
+  /** See {@link OpenSourceOptions.chunkBytes}. */
+  chunkBytes?: number;
 }
 
 /** Default {@link OpenSourceOptions.batchSize}. */
@@ -269,7 +278,7 @@ export function openSource(path: string, opts: OpenSourceOptions = {}): EventSou
   const maxLineBytes = Math.floor(opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
   if (!(maxLineBytes >= 1))
     throw new XrateError('usage', `the maximum line length must be at least 1 byte, got ${opts.maxLineBytes}`, { field: 'maxLineBytes' });
-  const ro: ReaderOptions = { batchSize, startLine, gzip, totalBytes: size, maxLineBytes, lean: opts.lean };
+  const ro: ReaderOptions = { batchSize, startLine, gzip, totalBytes: size, maxLineBytes, lean: opts.lean, chunkBytes: opts.chunkBytes };
   let vendor: VendorKind | undefined;
   if (format === 'csv' || format === 'coinapi' || format === 'tardis') {
     vendor = detectVendor(path, gzip);

@@ -86,20 +86,25 @@ function leanFile(path: string, chunk: number): FileStream {
 
 /**
  * Opens `path` as a text stream (gunzipped when `gzip`). `lean`: small reads, no file descriptor
- * held between them (see {@link leanFile}), for the inputs of a merge.
+ * held between them (see {@link leanFile}), for the inputs of a merge. `chunkBytes`: the bytes of
+ * a file read and of a gunzip output chunk (default {@link FILE_CHUNK} and {@link GUNZIP_CHUNK}).
  */
-export function openTextStream(path: string, gzip: boolean, lean = false): TextStream {
+export function openTextStream(path: string, gzip: boolean, lean = false, chunkBytes?: number): TextStream {
   const fs: FileStream = lean
     ? leanFile(path, gzip ? LEAN_GZIP_READ : LEAN_CHUNK)
     : (() => {
-        const f = createReadStream(path, { highWaterMark: FILE_CHUNK });
+        const f = createReadStream(path, { highWaterMark: chunkBytes ?? FILE_CHUNK });
         return { stream: f, bytesRead: () => f.bytesRead };
       })();
   const file = fs.stream;
   let stream: Readable = file;
   let gunzip: ReturnType<typeof createGunzip> | undefined;
   if (gzip) {
-    const g = createGunzip({ chunkSize: lean ? LEAN_CHUNK : GUNZIP_CHUNK, ...(lean ? { highWaterMark: LEAN_CHUNK } : {}) });
+    const g = createGunzip({
+      // zlib's smallest output chunk is 64 bytes.
+      chunkSize: lean ? LEAN_CHUNK : Math.max(64, chunkBytes ?? GUNZIP_CHUNK),
+      ...(lean ? { highWaterMark: LEAN_CHUNK } : {}),
+    });
     file.on('error', (e) => g.destroy(e));
     stream = file.pipe(g);
     gunzip = g;
@@ -195,7 +200,7 @@ export function textEventSource(
     },
     async *batches() {
       if (closed) return;
-      const ts = openTextStream(path, ro.gzip, ro.lean === true);
+      const ts = openTextStream(path, ro.gzip, ro.lean === true, ro.chunkBytes);
       open.add(ts);
       try {
         yield* read(ts, isClosed);

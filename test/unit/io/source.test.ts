@@ -89,6 +89,26 @@ describe('NDJSON reader', () => {
     expect(c.map((r) => r.line)).toEqual([1, 3]);
   });
 
+  it('reads the same records whatever the bytes read at a time (chunkBytes), gzipped or not, CSV too', async () => {
+    // Multi-byte characters, CRLF, a blank line and a long line fall across the small reads.
+    const lines = Array.from({ length: 300 }, (_, i) =>
+      i % 7 === 3 ? '' : JSON.stringify({ i, s: 'é€😀'.repeat(i % 5), pad: 'x'.repeat((i * 37) % 200) }),
+    );
+    const text = `${lines.join('\r\n')}\r\n`;
+    const csv = `type,i,s\n${Array.from({ length: 300 }, (_, i) => `trade,${i},"é€,${'y'.repeat(i % 50)}"`).join('\n')}\n`;
+    for (const [name, data] of [
+      ['k.ndjson', text],
+      ['k2.ndjson.gz', gzipSync(text)],
+      ['k3.csv', csv],
+      ['k4.csv.gz', gzipSync(csv)],
+    ] as const) {
+      const p = file(name, data);
+      const want = await readAll(p);
+      expect(want.length).toBeGreaterThan(250);
+      for (const chunkBytes of [1, 7, 64, 1 << 16]) expect(await readAll(p, { chunkBytes }), `${name} ${chunkBytes}`).toEqual(want);
+    }
+  });
+
   it('splits into batches and honours startLine', async () => {
     const lines = Array.from({ length: 1000 }, (_, i) => JSON.stringify({ i }));
     const p = file('g.ndjson', `${lines.join('\n')}\n`);
