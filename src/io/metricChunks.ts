@@ -158,9 +158,10 @@ function room(a: Float64Array, used: number, n: number): Float64Array {
  * where event time runs far ahead of the wall clock; {@link CHUNK_POINTS}) a series' points are
  * gathered over batches: its chunk is written at the commit of the batch that takes it to
  * `chunkPoints` points, and every chunk at a commit that stores a snapshot (`flush(true)`) or
- * that finds more than 1,024 × `chunkPoints` points gathered in all. A chunk carries the batch of its commit, so a
- * resume, which deletes what batches after its snapshot wrote, deletes only points of those
- * batches: every point gathered before the snapshot was written in the snapshot's batch.
+ * that finds more than 1,024 × `chunkPoints` points gathered in all. A chunk carries the batch
+ * of its commit, so a resume, which deletes what batches after its snapshot wrote, deletes only
+ * points of those batches: every point gathered before the snapshot was written in the
+ * snapshot's batch.
  *
  * @example
  * ```ts
