@@ -74,7 +74,7 @@ export interface ReplicaOptions {
   snapshotFrom?: string;
   /** Messages applied in one transaction at most (default 4096). */
   batchSize?: number;
-  /** Compute and store xrate's own metrics. */
+  /** Compute and store xrate's own metrics (default: on, as a replay that writes a database does). */
   ownMetrics?: boolean;
   /** Lag (messages) under which {@link ReplicaStatus.ready} holds (default 1000). */
   readyLag?: number;
@@ -181,7 +181,7 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
       resume,
       config: opts.config,
       store,
-      ownMetrics: opts.ownMetrics,
+      ownMetrics: opts.ownMetrics ?? true,
       listener: { onPairRate: (c) => provider?.notePair(c.base, c.quote) },
       clear: 'first-batch',
       periods: DEFAULT_STORED_PERIODS,

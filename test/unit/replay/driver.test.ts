@@ -104,6 +104,8 @@ async function driverRun(db: string, sizes: readonly number[], o: RunOptions): P
       reorderWindowUs: o.reorderWindowUs,
       config: CONFIG,
       store,
+      // As replay() does when it writes a database.
+      ownMetrics: true,
       clear: 'first-batch',
       from: o.from,
       periods: DEFAULT_STORED_PERIODS,
