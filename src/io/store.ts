@@ -386,8 +386,12 @@ export class ReplayStore {
 
   /** Runs `fn` in one transaction. */
   transaction<T>(fn: () => T): T {
-    this.snapshotInBatch = false;
-    return this.db.transaction(() => this.ownChunks.around(fn))();
+    try {
+      return this.db.transaction(() => this.ownChunks.around(fn))();
+    } finally {
+      // Every gathered chunk was written (or dropped) with it, a snapshot's included.
+      this.snapshotInBatch = false;
+    }
   }
 
   /** Stores a checkpoint (gzip-compressed JSON). */
