@@ -426,6 +426,50 @@ export class ExactSums {
     }
   }
 
+  /**
+   * Adds `mant * 10^exp` (`mant` a non-negative safe integer or a BigInt), or with `negative`
+   * subtracts it, exactly: a running total that values enter and leave. The mantissa goes back to
+   * a float64 when it is a safe integer again, and a total back at zero forgets its exponent.
+   */
+  addSigned(slot: number, mant: number | bigint, exp: number, negative: boolean): void {
+    if (mant === 0 || mant === 0n) return;
+    if (typeof mant === 'number') {
+      if (this.bigOf(slot) === undefined && this.addSafe(slot, negative ? -mant : mant, exp)) {
+        if (this.fastMant[slot] === 0) this.exp[slot] = 0;
+        return;
+      }
+      mant = BigInt(mant);
+    }
+    const cur = this.exp[slot];
+    const held = this.bigOf(slot) ?? BigInt(this.fastMant[slot]);
+    const m = negative ? -mant : mant;
+    let next: bigint;
+    if (exp >= cur) next = held + m * TEN ** BigInt(exp - cur);
+    else {
+      next = held * TEN ** BigInt(cur - exp) + m;
+      this.exp[slot] = exp;
+    }
+    const n = Number(next);
+    if (Number.isSafeInteger(n)) {
+      this.fastMant[slot] = n;
+      this.setBig(slot, undefined);
+      if (n === 0) this.exp[slot] = 0;
+    } else {
+      this.fastMant[slot] = 0;
+      this.setBig(slot, next);
+    }
+  }
+
+  /** Slots held. */
+  get length(): number {
+    return this.exp.length;
+  }
+
+  /** The exact mantissa of a slot: a number while it is a safe integer, else a BigInt. */
+  mantissaOf(slot: number): number | bigint {
+    return this.bigOf(slot) ?? this.fastMant[slot];
+  }
+
   /** The exact mantissa of a slot (0n for an empty one). */
   mantissa(slot: number): bigint {
     return this.bigOf(slot) ?? BigInt(this.fastMant[slot]);

@@ -341,7 +341,13 @@ export class SparseBuckets {
 
   /** The live buckets in market then bucket order (the sparse form of {@link VolumeWindowJSON}). */
   toJSON(): Pick<VolumeWindowJSON, 'sums' | 'index' | 'exactMant' | 'exactExp' | 'markets'> {
-    const out = { markets: [] as number[], index: [] as number[], sums: [] as number[], exactMant: [] as string[], exactExp: [] as number[] };
+    const out = {
+      markets: [] as number[],
+      index: [] as number[],
+      sums: [] as number[],
+      exactMant: [] as string[],
+      exactExp: [] as number[],
+    };
     this.markets.forEach((mb, m) => {
       if (mb === undefined) return;
       for (let i = mb.head; i < mb.bucket.length; i++) {

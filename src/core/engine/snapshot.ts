@@ -100,7 +100,7 @@ export function restoreSnapshot(state: EngineState, tracking: Tracking, snap: En
   state.graph.sync(state.pairs.view(), state.assets.size, state.topologyVersion);
   tracking.restore(snap.tracked, snap.autoTrack);
   state.forceEmit = snap.forceEmit === true;
-  state.symbolRecords.restore(snap.symbols, M.names.length);
+  state.symbolRecords.restore(snap.symbols, M.names.length, state.lastTick ?? state.t0);
   state.ownMetrics.restore(snap.own);
   state.positions.restore(snap.positions);
 }

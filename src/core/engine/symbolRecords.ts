@@ -5,7 +5,8 @@
  * and the price.
  *
  * Applying a quote costs two writes to a log, folded into the quote column in bulk; a trade a few
- * typed-array writes and one exact addition into its second's bin (tradeBins.ts). The values as of T are read when asked, always at the
+ * typed-array writes and one exact addition into its second's bin (tradeBins.ts, which keeps each
+ * market's running hour and day totals). The values as of T are read when asked, always at the
  * engine's last tick: every event applied since that tick has a time in (T, T + 1 s], so per
  * market the latest time of the newest such second (`cur`) and the latest of the earlier seconds
  * (`prev`) are enough to answer "the last at or before T".
@@ -19,10 +20,7 @@ import type { EngineState } from './state.js';
 import { floatColumn, growF64, nullableColumn } from './tables/columns.js';
 import { FLOAT64_EXACT_CHARS } from './tables/markets.js';
 import { US_PER_SECOND } from '../time.js';
-import { binOf, DAY_SECONDS, TradeBins, type TradeBinsJSON } from './tradeBins.js';
-
-/** Seconds of the volume_1hrs window. */
-const HOUR_SECONDS = 3_600;
+import { binOf, DAY_SECONDS, type LegacyTradeBinsJSON, TradeBins, type TradeBinsJSON } from './tradeBins.js';
 /** Quotes logged before they are folded into the quote column. */
 const LOG_LENGTH = 4096;
 
@@ -91,8 +89,11 @@ export interface SymbolRecordsJSON {
   declared: (Declared | null)[];
   /** `symbol` events after it, with their market ids, by market (each market's in log order). */
   pending: [number, SymbolEvent][];
-  /** Per market: the traded size of each second a later tick can ask for. */
-  bins: (TradeBinsJSON | null)[];
+  /**
+   * The traded size of each market and second a later tick can ask for (tradeBins.ts); a
+   * snapshot written before the running totals has each market's chain instead (still restored).
+   */
+  bins: TradeBinsJSON | (LegacyTradeBinsJSON | null)[];
 }
 
 /** The fields of a `symbol` event a record keeps (its time and type are not record fields; an id may not name the assets). */
@@ -110,17 +111,15 @@ function mergeDeclared(prev: Declared | undefined, next: SymbolEvent): Declared 
 
 /** Per-market fields of the quote column `q`: first, cur and prev quote times, and the end of cur's second. */
 const Q_STRIDE = 4;
-/** Per-market fields of the trade column `t`: those of `q`, the newest bin's second and index, cur's and prev's prices. */
-const T_STRIDE = 8;
+/** Per-market fields of the trade column `t`: those of `q`, cur's and prev's prices. */
+const T_STRIDE = 6;
 const FIRST = 0;
 const CUR = 1;
 const PREV = 2;
 const CUR_END = 3;
-const BIN_SEC = 4;
-const BIN = 5;
-const P_CUR = 6;
-const P_PREV = 7;
-/** The fields of `t` a snapshot keeps (the bins' are rebuilt with the bins). */
+const P_CUR = 4;
+const P_PREV = 5;
+/** The fields of `t` a snapshot keeps (all of them, in this order). */
 const T_KEPT = [FIRST, CUR, PREV, CUR_END, P_CUR, P_PREV];
 
 /**
@@ -297,19 +296,10 @@ export class SymbolRecords {
     if (r === 2) this.movePrice(m);
     if (r > 0) this.setPrice(m, 0, price, longPrice);
     else if (r < 0) this.setPrice(m, 1, price, longPrice);
-    const fromBin = oldestTick / US_PER_SECOND - DAY_SECONDS + 1;
+    const k = oldestTick / US_PER_SECOND;
     const b = binOf(t);
-    if (b < fromBin) return;
-    const bins = this.bins;
-    let i = col[o + BIN];
-    if (col[o + BIN_SEC] !== b || !bins.live(i)) {
-      bins.drop(fromBin);
-      i = bins.open(b, Number.isNaN(i) ? -1 : i);
-      col[o + BIN_SEC] = b;
-      col[o + BIN] = i;
-    }
-    if (sizeText === undefined) bins.addFloat(i, size);
-    else bins.add(i, sizeText);
+    if (b <= k - DAY_SECONDS) return;
+    this.bins.add(m, b, sizeText, k, size);
   }
 
   /** Sets market m's cur (`which` 0) or prev (1) trade price: a float, and its text when the float is not exact. */
@@ -425,12 +415,10 @@ export class SymbolRecords {
   /** volume_1hrs, volume_1day and their USD values at T. */
   private volumes(m: number, T: number, r: SymbolRecord, rate: number | undefined): void {
     const K = T / US_PER_SECOND;
-    const newest = this.t[T_STRIDE * m + BIN];
-    const sum = (seconds: number) => (Number.isNaN(newest) ? '0' : this.bins.sumText(newest, K - seconds + 1, K));
-    r.volume1hrs = sum(HOUR_SECONDS);
+    r.volume1hrs = this.bins.hourText(m, K);
     const h = usdValue(r.volume1hrs, rate);
     if (h !== undefined) r.volume1hrsUsd = h;
-    r.volume1day = sum(DAY_SECONDS);
+    r.volume1day = this.bins.dayText(m, K);
     const d = usdValue(r.volume1day, rate);
     if (d !== undefined) r.volume1dayUsd = d;
   }
@@ -451,7 +439,6 @@ export class SymbolRecords {
     this.ensure(n);
     if (lastTick !== undefined) this.settle(lastTick);
     this.foldQuotes();
-    const minBin = lastTick === undefined ? -Infinity : lastTick / US_PER_SECOND - DAY_SECONDS + 1;
     const trade = nullableColumn(this.t, T_STRIDE * n).filter((_, k) => T_KEPT.includes(k % T_STRIDE));
     return {
       declared_since: nullableColumn(this.declaredSince, n),
@@ -460,12 +447,12 @@ export class SymbolRecords {
       long_prices: [...this.longPrices].sort((a, b) => a[0] - b[0]),
       declared: this.declared.slice(0, n).map((d) => (d === undefined ? null : structuredClone(d))),
       pending: structuredClone(this.pending).sort((a, b) => a[0] - b[0]),
-      bins: Array.from({ length: n }, (_, m) => this.bins.chainJSON(this.t[T_STRIDE * m + BIN], minBin)),
+      bins: this.bins.toJSON(lastTick === undefined ? -Infinity : lastTick / US_PER_SECOND),
     };
   }
 
   /** Loads {@link toJSON} output; without one (a snapshot written before records existed), every market is a record with no data. */
-  restore(json: SymbolRecordsJSON | undefined, n: number): void {
+  restore(json: SymbolRecordsJSON | undefined, n: number, lastTick: number | undefined): void {
     this.ensure(n);
     if (json === undefined) {
       this.declaredSince.fill(-Infinity, 0, n);
@@ -481,11 +468,6 @@ export class SymbolRecords {
       this.declared[m] = d === null ? undefined : structuredClone(d);
     });
     this.pending = structuredClone(json.pending);
-    this.bins = new TradeBins();
-    json.bins.forEach((chain, m) => {
-      if (chain === null) return;
-      this.t[T_STRIDE * m + BIN] = this.bins.restoreChain(chain);
-      this.t[T_STRIDE * m + BIN_SEC] = chain.sec[chain.sec.length - 1];
-    });
+    this.bins = TradeBins.fromJSON(json.bins, lastTick === undefined ? undefined : lastTick / US_PER_SECOND);
   }
 }

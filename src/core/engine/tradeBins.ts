@@ -1,27 +1,47 @@
 /**
- * The traded volume of every market per second, exactly, for the symbol records' volume_1hrs and
- * volume_1day (docs/methodology.md section 10). A bin is one market's trades of one second: bin b
- * holds the trades with time in ((b - 1) s, b s], so the trades of (T - 1 h, T] at a whole-second
- * tick T are exactly those of the bins T/1s - 3599 .. T/1s.
+ * The traded volume of every market over the last hour and the last day, exactly, for the symbol
+ * records' volume_1hrs and volume_1day (docs/methodology.md section 10). A bin is one market's
+ * trades of one second: bin b holds the trades with time in ((b - 1) s, b s], so the trades of
+ * (T - 1 h, T] at a whole-second tick T are exactly those of the bins T/1s - 3599 .. T/1s.
  *
- * The bins of all markets are appended to one ring in the order they open (nearly time order), and
- * each market's bins are chained newest first; a market's newest bin is where its next trade of
- * the same second goes. So a trade writes to the end of the ring or to a bin it just wrote, never
- * to scattered memory. Bins older than a day before the last tick leave the ring from its front
- * (a bin out of order, possible only before the first tick, just leaves a little later), so memory
- * holds at most about a day of bins. Two bins of one market and second (out of order) are both
- * summed.
+ * Each market keeps two running exact totals, of its bins in the hour and in the day. The bins
+ * wait in time order: a bin enters both totals once the ticks reach its second (no trade can join
+ * it after that: rule 1 rejects the late ones), leaves the hour's total an hour later and the
+ * day's a day later. Only the bins of the last hour (and of the next second) are held as columns
+ * ({@link HotBins}); a bin older than an hour is read again only once, when it leaves the day, so
+ * it is kept packed, a few bytes in a byte queue ({@link ColdBins}). Memory is then about seven
+ * bytes per market and traded second of the last day, and a query is two lookups, not a walk
+ * over the day's bins.
+ *
+ * Bins are opened in time order but before the first tick, when trades of the day before may come
+ * in any order: a bin opened out of order marks the queue unsorted, and the next advance sorts
+ * every bin by second (stably) and rebuilds the totals from scratch. Two bins of one market and
+ * second are both summed.
  *
  * @module
  */
-import { ExactSums, type ExactSumsJSON, type ScaledSum, scaledText } from '../decimal.js';
+import { ExactSums, type ExactSumsJSON, scaledText } from '../decimal.js';
 import { US_PER_SECOND } from '../time.js';
 
 /** Seconds in the longest window asked for (volume_1day). */
 export const DAY_SECONDS = 86_400;
+/** Seconds of the volume_1hrs window. */
+export const HOUR_SECONDS = 3_600;
 
-/** Serialisable state of one market's bins in {@link TradeBins}: their seconds and exact sums, oldest first. */
+/**
+ * Serialisable state of {@link TradeBins}: the bins of the hour window and after (oldest first:
+ * second, market, exact size), and the older bins of the day window packed (base64 of
+ * {@link ColdBins}' bytes, the first bin's second written whole).
+ */
 export interface TradeBinsJSON {
+  sec: number[];
+  market: number[];
+  sums: ExactSumsJSON;
+  cold: string;
+}
+
+/** One market's chain of bins, as snapshots before the running totals held them (still restored). */
+export interface LegacyTradeBinsJSON {
   sec: number[];
   sums: ExactSumsJSON;
 }
@@ -39,117 +59,451 @@ export function binOf(timeUs: number): number {
   return Math.ceil(timeUs / US_PER_SECOND);
 }
 
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** A bin as the cold queue gives it back: the mantissa a safe integer, or a BigInt when not. */
+interface ColdBin {
+  market: number;
+  sec: number;
+  mant: number | bigint;
+  exp: number;
+}
+
 /**
- * The ring of per-second bins of all markets (see the module description). Bins are named by
- * their ring index, which only grows (`front` .. `end` - 1 are live).
+ * A queue of bins packed as bytes: per bin the market (varint), the seconds since the previous
+ * bin (varint; bins come in time order), the exponent (zigzag, shifted left one bit, the low bit
+ * set when the mantissa is a BigInt) and the mantissa (varint, or its decimal digits after their
+ * count). Bins are appended at the end and read from the front.
+ */
+class ColdBins {
+  private buf = new Uint8Array(1 << 16);
+  private head = 0;
+  private tail = 0;
+  /** Second of the last bin appended (the base of the next one's delta). */
+  private lastSec = 0;
+  /** Second of the last bin read (the base of the next one's delta). */
+  private readSec = 0;
+  private peeked: ColdBin | undefined;
+
+  get empty(): boolean {
+    return this.peeked === undefined && this.head === this.tail;
+  }
+
+  /** Bytes held (for tests and memory figures). */
+  get bytes(): number {
+    return this.tail - this.head;
+  }
+
+  private room(n: number): void {
+    if (this.tail + n <= this.buf.length) return;
+    const live = this.tail - this.head;
+    if (live + n <= this.buf.length / 2) this.buf.copyWithin(0, this.head, this.tail);
+    else {
+      let cap = this.buf.length * 2;
+      while (cap < live + n) cap *= 2;
+      const next = new Uint8Array(cap);
+      next.set(this.buf.subarray(this.head, this.tail));
+      this.buf = next;
+    }
+    this.head = 0;
+    this.tail = live;
+  }
+
+  private varint(v: number): void {
+    const b = this.buf;
+    while (v >= 128) {
+      b[this.tail++] = (v % 128) + 128;
+      v = Math.floor(v / 128);
+    }
+    b[this.tail++] = v;
+  }
+
+  private readVarint(): number {
+    const b = this.buf;
+    let v = 0;
+    let scale = 1;
+    for (;;) {
+      const x = b[this.head++];
+      v += (x & 127) * scale;
+      if (x < 128) return v;
+      scale *= 128;
+    }
+  }
+
+  /** Appends a bin (its second not before the previous one's). */
+  push(market: number, sec: number, mant: number | bigint, exp: number): void {
+    // A BigInt mantissa that is a safe integer is packed as a number, as it is restored.
+    if (typeof mant === 'bigint' && mant <= MAX_SAFE) mant = Number(mant);
+    const digits = typeof mant === 'bigint' ? mant.toString() : '';
+    const big = digits !== '';
+    const first = this.empty;
+    this.room(48 + digits.length);
+    this.varint(market);
+    // The first bin of an empty queue has its second whole (odd), the others a delta (even).
+    this.varint(first ? 2 * zigzag(sec) + 1 : 2 * (sec - this.lastSec));
+    this.lastSec = sec;
+    this.varint(2 * zigzag(exp) + (big ? 1 : 0));
+    if (typeof mant === 'number') this.varint(mant);
+    else {
+      this.varint(digits.length);
+      for (let i = 0; i < digits.length; i++) this.buf[this.tail++] = digits.charCodeAt(i);
+    }
+  }
+
+  /** The packed bytes of the bins held, oldest first (a view, valid until the next append). */
+  view(): Uint8Array {
+    return this.buf.subarray(this.head, this.tail);
+  }
+
+  /** A queue holding the bins of {@link view}'s bytes (as a snapshot kept them). */
+  static from(bytes: Uint8Array): ColdBins {
+    const q = new ColdBins();
+    q.buf = new Uint8Array(bytes);
+    q.tail = bytes.length;
+    return q;
+  }
+
+  /** The bin at the front, not taken. */
+  peek(): ColdBin | undefined {
+    if (this.peeked !== undefined || this.head === this.tail) return this.peeked;
+    const market = this.readVarint();
+    const f = this.readVarint();
+    const sec = f % 2 === 1 ? unzigzag((f - 1) / 2) : this.readSec + f / 2;
+    this.readSec = sec;
+    const e = this.readVarint();
+    const exp = unzigzag(Math.floor(e / 2));
+    let mant: number | bigint;
+    if (e % 2 === 0) mant = this.readVarint();
+    else {
+      const n = this.readVarint();
+      let s = '';
+      for (let i = 0; i < n; i++) s += String.fromCharCode(this.buf[this.head++]);
+      mant = BigInt(s);
+    }
+    this.peeked = { market, sec, mant, exp };
+    return this.peeked;
+  }
+
+  /** Takes the bin at the front. */
+  shift(): ColdBin | undefined {
+    const b = this.peek();
+    this.peeked = undefined;
+    return b;
+  }
+
+  /** Every bin, oldest first, without taking them. */
+  *[Symbol.iterator](): Generator<ColdBin> {
+    const saved = { head: this.head, readSec: this.readSec, peeked: this.peeked };
+    try {
+      for (let b = this.shift(); b !== undefined; b = this.shift()) yield b;
+    } finally {
+      this.head = saved.head;
+      this.readSec = saved.readSec;
+      this.peeked = saved.peeked;
+    }
+  }
+}
+
+/** An integer as a non-negative one: 0, -1, 1, -2, ... to 0, 1, 2, 3, ... */
+function zigzag(v: number): number {
+  return v >= 0 ? 2 * v : -2 * v - 1;
+}
+
+function unzigzag(z: number): number {
+  return z % 2 === 0 ? z / 2 : -(z + 1) / 2;
+}
+
+function base64Of(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+}
+
+/**
+ * The running hour and day totals of every market and the bins that will leave them (see the
+ * module description). Queries name the engine's last tick, which never goes back.
  *
  * @example
  * ```ts
  * const bins = new TradeBins();
- * const i = bins.open(binOf(1_500_000), -1);
- * bins.add(i, '0.1');
- * bins.add(i, '0.2');
- * bins.sumText(i, 1, 2); // '0.3'
+ * bins.add(0, binOf(1_500_000), '0.1', 0);
+ * bins.add(0, binOf(1_500_000), '0.2', 0);
+ * bins.dayText(0, 2); // '0.3'
  * ```
  */
 export class TradeBins {
+  // The hot bins, a ring of columns: ring index i at slot i & mask, live from `front` to `end`.
   private sec = new Float64Array(1024);
-  private prev = new Float64Array(1024);
+  private market = new Int32Array(1024);
   private sums = new ExactSums(1024);
   private mask = 1023;
   private front = 0;
+  /** The first hot bin not yet in the totals (its second is after the last advance's). */
+  private inc = 0;
   private end = 0;
+  private cold = new ColdBins();
+  /** Per market: the hour total (slot 2 m) and the day total (2 m + 1). */
+  private totals = new ExactSums(0);
+  /**
+   * Per market: the ring index of its bin of the latest second (-1: none; of two of one second,
+   * the later opened) and that second (-Infinity: none): where a trade of that second goes while
+   * the bin is in the hour. Neither depends on when the totals were advanced.
+   */
+  private newest = new Float64Array(0);
+  private newestSec = new Float64Array(0);
+  /** Second of the last advance (-Infinity before the first). */
+  private k = -Infinity;
+  /** Whether a bin was opened out of time order since the last advance. */
+  private unsorted = false;
 
-  /** Whether ring index `i` names a live bin. */
-  live(i: number): boolean {
-    return i >= this.front && i < this.end;
-  }
-
-  /** The second of live bin `i`. */
-  secondOf(i: number): number {
-    return this.sec[i & this.mask];
-  }
-
-  /** Opens an empty bin for second `b` whose market's previous bin is `prev` (-1: none); returns its index. */
-  open(b: number, prev: number): number {
-    if (this.end - this.front > this.mask) this.grow();
-    const i = this.end++;
-    const k = i & this.mask;
-    this.sec[k] = b;
-    this.prev[k] = prev;
-    this.sums.clear(k);
-    return i;
-  }
-
-  /** Adds a trade size (exact decimal text) to live bin `i`. */
-  add(i: number, text: string): void {
-    this.sums.add(i & this.mask, text);
-  }
-
-  /** Adds a trade size whose exact text is `String(v)` to live bin `i` ({@link ExactSums.addFloat}). */
-  addFloat(i: number, v: number): void {
-    this.sums.addFloat(i & this.mask, v);
-  }
-
-  /** Drops the bins at the front older than second `minBin`. */
-  drop(minBin: number): void {
-    while (this.front < this.end && this.sec[this.front & this.mask] < minBin) this.front++;
-  }
-
-  /** The exact sum of the bins of seconds `from` .. `to` in the chain from bin `newest`, as a plain decimal text. */
-  sumText(newest: number, from: number, to: number): string {
-    const total: ScaledSum = { mant: 0n, exp: 0 };
-    for (let i = newest; this.live(i); i = this.prev[i & this.mask]) {
-      const s = this.sec[i & this.mask];
-      if (s >= from && s <= to) this.sums.addTo(total, i & this.mask);
-    }
-    return scaledText(total);
+  private ensure(m: number): void {
+    if (m < this.newest.length) return;
+    let cap = Math.max(16, this.newest.length);
+    while (cap <= m) cap *= 2;
+    const newest = new Float64Array(cap).fill(-1);
+    newest.set(this.newest);
+    this.newest = newest;
+    const newestSec = new Float64Array(cap).fill(-Infinity);
+    newestSec.set(this.newestSec);
+    this.newestSec = newestSec;
+    this.totals.grow(2 * cap);
   }
 
   /**
-   * Plain-JSON state of one market's chain from bin `newest`: its live bins of second `minBin` or
-   * later (those a later tick can ask for), oldest first; null when none. Per market, so the
-   * snapshot does not depend on how the markets' bins were interleaved in the ring.
+   * Adds a trade of market `m` to its bin of second `b` (the exact size as its text, or as a float
+   * whose shortest text is exact: `sizeText` undefined), `k` the second of the engine's last tick.
    */
-  chainJSON(newest: number, minBin: number): TradeBinsJSON | null {
-    const sec: number[] = [];
-    const mant: string[] = [];
-    const exp: number[] = [];
-    for (let i = newest; this.live(i); i = this.prev[i & this.mask]) {
-      const k = i & this.mask;
-      if (this.sec[k] < minBin) continue;
-      sec.push(this.sec[k]);
-      mant.push(this.sums.mantissa(k).toString());
-      exp.push(this.sums.exponent(k));
+  add(m: number, b: number, sizeText: string | undefined, k: number, size = 0): void {
+    this.ensure(m);
+    let i = this.newest[m];
+    if (!(this.newestSec[m] === b && b > k - HOUR_SECONDS && i >= this.front)) {
+      if (k > this.k) this.advance(k);
+      i = this.open(m, b);
     }
-    if (sec.length === 0) return null;
-    return { sec: sec.reverse(), sums: { mant: mant.reverse(), exp: exp.reverse() } };
+    const s = i & this.mask;
+    if (sizeText === undefined) this.sums.addFloat(s, size);
+    else this.sums.add(s, sizeText);
+    // A bin already in the totals (before the first tick, trades of the tick's own second still
+    // come after it entered them): the trade enters them too.
+    if (i < this.inc) {
+      for (const slot of [2 * m, 2 * m + 1]) {
+        if (sizeText === undefined) this.totals.addFloat(slot, size);
+        else this.totals.add(slot, sizeText);
+      }
+    }
   }
 
-  /** Appends a market's chain from {@link chainJSON}; returns its newest bin's index. */
-  restoreChain(j: TradeBinsJSON): number {
-    let i = -1;
-    for (let n = 0; n < j.sec.length; n++) {
-      i = this.open(j.sec[n], i);
-      this.sums.set(i & this.mask, j.sums.mant[n], j.sums.exp[n]);
+  private open(m: number, b: number): number {
+    if (this.end - this.front > this.mask) this.grow();
+    if (this.end > this.front ? b < this.sec[(this.end - 1) & this.mask] : b <= this.k) this.unsorted = true;
+    const i = this.end++;
+    const s = i & this.mask;
+    this.sec[s] = b;
+    this.market[s] = m;
+    this.sums.clear(s);
+    if (b >= this.newestSec[m]) {
+      this.newest[m] = i;
+      this.newestSec[m] = b;
     }
     return i;
+  }
+
+  /** Brings the totals to second `k`: bins up to k enter them, those an hour and a day older leave. */
+  advance(k: number): void {
+    if (this.unsorted) this.rebuild();
+    if (k < this.k) return;
+    this.k = k;
+    const { sec, market, sums, totals } = this;
+    let j = this.inc;
+    for (; j < this.end && sec[j & this.mask] <= k; j++) {
+      const s = j & this.mask;
+      const m = market[s];
+      const mant = sums.mantissaOf(s);
+      totals.addSigned(2 * m, mant, sums.exponent(s), false);
+      totals.addSigned(2 * m + 1, mant, sums.exponent(s), false);
+    }
+    if (j > this.inc) {
+      // In market order with the bins of the same seconds already in (before the first tick, a
+      // bin of the tick's own second can open after others of that second entered the totals).
+      let from = this.inc;
+      let least = Infinity;
+      for (let i = this.inc; i < j; i++) least = Math.min(least, sec[i & this.mask]);
+      while (from > this.front && sec[(from - 1) & this.mask] >= least) from--;
+      if (j - from > 1) this.inMarketOrder(from, j);
+      this.inc = j;
+    }
+    for (; this.front < this.inc && sec[this.front & this.mask] <= k - HOUR_SECONDS; this.front++) {
+      const s = this.front & this.mask;
+      const m = market[s];
+      const mant = sums.mantissaOf(s);
+      totals.addSigned(2 * m, mant, sums.exponent(s), true);
+      this.cold.push(m, sec[s], mant, sums.exponent(s));
+    }
+    for (let b = this.cold.peek(); b !== undefined && b.sec <= k - DAY_SECONDS; b = this.cold.peek()) {
+      this.cold.shift();
+      totals.addSigned(2 * b.market + 1, b.mant, b.exp, true);
+    }
+  }
+
+  /**
+   * Puts hot bins `from` .. `to` - 1 in order of second, then market, then opening: the order they
+   * keep once in the totals, which does not depend on how the markets' trades were interleaved.
+   */
+  private inMarketOrder(from: number, to: number): void {
+    const { sec, market, mask } = this;
+    let sorted = true;
+    for (let i = from + 1; i < to && sorted; i++) {
+      const a = (i - 1) & mask;
+      const b = i & mask;
+      sorted = sec[a] < sec[b] || (sec[a] === sec[b] && market[a] <= market[b]);
+    }
+    if (sorted) return;
+    const order = this.ordered(from, to);
+    const n = to - from;
+    const tmpSec = new Float64Array(n);
+    const tmpMarket = new Int32Array(n);
+    const tmpSums = new ExactSums(n);
+    const moved: number[] = [];
+    order.forEach((i, r) => {
+      tmpSec[r] = sec[i & mask];
+      tmpMarket[r] = market[i & mask];
+      this.sums.copyTo(tmpSums, i & mask, r);
+      if (this.newest[tmpMarket[r]] === i) moved.push(tmpMarket[r], from + r);
+    });
+    for (let x = 0; x < moved.length; x += 2) this.newest[moved[x]] = moved[x + 1];
+    for (let r = 0; r < n; r++) {
+      const s = (from + r) & mask;
+      sec[s] = tmpSec[r];
+      market[s] = tmpMarket[r];
+      tmpSums.copyTo(this.sums, r, s);
+    }
+  }
+
+  /** The ring indexes `from` .. `to` - 1 in order of second, market and index. */
+  private ordered(from: number, to: number): number[] {
+    const { sec, market, mask } = this;
+    const order = Array.from({ length: to - from }, (_, r) => from + r);
+    return order.sort((a, b) => sec[a & mask] - sec[b & mask] || market[a & mask] - market[b & mask] || a - b);
+  }
+
+  /** Sorts every bin by second (stably) and builds the totals again from none (bins opened out of order). */
+  private rebuild(): void {
+    const all = this.bins();
+    all.sort((a, b) => a.sec - b.sec);
+    this.reset();
+    for (const b of all) this.put(b);
+  }
+
+  /** Every bin, cold then hot, oldest first, with its market and exact size. */
+  private bins(): ColdBin[] {
+    const out: ColdBin[] = [...this.cold];
+    for (let i = this.front; i < this.end; i++) {
+      const s = i & this.mask;
+      out.push({ market: this.market[s], sec: this.sec[s], mant: this.sums.mantissaOf(s), exp: this.sums.exponent(s) });
+    }
+    return out;
+  }
+
+  private reset(): void {
+    this.cold = new ColdBins();
+    this.front = this.inc = this.end = 0;
+    this.k = -Infinity;
+    this.unsorted = false;
+    this.newest.fill(-1);
+    this.newestSec.fill(-Infinity);
+    this.totals = new ExactSums(this.totals.length);
+  }
+
+  /** Appends a bin as the newest (in time order) with its exact size. */
+  private put(b: ColdBin): void {
+    this.ensure(b.market);
+    const i = this.open(b.market, b.sec);
+    this.sums.set(i & this.mask, b.mant.toString(), b.exp);
+  }
+
+  /** Market m's traded volume of the last `seconds` (an hour or a day) up to second k, as a plain decimal text. */
+  private text(m: number, k: number, day: boolean): string {
+    this.advance(k);
+    if (m >= this.newest.length) return '0';
+    const slot = 2 * m + (day ? 1 : 0);
+    return scaledText({ mant: this.totals.mantissa(slot), exp: this.totals.exponent(slot) });
+  }
+
+  /** Market m's volume of (k - 1 h, k] in seconds, exactly (k the engine's last tick, in seconds). */
+  hourText(m: number, k: number): string {
+    return this.text(m, k, false);
+  }
+
+  /** Market m's volume of (k - 24 h, k] in seconds, exactly. */
+  dayText(m: number, k: number): string {
+    return this.text(m, k, true);
+  }
+
+  /** Bytes of the packed bins (older than an hour), for memory figures. */
+  get coldBytes(): number {
+    return this.cold.bytes;
+  }
+
+  /** Plain-JSON state at second k (advanced there first): the hot bins as columns, the cold ones packed. */
+  toJSON(k: number): TradeBinsJSON {
+    this.advance(k);
+    const sec: number[] = [];
+    const market: number[] = [];
+    const mant: string[] = [];
+    const exp: number[] = [];
+    // The bins not yet in the totals (of the next second) in market order too.
+    const hot = [...Array.from({ length: this.inc - this.front }, (_, r) => this.front + r), ...this.ordered(this.inc, this.end)];
+    for (const i of hot) {
+      const s = i & this.mask;
+      sec.push(this.sec[s]);
+      market.push(this.market[s]);
+      mant.push(this.sums.mantissa(s).toString());
+      exp.push(this.sums.exponent(s));
+    }
+    // Packed again from its first bin, so the bytes depend on the bins alone, not on what left before.
+    const packed = new ColdBins();
+    for (const b of this.cold) packed.push(b.market, b.sec, b.mant, b.exp);
+    return { sec, market, sums: { mant, exp }, cold: base64Of(packed.view()) };
+  }
+
+  /**
+   * Restores {@link toJSON} output at second `k`; or, from a snapshot written before the running
+   * totals, each market's chain of bins (`legacy`, by market).
+   */
+  static fromJSON(j: TradeBinsJSON | (LegacyTradeBinsJSON | null)[], k: number | undefined): TradeBins {
+    const bins = new TradeBins();
+    if (Array.isArray(j)) {
+      const all: ColdBin[] = [];
+      j.forEach((chain, market) => {
+        if (chain === null) return;
+        for (let n = 0; n < chain.sec.length; n++)
+          all.push({ market, sec: chain.sec[n], mant: BigInt(chain.sums.mant[n]), exp: chain.sums.exp[n] });
+      });
+      all.sort((a, b) => a.sec - b.sec || a.market - b.market);
+      for (const b of all) bins.put(b);
+    } else {
+      const cold = ColdBins.from(Buffer.from(j.cold, 'base64'));
+      for (const b of cold) bins.put(b);
+      j.sec.forEach((sec, n) => {
+        bins.put({ market: j.market[n], sec, mant: BigInt(j.sums.mant[n]), exp: j.sums.exp[n] });
+      });
+    }
+    if (k !== undefined) bins.advance(k);
+    return bins;
   }
 
   /** Doubles the ring, keeping every live bin at its index. */
   private grow(): void {
     const size = 2 * (this.mask + 1);
     const sec = new Float64Array(size);
-    const prev = new Float64Array(size);
+    const market = new Int32Array(size);
     const sums = new ExactSums(size);
     const mask = size - 1;
     for (let i = this.front; i < this.end; i++) {
       sec[i & mask] = this.sec[i & this.mask];
-      prev[i & mask] = this.prev[i & this.mask];
+      market[i & mask] = this.market[i & this.mask];
       this.sums.copyTo(sums, i & this.mask, i & mask);
     }
     this.sec = sec;
-    this.prev = prev;
+    this.market = market;
     this.sums = sums;
     this.mask = mask;
   }

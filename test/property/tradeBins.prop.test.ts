@@ -1,0 +1,127 @@
+/**
+ * The symbol records' running volumes (src/core/engine/tradeBins.ts): whatever the trades (sizes
+ * of few or many digits, mantissas past 2^53, bins opened out of time order before the first
+ * advance, several bins of one market and second), at every query second k, never going back,
+ * the hour and day totals equal the exact sum of the sizes of the bins in (k - 1 h, k] and
+ * (k - 24 h, k]; a snapshot taken anywhere restores to the same answers and the same snapshot; a
+ * snapshot in the earlier per-market chain form restores to the same answers; and the bins older
+ * than an hour are held packed.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ExactDecimal } from '../../src/core/decimal.js';
+import { DAY_SECONDS, HOUR_SECONDS, type LegacyTradeBinsJSON, TradeBins, type TradeBinsJSON } from '../../src/core/engine/tradeBins.js';
+import { decimalToScaled } from '../../src/core/volumeWindow.js';
+
+const MARKETS = 3;
+
+const sizeText = fc.oneof(
+  fc.integer({ min: 1, max: 10_000_000 }).map((n) => String(n / 1000)),
+  fc.bigInt({ min: 1n, max: 10n ** 22n }).map((m) => `${m}`),
+  fc.constantFrom('0', '1e-8', '0.1', '0.2', '9007199254740993', '2.5E3'),
+);
+
+interface Trade {
+  m: number;
+  b: number;
+  text: string;
+}
+
+function exactSum(trades: Trade[], m: number, from: number, to: number): string {
+  let total = new ExactDecimal(0);
+  for (const t of trades) if (t.m === m && t.b > from && t.b <= to) total = total.plus(new ExactDecimal(t.text));
+  return total.toString();
+}
+
+/** The same bins as chains by market (the snapshot form before the running totals). */
+function legacy(trades: Trade[], k: number): (LegacyTradeBinsJSON | null)[] {
+  return Array.from({ length: MARKETS }, (_, m) => {
+    const by = new Map<number, bigint[]>();
+    for (const t of trades.filter((x) => x.m === m && x.b > k - DAY_SECONDS)) {
+      const [mant, exp] = decimalToScaled(t.text);
+      by.set(t.b, [...(by.get(t.b) ?? []), mant * 10n ** BigInt(exp + 30)]);
+    }
+    const secs = [...by.keys()].sort((a, b) => a - b);
+    if (secs.length === 0) return null;
+    return {
+      sec: secs,
+      sums: { mant: secs.map((s) => String(by.get(s)!.reduce((a, b) => a + b, 0n))), exp: secs.map(() => -30) },
+    };
+  });
+}
+
+describe('TradeBins running hour and day totals', () => {
+  it('equal the exact sums of their windows at every second, through snapshots in either form', () => {
+    fc.assert(
+      fc.property(
+        // Before the first advance: a few bins in any order within a day before k0.
+        fc.array(fc.tuple(fc.integer({ min: 0, max: MARKETS - 1 }), fc.integer({ min: -DAY_SECONDS + 1, max: 0 }), sizeText), {
+          maxLength: 12,
+        }),
+        // Then steps: each advances k by a drawn number of seconds and trades in (k, k + 1].
+        fc.array(
+          fc.tuple(
+            fc.oneof(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 1000, max: 40_000 })),
+            fc.array(fc.tuple(fc.integer({ min: 0, max: MARKETS - 1 }), sizeText), { maxLength: 4 }),
+          ),
+          { maxLength: 30 },
+        ),
+        fc.integer({ min: 0, max: 30 }),
+        (early, steps, snapAt) => {
+          const k0 = 1_700_000_000;
+          let bins = new TradeBins();
+          const trades: Trade[] = [];
+          for (const [m, d, text] of early) {
+            trades.push({ m, b: k0 + d, text });
+            bins.add(m, k0 + d, text, k0);
+          }
+          let k = k0;
+          let step = 0;
+          const check = () => {
+            for (let m = 0; m < MARKETS; m++) {
+              expect(new ExactDecimal(bins.hourText(m, k)).toString()).toBe(exactSum(trades, m, k - HOUR_SECONDS, k));
+              expect(new ExactDecimal(bins.dayText(m, k)).toString()).toBe(exactSum(trades, m, k - DAY_SECONDS, k));
+            }
+          };
+          check();
+          for (const [dk, ts] of steps) {
+            k += dk;
+            check();
+            for (const [m, text] of ts) {
+              trades.push({ m, b: k + 1, text });
+              bins.add(m, k + 1, text, k);
+            }
+            if (++step === snapAt) {
+              const snap = JSON.parse(JSON.stringify(bins.toJSON(k))) as TradeBinsJSON;
+              const back = TradeBins.fromJSON(snap, k);
+              expect(JSON.stringify(back.toJSON(k))).toBe(JSON.stringify(snap));
+              const old = TradeBins.fromJSON(legacy(trades, k), k);
+              for (let m = 0; m < MARKETS; m++) {
+                expect(new ExactDecimal(old.dayText(m, k)).toString()).toBe(exactSum(trades, m, k - DAY_SECONDS, k));
+                expect(new ExactDecimal(old.hourText(m, k)).toString()).toBe(exactSum(trades, m, k - HOUR_SECONDS, k));
+              }
+              bins = back;
+              check();
+            }
+          }
+          k += 1;
+          check();
+          // Nothing older than an hour is held as columns.
+          const snap = bins.toJSON(k);
+          expect(snap.sec.every((s) => s > k - HOUR_SECONDS)).toBe(true);
+        },
+      ),
+      { seed: 20261128, numRuns: 300 },
+    );
+  });
+
+  it('packs a day of bins in a few bytes each', () => {
+    const bins = new TradeBins();
+    const k0 = 1_700_000_000;
+    for (let s = 0; s < DAY_SECONDS; s++) for (let m = 0; m < 10; m++) bins.add(m, k0 + s + 1, String((s % 977) / 1000 + 0.001), k0 + s);
+    bins.advance(k0 + DAY_SECONDS);
+    const cold = 10 * (DAY_SECONDS - HOUR_SECONDS);
+    expect(bins.coldBytes).toBeLessThan(6 * cold);
+    expect(bins.toJSON(k0 + DAY_SECONDS).sec.length).toBe(10 * HOUR_SECONDS);
+  });
+});
