@@ -155,7 +155,24 @@ class ColdBins {
     return this.buf.subarray(this.head, this.tail);
   }
 
-  /** A queue holding the bins of {@link view}'s bytes (as a snapshot kept them). */
+  /**
+   * The bytes of the bins held as a queue of these bins alone holds them: the first bin's second
+   * written whole (in this queue it may be a delta from a bin already taken), the rest as they are.
+   */
+  canonical(): Uint8Array {
+    const first = this.peek();
+    if (first === undefined) return new Uint8Array(0);
+    const one = new ColdBins();
+    one.push(first.market, first.sec, first.mant, first.exp);
+    const head = one.view();
+    const rest = this.buf.subarray(this.head, this.tail);
+    const out = new Uint8Array(head.length + rest.length);
+    out.set(head, 0);
+    out.set(rest, head.length);
+    return out;
+  }
+
+  /** A queue holding the bins of {@link canonical}'s bytes (as a snapshot kept them). */
   static from(bytes: Uint8Array): ColdBins {
     const q = new ColdBins();
     q.buf = new Uint8Array(bytes);
@@ -458,10 +475,8 @@ export class TradeBins {
       mant.push(this.sums.mantissa(s).toString());
       exp.push(this.sums.exponent(s));
     }
-    // Packed again from its first bin, so the bytes depend on the bins alone, not on what left before.
-    const packed = new ColdBins();
-    for (const b of this.cold) packed.push(b.market, b.sec, b.mant, b.exp);
-    return { sec, market, sums: { mant, exp }, cold: base64Of(packed.view()) };
+    // The first bin's second whole, so the bytes depend on the bins alone, not on what left before.
+    return { sec, market, sums: { mant, exp }, cold: base64Of(this.cold.canonical()) };
   }
 
   /**
