@@ -17,7 +17,7 @@ import { mergePartitionOutputs } from './partitionMerge.js';
 import { existsSync, mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { packSnapshot, unpackSnapshot } from './snapshotBlob.js';
 import type { PairRateChange } from '../core/engine.js';
 import type { OhlcBucket } from '../core/ohlc.js';
 import type { RateChangePoint, StoredSeriesPoint } from '../core/ohlcSeries.js';
@@ -394,9 +394,9 @@ export class ReplayStore {
     }
   }
 
-  /** Stores a checkpoint (gzip-compressed JSON). */
+  /** Stores a checkpoint (gzip-compressed JSON, snapshotBlob.ts). */
   saveSnapshot(runId: number, cp: ReplayCheckpoint, createdAt: string): void {
-    const state = gzipSync(Buffer.from(JSON.stringify({ engine: cp.engine, driver: cp.driver })));
+    const state = packSnapshot({ engine: cp.engine, driver: cp.driver });
     const values = [runId, cp.batch, cp.engine.lastTick, cp.input, cp.line, cp.final ? 1 : 0, state, createdAt];
     // What a resume from this snapshot keeps must hold every own point before it.
     this.snapshotInBatch = true;
@@ -418,7 +418,7 @@ export class ReplayStore {
       | { batch: number; input: number; line: number; final: number; state: Buffer }
       | undefined;
     if (!row) return undefined;
-    const { engine, driver } = JSON.parse(gunzipSync(row.state).toString('utf8')) as Pick<ReplayCheckpoint, 'engine' | 'driver'>;
+    const { engine, driver } = unpackSnapshot(row.state) as Pick<ReplayCheckpoint, 'engine' | 'driver'>;
     return { batch: row.batch, input: row.input, line: row.line, final: row.final === 1, engine, driver };
   }
 

@@ -29,15 +29,13 @@ export const DAY_SECONDS = 86_400;
 export const HOUR_SECONDS = 3_600;
 
 /**
- * Serialisable state of {@link TradeBins}: the bins of the hour window and after (oldest first:
- * second, market, exact size), and the older bins of the day window packed (base64 of
- * {@link ColdBins}' bytes, the first bin's second written whole).
+ * Serialisable state of {@link TradeBins}: the older bins of the day window (`cold`) and those of
+ * the hour window and after (`hot`), each in order and packed as {@link ColdBins} packs them
+ * (base64; each list's first bin's second written whole).
  */
 export interface TradeBinsJSON {
-  sec: number[];
-  market: number[];
-  sums: ExactSumsJSON;
   cold: string;
+  hot: string;
 }
 
 /** One market's chain of bins, as snapshots before the running totals held them (still restored). */
@@ -156,7 +154,7 @@ class ColdBins {
   }
 
   /**
-   * The bytes of the bins held as a queue of these bins alone holds them: the first bin's second
+   * The bytes of the bins held, as a queue of these bins alone holds them: the first bin's second
    * written whole (in this queue it may be a delta from a bin already taken), the rest as they are.
    */
   canonical(): Uint8Array {
@@ -459,24 +457,25 @@ export class TradeBins {
     return this.cold.bytes;
   }
 
-  /** Plain-JSON state at second k (advanced there first): the hot bins as columns, the cold ones packed. */
+  /** Plain-JSON state at second k (advanced there first): the hot bins and the cold ones, each packed. */
   toJSON(k: number): TradeBinsJSON {
     this.advance(k);
-    const sec: number[] = [];
-    const market: number[] = [];
-    const mant: string[] = [];
-    const exp: number[] = [];
+    const hot = new ColdBins();
     // The bins not yet in the totals (of the next second) in market order too.
-    const hot = [...Array.from({ length: this.inc - this.front }, (_, r) => this.front + r), ...this.ordered(this.inc, this.end)];
-    for (const i of hot) {
-      const s = i & this.mask;
-      sec.push(this.sec[s]);
-      market.push(this.market[s]);
-      mant.push(this.sums.mantissa(s).toString());
-      exp.push(this.sums.exponent(s));
-    }
-    // The first bin's second whole, so the bytes depend on the bins alone, not on what left before.
-    return { sec, market, sums: { mant, exp }, cold: base64Of(this.cold.canonical()) };
+    for (let i = this.front; i < this.inc; i++) this.pushHot(hot, i);
+    for (const i of this.ordered(this.inc, this.end)) this.pushHot(hot, i);
+    // The first cold bin's second whole, so the bytes depend on the bins alone, not on what left before.
+    return { hot: base64Of(hot.view()), cold: base64Of(this.cold.canonical()) };
+  }
+
+  private pushHot(q: ColdBins, i: number): void {
+    const s = i & this.mask;
+    q.push(this.market[s], this.sec[s], this.sums.mantissaOf(s), this.sums.exponent(s));
+  }
+
+  /** Bins held as columns: those of the last hour and after. */
+  get hotBins(): number {
+    return this.end - this.front;
   }
 
   /**
@@ -495,11 +494,7 @@ export class TradeBins {
       all.sort((a, b) => a.sec - b.sec || a.market - b.market);
       for (const b of all) bins.put(b);
     } else {
-      const cold = ColdBins.from(Buffer.from(j.cold, 'base64'));
-      for (const b of cold) bins.put(b);
-      j.sec.forEach((sec, n) => {
-        bins.put({ market: j.market[n], sec, mant: BigInt(j.sums.mant[n]), exp: j.sums.exp[n] });
-      });
+      for (const packed of [j.cold, j.hot]) for (const b of ColdBins.from(Buffer.from(packed, 'base64'))) bins.put(b);
     }
     if (k !== undefined) bins.advance(k);
     return bins;

@@ -1,0 +1,56 @@
+/**
+ * The stored form of a snapshot (src/io/snapshotBlob.ts): one gzip blob whose text is the
+ * snapshot's JSON, its large plain strings compressed as gzip members of their own.
+ */
+import { gunzipSync, gzipSync } from 'node:zlib';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { LARGE_STRING, packSnapshot, unpackSnapshot } from '../../../src/io/snapshotBlob.js';
+
+const GZIP = Buffer.from([0x1f, 0x8b, 0x08]);
+
+/** The gzip headers (1f 8b 08) in a blob: one per member, or more if a deflate stream holds those bytes by chance. */
+function members(blob: Buffer): number {
+  let n = 0;
+  for (let at = blob.indexOf(GZIP); at >= 0; at = blob.indexOf(GZIP, at + 1)) n++;
+  return n;
+}
+
+describe('snapshot blobs', () => {
+  it('gunzip to the JSON text of the value, large plain strings compressed apart', () => {
+    const big = 'QUJD'.repeat((3 * LARGE_STRING) / 4 + 7); // base64-like, 3 M characters
+    const value = { engine: { a: [1, 2, 3], symbols: { bins: { cold: big, sec: [5] } }, other: big.slice(0, LARGE_STRING) }, driver: null };
+    const blob = packSnapshot(value);
+    expect(gunzipSync(blob).toString('utf8')).toBe(JSON.stringify(value));
+    expect(unpackSnapshot(blob)).toEqual(value);
+    expect(members(blob)).toBeGreaterThan(3);
+  });
+
+  it('keeps inline a large string JSON must escape, and reads a blob compressed whole', () => {
+    const quoted = `"\\${'x'.repeat(LARGE_STRING)}\n`;
+    const value = { s: quoted, t: '\u0000xrate-large-0' };
+    expect(unpackSnapshot(packSnapshot(value))).toEqual(value);
+    expect(unpackSnapshot(gzipSync(Buffer.from(JSON.stringify(value))))).toEqual(value);
+  });
+
+  it('round-trips any JSON value with large strings anywhere', () => {
+    const large = fc
+      .tuple(fc.constantFrom('A', 'b+/', '= 9'), fc.integer({ min: 0, max: 3 }))
+      .map(([u, k]) => u.repeat(Math.ceil((LARGE_STRING + k * 997) / u.length)));
+    const value = fc.letrec((tie) => ({
+      v: fc.oneof(
+        { depthSize: 'small' },
+        fc.jsonValue({ maxDepth: 1 }),
+        large,
+        fc.array(tie('v'), { maxLength: 3 }),
+        fc.dictionary(fc.string(), tie('v'), { maxKeys: 3 }),
+      ),
+    })).v;
+    fc.assert(
+      fc.property(value, (v) => {
+        expect(gunzipSync(packSnapshot(v)).toString('utf8')).toBe(JSON.stringify(v));
+      }),
+      { seed: 20261128, numRuns: 40 },
+    );
+  });
+});
