@@ -7,11 +7,11 @@
  * Each market keeps two running exact totals, of its bins in the hour and in the day. The bins
  * wait in time order: a bin enters both totals once the ticks reach its second (no trade can join
  * it after that: rule 1 rejects the late ones), leaves the hour's total an hour later and the
- * day's a day later. Only the bins of the last hour (and of the next second) are held as columns
- * ({@link HotBins}); a bin older than an hour is read again only once, when it leaves the day, so
- * it is kept packed, a few bytes in a byte queue ({@link ColdBins}). Memory is then about seven
+ * day's a day later. Only the bins of the last hour (and of the next second) are held as columns,
+ * in a ring; a bin older than an hour is read again only once, when it leaves the day, so it is
+ * kept packed, a few bytes in a byte queue ({@link ColdBins}). Memory is then about five to seven
  * bytes per market and traded second of the last day, and a query is two lookups, not a walk
- * over the day's bins.
+ * over the day's bins. Snapshots hold both lists packed.
  *
  * Bins are opened in time order but before the first tick, when trades of the day before may come
  * in any order: a bin opened out of order marks the queue unsorted, and the next advance sorts
@@ -58,6 +58,8 @@ export function binOf(timeUs: number): number {
 }
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+/** Bins of one second sorted by a numeric key, market * ORDER_SPAN + offset (exact below 2^53 for 2^32 markets). */
+const ORDER_SPAN = 2 ** 21;
 
 /** A bin as the cold queue gives it back: the mantissa a safe integer, or a BigInt when not. */
 interface ColdBin {
@@ -266,6 +268,8 @@ export class TradeBins {
   private newestSec = new Float64Array(0);
   /** Second of the last advance (-Infinity before the first). */
   private k = -Infinity;
+  /** The orders `inOrder` computes. */
+  private scratch = new Float64Array(64);
   /** Whether a bin was opened out of time order since the last advance. */
   private unsorted = false;
 
@@ -335,22 +339,20 @@ export class TradeBins {
       totals.addSigned(2 * m, mant, sums.exponent(s), false);
       totals.addSigned(2 * m + 1, mant, sums.exponent(s), false);
     }
-    if (j > this.inc) {
-      // In market order with the bins of the same seconds already in (before the first tick, a
-      // bin of the tick's own second can open after others of that second entered the totals).
-      let from = this.inc;
-      let least = Infinity;
-      for (let i = this.inc; i < j; i++) least = Math.min(least, sec[i & this.mask]);
-      while (from > this.front && sec[(from - 1) & this.mask] >= least) from--;
-      if (j - from > 1) this.inMarketOrder(from, j);
-      this.inc = j;
-    }
-    for (; this.front < this.inc && sec[this.front & this.mask] <= k - HOUR_SECONDS; this.front++) {
-      const s = this.front & this.mask;
-      const m = market[s];
-      const mant = sums.mantissaOf(s);
-      totals.addSigned(2 * m, mant, sums.exponent(s), true);
-      this.cold.push(m, sec[s], mant, sums.exponent(s));
+    this.inc = j;
+    // Out of the hour, into the cold queue: each second's bins in market order.
+    let h = this.front;
+    while (h < this.inc && sec[h & this.mask] <= k - HOUR_SECONDS) h++;
+    if (h > this.front) {
+      const order = this.inOrder(this.front, h);
+      for (let x = 0; x < h - this.front; x++) {
+        const s = order[x] & this.mask;
+        const m = market[s];
+        const mant = sums.mantissaOf(s);
+        totals.addSigned(2 * m, mant, sums.exponent(s), true);
+        this.cold.push(m, sec[s], mant, sums.exponent(s));
+      }
+      this.front = h;
     }
     for (let b = this.cold.peek(); b !== undefined && b.sec <= k - DAY_SECONDS; b = this.cold.peek()) {
       this.cold.shift();
@@ -359,44 +361,36 @@ export class TradeBins {
   }
 
   /**
-   * Puts hot bins `from` .. `to` - 1 in order of second, then market, then opening: the order they
-   * keep once in the totals, which does not depend on how the markets' trades were interleaved.
+   * The ring indexes `from` .. `to` - 1 (bins in order of second) with each second's bins in order
+   * of market, then of opening: the order they are packed in, which does not depend on how the
+   * markets' trades were interleaved. In a scratch array, valid until the next call: read
+   * `to` - `from` of it.
    */
-  private inMarketOrder(from: number, to: number): void {
+  private inOrder(from: number, to: number): Float64Array {
     const { sec, market, mask } = this;
-    let sorted = true;
-    for (let i = from + 1; i < to && sorted; i++) {
-      const a = (i - 1) & mask;
-      const b = i & mask;
-      sorted = sec[a] < sec[b] || (sec[a] === sec[b] && market[a] <= market[b]);
+    if (this.scratch.length < to - from) this.scratch = new Float64Array(Math.max(2 * this.scratch.length, to - from));
+    const out = this.scratch;
+    for (let a = from; a < to; ) {
+      let b = a + 1;
+      while (b < to && sec[b & mask] === sec[a & mask]) b++;
+      // A numeric sort of market * span + offset (exact below 2^53 for markets below 2^32).
+      let span = ORDER_SPAN;
+      while (b - a > span) span *= 2;
+      const o = a - from;
+      for (let r = 0; r < b - a; r++) out[o + r] = market[(a + r) & mask] * span + r;
+      if (b - a <= 16) {
+        // Insertion sort: the usual few bins of a second, without a view.
+        for (let x = o + 1; x < o + b - a; x++) {
+          const v = out[x];
+          let y = x - 1;
+          for (; y >= o && out[y] > v; y--) out[y + 1] = out[y];
+          out[y + 1] = v;
+        }
+      } else out.subarray(o, o + b - a).sort();
+      for (let r = 0; r < b - a; r++) out[o + r] = a + (out[o + r] % span);
+      a = b;
     }
-    if (sorted) return;
-    const order = this.ordered(from, to);
-    const n = to - from;
-    const tmpSec = new Float64Array(n);
-    const tmpMarket = new Int32Array(n);
-    const tmpSums = new ExactSums(n);
-    const moved: number[] = [];
-    order.forEach((i, r) => {
-      tmpSec[r] = sec[i & mask];
-      tmpMarket[r] = market[i & mask];
-      this.sums.copyTo(tmpSums, i & mask, r);
-      if (this.newest[tmpMarket[r]] === i) moved.push(tmpMarket[r], from + r);
-    });
-    for (let x = 0; x < moved.length; x += 2) this.newest[moved[x]] = moved[x + 1];
-    for (let r = 0; r < n; r++) {
-      const s = (from + r) & mask;
-      sec[s] = tmpSec[r];
-      market[s] = tmpMarket[r];
-      tmpSums.copyTo(this.sums, r, s);
-    }
-  }
-
-  /** The ring indexes `from` .. `to` - 1 in order of second, market and index. */
-  private ordered(from: number, to: number): number[] {
-    const { sec, market, mask } = this;
-    const order = Array.from({ length: to - from }, (_, r) => from + r);
-    return order.sort((a, b) => sec[a & mask] - sec[b & mask] || market[a & mask] - market[b & mask] || a - b);
+    return out;
   }
 
   /** Sorts every bin by second (stably) and builds the totals again from none (bins opened out of order). */
@@ -461,9 +455,8 @@ export class TradeBins {
   toJSON(k: number): TradeBinsJSON {
     this.advance(k);
     const hot = new ColdBins();
-    // The bins not yet in the totals (of the next second) in market order too.
-    for (let i = this.front; i < this.inc; i++) this.pushHot(hot, i);
-    for (const i of this.ordered(this.inc, this.end)) this.pushHot(hot, i);
+    const order = this.inOrder(this.front, this.end);
+    for (let x = 0; x < this.end - this.front; x++) this.pushHot(hot, order[x]);
     // The first cold bin's second whole, so the bytes depend on the bins alone, not on what left before.
     return { hot: base64Of(hot.view()), cold: base64Of(this.cold.canonical()) };
   }
