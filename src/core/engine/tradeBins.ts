@@ -86,7 +86,7 @@ class ColdBins {
   private peeked: ColdBin | undefined;
 
   get empty(): boolean {
-    return this.peeked === undefined && this.head === this.tail;
+    return this.peeked === undefined && this.head >= this.tail;
   }
 
   /** Bytes held (for tests and memory figures). */
@@ -125,7 +125,7 @@ class ColdBins {
     for (;;) {
       const x = b[this.head++];
       v += (x & 127) * scale;
-      if (x < 128) return v;
+      if (!(x >= 128)) return v; // (past the end, x is undefined: stop)
       scale *= 128;
     }
   }
@@ -182,7 +182,7 @@ class ColdBins {
 
   /** The bin at the front, not taken. */
   peek(): ColdBin | undefined {
-    if (this.peeked !== undefined || this.head === this.tail) return this.peeked;
+    if (this.peeked !== undefined || this.head >= this.tail) return this.peeked;
     const market = this.readVarint();
     const f = this.readVarint();
     const sec = f % 2 === 1 ? unzigzag((f - 1) / 2) : this.readSec + f / 2;
