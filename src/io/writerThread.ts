@@ -110,7 +110,19 @@ export class WriterThread {
     this.snapshot = undefined;
     this.inJob = false;
     this.throwFailure();
-    this.worker.postMessage({ job }, rowJobTransfer(job));
+    const transfer = rowJobTransfer(job);
+    // A snapshot's blob (megabytes for a dense log) moves to the thread rather than being copied,
+    // when it owns its memory (not a slice of Node's shared pool).
+    const blob = job.snapshot?.[6];
+    if (
+      blob instanceof Uint8Array &&
+      blob.byteOffset === 0 &&
+      blob.byteLength === blob.buffer.byteLength &&
+      blob.buffer instanceof ArrayBuffer
+    ) {
+      transfer.push(blob.buffer);
+    }
+    this.worker.postMessage({ job }, transfer);
     this.posted++;
     while (this.posted - Atomics.load(this.shared, WRITER_STATE.done) > MAX_QUEUED) this.wait();
     this.throwFailure();

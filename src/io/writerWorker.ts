@@ -56,7 +56,8 @@ function run(job: RowJob, db: Database.Database): void {
     );
     if (job.snapshot) {
       const v = [...job.snapshot];
-      v[6] = Buffer.from(v[6] as Uint8Array);
+      const blob = v[6] as Uint8Array;
+      v[6] = Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength);
       db.prepare(SNAPSHOT_SQL[0]).run(v);
       db.prepare(SNAPSHOT_SQL[1]).run();
     }

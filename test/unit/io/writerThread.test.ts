@@ -13,6 +13,7 @@ import { OwnMetricBatch } from '../../../src/core/engine/ownMetricBatch.js';
 import type { PairRateChange } from '../../../src/core/engine.js';
 import { parseDec } from '../../../src/core/decimal.js';
 import { type ReplayCheckpoint, ReplayStore } from '../../../src/io/store.js';
+import { WriterThread } from '../../../src/io/writerThread.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-writer-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -206,5 +207,34 @@ describe('the writer thread', () => {
     expect(db.prepare('SELECT status FROM runs').pluck().get()).toBe('failed: NOT NULL constraint failed: rates.base');
     expect(db.prepare('SELECT count(*) FROM rates').pluck().get()).toBe(0);
     db.close();
+  });
+});
+
+describe('a snapshot blob handed to the writer thread', () => {
+  it('moves to the thread (not copied) when it owns its memory, and is stored byte for byte', () => {
+    const path = join(dir, `moved-${n++}.sqlite`);
+    ReplayStore.open(path).close(); // the schema
+    const w = new WriterThread(path);
+    const blob = Buffer.alloc(1 << 20, 7);
+    const small = Buffer.from('a slice of the shared pool');
+    try {
+      w.begin();
+      w.saveSnapshot([1, 1, 0, 0, 0, 0, blob, 'now']);
+      w.commit();
+      expect(blob.byteLength).toBe(0); // detached: it moved
+      w.begin();
+      w.saveSnapshot([1, 2, 0, 0, 0, 0, small, 'now']);
+      w.commit();
+      expect(small.toString()).toBe('a slice of the shared pool'); // pooled: copied, still usable
+      w.drain();
+    } finally {
+      w.close();
+    }
+    const db = new Database(path, { readonly: true });
+    const rows = db.prepare('SELECT batch, state FROM snapshots ORDER BY id').all() as { batch: number; state: Buffer }[];
+    db.close();
+    expect(rows.map((r) => r.batch)).toEqual([1, 2]);
+    expect(rows[0].state.equals(Buffer.alloc(1 << 20, 7))).toBe(true);
+    expect(rows[1].state.toString()).toBe('a slice of the shared pool');
   });
 });
