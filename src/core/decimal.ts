@@ -412,18 +412,10 @@ export class ExactSums {
 
   /** Adds the decimal text `text` (as {@link parseDec} keeps it) to a slot, exactly. */
   add(slot: number, text: string): void {
-    const big = this.bigOf(slot);
-    if (big === undefined && decimalToSafe(text) && this.addSafe(slot, safeMant, safeExp)) return;
-    const cur = this.exp[slot];
-    // Beyond a safe integer, or an unusual text (exponent): BigInt from here on for this slot.
+    if (this.bigOf(slot) === undefined && decimalToSafe(text) && this.addSafe(slot, safeMant, safeExp)) return;
+    // Beyond a safe integer, or an unusual text (exponent): in BigInt arithmetic.
     const [mant, exp] = decimalToScaled(text);
-    if (mant === 0n) return;
-    const held = big ?? BigInt(this.fastMant[slot]);
-    if (exp >= cur) this.big.set(slot, held + mant * TEN ** BigInt(exp - cur));
-    else {
-      this.big.set(slot, held * TEN ** BigInt(cur - exp) + mant);
-      this.exp[slot] = exp;
-    }
+    this.addSigned(slot, mant, exp, false);
   }
 
   /**

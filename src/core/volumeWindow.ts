@@ -115,6 +115,11 @@ export class VolumeWindow {
     this.capacity = cap;
   }
 
+  /** The ring slot of bucket `b` of market `m`. */
+  private slotOf(m: number, b: number): number {
+    return m * this.ring + (((b % this.ring) + this.ring) % this.ring);
+  }
+
   /** Bucket number of a trade time: t in (i*g, (i+1)*g]. */
   bucketOf(timeUs: number): number {
     return Math.ceil(timeUs / this.bucketUs) - 1;
@@ -131,7 +136,7 @@ export class VolumeWindow {
       this.sparse.add(m, b, size, sizeText);
       return;
     }
-    const slot = m * this.ring + (((b % this.ring) + this.ring) % this.ring);
+    const slot = this.slotOf(m, b);
     if (this.index[slot] !== b) {
       this.index[slot] = b;
       this.sums[slot] = 0;
@@ -155,9 +160,8 @@ export class VolumeWindow {
       return `${total.mant}e${total.exp}`;
     }
     if (m >= this.capacity) return '0';
-    const base = m * this.ring;
     for (let b = first; b <= last; b++) {
-      const slot = base + (((b % this.ring) + this.ring) % this.ring);
+      const slot = this.slotOf(m, b);
       if (this.index[slot] === b) this.exact.addTo(total, slot);
     }
     return `${total.mant}e${total.exp}`;
@@ -178,9 +182,8 @@ export class VolumeWindow {
     if (this.sparse !== undefined) return this.sparse.sum(m, first, last);
     if (m >= this.capacity) return 0;
     let total = 0;
-    const base = m * this.ring;
     for (let b = first; b <= last; b++) {
-      const slot = base + (((b % this.ring) + this.ring) % this.ring);
+      const slot = this.slotOf(m, b);
       if (this.index[slot] === b) total += this.sums[slot];
     }
     return total;
@@ -214,11 +217,10 @@ export class VolumeWindow {
       return w;
     }
     // Entry by entry: a sparse snapshot, or a ring loaded sparse (market of slot i: i / ring).
-    const ring = (j.windowUs + j.refreshUs) / w.bucketUs + 2;
     for (let i = 0; i < j.index.length; i++) {
       const b = j.index[i] as number | null;
       if (b === null || Number.isNaN(b)) continue;
-      const m = j.markets !== undefined ? j.markets[i] : Math.floor(i / ring);
+      const m = j.markets !== undefined ? j.markets[i] : Math.floor(i / w.ring);
       if (b > w.newestBucket) w.newestBucket = b;
       if (w.sparse !== undefined) w.sparse.load(m, b, j.sums[i], j.exactMant[i], j.exactExp[i]);
       else w.loadSlot(m, b, j.sums[i], j.exactMant[i], j.exactExp[i]);
@@ -229,7 +231,7 @@ export class VolumeWindow {
   /** Puts one bucket of a sparse snapshot into the ring (the cadence changed the form between versions). */
   private loadSlot(m: number, b: number, sum: number, mant: string, exp: number): void {
     this.ensure(m + 1);
-    const slot = m * this.ring + (((b % this.ring) + this.ring) % this.ring);
+    const slot = this.slotOf(m, b);
     this.index[slot] = b;
     this.sums[slot] = sum;
     this.exact.set(slot, mant, exp);

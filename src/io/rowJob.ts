@@ -144,11 +144,16 @@ function grown<T extends Uint8Array | Uint16Array | Int32Array | Float64Array>(a
  */
 export function rowJobTransfer(job: RowJob): ArrayBuffer[] {
   const out = new Set([job.statement.buffer, job.tags.buffer, job.numbers.buffer, job.refs.buffer] as ArrayBuffer[]);
-  for (const v of job.others) {
-    if (!(v instanceof Uint8Array) || Buffer.isBuffer(v)) continue;
-    if (v.byteOffset === 0 && v.byteLength === v.buffer.byteLength && v.buffer instanceof ArrayBuffer) out.add(v.buffer);
-  }
+  for (const v of job.others) if (v instanceof Uint8Array && !Buffer.isBuffer(v) && ownsItsMemory(v)) out.add(v.buffer);
   return [...out];
+}
+
+/**
+ * Whether `v` is the whole of its ArrayBuffer, which can then be transferred to another thread
+ * (a slice of a larger buffer, Node's shared pool of small Buffers for one, cannot).
+ */
+export function ownsItsMemory(v: Uint8Array): v is Uint8Array<ArrayBuffer> {
+  return v.byteOffset === 0 && v.byteLength === v.buffer.byteLength && v.buffer instanceof ArrayBuffer;
 }
 
 /**
