@@ -11,6 +11,12 @@
  * byte over 0x7f (only strings may hold one): the general path decodes it (and counts its length
  * as decoded, as the record-at-a-time reader does, which differs for invalid UTF-8).
  *
+ * Shapes: a line read whole keeps its shape, the bytes between its values (keys, punctuation,
+ * spaces) and the field of each value. A later line with the same bytes between its values is
+ * read by comparing them and scanning its values alone, with the same value scanner; a line that
+ * departs from every shape kept, at any byte, is scanned key by key. A log's lines have one shape
+ * per kind of event, so keys are matched once per shape, not once per line.
+ *
  * Numbers: the value of a literal of at most 2^53 - 1 as mantissa and a power of ten of at most
  * 22 either way is computed from its digits (one correctly rounded multiplication or division,
  * so it is `Number(literal)` exactly); any other goes through `Number` on its text. A JSON number
@@ -23,6 +29,7 @@
 import { type BatchBuilder, CELLS, SIDE_CODES } from '../core/batch.js';
 import { parseDec } from '../core/decimal.js';
 import { parseTime } from '../core/time.js';
+import { isPlain, jsonNumberAt } from './jsonNumbers.js';
 
 const Q = 34;
 const BACKSLASH = 92;
@@ -97,84 +104,6 @@ function slotAt(b: Uint8Array, i: number, end: number): number {
   }
 }
 
-const POW10 = [
-  1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-];
-const TWO_53 = 2 ** 53;
-
-/**
- * The value of the JSON number literal b[from, to) (`Number` of its text), or NaN when it is not
- * one: -?(0|[1-9]d*)(.d+)?([eE][+-]?d+)?
- */
-export function jsonNumberAt(b: Uint8Array, from: number, to: number): number {
-  let i = from;
-  const neg = b[i] === 45;
-  if (neg) i++;
-  if (i >= to) return Number.NaN;
-  let m = 0;
-  let exact = true;
-  let c = b[i];
-  if (c === 48) i++;
-  else if (c >= 49 && c <= 57) {
-    while (i < to && (c = b[i]) >= 48 && c <= 57) {
-      m = m * 10 + (c - 48);
-      i++;
-    }
-    if (m >= TWO_53) exact = false;
-  } else return Number.NaN;
-  let scale = 0;
-  if (i < to && b[i] === 46) {
-    i++;
-    const start = i;
-    while (i < to && (c = b[i]) >= 48 && c <= 57) {
-      if (exact) {
-        m = m * 10 + (c - 48);
-        if (m >= TWO_53) exact = false;
-      }
-      i++;
-    }
-    if (i === start) return Number.NaN;
-    scale = i - start;
-  }
-  if (i < to && ((c = b[i]) === 101 || c === 69)) {
-    i++;
-    let eneg = false;
-    if (i < to && ((c = b[i]) === 43 || c === 45)) {
-      eneg = c === 45;
-      i++;
-    }
-    const start = i;
-    let e = 0;
-    while (i < to && (c = b[i]) >= 48 && c <= 57) {
-      if (e < 100_000) e = e * 10 + (c - 48);
-      i++;
-    }
-    if (i === start) return Number.NaN;
-    scale -= eneg ? -e : e;
-  }
-  if (i !== to) return Number.NaN;
-  let v: number;
-  if (exact && scale >= -22 && scale <= 22) v = scale >= 0 ? m / POW10[scale] : m * POW10[-scale];
-  else v = Number(latin1.decode(b.subarray(neg ? from + 1 : from, to)));
-  return neg ? -v : v;
-}
-
-/**
- * Whether the literal b[from, to), whose value is `v` (finite, not 0), is `String(v)`: the plain
- * forms checked without formatting (as fastNdjson.ts' `numberDec`): no exponent, at most 15
- * characters, no trailing fractional zero, not below 1e-6.
- */
-function isPlain(b: Uint8Array, from: number, to: number, v: number): boolean {
-  if (to - from > 15 || !(v >= 1e-6 || v <= -1e-6)) return false;
-  let dot = false;
-  for (let k = from; k < to; k++) {
-    const c = b[k];
-    if (c === 101 || c === 69) return false;
-    if (c === 46) dot = true;
-  }
-  return !(dot && b[to - 1] === 48);
-}
-
 /** Symbol ids by their bytes: a line's id is looked up, not decoded. */
 class SymbolDict {
   private readonly table = new Map<number, { bytes: Uint8Array; id: string; gen: number; index: number }[]>();
@@ -213,6 +142,93 @@ class SymbolDict {
 const F = new Int32Array(3 * N_FIELDS);
 /** Scratch of the scan: the value of each slot holding a JSON number. */
 const NUM = new Float64Array(N_FIELDS);
+/** Values of a line whose shape is kept, at most; and the shapes kept (a quote's and a trade's, and a few more). */
+const MAX_TOKENS = 32;
+const MAX_SHAPES = 4;
+/** Scratch of the scan: start and end of each value's token, and its field slot (-1: a key not read). */
+const TOKENS = new Int32Array(2 * MAX_TOKENS);
+const TOKEN_SLOTS = new Int8Array(MAX_TOKENS);
+
+/**
+ * The shape of a line: the bytes between its values (from the `{` to the line's end), and the
+ * field slot of each value. Gap `k` is `gaps[gapEnd[k - 1], gapEnd[k])`; there is one more gap
+ * than values.
+ */
+interface Shape {
+  gaps: Uint8Array;
+  gapEnd: Int32Array;
+  slots: Int8Array;
+}
+
+/** What a byte inside a string is: 0 a plain one, or the closing quote, a byte declining the line (`\\`, over 0x7f), a control character. */
+const S_QUOTE = 1;
+const S_DECLINE = 2;
+const S_CONTROL = 3;
+const STRING_BYTE = new Uint8Array(256).map((_, x) =>
+  x === Q ? S_QUOTE : x === BACKSLASH || x > 127 ? S_DECLINE : x < 32 ? S_CONTROL : 0,
+);
+/** 1 for a byte a number literal's token runs over: digits, `.`, `e`, `E`, `+`, `-`. */
+const NUMBER_BYTE = new Uint8Array(256).map((_, x) =>
+  (x >= 48 && x <= 57) || x === 46 || x === 101 || x === 69 || x === 43 || x === 45 ? 1 : 0,
+);
+
+/**
+ * Reads the value token at b[i] (i < e) of the field in `slot` (-1: a key not read): the slot's
+ * kind, start and end (a string's inside its quotes) into {@link F}, a number's value into
+ * {@link NUM}. Returns the index after the token, or -1 when the line is not one this path reads
+ * (an escape, a byte over 0x7f, a control character in a symbol id or in a value not read, a
+ * number that is not a JSON number, an object or array).
+ */
+function value(b: Uint8Array, i: number, e: number, slot: number): number {
+  const c = b[i];
+  let vk: number;
+  let vs: number;
+  let ve: number;
+  let next: number;
+  if (c === Q) {
+    let vEnd = i + 1;
+    let ctl = false;
+    for (; vEnd < e; vEnd++) {
+      const k = STRING_BYTE[b[vEnd]];
+      if (k === 0) continue;
+      if (k === S_QUOTE) break;
+      if (k === S_DECLINE) return -1;
+      ctl = true;
+    }
+    if (vEnd >= e) return -1;
+    if ((slot < 0 || slot === F_SYMBOL) && ctl) return -1;
+    vk = K_STRING;
+    vs = i + 1;
+    ve = vEnd;
+    next = vEnd + 1;
+  } else if (c === 45 || (c >= 48 && c <= 57)) {
+    let k = i + 1;
+    while (k < e && NUMBER_BYTE[b[k]] === 1) k++;
+    vk = K_NUMBER;
+    vs = i;
+    ve = k;
+    next = k;
+  } else if (isAt(b, i, e, TRUE) || isAt(b, i, e, NULL)) {
+    vk = K_OTHER;
+    vs = i;
+    ve = next = i + 4;
+  } else if (isAt(b, i, e, FALSE)) {
+    vk = K_OTHER;
+    vs = i;
+    ve = next = i + 5;
+  } else return -1;
+  if (vk === K_NUMBER) {
+    const v = jsonNumberAt(b, vs, ve);
+    if (Number.isNaN(v)) return -1;
+    if (slot >= 0) NUM[slot] = v;
+  }
+  if (slot >= 0) {
+    F[slot] = vk;
+    F[N_FIELDS + slot] = vs;
+    F[2 * N_FIELDS + slot] = ve;
+  }
+  return next;
+}
 
 /**
  * The fast path's state across lines: a whole-second time cache and the symbol dictionary.
@@ -227,6 +243,11 @@ export class ByteLineParser {
   private hasMinute = false;
   private minuteBase = 0;
   private readonly symbols = new SymbolDict();
+  /** Shapes of lines read (see {@link shaped}), and the one replaced next. */
+  private readonly shapes: Shape[] = [];
+  private nextShape = 0;
+  /** Values scanned in the line being read. */
+  private tokens = 0;
 
   /**
    * The µs after the whole second of the time b[s, e) (ending in `Z`): 0 for `:SSZ`, the
@@ -309,8 +330,22 @@ export class ByteLineParser {
    */
   line(b: Uint8Array, s: number, e: number, lineNo: number, bb: BatchBuilder, gen: number, delta: number): boolean {
     if (b[s] !== 123) return false;
+    const shaped = this.shaped(b, s, e);
+    if (!shaped && !this.scan(b, s, e)) return false;
+    if (!this.fields(b, s, e, lineNo, bb, gen, delta)) return false;
+    if (!shaped) this.keepShape(b, s, e);
+    return true;
+  }
+
+  /**
+   * Scans the line b[s, e) (starting with `{`) as any JSON object of flat values: each field's
+   * kind, start and end into {@link F}, each number's value into {@link NUM}, each value's token
+   * into {@link TOKENS}; false when the line is not one this path reads.
+   */
+  private scan(b: Uint8Array, s: number, e: number): boolean {
     const f = F;
     for (let k = 0; k < N_FIELDS; k++) f[k] = K_ABSENT;
+    this.tokens = 0;
     let i = s + 1;
     while (i < e && isWs(b[i])) i++;
     if (i >= e || b[i] === 125) return false;
@@ -333,56 +368,16 @@ export class ByteLineParser {
       i++;
       while (i < e && isWs(b[i])) i++;
       if (i >= e) return false;
-      const c = b[i];
-      let vk: number;
-      let vs: number;
-      let ve: number;
-      if (c === Q) {
-        let vEnd = i + 1;
-        ctl = false;
-        for (; vEnd < e; vEnd++) {
-          const x = b[vEnd];
-          if (x === Q) break;
-          if (x === BACKSLASH || x > 127) return false;
-          if (x < 32) ctl = true;
-        }
-        if (vEnd >= e) return false;
-        if ((slot < 0 || slot === F_SYMBOL) && ctl) return false;
-        vk = K_STRING;
-        vs = i + 1;
-        ve = vEnd;
-        i = vEnd + 1;
-      } else if (c === 45 || (c >= 48 && c <= 57)) {
-        let k = i + 1;
-        for (; k < e; k++) {
-          const x = b[k];
-          if (!((x >= 48 && x <= 57) || x === 46 || x === 101 || x === 69 || x === 43 || x === 45)) break;
-        }
-        vk = K_NUMBER;
-        vs = i;
-        ve = k;
-        i = k;
-      } else if (isAt(b, i, e, TRUE) || isAt(b, i, e, NULL)) {
-        vk = K_OTHER;
-        vs = i;
-        ve = i + 4;
-        i += 4;
-      } else if (isAt(b, i, e, FALSE)) {
-        vk = K_OTHER;
-        vs = i;
-        ve = i + 5;
-        i += 5;
-      } else return false;
-      if (vk === K_NUMBER) {
-        const v = jsonNumberAt(b, vs, ve);
-        if (Number.isNaN(v)) return false;
-        if (slot >= 0) NUM[slot] = v;
+      const t = this.tokens;
+      const from = i;
+      i = value(b, i, e, slot);
+      if (i < 0) return false;
+      if (t < MAX_TOKENS) {
+        TOKENS[2 * t] = from;
+        TOKENS[2 * t + 1] = i;
+        TOKEN_SLOTS[t] = slot;
       }
-      if (slot >= 0) {
-        f[slot] = vk;
-        f[N_FIELDS + slot] = vs;
-        f[2 * N_FIELDS + slot] = ve;
-      }
+      this.tokens = t + 1;
       while (i < e && isWs(b[i])) i++;
       if (i >= e) return false;
       const sep = b[i++];
@@ -394,7 +389,71 @@ export class ByteLineParser {
       break;
     }
     while (i < e) if (!isWs(b[i++])) return false;
+    return true;
+  }
 
+  /**
+   * Reads the line b[s, e) as {@link scan} would, when it has the shape of a line read before: the
+   * same bytes between its values (keys, punctuation, spaces), values of any kind. False when it
+   * has none of the shapes kept (nothing read then).
+   */
+  private shaped(b: Uint8Array, s: number, e: number): boolean {
+    const f = F;
+    for (let n = 0; n < this.shapes.length; n++) {
+      const sh = this.shapes[n];
+      const gaps = sh.gaps;
+      const gapEnd = sh.gapEnd;
+      const values = sh.slots.length;
+      for (let k = 0; k < N_FIELDS; k++) f[k] = K_ABSENT;
+      let i = s;
+      let g = 0;
+      for (let v = 0; ; v++) {
+        const ge = gapEnd[v];
+        if (i + (ge - g) > e) break;
+        while (g < ge && b[i] === gaps[g]) {
+          g++;
+          i++;
+        }
+        if (g < ge) break;
+        if (v === values) {
+          if (i === e) return true;
+          break;
+        }
+        if (i >= e) break;
+        i = value(b, i, e, sh.slots[v]);
+        if (i < 0) break;
+      }
+    }
+    return false;
+  }
+
+  /** Keeps the shape of the line b[s, e) just read by {@link scan} (the oldest of {@link MAX_SHAPES} goes). */
+  private keepShape(b: Uint8Array, s: number, e: number): void {
+    const n = this.tokens;
+    if (n > MAX_TOKENS) return;
+    const gapEnd = new Int32Array(n + 1);
+    let len = 0;
+    for (let t = 0, from = s; t <= n; t++) {
+      const to = t < n ? TOKENS[2 * t] : e;
+      len += to - from;
+      gapEnd[t] = len;
+      if (t < n) from = TOKENS[2 * t + 1];
+    }
+    const gaps = new Uint8Array(len);
+    for (let t = 0, from = s; t <= n; t++) {
+      const to = t < n ? TOKENS[2 * t] : e;
+      gaps.set(b.subarray(from, to), t === 0 ? 0 : gapEnd[t - 1]);
+      if (t < n) from = TOKENS[2 * t + 1];
+    }
+    const shape: Shape = { gaps, gapEnd, slots: TOKEN_SLOTS.slice(0, n) };
+    if (this.shapes.length < MAX_SHAPES) this.shapes.push(shape);
+    else this.shapes[this.nextShape] = shape;
+    this.nextShape = (this.nextShape + 1) % MAX_SHAPES;
+  }
+
+  /** The fields read (by {@link scan} or {@link shaped}) as a quote or trade row of `bb`, or false. */
+  private fields(b: Uint8Array, s: number, e: number, lineNo: number, bb: BatchBuilder, gen: number, delta: number): boolean {
+    const f = F;
     if (f[F_TYPE] !== K_STRING || f[F_TIME] !== K_STRING || f[F_SYMBOL] !== K_STRING) return false;
     const tyS = f[N_FIELDS + F_TYPE];
     const tyE = f[2 * N_FIELDS + F_TYPE];

@@ -15,12 +15,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { BatchColumns } from '../../src/core/batch.js';
 import { recordAt } from '../../src/io/batch.js';
 import { openBatchSource } from '../../src/io/batchSource.js';
-import { ByteLineParser, jsonNumberAt } from '../../src/io/ndjsonBytes.js';
+import { jsonNumberAt } from '../../src/io/jsonNumbers.js';
+import { ByteLineParser } from '../../src/io/ndjsonBytes.js';
 import { parseTime } from '../../src/core/time.js';
 import { ndjsonBatches } from '../../src/io/ndjsonBatches.js';
 import { openSource, type SourceRecord } from '../../src/io/source.js';
 import { generateLog } from '../../scripts/gen-log.js';
-import { num, quoteLineWith, tradeLineWith } from './ndjsonLines.js';
+import { num, quoteLineWith, time, tradeLineWith } from './ndjsonLines.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-ndjson-batches-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -159,6 +160,100 @@ describe('NDJSON on bytes into batches', () => {
       }),
       { seed: 7, numRuns: 24 },
     );
+  });
+
+  it('reads lines of a shape seen before as any line: values of any kind, and lines that only start like it', async () => {
+    // A few shapes (keys, their order, spaces, keys not read, duplicates), each line one of them
+    // with values of every kind, sometimes cut, lengthened or followed by more: the shapes kept by
+    // the byte parser meet lines that match them up to any byte.
+    const key = fc.constantFrom(
+      'type',
+      'time',
+      'symbol_id',
+      'bid_price',
+      'bid_size',
+      'ask_price',
+      'ask_size',
+      'price',
+      'size',
+      'taker_side',
+      'note',
+      'x',
+    );
+    const QUOTE_KEYS = ['type', 'time', 'symbol_id', 'bid_price', 'bid_size', 'ask_price', 'ask_size'];
+    const TRADE_KEYS = ['type', 'time', 'symbol_id', 'price', 'size', 'taker_side'];
+    const keysArb = fc.oneof(
+      fc.shuffledSubarray(QUOTE_KEYS, { minLength: 7 }),
+      fc.shuffledSubarray(TRADE_KEYS, { minLength: 5 }),
+      fc.constant(QUOTE_KEYS),
+      fc.constant(TRADE_KEYS),
+      fc.uniqueArray(key, { minLength: 1, maxLength: 8 }),
+    );
+    const shape = fc.record({
+      keys: keysArb,
+      extra: fc.option(key, { nil: undefined }),
+      colon: fc.constantFrom(':', ':', ': ', ' :'),
+      comma: fc.constantFrom(',', ',', ', '),
+      open: fc.constantFrom('{', '{', '{ '),
+      close: fc.constantFrom('}', '}', ' }', '}  '),
+    });
+    const odd = fc.oneof(
+      num,
+      strNum,
+      time,
+      fc.constantFrom('"quote"', '"trade"', '"Quote"', '"BUY"', '"sell"', '"a\\"b"', '"tab\tin"', '"é"', '""', '"x'),
+      fc.constantFrom('null', 'true', 'false', 'nul', '{}', '[1]', '-', '1e', '"', '1.5x'),
+    );
+    /** A value for `k` that the fast path reads, mostly; any value now and then. */
+    const valueFor = (k: string, type: string): fc.Arbitrary<string> => {
+      const good: Record<string, fc.Arbitrary<string>> = {
+        type: fc.constant(type),
+        time: fc.constantFrom('"2024-03-01T00:00:01.5Z"', '"2024-03-01T00:00:01.25Z"', '"2024-03-01T00:00:02Z"'),
+        symbol_id: fc.constantFrom('"K_SPOT_BTC_USD"', '"A_SPOT_ETH_BTC"'),
+        taker_side: fc.constantFrom('"BUY"', '"SELL"', 'null'),
+      };
+      const positive = fc.double({ min: 1e-7, max: 1e9, noNaN: true }).map((x) => JSON.stringify(x));
+      const number = fc.oneof(
+        positive,
+        positive.map((x) => `"${x}"`),
+        num,
+        strNum,
+      );
+      return fc.oneof({ arbitrary: good[k] ?? number, weight: 8 }, { arbitrary: odd, weight: 1 });
+    };
+    const tail = fc.constantFrom('', '', '', '', '', '', ' ', 'x', ',', '}', '-cut');
+    const text = fc
+      .array(shape, { minLength: 1, maxLength: 3 })
+      .chain((shapes) =>
+        fc.array(
+          fc.nat({ max: shapes.length - 1 }).chain((pick) => {
+            const sh = shapes[pick];
+            const keys: string[] = sh.extra === undefined ? [...sh.keys] : [...sh.keys, sh.extra];
+            const type = keys.includes('bid_price') ? '"quote"' : '"trade"';
+            return fc.tuple(fc.tuple(...keys.map((k) => valueFor(k, type))), tail).map(([vals, end]) => {
+              const line = `${sh.open}${keys.map((k, i) => `"${k}"${sh.colon}${vals[i]}`).join(sh.comma)}${sh.close}`;
+              return end === '-cut' ? line.slice(0, -2) : line + end;
+            });
+          }),
+          { minLength: 1, maxLength: 40 },
+        ),
+      )
+      .map((lines) => lines.join('\n'));
+    let columnar = 0;
+    await fc.assert(
+      fc.asyncProperty(text, async (t) => {
+        const o = { batchSize: 7, startLine: 1, maxLineBytes: 1 << 20 };
+        const bytes = Buffer.from(t);
+        async function* chunks(): AsyncGenerator<Uint8Array> {
+          yield new Uint8Array(bytes);
+        }
+        const got = await collect(ndjsonBatches(chunks(), o));
+        expect(records(got)).toEqual(await reference(file(bytes), o));
+        for (const b of got) columnar += b.kind.filter((k) => k !== 3).length;
+      }),
+      { seed: 20261128, numRuns: 600 },
+    );
+    expect(columnar).toBeGreaterThan(300);
   });
 
   it('reads each time as parseTime does, whatever the times read before', () => {
