@@ -9,7 +9,7 @@
  *   turned into columns (`batchesOf`).
  * - With `threads` > 1 the reading of a columnar format (file reads, gunzip, parsing) runs in
  *   a worker thread (batchWorker.ts), which transfers each batch to this thread (its buffers
- *   move, they are not copied); at most {@link MAX_IN_FLIGHT} batches are on their way at once,
+ *   move, they are not copied); at most `MAX_IN_FLIGHT` (batchJob.ts) batches are on their way at once,
  *   so memory stays bounded whatever the length of the input. A lean input (one of the many of
  *   a merge) is read in this thread whatever `threads` says: a worker per file would not pay.
  *
@@ -20,21 +20,20 @@
  *
  * @module
  */
-import { closeSync, openSync, readSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { existsSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import type { BatchColumns } from '../core/batch.js';
-import { type ErrorCode, XrateError } from '../core/errors.js';
+import { XrateError } from '../core/errors.js';
 import { type BatchSource, batchesOf } from './batch.js';
+import type { BatchJob, BatchWorkerMessage } from './batchJob.js';
 import { DEFAULT_MAX_LINE_BYTES } from './lineLimit.js';
+import type { NdjsonBatchOptions } from './ndjsonBatches.js';
+import { isGzip, ndjsonSource } from './ndjsonSource.js';
 import { openParquetBatches, parquetRawOf } from './parquetRead.js';
 import { rebatched } from './rebatch.js';
 import { openVendorBatches } from './vendorBatches.js';
-import { ndjsonBatches, type NdjsonBatchOptions } from './ndjsonBatches.js';
 import { DEFAULT_BATCH_SIZE, type OpenSourceOptions, openSource, type SourceFormat } from './source.js';
-import { openTextStream, type TextStream } from './textStream.js';
 
 /** Options of {@link openBatchSource}. */
 export interface BatchSourceOptions extends OpenSourceOptions {
@@ -45,35 +44,9 @@ export interface BatchSourceOptions extends OpenSourceOptions {
   threads?: number;
 }
 
-/** Batches a reader's worker may have posted and not yet seen taken (the back-pressure bound). */
-export const MAX_IN_FLIGHT = 4;
-
 /** The default of a replay's `threads`: the cores available (os.availableParallelism). */
 export function defaultThreads(): number {
   return availableParallelism();
-}
-
-/** What a reader's worker is asked to read. */
-export interface BatchJob {
-  path: string;
-  opts: OpenSourceOptions;
-}
-
-/** A message of a reader's worker. */
-export type BatchWorkerMessage =
-  | { batch: BatchColumns; bytesRead: number }
-  | { done: true; bytesRead: number }
-  | { error: string; code?: ErrorCode };
-
-function isGzip(path: string): boolean {
-  if (path.toLowerCase().endsWith('.gz')) return true;
-  const fd = openSync(path, 'r');
-  try {
-    const h = Buffer.alloc(2);
-    return readSync(fd, h, 0, 2, 0) === 2 && h[0] === 0x1f && h[1] === 0x8b;
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** The formats whose readers give quotes and trades as columns (read in a worker with threads > 1). */
@@ -101,11 +74,18 @@ export function openBatchSource(path: string, opts: BatchSourceOptions = {}): Ba
   const src = openSource(path, o);
   // A worker for the readers that give columns; a CSV or SQLite reader's rows are records, which
   // would cost more to clone across threads (and to serialise their raw texts) than to read here.
+  const batchSize = Math.max(1, Math.floor(o.batchSize ?? DEFAULT_BATCH_SIZE));
+  const nb = (): NdjsonBatchOptions => ({
+    batchSize,
+    startLine: o.startLine ?? 1,
+    maxLineBytes: Math.floor(o.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES),
+  });
   if (threads > 1 && o.lean !== true && COLUMNAR_FORMATS.has(src.format)) {
     src.close();
-    return workerSource({ path, opts: o }, src.format, src.totalBytes);
+    const job: BatchJob = { path, opts: o };
+    if (src.format === 'ndjson') job.ndjson = { gzip: isGzip(path), nb: nb() };
+    return workerSource(job, src.format, src.totalBytes);
   }
-  const batchSize = Math.max(1, Math.floor(o.batchSize ?? DEFAULT_BATCH_SIZE));
   // Parquet row groups and vendor files' read slices, cut where the record readers cut.
   if (src.format === 'parquet') {
     src.close();
@@ -118,45 +98,7 @@ export function openBatchSource(path: string, opts: BatchSourceOptions = {}): Ba
   }
   if (src.format !== 'ndjson') return batchesOf(src);
   src.close();
-  const nb: NdjsonBatchOptions = {
-    batchSize,
-    startLine: o.startLine ?? 1,
-    maxLineBytes: Math.floor(o.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES),
-  };
-  return ndjsonSource(path, isGzip(path), o.lean === true, nb, src.totalBytes);
-}
-
-/** An NDJSON file read in this thread (ndjsonBatches.ts). */
-function ndjsonSource(path: string, gzip: boolean, lean: boolean, nb: NdjsonBatchOptions, totalBytes: number): BatchSource {
-  const open = new Set<TextStream>();
-  let lastBytes = 0;
-  let closed = false;
-  return {
-    format: 'ndjson',
-    path,
-    totalBytes,
-    bytesRead() {
-      let n = lastBytes;
-      for (const s of open) n = Math.max(n, s.bytesRead());
-      return n;
-    },
-    async *batches() {
-      if (closed) return;
-      const ts = openTextStream(path, gzip, lean);
-      open.add(ts);
-      try {
-        yield* ndjsonBatches(ts.bytes(), nb, () => closed);
-      } finally {
-        lastBytes = Math.max(lastBytes, ts.bytesRead());
-        ts.close();
-        open.delete(ts);
-      }
-    },
-    close() {
-      closed = true;
-      for (const s of open) s.close();
-    },
-  };
+  return ndjsonSource(path, isGzip(path), o.lean === true, nb(), src.totalBytes);
 }
 
 /** A worker thread running batchWorker: the built .js beside this file, or the TypeScript source through tsx (tests). */

@@ -1,0 +1,59 @@
+/**
+ * An NDJSON log (plain or gzip) read on bytes into columnar batches (ndjsonBatches.ts) in the
+ * calling thread, as a {@link BatchSource}: what openBatchSource gives for one, and what a
+ * reader's worker runs for one (batchWorker.ts), without loading the other formats' readers.
+ *
+ * @module
+ */
+import { closeSync, openSync, readSync } from 'node:fs';
+import type { BatchSource } from './batch.js';
+import { type NdjsonBatchOptions, ndjsonBatches } from './ndjsonBatches.js';
+import { openTextStream, type TextStream } from './textStream.js';
+
+/** Whether `path` is gzip: its name ends in `.gz`, or it starts with gzip's magic bytes. */
+export function isGzip(path: string): boolean {
+  if (path.toLowerCase().endsWith('.gz')) return true;
+  const fd = openSync(path, 'r');
+  try {
+    const h = Buffer.alloc(2);
+    return readSync(fd, h, 0, 2, 0) === 2 && h[0] === 0x1f && h[1] === 0x8b;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The NDJSON file `path` read in this thread (ndjsonBatches.ts); `lean`: small reads, the file
+ * opened for each (one of the many inputs of a merge).
+ */
+export function ndjsonSource(path: string, gzip: boolean, lean: boolean, nb: NdjsonBatchOptions, totalBytes: number): BatchSource {
+  const open = new Set<TextStream>();
+  let lastBytes = 0;
+  let closed = false;
+  return {
+    format: 'ndjson',
+    path,
+    totalBytes,
+    bytesRead() {
+      let n = lastBytes;
+      for (const s of open) n = Math.max(n, s.bytesRead());
+      return n;
+    },
+    async *batches() {
+      if (closed) return;
+      const ts = openTextStream(path, gzip, lean);
+      open.add(ts);
+      try {
+        yield* ndjsonBatches(ts.bytes(), nb, () => closed);
+      } finally {
+        lastBytes = Math.max(lastBytes, ts.bytesRead());
+        ts.close();
+        open.delete(ts);
+      }
+    },
+    close() {
+      closed = true;
+      for (const s of open) s.close();
+    },
+  };
+}
