@@ -6,9 +6,10 @@
  * columns for the quotes and trades that make up nearly every log, and a short list of whole
  * records for everything else (symbol, exchange, metric and position events, records the fast
  * path declined, lines that could not be read). Its buffers are transferred between threads, not
- * copied ({@link batchTransferList}). The engine applies a quote or trade row from the columns,
- * without an object per event; {@link eventAt} builds the object only where one is needed (a
- * reorder window, a reference test).
+ * copied ({@link batchTransferList}); a built batch's columns are views of one buffer, which a
+ * {@link BufferPool} can give again once the batch is done with. The engine applies a quote or
+ * trade row from the columns, without an object per event; {@link eventAt} builds the object
+ * only where one is needed (a reorder window, a reference test).
  *
  * Exactness (docs/methodology.md section 7): a decimal cell is its float64 value, and its exact
  * text is `String(value)` unless the batch lists another text for it ({@link decText}). A reader
@@ -104,6 +105,53 @@ export function batchTransferList(b: BatchColumns): ArrayBuffer[] {
     if (buf instanceof ArrayBuffer) seen.add(buf);
   }
   return [...seen];
+}
+
+/** Buffers below this size are not kept by a {@link BufferPool} (nor rounded up). */
+const POOL_MIN = 1 << 16;
+/** Free buffers a {@link BufferPool} keeps at most. */
+const POOL_KEEP = 8;
+
+/**
+ * ArrayBuffers to build batches on ({@link BatchBuilder.finish}), given back once their batches
+ * are done with: a reader's worker gets its batches' buffers back from the thread that applied
+ * them, so it allocates none while it reads, and no spent batch waits for a garbage collection
+ * to give its memory back. Sizes are rounded up to a power of two, so a buffer serves the batches
+ * of the next sizes too.
+ *
+ * @example
+ * ```ts
+ * const pool = new BufferPool();
+ * const b = builder.finish(raw, { pool, copyRaw: true });
+ * // ... b applied, and done with:
+ * for (const buf of batchTransferList(b)) pool.put(buf);
+ * ```
+ */
+export class BufferPool {
+  private readonly free: ArrayBuffer[] = [];
+
+  /** A buffer of at least `bytes` bytes (its contents undefined): a free one, or a new one. */
+  take(bytes: number): ArrayBuffer {
+    const free = this.free;
+    let best = -1;
+    for (let k = 0; k < free.length; k++) {
+      const n = free[k].byteLength;
+      if (n >= bytes && (best < 0 || n < free[best].byteLength)) best = k;
+    }
+    if (best >= 0) {
+      const b = free[best];
+      free[best] = free[free.length - 1];
+      free.pop();
+      return b;
+    }
+    return new ArrayBuffer(bytes < POOL_MIN ? bytes : 2 ** Math.ceil(Math.log2(bytes)));
+  }
+
+  /** Gives back a buffer no batch uses any more (a small one, or one beyond the few kept, is left to the collector). */
+  put(b: ArrayBuffer): void {
+    if (b.byteLength < POOL_MIN || this.free.length >= POOL_KEEP) return;
+    this.free.push(b);
+  }
 }
 
 /**
@@ -297,26 +345,59 @@ export class BatchBuilder {
     return i;
   }
 
-  /** The batch of the rows so far (with `raw`, the bytes their raw offsets point into); starts a new batch. */
-  finish(raw: Uint8Array = new Uint8Array(0)): BatchColumns {
+  /**
+   * The batch of the rows so far (with `raw`, the bytes their raw offsets point into); starts a
+   * new batch. Its columns are views of one buffer (from `pool`, when given); with `copyRaw`, the
+   * raw bytes are copied into it too, so the caller may write over `raw` for the next batch.
+   */
+  finish(raw: Uint8Array = new Uint8Array(0), opts: { pool?: BufferPool; copyRaw?: boolean } = {}): BatchColumns {
     const n = this.n;
-    const cut = <T extends Uint8Array | Int32Array | Float64Array>(a: T, k = 1): T => a.slice(0, n * k) as T;
+    const t = this.textCells.length;
+    // The columns as views of one buffer: 8-byte columns first, then 4-byte, then bytes (and the
+    // raw bytes when copied), each at an offset its element size divides.
+    const rawBytes = opts.copyRaw ? raw.length : 0;
+    const bytes = 8 * (2 + CELLS) * n + 4 * (4 * n + t) + 2 * n + rawBytes;
+    const buf = opts.pool ? opts.pool.take(bytes) : new ArrayBuffer(bytes);
+    let at = 0;
+    const view = <T extends Uint8Array | Int32Array | Float64Array>(a: T, len: number): T => {
+      const v = new (a.constructor as new (b: ArrayBuffer, o: number, n: number) => T)(buf, at, len);
+      v.set(a.subarray(0, len));
+      at += len * v.BYTES_PER_ELEMENT;
+      return v;
+    };
+    const line = view(this.line, n);
+    const time = view(this.time, n);
+    const v = view(this.v, CELLS * n);
+    const symbol = view(this.symbol, n);
+    const otherIndex = view(this.otherIndex, n);
+    const rawStart = view(this.rawStart, n);
+    const rawEnd = view(this.rawEnd, n);
+    const textCells = new Int32Array(buf, at, t);
+    for (let k = 0; k < t; k++) textCells[k] = this.textCells[k];
+    at += 4 * t;
+    const kind = view(this.kind, n);
+    const side = view(this.side, n);
+    if (opts.copyRaw) {
+      const r = new Uint8Array(buf, at, rawBytes);
+      r.set(raw);
+      raw = r;
+    }
     const b: BatchColumns = {
       length: n,
-      kind: cut(this.kind),
-      line: cut(this.line),
-      time: cut(this.time),
-      symbol: cut(this.symbol),
+      kind,
+      line,
+      time,
+      symbol,
       symbols: this.symbols,
-      side: cut(this.side),
-      v: cut(this.v, CELLS),
-      textCells: Int32Array.from(this.textCells),
+      side,
+      v,
+      textCells,
       texts: this.texts,
-      otherIndex: cut(this.otherIndex),
+      otherIndex,
       others: this.others,
       raw,
-      rawStart: cut(this.rawStart),
-      rawEnd: cut(this.rawEnd),
+      rawStart,
+      rawEnd,
     };
     this.n = 0;
     this.textCells = [];

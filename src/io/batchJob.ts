@@ -19,7 +19,15 @@ export interface BatchJob {
   opts: OpenSourceOptions;
   /** An NDJSON input, opened and checked already: read by ndjsonSource.ts alone. */
   ndjson?: { gzip: boolean; nb: NdjsonBatchOptions };
+  /**
+   * The reading thread gives each batch's buffers back with its ack ({@link BatchAck}), for the
+   * worker's next batches (an NDJSON input's; `BatchSourceOptions.recycle`).
+   */
+  recycle?: boolean;
 }
+
+/** What the reading thread posts for each batch it took: `'ack'`, or the ack with the batch's buffers, transferred. */
+export type BatchAck = 'ack' | { ack: true; recycle: ArrayBuffer[] };
 
 /** A message of a reader's worker. */
 export type BatchWorkerMessage =

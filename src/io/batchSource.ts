@@ -24,9 +24,10 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { BufferPool, batchTransferList } from '../core/batch.js';
 import { XrateError } from '../core/errors.js';
 import { type BatchSource, batchesOf } from './batch.js';
-import type { BatchJob, BatchWorkerMessage } from './batchJob.js';
+import type { BatchAck, BatchJob, BatchWorkerMessage } from './batchJob.js';
 import { DEFAULT_MAX_LINE_BYTES } from './lineLimit.js';
 import type { NdjsonBatchOptions } from './ndjsonBatches.js';
 import { isGzip, ndjsonSource } from './ndjsonSource.js';
@@ -42,6 +43,13 @@ export interface BatchSourceOptions extends OpenSourceOptions {
    * thread (see the module description). A replay's default is {@link defaultThreads}.
    */
   threads?: number;
+  /**
+   * The caller is done with each batch once it asks for the next one (it keeps none of its
+   * columns): an NDJSON input's batches are then built on the buffers of the batches before
+   * (core/batch.ts `BufferPool`), given back to the worker reading it with each ack. The replay
+   * driver reads its inputs so.
+   */
+  recycle?: boolean;
 }
 
 /** The default of a replay's `threads`: the cores available (os.availableParallelism). */
@@ -67,7 +75,7 @@ const COLUMNAR_FORMATS: ReadonlySet<string> = new Set(['ndjson', 'parquet', 'coi
  * ```
  */
 export function openBatchSource(path: string, opts: BatchSourceOptions = {}): BatchSource {
-  const { threads: t, ...o } = opts;
+  const { threads: t, recycle, ...o } = opts;
   const threads = t === undefined ? 1 : Math.floor(t);
   if (!(threads >= 1)) throw new XrateError('usage', `threads must be a whole number of at least 1, got ${t}`, { field: 'threads' });
   // The checks and errors of the record-at-a-time reader (which opens nothing yet for a text file).
@@ -84,6 +92,7 @@ export function openBatchSource(path: string, opts: BatchSourceOptions = {}): Ba
     src.close();
     const job: BatchJob = { path, opts: o };
     if (src.format === 'ndjson') job.ndjson = { gzip: isGzip(path), nb: nb() };
+    if (recycle && job.ndjson !== undefined) job.recycle = true;
     return workerSource(job, src.format, src.totalBytes);
   }
   // Parquet row groups and vendor files' read slices, cut where the record readers cut.
@@ -98,7 +107,8 @@ export function openBatchSource(path: string, opts: BatchSourceOptions = {}): Ba
   }
   if (src.format !== 'ndjson') return batchesOf(src);
   src.close();
-  return ndjsonSource(path, isGzip(path), o.lean === true, nb(), src.totalBytes);
+  const pool = recycle ? new BufferPool() : undefined;
+  return ndjsonSource(path, isGzip(path), o.lean === true, { ...nb(), pool }, src.totalBytes, recycle === true);
 }
 
 /** A worker thread running batchWorker: the built .js beside this file, or the TypeScript source through tsx (tests). */
@@ -173,7 +183,11 @@ function workerSource(job: BatchJob, format: SourceFormat, totalBytes: number): 
             bytes = m.bytesRead;
             yield m.batch;
             if (closed) return;
-            w.postMessage('ack');
+            // Taken: its buffers go back to the worker when the batch is done with (recycling).
+            if (job.recycle) {
+              const recycled = batchTransferList(m.batch);
+              w.postMessage({ ack: true, recycle: recycled } satisfies BatchAck, recycled);
+            } else w.postMessage('ack' satisfies BatchAck);
           } else if ('done' in m) {
             bytes = m.bytesRead;
             return;

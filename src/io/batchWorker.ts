@@ -7,16 +7,19 @@
  * @module
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { batchTransferList } from '../core/batch.js';
+import { BufferPool, batchTransferList } from '../core/batch.js';
 import { isXrateError, messageOf } from '../core/errors.js';
-import { type BatchJob, type BatchWorkerMessage, MAX_IN_FLIGHT } from './batchJob.js';
+import { type BatchAck, type BatchJob, type BatchWorkerMessage, MAX_IN_FLIGHT } from './batchJob.js';
 
 const job = workerData as BatchJob;
 const port = parentPort;
 let inFlight = 0;
 let resume: (() => void) | undefined;
-port?.on('message', (m: unknown) => {
-  if (m !== 'ack') return;
+/** The buffers of the batches the reading thread gave back, for the next ones (a recycling job's). */
+const pool = job.recycle ? new BufferPool() : undefined;
+port?.on('message', (m: BatchAck) => {
+  if (m !== 'ack' && m?.ack !== true) return;
+  if (m !== 'ack' && pool !== undefined) for (const b of m.recycle) pool.put(b);
   inFlight--;
   resume?.();
 });
@@ -28,7 +31,7 @@ async function run(): Promise<void> {
   const nd = job.ndjson;
   const src =
     nd !== undefined
-      ? (await import('./ndjsonSource.js')).ndjsonSource(job.path, nd.gzip, false, nd.nb, 0)
+      ? (await import('./ndjsonSource.js')).ndjsonSource(job.path, nd.gzip, false, { ...nd.nb, pool }, 0)
       : (await import('./batchSource.js')).openBatchSource(job.path, { ...job.opts, threads: 1 });
   try {
     for await (const batch of src.batches()) {

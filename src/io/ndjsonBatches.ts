@@ -19,7 +19,7 @@
  *
  * @module
  */
-import { BatchBuilder, type BatchColumns } from '../core/batch.js';
+import { BatchBuilder, type BatchColumns, type BufferPool } from '../core/batch.js';
 import { TimeCache } from './fastNdjson.js';
 import { clipText, KEEP_CHARS, LineLimit, tooLongMessage, tooLongRecord } from './lineLimit.js';
 import { lineRecord } from './ndjson.js';
@@ -44,6 +44,8 @@ export interface NdjsonBatchOptions {
   startLine: number;
   /** Maximum line length, bytes of UTF-8 without the line ending. */
   maxLineBytes: number;
+  /** Where the batches' buffers come from (and go back to, once done with); by default each is new. */
+  pool?: BufferPool;
 }
 
 /**
@@ -104,7 +106,10 @@ export class NdjsonBatcher {
   private rest: Buffer | undefined;
   private long: LongBytes | undefined;
 
+  private readonly pool: BufferPool | undefined;
+
   constructor(o: NdjsonBatchOptions) {
+    this.pool = o.pool;
     this.limit = new LineLimit(o.maxLineBytes);
     this.batchSize = Math.max(1, o.batchSize);
     this.startLine = o.startLine;
@@ -255,10 +260,10 @@ export class NdjsonBatcher {
   private finish(b: Uint8Array | undefined, from: number, to: number): void {
     if (b !== undefined) this.append(b, from, to);
     const used = this.rawLen;
-    this.out.push(this.bb.finish(this.raw.subarray(0, used)));
+    // The raw bytes are copied into the batch's one buffer (which it owns, and may transfer):
+    // this buffer takes the next batch's.
+    this.out.push(this.bb.finish(this.raw.subarray(0, used), { pool: this.pool, copyRaw: true }));
     this.gen++;
-    // A new buffer each batch: the batch owns (and may transfer) its own.
-    this.raw = new Uint8Array(Math.max(1 << 16, used + (used >> 3)));
     this.rawLen = 0;
   }
 }

@@ -6,6 +6,7 @@
  * @module
  */
 import { closeSync, openSync, readSync } from 'node:fs';
+import { batchTransferList } from '../core/batch.js';
 import type { BatchSource } from './batch.js';
 import { type NdjsonBatchOptions, ndjsonBatches } from './ndjsonBatches.js';
 import { openTextStream, type TextStream } from './textStream.js';
@@ -24,9 +25,18 @@ export function isGzip(path: string): boolean {
 
 /**
  * The NDJSON file `path` read in this thread (ndjsonBatches.ts); `lean`: small reads, the file
- * opened for each (one of the many inputs of a merge).
+ * opened for each (one of the many inputs of a merge). With `recycle` (and `nb.pool`), a batch is
+ * done with once the next one is asked for: its buffer goes back to the pool.
  */
-export function ndjsonSource(path: string, gzip: boolean, lean: boolean, nb: NdjsonBatchOptions, totalBytes: number): BatchSource {
+export function ndjsonSource(
+  path: string,
+  gzip: boolean,
+  lean: boolean,
+  nb: NdjsonBatchOptions,
+  totalBytes: number,
+  recycle = false,
+): BatchSource {
+  const pool = recycle ? nb.pool : undefined;
   const open = new Set<TextStream>();
   let lastBytes = 0;
   let closed = false;
@@ -44,7 +54,10 @@ export function ndjsonSource(path: string, gzip: boolean, lean: boolean, nb: Ndj
       const ts = openTextStream(path, gzip, lean);
       open.add(ts);
       try {
-        yield* ndjsonBatches(ts.bytes(), nb, () => closed);
+        for await (const b of ndjsonBatches(ts.bytes(), nb, () => closed)) {
+          yield b;
+          if (pool !== undefined) for (const buf of batchTransferList(b)) pool.put(buf);
+        }
       } finally {
         lastBytes = Math.max(lastBytes, ts.bytesRead());
         ts.close();

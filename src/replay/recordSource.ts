@@ -133,7 +133,8 @@ export function fileSequence(paths: readonly string[], open: OpenOptions, start:
   return {
     async *batches() {
       for (let i = start.input; i < paths.length; i++) {
-        const src = openInputBatches(paths[i], { ...open, startLine: i === start.input ? start.line : 1 });
+        // Each batch is fed whole before the next is asked for, and nothing keeps its columns.
+        const src = openInputBatches(paths[i], { ...open, startLine: i === start.input ? start.line : 1, recycle: true });
         at = { input: i, src };
         const raw = rawReader(src);
         try {

@@ -66,6 +66,45 @@ describe('openBatchSource', () => {
     }
   });
 
+  it.each([1, 2])('recycles the buffers of the batches taken, their records unchanged (%i threads)', async (threads) => {
+    const path = join(dir, `recycle-${threads}.ndjson`);
+    await writeLog(path, { seed: 6, events: 60_000, badRate: 0.02 });
+    const src = openBatchSource(path, { threads, batchSize: 700, recycle: true });
+    const got: SourceRecord[] = [];
+    const taken: BatchColumns[] = [];
+    const buffers = new Set<ArrayBuffer>();
+    for await (const b of src.batches()) {
+      // A batch's columns are views of one buffer, its raw bytes too.
+      expect(new Set([b.kind.buffer, b.line.buffer, b.v.buffer, b.textCells.buffer, b.rawEnd.buffer, b.raw.buffer]).size).toBe(1);
+      buffers.add(b.kind.buffer as ArrayBuffer);
+      for (let i = 0; i < b.length; i++) got.push(plain(recordAt(b, i)));
+      taken.push(b);
+    }
+    src.close();
+    expect(got).toEqual(await reference(path));
+    expect(taken.length).toBeGreaterThan(60);
+    if (threads === 1) {
+      // In this thread: the batches are built on a few buffers (those of one read's batches), again and again.
+      expect(buffers.size).toBeLessThan(taken.length / 4);
+    } else {
+      // From a worker: each batch taken went back to it (detached here), the last one too.
+      for (const b of taken) expect(b.kind.buffer.byteLength).toBe(0);
+    }
+  });
+
+  it('keeps every batch whole without recycle', async () => {
+    const path = join(dir, 'keep.ndjson');
+    await writeLog(path, { seed: 6, events: 5_000 });
+    for (const threads of [1, 2]) {
+      const src = openBatchSource(path, { threads, batchSize: 700 });
+      const taken: BatchColumns[] = [];
+      for await (const b of src.batches()) taken.push(b);
+      src.close();
+      const got = taken.flatMap((b) => Array.from({ length: b.length }, (_, i) => plain(recordAt(b, i))));
+      expect(got).toEqual(await reference(path));
+    }
+  });
+
   it('gives a source the format, size and bytes read of the input', async () => {
     const path = join(dir, 'sizes.ndjson.gz');
     await writeLog(path, { seed: 5, events: 2_000 });
