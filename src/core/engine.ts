@@ -538,10 +538,13 @@ export class Engine {
 
   /**
    * The whole state as plain JSON: restoring it and continuing gives exactly the outputs of an
-   * uninterrupted run (prefix-then-rest equals the whole log).
+   * uninterrupted run (prefix-then-rest equals the whole log). With `packed`, the symbol
+   * records' packed trade bins are `PackedBytes` (src/core/packedBytes.ts: views of this engine's
+   * state, valid until it changes) rather than base64 text: for a writer that encodes them
+   * itself, as the replay database's does (src/io/snapshotBlob.ts); it restores the same.
    */
-  snapshot(): EngineSnapshot {
-    return takeSnapshot(this.state, this.tracking);
+  snapshot(opts: { packed?: boolean } = {}): EngineSnapshot {
+    return takeSnapshot(this.state, this.tracking, opts.packed === true);
   }
 
   /** Rebuilds an engine from {@link snapshot} output. @throws XrateError on a malformed snapshot. */

@@ -14,6 +14,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
+import { PackedBytes } from '../core/packedBytes.js';
 
 /** Strings at least this long (characters) are compressed apart. */
 export const LARGE_STRING = 1 << 20;
@@ -24,7 +25,9 @@ const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
 /**
  * The gzip blob of `JSON.stringify(value)`, its large plain strings compressed apart (see the
- * module description).
+ * module description). The bytes of a {@link PackedBytes} (a snapshot taken `packed`) are written
+ * as their base64 text, encoded a piece at a time when it is large, so the blob is the same as for
+ * the snapshot holding that text.
  *
  * @example
  * ```ts
@@ -32,11 +35,13 @@ const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
  * ```
  */
 export function packSnapshot(value: unknown): Buffer {
-  const large: string[] = [];
+  const large: (string | PackedBytes)[] = [];
   // A placeholder no string of the snapshot can be (a random tag after a NUL, which JSON escapes).
   const tag = `\u0000xrate-large-${randomBytes(8).toString('hex')}-`;
   const text = JSON.stringify(value, (_key, v: unknown) => {
-    if (typeof v !== 'string' || v.length < LARGE_STRING || !PLAIN.test(v)) return v;
+    if (v instanceof PackedBytes) {
+      if (v.base64Length < LARGE_STRING) return v.base64();
+    } else if (typeof v !== 'string' || v.length < LARGE_STRING || !PLAIN.test(v)) return v;
     large.push(v);
     return `${tag}${large.length - 1}`;
   });
@@ -49,11 +54,37 @@ export function packSnapshot(value: unknown): Buffer {
     const i = text.indexOf(mark, at);
     members.push(gzipSync(Buffer.from(`${text.slice(at, i)}"`)));
     const s = large[n];
-    for (let p = 0; p < s.length; p += PIECE) members.push(gzipSync(Buffer.from(s.slice(p, p + PIECE), 'latin1')));
+    if (typeof s === 'string')
+      for (let p = 0; p < s.length; p += PIECE) members.push(gzipSync(Buffer.from(s.slice(p, p + PIECE), 'latin1')));
+    else for (const piece of base64Pieces(s)) members.push(gzipSync(piece));
     at = i + mark.length - 1; // the closing quote starts the next piece
   }
   members.push(gzipSync(Buffer.from(text.slice(at))));
   return Buffer.concat(members);
+}
+
+/**
+ * The base64 text of `bytes` in pieces of {@link PIECE} characters (the last one shorter), as
+ * latin1 bytes: the pieces the text whole would be cut into, since a piece is the text of a whole
+ * number of 3-byte groups.
+ */
+function* base64Pieces(bytes: PackedBytes): Generator<Buffer> {
+  const step = (PIECE / 4) * 3;
+  const chunk = Buffer.allocUnsafe(step);
+  let fill = 0;
+  for (const part of bytes.parts) {
+    for (let at = 0; at < part.length; ) {
+      const n = Math.min(step - fill, part.length - at);
+      chunk.set(part.subarray(at, at + n), fill);
+      fill += n;
+      at += n;
+      if (fill === step) {
+        yield Buffer.from(chunk.toString('base64'), 'latin1');
+        fill = 0;
+      }
+    }
+  }
+  if (fill > 0) yield Buffer.from(chunk.subarray(0, fill).toString('base64'), 'latin1');
 }
 
 /** The value of a {@link packSnapshot} blob (or of a snapshot gzip-compressed whole, as before). */

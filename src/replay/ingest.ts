@@ -385,7 +385,9 @@ export class Ingest {
    */
   saveSnapshot(at: { input: number; line: number; final: boolean; driver: unknown }, createdAt: number): void {
     if (!this.store || this.run === undefined) return;
-    const cp = { input: at.input, line: at.line, batch: this.batchNo, final: at.final, engine: this.engine.snapshot(), driver: at.driver };
+    // The trade bins as bytes, encoded by the store as it writes them (src/io/snapshotBlob.ts).
+    const engine = this.engine.snapshot({ packed: true });
+    const cp = { input: at.input, line: at.line, batch: this.batchNo, final: at.final, engine, driver: at.driver };
     this.store.saveSnapshot(this.run, cp, new Date(createdAt).toISOString());
   }
 

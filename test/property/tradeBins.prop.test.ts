@@ -8,6 +8,7 @@
  * than an hour are held packed.
  */
 import fc from 'fast-check';
+import type { PackedBytes } from '../../src/core/packedBytes.js';
 import { describe, expect, it } from 'vitest';
 import { ExactDecimal } from '../../src/core/decimal.js';
 import { DAY_SECONDS, HOUR_SECONDS, type LegacyTradeBinsJSON, TradeBins, type TradeBinsJSON } from '../../src/core/engine/tradeBins.js';
@@ -95,6 +96,10 @@ describe('TradeBins running hour and day totals', () => {
               const snap = JSON.parse(JSON.stringify(bins.toJSON(k))) as TradeBinsJSON;
               const back = TradeBins.fromJSON(snap, k);
               expect(JSON.stringify(back.toJSON(k))).toBe(JSON.stringify(snap));
+              // Packed (as the replay database's snapshots are taken): the same bytes, restored the same.
+              const packed = bins.toJSON(k, true);
+              expect({ hot: (packed.hot as PackedBytes).base64(), cold: (packed.cold as PackedBytes).base64() }).toEqual(snap);
+              expect(JSON.stringify(TradeBins.fromJSON(packed, k).toJSON(k))).toBe(JSON.stringify(snap));
               const old = TradeBins.fromJSON(legacy(trades, k), k);
               for (let m = 0; m < MARKETS; m++) {
                 expect(new ExactDecimal(old.dayText(m, k)).toString()).toBe(exactSum(trades, m, k - DAY_SECONDS, k));

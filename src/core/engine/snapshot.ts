@@ -16,7 +16,7 @@ import { XrateError } from '../errors.js';
 export const SNAPSHOT_VERSION = 1;
 
 /** The state as an {@link EngineSnapshot}. */
-export function takeSnapshot(state: EngineState, tracking: Tracking): EngineSnapshot {
+export function takeSnapshot(state: EngineState, tracking: Tracking, packed = false): EngineSnapshot {
   const c = state.config;
   const config: EngineConfig = {
     maxSpread: c.maxSpread,
@@ -46,7 +46,7 @@ export function takeSnapshot(state: EngineState, tracking: Tracking): EngineSnap
     tracked: tracking.toJSON(),
     autoTrack: tracking.autoTrackPeriods ? [...tracking.autoTrackPeriods] : null,
     forceEmit: state.forceEmit,
-    symbols: state.symbolRecords.toJSON(state.markets.index.size, state.lastTick ?? state.t0),
+    symbols: state.symbolRecords.toJSON(state.markets.index.size, state.lastTick ?? state.t0, packed),
     own: state.ownMetrics.toJSON(),
     // Only when there is something: a log without position events keeps its snapshots as they were.
     ...(state.positions.isEmpty ? {} : { positions: state.positions.toJSON() }),

@@ -435,7 +435,7 @@ export class SymbolRecords {
    * Plain-JSON state (see {@link SymbolRecordsJSON}) of markets < n, canonical: the logs folded
    * and the `symbol` events at or before `lastTick` (the last tick, or T0 before it) settled.
    */
-  toJSON(n: number, lastTick: number | undefined): SymbolRecordsJSON {
+  toJSON(n: number, lastTick: number | undefined, packed = false): SymbolRecordsJSON {
     this.ensure(n);
     if (lastTick !== undefined) this.settle(lastTick);
     this.foldQuotes();
@@ -447,7 +447,7 @@ export class SymbolRecords {
       long_prices: [...this.longPrices].sort((a, b) => a[0] - b[0]),
       declared: this.declared.slice(0, n).map((d) => (d === undefined ? null : structuredClone(d))),
       pending: structuredClone(this.pending).sort((a, b) => a[0] - b[0]),
-      bins: this.bins.toJSON(lastTick === undefined ? -Infinity : lastTick / US_PER_SECOND),
+      bins: this.bins.toJSON(lastTick === undefined ? -Infinity : lastTick / US_PER_SECOND, packed),
     };
   }
 

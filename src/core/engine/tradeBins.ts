@@ -21,6 +21,7 @@
  * @module
  */
 import { ExactSums, type ExactSumsJSON, scaledText } from '../decimal.js';
+import { PackedBytes, packedBytesOf } from '../packedBytes.js';
 import { US_PER_SECOND } from '../time.js';
 
 /** Seconds in the longest window asked for (volume_1day). */
@@ -34,8 +35,8 @@ export const HOUR_SECONDS = 3_600;
  * (base64; each list's first bin's second written whole).
  */
 export interface TradeBinsJSON {
-  cold: string;
-  hot: string;
+  cold: string | PackedBytes;
+  hot: string | PackedBytes;
 }
 
 /** One market's chain of bins, as snapshots before the running totals held them (still restored). */
@@ -157,19 +158,15 @@ class ColdBins {
 
   /**
    * The bytes of the bins held, as a queue of these bins alone holds them: the first bin's second
-   * written whole (in this queue it may be a delta from a bin already taken), the rest as they are.
+   * written whole (in this queue it may be a delta from a bin already taken), the rest as they
+   * are (a view, valid until the next append).
    */
-  canonical(): Uint8Array {
+  canonical(): PackedBytes {
     const first = this.peek();
-    if (first === undefined) return new Uint8Array(0);
+    if (first === undefined) return new PackedBytes([]);
     const one = new ColdBins();
     one.push(first.market, first.sec, first.mant, first.exp);
-    const head = one.view();
-    const rest = this.buf.subarray(this.head, this.tail);
-    const out = new Uint8Array(head.length + rest.length);
-    out.set(head, 0);
-    out.set(rest, head.length);
-    return out;
+    return new PackedBytes([one.view(), this.buf.subarray(this.head, this.tail)]);
   }
 
   /** A queue holding the bins of {@link canonical}'s bytes (as a snapshot kept them). */
@@ -228,10 +225,6 @@ function zigzag(v: number): number {
 
 function unzigzag(z: number): number {
   return z % 2 === 0 ? z / 2 : -(z + 1) / 2;
-}
-
-function base64Of(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
 }
 
 /**
@@ -451,14 +444,19 @@ export class TradeBins {
     return this.cold.bytes;
   }
 
-  /** Plain-JSON state at second k (advanced there first): the hot bins and the cold ones, each packed. */
-  toJSON(k: number): TradeBinsJSON {
+  /**
+   * Plain-JSON state at second k (advanced there first): the hot bins and the cold ones, each
+   * packed, as base64; with `packed`, as {@link PackedBytes} (the cold ones a view of this state,
+   * valid until it changes).
+   */
+  toJSON(k: number, packed = false): TradeBinsJSON {
     this.advance(k);
     const hot = new ColdBins();
     const order = this.inOrder(this.front, this.end);
     for (let x = 0; x < this.end - this.front; x++) this.pushHot(hot, order[x]);
     // The first cold bin's second whole, so the bytes depend on the bins alone, not on what left before.
-    return { hot: base64Of(hot.view()), cold: base64Of(this.cold.canonical()) };
+    const j = { hot: new PackedBytes([hot.view()]), cold: this.cold.canonical() };
+    return packed ? j : { hot: j.hot.base64(), cold: j.cold.base64() };
   }
 
   private pushHot(q: ColdBins, i: number): void {
@@ -487,7 +485,7 @@ export class TradeBins {
       all.sort((a, b) => a.sec - b.sec || a.market - b.market);
       for (const b of all) bins.put(b);
     } else {
-      for (const packed of [j.cold, j.hot]) for (const b of ColdBins.from(Buffer.from(packed, 'base64'))) bins.put(b);
+      for (const packed of [j.cold, j.hot]) for (const b of ColdBins.from(packedBytesOf(packed))) bins.put(b);
     }
     if (k !== undefined) bins.advance(k);
     return bins;

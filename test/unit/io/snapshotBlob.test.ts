@@ -5,6 +5,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { PackedBytes } from '../../../src/core/packedBytes.js';
 import { LARGE_STRING, packSnapshot, unpackSnapshot } from '../../../src/io/snapshotBlob.js';
 
 const GZIP = Buffer.from([0x1f, 0x8b, 0x08]);
@@ -31,6 +32,38 @@ describe('snapshot blobs', () => {
     const value = { s: quoted, t: '\u0000xrate-large-0' };
     expect(unpackSnapshot(packSnapshot(value))).toEqual(value);
     expect(unpackSnapshot(gzipSync(Buffer.from(JSON.stringify(value))))).toEqual(value);
+  });
+
+  it('writes packed bytes as their base64 text: the same blob, whatever their size and parts', () => {
+    // Sizes about the inline limit and the pieces' (3 MiB of bytes: 4 Mi characters of base64),
+    // the bytes cut into parts anywhere (not at 3-byte groups).
+    const PIECE_BYTES = 3 << 20;
+    const sizes = [0, 5, (LARGE_STRING / 4) * 3 - 1, (LARGE_STRING / 4) * 3, PIECE_BYTES, PIECE_BYTES + 1, 2 * PIECE_BYTES + 2];
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...sizes),
+        fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 4 }),
+        fc.integer(),
+        (n, cuts, seed) => {
+          const bytes = new Uint8Array(n);
+          for (let i = 0, x = seed | 1; i < n; i++) {
+            x ^= x << 13;
+            x ^= x >>> 17;
+            x ^= x << 5;
+            bytes[i] = x & 0xff;
+          }
+          const at = [...new Set(cuts.map((c) => Math.floor(c * n)))].sort((a, b) => a - b);
+          const parts = [0, ...at, n].slice(1).map((to, k, ends) => bytes.subarray(k === 0 ? 0 : ends[k - 1], to));
+          const packed = new PackedBytes(parts);
+          const text = Buffer.from(bytes).toString('base64');
+          expect(packed.base64()).toBe(text);
+          const asText = { engine: { symbols: { bins: { cold: text, hot: 'AQI=' } } }, driver: { n } };
+          const asBytes = { engine: { symbols: { bins: { cold: packed, hot: new PackedBytes([Uint8Array.of(1, 2)]) } } }, driver: { n } };
+          expect(packSnapshot(asBytes).equals(packSnapshot(asText))).toBe(true);
+        },
+      ),
+      { seed: 20261128, numRuns: 14 },
+    );
   });
 
   it('round-trips any JSON value with large strings anywhere', () => {
