@@ -124,6 +124,8 @@ interface Slot {
   texts: (string | undefined)[];
   /** Whether the slot is in the writer's list of slots with points. */
   listed: boolean;
+  /** The room (points) it keeps while empty, counted in the writer's `retained` (0: none beyond {@link SLOT_ROOM}). */
+  kept: number;
 }
 
 /** The capacity a slot starts with, and goes back to once a chunk of more is written. */
@@ -179,12 +181,21 @@ export class OwnChunkWriter {
   private batch = 0;
   /** Points gathered, not written. */
   private gathered = 0;
+  /** The room (points) empty slots keep, and its bound: twice the points gathered at most (none when chunks are not gathered). */
+  private retained = 0;
+  private readonly retainLimit: number;
 
   constructor(
     make: RowSinkMaker,
     private readonly chunkPoints = 0,
   ) {
     this.sink = make(CHUNK_INSERT);
+    this.retainLimit = 2 * GATHERED_CHUNKS * chunkPoints;
+  }
+
+  /** The room (points) empty slots keep for their next chunks: at most twice the points gathered at most. */
+  get retainedRoom(): number {
+    return this.retained;
   }
 
   /** Adds the points of one tick (`b`), point i with `seq + i`, of batch `batch`. */
@@ -209,6 +220,7 @@ export class OwnChunkWriter {
           seqs: new Float64Array(SLOT_ROOM),
           texts: [],
           listed: false,
+          kept: 0,
         };
         this.slots[key] = s;
       }
@@ -282,15 +294,27 @@ export class OwnChunkWriter {
     this.empty(s);
   }
 
-  /** Empties slot `s`, giving back the room a long chunk took. */
+  /**
+   * Empties slot `s`. A series that gathered a long chunk keeps its room for the next one (where
+   * growing it again, array after array, cost more than the rest of the gathering), while the room
+   * kept by all is within what the points gathered at most take; beyond, it gives the room back.
+   */
   private empty(s: Slot): void {
     s.n = 0;
     s.texts.length = 0;
-    if (s.times.length > 4 * SLOT_ROOM) {
-      s.times = new Float64Array(SLOT_ROOM);
-      s.values = new Float64Array(SLOT_ROOM);
-      s.seqs = new Float64Array(SLOT_ROOM);
+    const cap = s.times.length;
+    if (cap <= 4 * SLOT_ROOM) return;
+    const others = this.retained - s.kept;
+    if (others + cap <= this.retainLimit) {
+      this.retained = others + cap;
+      s.kept = cap;
+      return;
     }
+    this.retained = others;
+    s.kept = 0;
+    s.times = new Float64Array(SLOT_ROOM);
+    s.values = new Float64Array(SLOT_ROOM);
+    s.seqs = new Float64Array(SLOT_ROOM);
   }
 
   /** Forgets the gathered points (their transaction rolled back, or written). */
