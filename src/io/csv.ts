@@ -29,7 +29,7 @@ import type { RejectReason } from '../core/types.js';
 import { clipText, DEFAULT_MAX_LINE_BYTES, KEEP_CHARS, LineBuffer, LineLimit, tooLongMessage, utf8Bytes } from './lineLimit.js';
 import { JsonRecord } from './record.js';
 import type { EventSource, ReaderOptions, SourceRecord } from './source.js';
-import { textEventSource, withLastLine } from './textStream.js';
+import { textSource, withLastLine } from './textStream.js';
 import { XrateError } from '../core/errors.js';
 
 /** One parsed CSV row: `fields`, or `error`; `end` is the index just after the row's line ending. */
@@ -314,7 +314,7 @@ export class CsvSplitter {
  */
 export function openCsv(path: string, ro: ReaderOptions): EventSource {
   const { batchSize, startLine } = ro;
-  return textEventSource('csv', path, ro, async function* (ts, isClosed) {
+  return textSource('csv', path, ro, async function* (ts, isClosed) {
     const sp = new CsvSplitter(true, ro.maxLineBytes);
     let header: (string | undefined)[] | undefined;
     let batch: SourceRecord[] = [];

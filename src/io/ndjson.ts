@@ -15,7 +15,7 @@
 import { fastParseLine, TimeCache } from './fastNdjson.js';
 import { LineBuffer, LineLimit } from './lineLimit.js';
 import type { EventSource, ReaderOptions, SourceRecord } from './source.js';
-import { textEventSource, withLastLine } from './textStream.js';
+import { textSource, withLastLine } from './textStream.js';
 
 /** Reads one line's text into a {@link SourceRecord}, or `undefined` for a blank line. */
 export function readJsonLine(raw: string, line: number): SourceRecord | undefined {
@@ -73,7 +73,7 @@ export function lineRecord(
 export function openNdjson(path: string, ro: ReaderOptions): EventSource {
   // The lines before `startLine` are counted off in the bytes, not decoded.
   const skipped = Math.max(0, ro.startLine - 1);
-  return textEventSource('ndjson', path, ro, (ts, isClosed) => readNdjson(ts.chunks(skipped), ro, isClosed, skipped));
+  return textSource('ndjson', path, ro, (ts, isClosed) => readNdjson(ts.chunks(skipped), ro, isClosed, skipped));
 }
 
 /**

@@ -9,7 +9,7 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { batchTransferList } from '../core/batch.js';
 import type { BatchSource } from './batch.js';
 import { type NdjsonBatchOptions, ndjsonBatches } from './ndjsonBatches.js';
-import { openTextStream, type TextStream } from './textStream.js';
+import { textSource } from './textStream.js';
 
 /** Whether `path` is gzip: its name ends in `.gz`, or it starts with gzip's magic bytes. */
 export function isGzip(path: string): boolean {
@@ -37,36 +37,10 @@ export function ndjsonSource(
   recycle = false,
 ): BatchSource {
   const pool = recycle ? nb.pool : undefined;
-  const open = new Set<TextStream>();
-  let lastBytes = 0;
-  let closed = false;
-  return {
-    format: 'ndjson',
-    path,
-    totalBytes,
-    bytesRead() {
-      let n = lastBytes;
-      for (const s of open) n = Math.max(n, s.bytesRead());
-      return n;
-    },
-    async *batches() {
-      if (closed) return;
-      const ts = openTextStream(path, gzip, lean);
-      open.add(ts);
-      try {
-        for await (const b of ndjsonBatches(ts.bytes(), nb, () => closed)) {
-          yield b;
-          if (pool !== undefined) for (const buf of batchTransferList(b)) pool.put(buf);
-        }
-      } finally {
-        lastBytes = Math.max(lastBytes, ts.bytesRead());
-        ts.close();
-        open.delete(ts);
-      }
-    },
-    close() {
-      closed = true;
-      for (const s of open) s.close();
-    },
-  };
+  return textSource('ndjson', path, { gzip, lean, totalBytes }, async function* (ts, isClosed) {
+    for await (const b of ndjsonBatches(ts.bytes(), nb, isClosed)) {
+      yield b;
+      if (pool !== undefined) for (const buf of batchTransferList(b)) pool.put(buf);
+    }
+  });
 }

@@ -138,13 +138,16 @@ function grown<T extends Uint8Array | Uint16Array | Int32Array | Float64Array>(a
 }
 
 /**
- * The buffers of a job, for the transfer list of its message: its columns, and the whole buffers
- * of its typed-array values (a BLOB made for the row, as own-metric chunks are; never a Buffer,
- * which may share a pool).
+ * The buffers of a job, for the transfer list of its message: its columns, the whole buffers of
+ * its typed-array values (a BLOB made for the row, as own-metric chunks are; never a Buffer, which
+ * may share a pool or be the caller's), and its snapshot's blob (made for the job: megabytes for a
+ * dense log) when it owns its memory.
  */
 export function rowJobTransfer(job: RowJob): ArrayBuffer[] {
   const out = new Set([job.statement.buffer, job.tags.buffer, job.numbers.buffer, job.refs.buffer] as ArrayBuffer[]);
   for (const v of job.others) if (v instanceof Uint8Array && !Buffer.isBuffer(v) && ownsItsMemory(v)) out.add(v.buffer);
+  const blob = job.snapshot?.[6];
+  if (blob instanceof Uint8Array && ownsItsMemory(blob)) out.add(blob.buffer);
   return [...out];
 }
 
@@ -152,7 +155,7 @@ export function rowJobTransfer(job: RowJob): ArrayBuffer[] {
  * Whether `v` is the whole of its ArrayBuffer, which can then be transferred to another thread
  * (a slice of a larger buffer, Node's shared pool of small Buffers for one, cannot).
  */
-export function ownsItsMemory(v: Uint8Array): v is Uint8Array<ArrayBuffer> {
+function ownsItsMemory(v: Uint8Array): v is Uint8Array<ArrayBuffer> {
   return v.byteOffset === 0 && v.byteLength === v.buffer.byteLength && v.buffer instanceof ArrayBuffer;
 }
 

@@ -174,17 +174,27 @@ export function openTextStream(path: string, gzip: boolean, lean = false, chunkB
   };
 }
 
+/** A source of a text log's batches `T`: records (an {@link EventSource}) or columns (a `BatchSource`, src/io/batch.ts). */
+export interface TextSource<T> {
+  readonly format: SourceFormat;
+  readonly path: string;
+  readonly totalBytes: number;
+  bytesRead(): number;
+  batches(): AsyncGenerator<T>;
+  close(): void;
+}
+
 /**
- * The {@link EventSource} of a text log (NDJSON, CSV): each `batches()` call opens the file
- * anew and hands its text stream to `read`; the source tracks the bytes read across calls and
+ * The source of a text log (NDJSON, CSV, vendor CSV): each `batches()` call opens the file anew
+ * and hands its text stream to `read`; the source tracks the bytes read across calls and
  * `close()` stops every open stream (`isClosed` lets `read` stop between batches).
  */
-export function textEventSource(
+export function textSource<T = SourceRecord[]>(
   format: SourceFormat,
   path: string,
-  ro: ReaderOptions,
-  read: (ts: TextStream, isClosed: () => boolean) => AsyncGenerator<SourceRecord[]>,
-): EventSource {
+  ro: Pick<ReaderOptions, 'gzip' | 'lean' | 'chunkBytes' | 'totalBytes'>,
+  read: (ts: TextStream, isClosed: () => boolean) => AsyncGenerator<T>,
+): TextSource<T> {
   const open = new Set<TextStream>();
   let lastBytes = 0;
   let closed = false;

@@ -31,7 +31,7 @@ import { formatTime } from '../core/time.js';
 import { isReject, type XrateEvent } from '../core/types.js';
 import { type CsvRow, CsvSplitter } from './csv.js';
 import type { EventSource, ReaderOptions, SourceRecord } from './source.js';
-import { textEventSource, withLastLine } from './textStream.js';
+import { textSource, withLastLine } from './textStream.js';
 import { XrateError } from '../core/errors.js';
 
 /** Which time of a vendor row an event takes: the receive time (default) or the exchange's. */
@@ -345,7 +345,7 @@ export function vendorRows(path: string, kind: VendorKind, ro: VendorReaderOptio
  */
 export function openVendorCsv(path: string, kind: VendorKind, ro: VendorReaderOptions): EventSource {
   const { batchSize } = ro;
-  return textEventSource(kind.format, path, ro, async function* (ts, isClosed) {
+  return textSource(kind.format, path, ro, async function* (ts, isClosed) {
     const sp = new CsvSplitter(true, ro.maxLineBytes, kind.delimiter);
     const rows = vendorRows(path, kind, ro);
     const batch: SourceRecord[] = [];

@@ -16,7 +16,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
-import { ownsItsMemory, type RowJob, RowJobBuilder, rowJobTransfer, type RowSink } from './rowJob.js';
+import { type RowJob, RowJobBuilder, rowJobTransfer, type RowSink } from './rowJob.js';
 import { OUTPUT_TABLES } from './storeSchema.js';
 
 /** Indexes in the shared state: jobs done, whether the thread has closed its connection. */
@@ -110,12 +110,7 @@ export class WriterThread {
     this.snapshot = undefined;
     this.inJob = false;
     this.throwFailure();
-    const transfer = rowJobTransfer(job);
-    // A snapshot's blob (megabytes for a dense log) moves to the thread rather than being copied,
-    // when it owns its memory (not a slice of Node's shared pool).
-    const blob = job.snapshot?.[6];
-    if (blob instanceof Uint8Array && ownsItsMemory(blob)) transfer.push(blob.buffer);
-    this.worker.postMessage({ job }, transfer);
+    this.worker.postMessage({ job }, rowJobTransfer(job));
     this.posted++;
     while (this.posted - Atomics.load(this.shared, WRITER_STATE.done) > MAX_QUEUED) this.wait();
     this.throwFailure();
