@@ -5,7 +5,8 @@
  * the hour and day totals equal the exact sum of the sizes of the bins in (k - 1 h, k] and
  * (k - 24 h, k]; a snapshot taken anywhere restores to the same answers and the same snapshot; a
  * snapshot in the earlier per-market chain form restores to the same answers; and the bins older
- * than an hour are held packed.
+ * than an hour are held packed, in chunks of any size (a bin never across two), whose snapshot
+ * bytes do not depend on it.
  */
 import fc from 'fast-check';
 import type { PackedBytes } from '../../src/core/packedBytes.js';
@@ -68,9 +69,12 @@ describe('TradeBins running hour and day totals', () => {
           { maxLength: 30 },
         ),
         fc.integer({ min: 0, max: 30 }),
-        (early, steps, snapAt) => {
+        // Bytes of a chunk of the packed bins: small ones put most bins at a chunk's end.
+        fc.constantFrom(64, 80, 128, 1 << 16),
+        fc.constantFrom(64, 80, 128, 1 << 16),
+        (early, steps, snapAt, chunk, restoredChunk) => {
           const k0 = 1_700_000_000;
-          let bins = new TradeBins();
+          let bins = new TradeBins(chunk);
           const trades: Trade[] = [];
           for (const [m, d, text] of early) {
             trades.push({ m, b: k0 + d, text });
@@ -94,12 +98,12 @@ describe('TradeBins running hour and day totals', () => {
             }
             if (++step === snapAt) {
               const snap = JSON.parse(JSON.stringify(bins.toJSON(k))) as TradeBinsJSON;
-              const back = TradeBins.fromJSON(snap, k);
+              const back = TradeBins.fromJSON(snap, k, restoredChunk);
               expect(JSON.stringify(back.toJSON(k))).toBe(JSON.stringify(snap));
               // Packed (as the replay database's snapshots are taken): the same bytes, restored the same.
               const packed = bins.toJSON(k, true);
               expect({ hot: (packed.hot as PackedBytes).base64(), cold: (packed.cold as PackedBytes).base64() }).toEqual(snap);
-              expect(JSON.stringify(TradeBins.fromJSON(packed, k).toJSON(k))).toBe(JSON.stringify(snap));
+              expect(JSON.stringify(TradeBins.fromJSON(packed, k, chunk).toJSON(k))).toBe(JSON.stringify(snap));
               const old = TradeBins.fromJSON(legacy(trades, k), k);
               for (let m = 0; m < MARKETS; m++) {
                 expect(new ExactDecimal(old.dayText(m, k)).toString()).toBe(exactSum(trades, m, k - DAY_SECONDS, k));
@@ -128,5 +132,12 @@ describe('TradeBins running hour and day totals', () => {
     const cold = 10 * (DAY_SECONDS - HOUR_SECONDS);
     expect(bins.coldBytes).toBeLessThan(6 * cold);
     expect(bins.hotBins).toBe(10 * HOUR_SECONDS);
+    // Held in chunks: the bytes and at most three chunks (read from, appended to, a spare).
+    expect(bins.coldHeldBytes).toBeLessThanOrEqual(bins.coldBytes + 3 * (1 << 16));
+    // A second day: the bins leaving let their chunks go.
+    for (let s = DAY_SECONDS; s < 2 * DAY_SECONDS; s++) bins.add(s % 10, k0 + s + 1, '0.5', k0 + s);
+    bins.advance(k0 + 2 * DAY_SECONDS);
+    expect(bins.coldBytes).toBeLessThan(6 * (DAY_SECONDS - HOUR_SECONDS));
+    expect(bins.coldHeldBytes).toBeLessThanOrEqual(bins.coldBytes + 3 * (1 << 16));
   });
 });

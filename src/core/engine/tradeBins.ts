@@ -70,44 +70,75 @@ interface ColdBin {
   exp: number;
 }
 
+/** Bytes of a {@link ColdBins} chunk (a larger one holds a bin that needs more). */
+const CHUNK = 1 << 16;
+
+/** A read position in a {@link ColdBins}: its chunk, the byte in it, and the second of the last bin read. */
+interface Cursor {
+  chunk: number;
+  at: number;
+  sec: number;
+}
+
 /**
  * A queue of bins packed as bytes: per bin the market (varint), the seconds since the previous
  * bin (varint; bins come in time order), the exponent (zigzag, shifted left one bit, the low bit
  * set when the mantissa is a BigInt) and the mantissa (varint, or its decimal digits after their
  * count). Bins are appended at the end and read from the front.
+ *
+ * The bytes are held in chunks of 64 KiB, a bin never across two: a chunk read to its end is
+ * let go, so the memory held is the bins' bytes and a chunk, where one array grown by doubling
+ * held up to twice them (a day of a dense log's bins is tens of megabytes) and copied them all
+ * at each growth.
  */
 class ColdBins {
-  private buf = new Uint8Array(1 << 16);
-  private head = 0;
+  /** @param chunkBytes bytes of a chunk (tests take small ones). */
+  constructor(private readonly chunkBytes = CHUNK) {}
+
+  /** The chunks (those before `read.chunk` already let go), and the bytes written in each. */
+  private chunks: (Uint8Array | undefined)[] = [];
+  private used: number[] = [];
+  /** The chunk appended to (the last), and where its next bin goes. */
+  private buf: Uint8Array = new Uint8Array(0);
   private tail = 0;
+  /** A chunk read to its end, kept for the next one needed. */
+  private spare: Uint8Array | undefined;
   /** Second of the last bin appended (the base of the next one's delta). */
   private lastSec = 0;
-  /** Second of the last bin read (the base of the next one's delta). */
-  private readSec = 0;
+  private read: Cursor = { chunk: 0, at: 0, sec: 0 };
   private peeked: ColdBin | undefined;
+  /** Bytes appended and bytes taken, in all. */
+  private written = 0;
+  private taken = 0;
 
   get empty(): boolean {
-    return this.peeked === undefined && this.head >= this.tail;
+    return this.peeked === undefined && this.taken >= this.written;
   }
 
   /** Bytes held (for tests and memory figures). */
   get bytes(): number {
-    return this.tail - this.head;
+    return this.written - this.taken;
   }
 
+  /** Bytes of the chunks held, the spare included (for tests and memory figures). */
+  get heldBytes(): number {
+    let n = this.spare?.length ?? 0;
+    for (let c = this.read.chunk; c < this.chunks.length; c++) n += (this.chunks[c] as Uint8Array).length;
+    return n;
+  }
+
+  /** Makes room for a bin of up to `n` bytes at the end (a new chunk when the last has not). */
   private room(n: number): void {
     if (this.tail + n <= this.buf.length) return;
-    const live = this.tail - this.head;
-    if (live + n <= this.buf.length / 2) this.buf.copyWithin(0, this.head, this.tail);
-    else {
-      let cap = this.buf.length * 2;
-      while (cap < live + n) cap *= 2;
-      const next = new Uint8Array(cap);
-      next.set(this.buf.subarray(this.head, this.tail));
-      this.buf = next;
-    }
-    this.head = 0;
-    this.tail = live;
+    const last = this.chunks.length - 1;
+    if (last >= 0) this.used[last] = this.tail;
+    let next = this.spare !== undefined && this.spare.length >= n ? this.spare : undefined;
+    this.spare = undefined;
+    next ??= new Uint8Array(Math.max(this.chunkBytes, n));
+    this.chunks.push(next);
+    this.used.push(0);
+    this.buf = next;
+    this.tail = 0;
   }
 
   private varint(v: number): void {
@@ -119,18 +150,6 @@ class ColdBins {
     b[this.tail++] = v;
   }
 
-  private readVarint(): number {
-    const b = this.buf;
-    let v = 0;
-    let scale = 1;
-    for (;;) {
-      const x = b[this.head++];
-      v += (x & 127) * scale;
-      if (!(x >= 128)) return v; // (past the end, x is undefined: stop)
-      scale *= 128;
-    }
-  }
-
   /** Appends a bin (its second not before the previous one's). */
   push(market: number, sec: number, mant: number | bigint, exp: number): void {
     // A BigInt mantissa that is a safe integer is packed as a number, as it is restored.
@@ -139,6 +158,7 @@ class ColdBins {
     const big = digits !== '';
     const first = this.empty;
     this.room(48 + digits.length);
+    const from = this.tail;
     this.varint(market);
     // The first bin of an empty queue has its second whole (odd), the others a delta (even).
     this.varint(first ? 2 * zigzag(sec) + 1 : 2 * (sec - this.lastSec));
@@ -149,53 +169,91 @@ class ColdBins {
       this.varint(digits.length);
       for (let i = 0; i < digits.length; i++) this.buf[this.tail++] = digits.charCodeAt(i);
     }
+    this.used[this.chunks.length - 1] = this.tail;
+    this.written += this.tail - from;
   }
 
-  /** The packed bytes of the bins held, oldest first (a view, valid until the next append). */
-  view(): Uint8Array {
-    return this.buf.subarray(this.head, this.tail);
+  /** The packed bytes of the bins held, oldest first (views, valid until the next append). */
+  parts(): Uint8Array[] {
+    const out: Uint8Array[] = [];
+    for (let c = this.read.chunk, at = this.read.at; c < this.chunks.length; c++, at = 0) {
+      const chunk = this.chunks[c] as Uint8Array;
+      if (this.used[c] > at) out.push(chunk.subarray(at, this.used[c]));
+    }
+    return out;
   }
 
   /**
    * The bytes of the bins held, as a queue of these bins alone holds them: the first bin's second
    * written whole (in this queue it may be a delta from a bin already taken), the rest as they
-   * are (a view, valid until the next append).
+   * are (views, valid until the next append).
    */
   canonical(): PackedBytes {
     const first = this.peek();
     if (first === undefined) return new PackedBytes([]);
-    const one = new ColdBins();
+    const one = new ColdBins(64);
     one.push(first.market, first.sec, first.mant, first.exp);
-    return new PackedBytes([one.view(), this.buf.subarray(this.head, this.tail)]);
+    return new PackedBytes([...one.parts(), ...this.parts()]);
   }
 
   /** A queue holding the bins of {@link canonical}'s bytes (as a snapshot kept them). */
-  static from(bytes: Uint8Array): ColdBins {
-    const q = new ColdBins();
+  static from(bytes: Uint8Array, chunkBytes = CHUNK): ColdBins {
+    const q = new ColdBins(chunkBytes);
+    if (bytes.length === 0) return q;
     q.buf = new Uint8Array(bytes);
+    q.chunks.push(q.buf);
+    q.used.push(bytes.length);
     q.tail = bytes.length;
+    q.written = bytes.length;
     return q;
+  }
+
+  /** Reads the bin at cursor `r` and moves it past (r at a bin: not at the end). */
+  private decode(r: Cursor): ColdBin {
+    if (r.at >= this.used[r.chunk]) {
+      r.chunk++;
+      r.at = 0;
+    }
+    const b = this.chunks[r.chunk] as Uint8Array;
+    const market = varintAt(b, r);
+    const f = varintAt(b, r);
+    const sec = f % 2 === 1 ? unzigzag((f - 1) / 2) : r.sec + f / 2;
+    r.sec = sec;
+    const e = varintAt(b, r);
+    const exp = unzigzag(Math.floor(e / 2));
+    let mant: number | bigint;
+    if (e % 2 === 0) mant = varintAt(b, r);
+    else {
+      const n = varintAt(b, r);
+      let s = '';
+      for (let i = 0; i < n; i++) s += String.fromCharCode(b[r.at++]);
+      mant = BigInt(s);
+    }
+    return { market, sec, mant, exp };
   }
 
   /** The bin at the front, not taken. */
   peek(): ColdBin | undefined {
-    if (this.peeked !== undefined || this.head >= this.tail) return this.peeked;
-    const market = this.readVarint();
-    const f = this.readVarint();
-    const sec = f % 2 === 1 ? unzigzag((f - 1) / 2) : this.readSec + f / 2;
-    this.readSec = sec;
-    const e = this.readVarint();
-    const exp = unzigzag(Math.floor(e / 2));
-    let mant: number | bigint;
-    if (e % 2 === 0) mant = this.readVarint();
-    else {
-      const n = this.readVarint();
-      let s = '';
-      for (let i = 0; i < n; i++) s += String.fromCharCode(this.buf[this.head++]);
-      mant = BigInt(s);
-    }
-    this.peeked = { market, sec, mant, exp };
+    if (this.peeked !== undefined || this.taken >= this.written) return this.peeked;
+    const r = this.read;
+    const before = r.chunk;
+    const at = r.at;
+    this.peeked = this.decode(r);
+    this.taken += r.chunk === before ? r.at - at : r.at + this.used[before] - at;
+    if (r.chunk > before) this.release(before);
     return this.peeked;
+  }
+
+  /** Lets go of chunk c, read to its end (kept as the spare; the list compacted now and then). */
+  private release(c: number): void {
+    this.spare = this.chunks[c];
+    this.chunks[c] = undefined;
+    if (this.read.chunk >= 8 && this.read.chunk * 2 >= this.chunks.length) {
+      const n = this.read.chunk;
+      this.chunks.splice(0, n);
+      this.used.splice(0, n);
+      this.read.chunk = 0;
+    }
   }
 
   /** Takes the bin at the front. */
@@ -207,14 +265,28 @@ class ColdBins {
 
   /** Every bin, oldest first, without taking them. */
   *[Symbol.iterator](): Generator<ColdBin> {
-    const saved = { head: this.head, readSec: this.readSec, peeked: this.peeked };
-    try {
-      for (let b = this.shift(); b !== undefined; b = this.shift()) yield b;
-    } finally {
-      this.head = saved.head;
-      this.readSec = saved.readSec;
-      this.peeked = saved.peeked;
+    if (this.peeked !== undefined) yield this.peeked;
+    const r = { ...this.read };
+    let left = this.written - this.taken;
+    while (left > 0) {
+      const before = r.chunk;
+      const at = r.at;
+      const b = this.decode(r);
+      left -= r.chunk === before ? r.at - at : r.at + this.used[before] - at;
+      yield b;
     }
+  }
+}
+
+/** The varint at cursor `r` of chunk `b`, the cursor moved past it. */
+function varintAt(b: Uint8Array, r: Cursor): number {
+  let v = 0;
+  let scale = 1;
+  for (;;) {
+    const x = b[r.at++];
+    v += (x & 127) * scale;
+    if (!(x >= 128)) return v; // (past the end, x is undefined: stop)
+    scale *= 128;
   }
 }
 
@@ -249,7 +321,7 @@ export class TradeBins {
   /** The first hot bin not yet in the totals (its second is after the last advance's). */
   private inc = 0;
   private end = 0;
-  private cold = new ColdBins();
+  private cold: ColdBins;
   /** Per market: the hour total (slot 2 m) and the day total (2 m + 1). */
   private totals = new ExactSums(0);
   /**
@@ -265,6 +337,11 @@ export class TradeBins {
   private scratch = new Float64Array(64);
   /** Whether a bin was opened out of time order since the last advance. */
   private unsorted = false;
+
+  /** @param chunkBytes bytes of a chunk of the packed bins (tests take small ones). */
+  constructor(private readonly chunkBytes = CHUNK) {
+    this.cold = new ColdBins(chunkBytes);
+  }
 
   private ensure(m: number): void {
     if (m < this.newest.length) return;
@@ -405,7 +482,7 @@ export class TradeBins {
   }
 
   private reset(): void {
-    this.cold = new ColdBins();
+    this.cold = new ColdBins(this.chunkBytes);
     this.front = this.inc = this.end = 0;
     this.k = -Infinity;
     this.unsorted = false;
@@ -444,6 +521,11 @@ export class TradeBins {
     return this.cold.bytes;
   }
 
+  /** Bytes of the arrays that hold the packed bins, for memory figures. */
+  get coldHeldBytes(): number {
+    return this.cold.heldBytes;
+  }
+
   /**
    * Plain-JSON state at second k (advanced there first): the hot bins and the cold ones, each
    * packed, as base64; with `packed`, as {@link PackedBytes} (the cold ones a view of this state,
@@ -451,11 +533,11 @@ export class TradeBins {
    */
   toJSON(k: number, packed = false): TradeBinsJSON {
     this.advance(k);
-    const hot = new ColdBins();
+    const hot = new ColdBins(this.chunkBytes);
     const order = this.inOrder(this.front, this.end);
     for (let x = 0; x < this.end - this.front; x++) this.pushHot(hot, order[x]);
     // The first cold bin's second whole, so the bytes depend on the bins alone, not on what left before.
-    const j = { hot: new PackedBytes([hot.view()]), cold: this.cold.canonical() };
+    const j = { hot: new PackedBytes(hot.parts()), cold: this.cold.canonical() };
     return packed ? j : { hot: j.hot.base64(), cold: j.cold.base64() };
   }
 
@@ -473,8 +555,8 @@ export class TradeBins {
    * Restores {@link toJSON} output at second `k`; or, from a snapshot written before the running
    * totals, each market's chain of bins (`legacy`, by market).
    */
-  static fromJSON(j: TradeBinsJSON | (LegacyTradeBinsJSON | null)[], k: number | undefined): TradeBins {
-    const bins = new TradeBins();
+  static fromJSON(j: TradeBinsJSON | (LegacyTradeBinsJSON | null)[], k: number | undefined, chunkBytes = CHUNK): TradeBins {
+    const bins = new TradeBins(chunkBytes);
     if (Array.isArray(j)) {
       const all: ColdBin[] = [];
       j.forEach((chain, market) => {
@@ -485,7 +567,7 @@ export class TradeBins {
       all.sort((a, b) => a.sec - b.sec || a.market - b.market);
       for (const b of all) bins.put(b);
     } else {
-      for (const packed of [j.cold, j.hot]) for (const b of ColdBins.from(packedBytesOf(packed))) bins.put(b);
+      for (const packed of [j.cold, j.hot]) for (const b of ColdBins.from(packedBytesOf(packed), chunkBytes)) bins.put(b);
     }
     if (k !== undefined) bins.advance(k);
     return bins;
