@@ -1,3 +1,5 @@
+import { isPackedSnapshot } from './snapshotBlob.js';
+
 /**
  * The rows of one batch's transaction as a job for the replay database's writer thread
  * (writerThread.ts): each row is its statement (an index into the statements the thread was
@@ -147,7 +149,7 @@ export function rowJobTransfer(job: RowJob): ArrayBuffer[] {
   const out = new Set([job.statement.buffer, job.tags.buffer, job.numbers.buffer, job.refs.buffer] as ArrayBuffer[]);
   for (const v of job.others) if (v instanceof Uint8Array && !Buffer.isBuffer(v) && ownsItsMemory(v)) out.add(v.buffer);
   const blob = job.snapshot?.[6];
-  if (blob instanceof Uint8Array && ownsItsMemory(blob)) out.add(blob.buffer);
+  if (blob instanceof Uint8Array && (ownsItsMemory(blob) || isPackedSnapshot(blob))) out.add(blob.buffer as ArrayBuffer);
   return [...out];
 }
 

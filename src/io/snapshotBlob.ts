@@ -20,6 +20,8 @@ import { PackedBytes } from '../core/packedBytes.js';
 export const LARGE_STRING = 1 << 20;
 /** Characters of a large string per gzip member. */
 const PIECE = 1 << 22;
+/** Bytes encoded (or characters copied) at a time into a piece: a multiple of 3, its text a young string. */
+const SLICE = 3 << 14;
 /** Printable ASCII but `"` and `\`: what JSON writes as it is. */
 const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
@@ -46,31 +48,89 @@ export function packSnapshot(value: unknown): Buffer {
     return `${tag}${large.length - 1}`;
   });
   if (large.length === 0) return gzipSync(Buffer.from(text));
-  const members: Buffer[] = [];
+  // The pieces to compress: the text's (at most 3 bytes a character) and the large strings'.
+  let size = 3 * text.length;
+  let pieces = large.length + 1;
+  for (const s of large) {
+    const n = typeof s === 'string' ? s.length : s.base64Length;
+    size += n;
+    pieces += Math.ceil(n / PIECE);
+  }
+  const blob = new BlobWriter(size, pieces);
   const quoted = JSON.stringify(tag).slice(0, -1); // `"` and the tag as JSON writes it
   let at = 0;
   for (let n = 0; n < large.length; n++) {
     const mark = `${quoted}${n}"`;
     const i = text.indexOf(mark, at);
-    members.push(gzipSync(Buffer.from(`${text.slice(at, i)}"`)));
+    blob.member(Buffer.from(`${text.slice(at, i)}"`));
     const s = large[n];
-    if (typeof s === 'string')
-      for (let p = 0; p < s.length; p += PIECE) members.push(gzipSync(Buffer.from(s.slice(p, p + PIECE), 'latin1')));
-    else for (const piece of base64Pieces(s)) members.push(gzipSync(piece));
+    if (typeof s === 'string') {
+      const out = Buffer.allocUnsafe(PIECE);
+      for (let p = 0; p < s.length; p += PIECE) blob.member(latin1Piece(s, p, out));
+    } else for (const piece of base64Pieces(s)) blob.member(piece);
     at = i + mark.length - 1; // the closing quote starts the next piece
   }
-  members.push(gzipSync(Buffer.from(text.slice(at))));
-  return Buffer.concat(members);
+  blob.member(Buffer.from(text.slice(at)));
+  return blob.done();
+}
+
+/** Blobs {@link packSnapshot} made, each the whole of its memory but its unwritten end. */
+const made = new WeakSet<ArrayBuffer>();
+
+/**
+ * Whether `blob` is one {@link packSnapshot} made: its ArrayBuffer holds it alone (and pages never
+ * written after it), so it can be transferred to another thread rather than copied.
+ */
+export function isPackedSnapshot(blob: Uint8Array): boolean {
+  return blob.byteOffset === 0 && blob.buffer instanceof ArrayBuffer && made.has(blob.buffer);
+}
+
+/**
+ * The gzip members of a blob, each written into one buffer as it is made: a member is garbage at
+ * once, where a list of them and their concatenation held the blob twice. The buffer is sized for
+ * the members' largest possible size (zlib's deflateBound, and gzip's header and trailer); the
+ * pages past what they take are never written, so they take no memory.
+ */
+class BlobWriter {
+  private readonly buf: Buffer;
+  private at = 0;
+
+  /** @param bytes bytes the members will compress, in all; @param members how many */
+  constructor(bytes: number, members: number) {
+    // deflateBound: n + n/4096 + n/16384 + n/2^25 + 13 - 6, plus 18 bytes of gzip: below n + n/1024 + 32.
+    const ab = new ArrayBuffer(bytes + Math.ceil(bytes / 1024) + 32 * members);
+    made.add(ab);
+    this.buf = Buffer.from(ab);
+  }
+
+  member(piece: Buffer): void {
+    const gz = gzipSync(piece);
+    if (this.at + gz.length > this.buf.length) throw new Error("snapshot blob: a gzip member past deflate's bound");
+    gz.copy(this.buf, this.at);
+    this.at += gz.length;
+  }
+
+  done(): Buffer {
+    return this.buf.subarray(0, this.at);
+  }
 }
 
 /**
  * The base64 text of `bytes` in pieces of {@link PIECE} characters (the last one shorter), as
  * latin1 bytes: the pieces the text whole would be cut into, since a piece is the text of a whole
- * number of 3-byte groups.
+ * number of 3-byte groups. Each piece is encoded a slice at a time into one buffer, reused (valid
+ * until the next piece): a piece's text made whole would be a string of megabytes, which only a
+ * full collection frees, and then its bytes.
  */
 function* base64Pieces(bytes: PackedBytes): Generator<Buffer> {
   const step = (PIECE / 4) * 3;
   const chunk = Buffer.allocUnsafe(step);
+  const out = Buffer.allocUnsafe(PIECE);
+  const encode = (n: number): Buffer => {
+    let at = 0;
+    for (let from = 0; from < n; from += SLICE) at += out.write(chunk.toString('base64', from, Math.min(n, from + SLICE)), at, 'latin1');
+    return out.subarray(0, at);
+  };
   let fill = 0;
   for (const part of bytes.parts) {
     for (let at = 0; at < part.length; ) {
@@ -79,12 +139,20 @@ function* base64Pieces(bytes: PackedBytes): Generator<Buffer> {
       fill += n;
       at += n;
       if (fill === step) {
-        yield Buffer.from(chunk.toString('base64'), 'latin1');
+        yield encode(step);
         fill = 0;
       }
     }
   }
-  if (fill > 0) yield Buffer.from(chunk.subarray(0, fill).toString('base64'), 'latin1');
+  if (fill > 0) yield encode(fill);
+}
+
+/** A large string's piece of {@link PIECE} characters from `p`, as latin1 bytes (a buffer reused: valid until the next piece). */
+function latin1Piece(s: string, p: number, out: Buffer): Buffer {
+  let at = 0;
+  for (let from = p; from < Math.min(s.length, p + PIECE); from += SLICE)
+    at += out.write(s.slice(from, Math.min(s.length, p + PIECE, from + SLICE)), at, 'latin1');
+  return out.subarray(0, at);
 }
 
 /** The value of a {@link packSnapshot} blob (or of a snapshot gzip-compressed whole, as before). */

@@ -6,7 +6,8 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PackedBytes } from '../../../src/core/packedBytes.js';
-import { LARGE_STRING, packSnapshot, unpackSnapshot } from '../../../src/io/snapshotBlob.js';
+import { rowJobTransfer, type RowJob } from '../../../src/io/rowJob.js';
+import { isPackedSnapshot, LARGE_STRING, packSnapshot, unpackSnapshot } from '../../../src/io/snapshotBlob.js';
 
 const GZIP = Buffer.from([0x1f, 0x8b, 0x08]);
 
@@ -17,6 +18,20 @@ function members(blob: Buffer): number {
   return n;
 }
 
+/**
+ * The blob of a value holding one large plain string `big` (at least LARGE_STRING characters, a
+ * multiple of 4 Mi from its start or ending it), built the plainest way: the gzip members of the
+ * JSON text before it (with its opening quote), of its pieces of 4 Mi characters, and of the rest.
+ */
+function reference(value: unknown, big: string): Buffer {
+  const text = JSON.stringify(value);
+  const i = text.indexOf(`"${big}"`) + 1;
+  const members = [gzipSync(Buffer.from(text.slice(0, i)))];
+  for (let p = 0; p < big.length; p += 1 << 22) members.push(gzipSync(Buffer.from(big.slice(p, p + (1 << 22)), 'latin1')));
+  members.push(gzipSync(Buffer.from(text.slice(i + big.length))));
+  return Buffer.concat(members);
+}
+
 describe('snapshot blobs', () => {
   it('gunzip to the JSON text of the value, large plain strings compressed apart', () => {
     const big = 'QUJD'.repeat((3 * LARGE_STRING) / 4 + 7); // base64-like, 3 M characters
@@ -25,6 +40,22 @@ describe('snapshot blobs', () => {
     expect(gunzipSync(blob).toString('utf8')).toBe(JSON.stringify(value));
     expect(unpackSnapshot(blob)).toEqual(value);
     expect(members(blob)).toBeGreaterThan(3);
+    // Made in one buffer of its own: a writer thread's job takes it by transfer, not by copy.
+    expect(isPackedSnapshot(blob)).toBe(true);
+    expect(isPackedSnapshot(gzipSync(Buffer.from('{}')))).toBe(false);
+    expect(isPackedSnapshot(Buffer.from(blob))).toBe(false);
+    const job = {
+      statement: new Uint8Array(0),
+      tags: new Uint8Array(0),
+      numbers: new Float64Array(0),
+      refs: new Int32Array(0),
+      others: [],
+    };
+    const transfer = rowJobTransfer({ ...job, snapshot: [1, 0, 0, 0, 0, 1, blob, 'at'] } as unknown as RowJob);
+    expect(transfer).toContain(blob.buffer);
+    expect(rowJobTransfer({ ...job, snapshot: [1, 0, 0, 0, 0, 1, Buffer.from(blob), 'at'] } as unknown as RowJob)).not.toContain(
+      blob.buffer,
+    );
   });
 
   it('keeps inline a large string JSON must escape, and reads a blob compressed whole', () => {
@@ -60,6 +91,7 @@ describe('snapshot blobs', () => {
           const asText = { engine: { symbols: { bins: { cold: text, hot: 'AQI=' } } }, driver: { n } };
           const asBytes = { engine: { symbols: { bins: { cold: packed, hot: new PackedBytes([Uint8Array.of(1, 2)]) } } }, driver: { n } };
           expect(packSnapshot(asBytes).equals(packSnapshot(asText))).toBe(true);
+          if (text.length >= LARGE_STRING) expect(packSnapshot(asText).equals(reference(asText, text))).toBe(true);
         },
       ),
       { seed: 20261128, numRuns: 14 },
