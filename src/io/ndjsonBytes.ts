@@ -132,7 +132,8 @@ class SymbolDict {
       return en.index;
     }
     const id = latin1.decode(b.subarray(s, e));
-    const en = { bytes: b.slice(s, e), id, gen, index: bb.symbolIndex(id) };
+    // A copy (a Buffer's slice is a view): the reader's chunks are reused.
+    const en = { bytes: Uint8Array.prototype.slice.call(b, s, e), id, gen, index: bb.symbolIndex(id) };
     list.push(en);
     return en.index;
   }

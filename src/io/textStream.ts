@@ -6,6 +6,7 @@
  */
 
 import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { createGunzip } from 'node:zlib';
@@ -28,7 +29,11 @@ export interface TextStream {
    * the text after that many newlines: the bytes before are counted off, never decoded.
    */
   chunks(skipLines?: number): AsyncGenerator<string>;
-  /** The bytes (gunzipped), in chunks, undecoded: iterate either this or {@link chunks}, once. */
+  /**
+   * The bytes (gunzipped), in chunks, undecoded: iterate either this or {@link chunks}, once. A
+   * chunk is valid until the next one is asked for (a plain file's are read into two buffers in
+   * turn).
+   */
   bytes(): AsyncGenerator<Buffer>;
   /** File bytes consumed so far (compressed bytes for gzip). */
   bytesRead(): number;
@@ -55,6 +60,13 @@ export async function* withLastLine<T = string>(chunks: AsyncIterable<T>, lastLi
 interface FileStream {
   readonly stream: Readable;
   readonly bytesRead: () => number;
+}
+
+/** A plain file's chunks, read into buffers of its own (see {@link plainFile}). */
+interface FileChunks {
+  readonly chunks: AsyncIterable<Buffer>;
+  readonly bytesRead: () => number;
+  readonly close: () => void;
 }
 
 /**
@@ -85,42 +97,105 @@ function leanFile(path: string, chunk: number): FileStream {
 }
 
 /**
+ * A plain file read `chunk` bytes at a time into two buffers in turn: the next chunk is read while
+ * the reader takes the last. A stream's read-ahead made a new buffer of each chunk, garbage once
+ * read: tens of megabytes of them waited for a collection in a reader's thread.
+ */
+function plainFile(path: string, chunk: number): FileChunks {
+  let read = 0;
+  let handle: FileHandle | undefined;
+  let reading = false;
+  let closed = false;
+  const release = (): void => {
+    if (handle === undefined || reading) return;
+    void handle.close().catch(() => {});
+    handle = undefined;
+  };
+  async function* chunks(): AsyncGenerator<Buffer> {
+    try {
+      if (closed) return;
+      handle = await open(path, 'r');
+      const fh = handle;
+      const bufs = [Buffer.allocUnsafe(chunk), Buffer.allocUnsafe(chunk)];
+      const next = (k: number) => {
+        reading = true;
+        return fh.read(bufs[k], 0, chunk, read).finally(() => {
+          reading = false;
+          if (closed) release();
+        });
+      };
+      let pending = next(0);
+      for (let k = 0; ; k ^= 1) {
+        const { bytesRead: n } = await pending;
+        if (n === 0 || closed) return;
+        read += n;
+        pending = next(k ^ 1);
+        // A failed read-ahead is thrown when awaited, not before.
+        pending.catch(() => {});
+        yield n === chunk ? bufs[k] : bufs[k].subarray(0, n);
+      }
+    } finally {
+      closed = true;
+      release();
+    }
+  }
+  const close = (): void => {
+    closed = true;
+    release();
+  };
+  return { chunks: chunks(), bytesRead: () => read, close };
+}
+
+/**
  * Opens `path` as a text stream (gunzipped when `gzip`). `lean`: small reads, no file descriptor
  * held between them (see {@link leanFile}), for the inputs of a merge. `chunkBytes`: the bytes of
  * a file read and of a gunzip output chunk (default {@link FILE_CHUNK} and {@link GUNZIP_CHUNK}).
  */
 export function openTextStream(path: string, gzip: boolean, lean = false, chunkBytes?: number): TextStream {
-  const fs: FileStream = lean
-    ? leanFile(path, gzip ? LEAN_GZIP_READ : LEAN_CHUNK)
-    : (() => {
-        const f = createReadStream(path, { highWaterMark: chunkBytes ?? FILE_CHUNK });
-        return { stream: f, bytesRead: () => f.bytesRead };
-      })();
-  const file = fs.stream;
-  let stream: Readable = file;
+  let source: AsyncIterable<Buffer>;
+  let bytesRead: () => number;
+  let release: () => void;
   let gunzip: ReturnType<typeof createGunzip> | undefined;
-  if (gzip) {
-    const g = createGunzip({
-      // zlib's smallest output chunk is 64 bytes.
-      chunkSize: lean ? LEAN_CHUNK : Math.max(64, chunkBytes ?? GUNZIP_CHUNK),
-      ...(lean ? { highWaterMark: LEAN_CHUNK } : {}),
-    });
-    file.on('error', (e) => g.destroy(e));
-    stream = file.pipe(g);
-    gunzip = g;
+  if (!lean && !gzip) {
+    const f = plainFile(path, chunkBytes ?? FILE_CHUNK);
+    ({ chunks: source, bytesRead, close: release } = f);
+  } else {
+    const fs: FileStream = lean
+      ? leanFile(path, gzip ? LEAN_GZIP_READ : LEAN_CHUNK)
+      : (() => {
+          const f = createReadStream(path, { highWaterMark: chunkBytes ?? FILE_CHUNK });
+          return { stream: f, bytesRead: () => f.bytesRead };
+        })();
+    const file = fs.stream;
+    let stream: Readable = file;
+    if (gzip) {
+      const g = createGunzip({
+        // zlib's smallest output chunk is 64 bytes.
+        chunkSize: lean ? LEAN_CHUNK : Math.max(64, chunkBytes ?? GUNZIP_CHUNK),
+        ...(lean ? { highWaterMark: LEAN_CHUNK } : {}),
+      });
+      file.on('error', (e) => g.destroy(e));
+      stream = file.pipe(g);
+      gunzip = g;
+    }
+    source = stream;
+    bytesRead = fs.bytesRead;
+    release = () => {
+      if (stream !== file) stream.destroy();
+      file.destroy();
+    };
   }
   let closed = false;
   const close = (): void => {
     closed = true;
-    if (stream !== file) stream.destroy();
-    file.destroy();
+    release();
   };
   // Where it broke: for gzip, the compressed bytes the decompressor had taken in and the text
   // it had given out (the lines before that were read); else the bytes of the file read.
   const broken = (e: unknown, text: number): Error => {
     const where = gunzip
       ? `gzip data broken near byte ${gunzip.bytesWritten} of the file, after ${text} bytes of text`
-      : `after ${fs.bytesRead()} bytes`;
+      : `after ${bytesRead()} bytes`;
     return new XrateError('input', `cannot read "${path}" (${where}): ${(e as Error).message}`);
   };
   return {
@@ -129,7 +204,7 @@ export function openTextStream(path: string, gzip: boolean, lean = false, chunkB
       let text = 0;
       let skip = skipLines;
       try {
-        for await (const chunk of stream as AsyncIterable<Buffer>) {
+        for await (const chunk of source) {
           if (closed) return;
           text += chunk.length;
           let from = 0;
@@ -157,7 +232,7 @@ export function openTextStream(path: string, gzip: boolean, lean = false, chunkB
     async *bytes() {
       let text = 0;
       try {
-        for await (const chunk of stream as AsyncIterable<Buffer>) {
+        for await (const chunk of source) {
           if (closed) return;
           text += chunk.length;
           yield chunk;
@@ -169,7 +244,7 @@ export function openTextStream(path: string, gzip: boolean, lean = false, chunkB
         close();
       }
     },
-    bytesRead: fs.bytesRead,
+    bytesRead,
     close,
   };
 }

@@ -198,18 +198,19 @@ export class NdjsonScanner {
     return this.line;
   }
 
-  /** Takes the next bytes of the file. */
+  /** Takes the next bytes of the file (`chunk` may be reused once this returns). */
   push(chunk: Buffer): void {
     if (chunk.length === 0) return;
     const text = chunk.toString('latin1');
     let from = 0;
     if (this.rest.length > 0) {
       const nl = text.indexOf('\n');
+      // Copies: the caller may reuse a chunk once it is pushed.
       if (nl < 0) {
-        this.rest.push(chunk);
+        this.rest.push(Buffer.from(chunk));
         return;
       }
-      this.rest.push(chunk.subarray(0, nl));
+      this.rest.push(Buffer.from(chunk.subarray(0, nl)));
       this.joined();
       from = nl + 1;
     }
@@ -242,7 +243,7 @@ export class NdjsonScanner {
     }
     if (start < buf.length) {
       if (last) this.take(buf, start, buf.length);
-      else this.rest.push(buf.subarray(start));
+      else this.rest.push(Buffer.from(buf.subarray(start)));
     }
   }
 

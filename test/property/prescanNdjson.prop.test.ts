@@ -54,14 +54,20 @@ function stringScan(bytes: Buffer, cuts: number[], maxLineBytes: number): Added[
   });
 }
 
-/** The byte scan, given the bytes in chunks cut at `cuts`. */
+/**
+ * The byte scan, given the bytes in chunks cut at `cuts`, each in the same buffer (as a file is
+ * read: a chunk is gone once the next is read), that buffer's end past the chunk written over.
+ */
 function byteScan(bytes: Buffer, cuts: number[], maxLineBytes: number): Added[] {
   const sink = recorder();
   const scan = new NdjsonScanner(0, sink, maxLineBytes);
+  const reused = Buffer.alloc(bytes.length + 1);
   let from = 0;
   for (const c of [...cuts, bytes.length]) {
-    scan.push(bytes.subarray(from, c));
-    from = c;
+    bytes.copy(reused, 0, from, c);
+    reused.fill(0x0a, Math.max(0, c - from));
+    scan.push(reused.subarray(0, Math.max(0, c - from)));
+    from = Math.max(from, c);
   }
   scan.end();
   // Ids as the sink sees them (the scanner passes a known one again only after a slow line).
