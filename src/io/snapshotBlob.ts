@@ -98,9 +98,9 @@ class BlobWriter {
   /** @param bytes bytes the members will compress, in all; @param members how many */
   constructor(bytes: number, members: number) {
     // deflateBound: n + n/4096 + n/16384 + n/2^25 + 13 - 6, plus 18 bytes of gzip: below n + n/1024 + 32.
-    const ab = new ArrayBuffer(bytes + Math.ceil(bytes / 1024) + 32 * members);
-    made.add(ab);
-    this.buf = Buffer.from(ab);
+    // Not zero-filled (calloc would write every page of it), never from Node's pool (over 1 MiB).
+    this.buf = Buffer.allocUnsafeSlow(bytes + Math.ceil(bytes / 1024) + 32 * members);
+    made.add(this.buf.buffer as ArrayBuffer);
   }
 
   member(piece: Buffer): void {
