@@ -53,7 +53,8 @@ describe('the flat decoder of Parquet event logs (src/io/parquetColumns.ts)', ()
           const pq = join(dir, `f${k++}.parquet`);
           await convertToParquet(paths, pq, { rowGroupRows, merge });
           const want = await batches(pq, { decoder: 'hyparquet' });
-          expect(await batches(pq, {})).toEqual(want);
+          // Read flat, every row group (no fall back to hyparquet).
+          expect(await batches(pq, { decoder: 'flat-only' })).toEqual(want);
           // Cut into a replay's batches: the flat decoder's own cut, then the rebatching.
           expect(await batches(pq, { batchSize })).toEqual(await batches(pq, { decoder: 'hyparquet', batchSize }));
           if (paths.length === 1) {
@@ -76,7 +77,7 @@ describe('the flat decoder of Parquet event logs (src/io/parquetColumns.ts)', ()
     writeFileSync(log, `${lines.join('\n')}\n`);
     const pq = join(dir, 'many.parquet');
     await convertToParquet([log], pq, { rowGroupRows: 2048 });
-    const got = await batches(pq, {});
+    const got = await batches(pq, { decoder: 'flat-only' });
     expect(got).toEqual(await batches(pq, { decoder: 'hyparquet' }));
     expect(got.reduce((n, b) => n + b.length, 0)).toBe(3000);
   });
@@ -128,5 +129,8 @@ describe('the flat decoder of Parquet event logs (src/io/parquetColumns.ts)', ()
       expect([got[0].kind[0], got[0].v[0], got[0].line[49]]).toEqual([1, 1, 50]);
       expect([got[0].kind[1], got[0].v[4], got[0].side[1]]).toEqual([2, 2 + 1 / 16, 1]);
     }
+    // The first two read flat; the third's row group by hyparquet, since flat it cannot be.
+    for (const path of [plain, snappy]) expect(await batches(path, { decoder: 'flat-only' })).toEqual(await batches(path, {}));
+    await expect(batches(int32, { decoder: 'flat-only' })).rejects.toThrow(/cannot read/);
   });
 });
