@@ -1,5 +1,3 @@
-import { isPackedSnapshot } from './snapshotBlob.js';
-
 /**
  * The rows of one batch's transaction as a job for the replay database's writer thread
  * (writerThread.ts): each row is its statement (an index into the statements the thread was
@@ -149,8 +147,25 @@ export function rowJobTransfer(job: RowJob): ArrayBuffer[] {
   const out = new Set([job.statement.buffer, job.tags.buffer, job.numbers.buffer, job.refs.buffer] as ArrayBuffer[]);
   for (const v of job.others) if (v instanceof Uint8Array && !Buffer.isBuffer(v) && ownsItsMemory(v)) out.add(v.buffer);
   const blob = job.snapshot?.[6];
-  if (blob instanceof Uint8Array && (ownsItsMemory(blob) || isPackedSnapshot(blob))) out.add(blob.buffer as ArrayBuffer);
+  if (blob instanceof Uint8Array && (ownsItsMemory(blob) || isMarkedTransferable(blob))) out.add(blob.buffer as ArrayBuffer);
   return [...out];
+}
+
+/** ArrayBuffers made to be handed to a job whole, though a view of them may not reach their end. */
+const made = new WeakSet<ArrayBuffer>();
+
+/**
+ * Marks `ab` as made for a job (a snapshot's blob, written into a buffer sized for its largest
+ * possible size, snapshotBlob.ts): a view of it from its start moves to the writer thread rather
+ * than being copied.
+ */
+export function markTransferable(ab: ArrayBuffer): void {
+  made.add(ab);
+}
+
+/** Whether `v` is a view, from its start, of a buffer marked by {@link markTransferable}. */
+export function isMarkedTransferable(v: Uint8Array): boolean {
+  return v.byteOffset === 0 && v.buffer instanceof ArrayBuffer && made.has(v.buffer);
 }
 
 /**

@@ -15,6 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { PackedBytes } from '../core/packedBytes.js';
+import { markTransferable } from './rowJob.js';
 
 /** Strings at least this long (characters) are compressed apart. */
 export const LARGE_STRING = 1 << 20;
@@ -74,17 +75,6 @@ export function packSnapshot(value: unknown): Buffer {
   return blob.done();
 }
 
-/** Blobs {@link packSnapshot} made, each the whole of its memory but its unwritten end. */
-const made = new WeakSet<ArrayBuffer>();
-
-/**
- * Whether `blob` is one {@link packSnapshot} made: its ArrayBuffer holds it alone (and pages never
- * written after it), so it can be transferred to another thread rather than copied.
- */
-export function isPackedSnapshot(blob: Uint8Array): boolean {
-  return blob.byteOffset === 0 && blob.buffer instanceof ArrayBuffer && made.has(blob.buffer);
-}
-
 /**
  * The gzip members of a blob, each written into one buffer as it is made: a member is garbage at
  * once, where a list of them and their concatenation held the blob twice. The buffer is sized for
@@ -100,7 +90,8 @@ class BlobWriter {
     // deflateBound: n + n/4096 + n/16384 + n/2^25 + 13 - 6, plus 18 bytes of gzip: below n + n/1024 + 32.
     // Not zero-filled (calloc would write every page of it), never from Node's pool (over 1 MiB).
     this.buf = Buffer.allocUnsafeSlow(bytes + Math.ceil(bytes / 1024) + 32 * members);
-    made.add(this.buf.buffer as ArrayBuffer);
+    // It holds the blob alone (and pages never written after it): it can move to the writer thread.
+    markTransferable(this.buf.buffer as ArrayBuffer);
   }
 
   member(piece: Buffer): void {

@@ -73,11 +73,12 @@ interface ColdBin {
 /** Bytes of a {@link ColdBins} chunk (a larger one holds a bin that needs more). */
 const CHUNK = 1 << 16;
 
-/** A read position in a {@link ColdBins}: its chunk, the byte in it, and the second of the last bin read. */
+/** A read position in a {@link ColdBins}: its chunk, the byte in it, the second of the last bin read and the bytes read in all. */
 interface Cursor {
   chunk: number;
   at: number;
   sec: number;
+  taken: number;
 }
 
 /**
@@ -105,19 +106,18 @@ class ColdBins {
   private spare: Uint8Array | undefined;
   /** Second of the last bin appended (the base of the next one's delta). */
   private lastSec = 0;
-  private read: Cursor = { chunk: 0, at: 0, sec: 0 };
+  private read: Cursor = { chunk: 0, at: 0, sec: 0, taken: 0 };
   private peeked: ColdBin | undefined;
-  /** Bytes appended and bytes taken, in all. */
+  /** Bytes appended, in all. */
   private written = 0;
-  private taken = 0;
 
   get empty(): boolean {
-    return this.peeked === undefined && this.taken >= this.written;
+    return this.peeked === undefined && this.read.taken >= this.written;
   }
 
   /** Bytes held (for tests and memory figures). */
   get bytes(): number {
-    return this.written - this.taken;
+    return this.written - this.read.taken;
   }
 
   /** Bytes of the chunks held, the spare included (for tests and memory figures). */
@@ -130,8 +130,6 @@ class ColdBins {
   /** Makes room for a bin of up to `n` bytes at the end (a new chunk when the last has not). */
   private room(n: number): void {
     if (this.tail + n <= this.buf.length) return;
-    const last = this.chunks.length - 1;
-    if (last >= 0) this.used[last] = this.tail;
     let next = this.spare !== undefined && this.spare.length >= n ? this.spare : undefined;
     this.spare = undefined;
     next ??= new Uint8Array(Math.max(this.chunkBytes, n));
@@ -215,6 +213,7 @@ class ColdBins {
       r.at = 0;
     }
     const b = this.chunks[r.chunk] as Uint8Array;
+    const from = r.at;
     const market = varintAt(b, r);
     const f = varintAt(b, r);
     const sec = f % 2 === 1 ? unzigzag((f - 1) / 2) : r.sec + f / 2;
@@ -229,18 +228,16 @@ class ColdBins {
       for (let i = 0; i < n; i++) s += String.fromCharCode(b[r.at++]);
       mant = BigInt(s);
     }
+    r.taken += r.at - from;
     return { market, sec, mant, exp };
   }
 
   /** The bin at the front, not taken. */
   peek(): ColdBin | undefined {
-    if (this.peeked !== undefined || this.taken >= this.written) return this.peeked;
-    const r = this.read;
-    const before = r.chunk;
-    const at = r.at;
-    this.peeked = this.decode(r);
-    this.taken += r.chunk === before ? r.at - at : r.at + this.used[before] - at;
-    if (r.chunk > before) this.release(before);
+    if (this.peeked !== undefined || this.read.taken >= this.written) return this.peeked;
+    const before = this.read.chunk;
+    this.peeked = this.decode(this.read);
+    if (this.read.chunk > before) this.release(before);
     return this.peeked;
   }
 
@@ -267,14 +264,7 @@ class ColdBins {
   *[Symbol.iterator](): Generator<ColdBin> {
     if (this.peeked !== undefined) yield this.peeked;
     const r = { ...this.read };
-    let left = this.written - this.taken;
-    while (left > 0) {
-      const before = r.chunk;
-      const at = r.at;
-      const b = this.decode(r);
-      left -= r.chunk === before ? r.at - at : r.at + this.used[before] - at;
-      yield b;
-    }
+    while (r.taken < this.written) yield this.decode(r);
   }
 }
 

@@ -6,8 +6,8 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PackedBytes } from '../../../src/core/packedBytes.js';
-import { rowJobTransfer, type RowJob } from '../../../src/io/rowJob.js';
-import { isPackedSnapshot, LARGE_STRING, packSnapshot, unpackSnapshot } from '../../../src/io/snapshotBlob.js';
+import { isMarkedTransferable, rowJobTransfer, type RowJob } from '../../../src/io/rowJob.js';
+import { LARGE_STRING, packSnapshot, unpackSnapshot } from '../../../src/io/snapshotBlob.js';
 
 const GZIP = Buffer.from([0x1f, 0x8b, 0x08]);
 
@@ -41,9 +41,9 @@ describe('snapshot blobs', () => {
     expect(unpackSnapshot(blob)).toEqual(value);
     expect(members(blob)).toBeGreaterThan(3);
     // Made in one buffer of its own: a writer thread's job takes it by transfer, not by copy.
-    expect(isPackedSnapshot(blob)).toBe(true);
-    expect(isPackedSnapshot(gzipSync(Buffer.from('{}')))).toBe(false);
-    expect(isPackedSnapshot(Buffer.from(blob))).toBe(false);
+    expect(isMarkedTransferable(blob)).toBe(true);
+    expect(isMarkedTransferable(gzipSync(Buffer.from('{}')))).toBe(false);
+    expect(isMarkedTransferable(Buffer.from(blob))).toBe(false);
     const job = {
       statement: new Uint8Array(0),
       tags: new Uint8Array(0),
