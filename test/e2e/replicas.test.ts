@@ -245,9 +245,11 @@ describe('a replica with its keys and limits in Redis', () => {
 
 describe('a replica killed with SIGKILL', () => {
   it('comes back from its last snapshot and stream position, catches up and agrees', async () => {
-    // The log published again, at 6,000 events/s, on a stream of its own: the replica cannot get
-    // ahead of the publisher, so it is killed while the stream is still being written.
-    const pub = binStart(['publish', LOG, '--nats', nats.url, '--stream', 'KILL', '--rate', '6000', '--quiet']);
+    // The log published again, at 2,000 events/s, on a stream of its own: the replica cannot get
+    // ahead of the publisher, so it is killed while the stream is still being written. The 24,000
+    // events take 12 s to publish; the replica is killed after 4,000, so it may take up to 10 s to
+    // start on a loaded machine (at 6,000 events/s and a kill after 6,000, 3 s was once too few).
+    const pub = binStart(['publish', LOG, '--nats', nats.url, '--stream', 'KILL', '--rate', '2000', '--quiet']);
     started.push(pub);
     const db = join(dir, 'c.sqlite');
     // Snapshots every 10 minutes of event time: about one per 1,200 events of this log.
@@ -257,13 +259,13 @@ describe('a replica killed with SIGKILL', () => {
     let applied = 0;
     while (Date.now() < until) {
       applied = (JSON.parse((await json(`${c.url}/readyz`)).body) as { applied_seq: number }).applied_seq;
-      if (applied >= 6000) break;
+      if (applied >= 4000) break;
       await new Promise((f) => setTimeout(f, 20));
     }
     c.p.proc.kill('SIGKILL');
     expect(await c.p.exited).toBe('SIGKILL');
     // Killed mid-stream, while the publisher was still at work.
-    expect(applied).toBeGreaterThanOrEqual(6000);
+    expect(applied).toBeGreaterThanOrEqual(4000);
     expect(pub.proc.exitCode).toBeNull();
     expect(await pub.exited).toBe(0);
     expect(pub.out()).toContain(`(last sequence ${lastSeq})`);
