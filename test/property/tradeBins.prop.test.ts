@@ -6,7 +6,7 @@
  * (k - 24 h, k]; a snapshot taken anywhere restores to the same answers and the same snapshot; a
  * snapshot in the earlier per-market chain form restores to the same answers; and the bins older
  * than an hour are held packed, in chunks of any size (a bin never across two), whose snapshot
- * bytes do not depend on it.
+ * bytes do not depend on it; restored, a day of them goes back into chunks, not into the ring.
  */
 import fc from 'fast-check';
 import type { PackedBytes } from '../../src/core/packedBytes.js';
@@ -72,7 +72,9 @@ describe('TradeBins running hour and day totals', () => {
         // Bytes of a chunk of the packed bins: small ones put most bins at a chunk's end.
         fc.constantFrom(64, 80, 128, 1 << 16),
         fc.constantFrom(64, 80, 128, 1 << 16),
-        (early, steps, snapAt, chunk, restoredChunk) => {
+        // Seconds before the snapshot's at which it is also restored.
+        fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 2 * HOUR_SECONDS })),
+        (early, steps, snapAt, chunk, restoredChunk, back0) => {
           const k0 = 1_700_000_000;
           let bins = new TradeBins(chunk);
           const trades: Trade[] = [];
@@ -109,6 +111,14 @@ describe('TradeBins running hour and day totals', () => {
                 expect(new ExactDecimal(old.dayText(m, k)).toString()).toBe(exactSum(trades, m, k - DAY_SECONDS, k));
                 expect(new ExactDecimal(old.hourText(m, k)).toString()).toBe(exactSum(trades, m, k - HOUR_SECONDS, k));
               }
+              // Restored at an earlier second, where its cold bins may be within the hour (the
+              // bins are then put in the ring): the answers of that second, of the bins it holds.
+              const kb = k - back0;
+              const before = TradeBins.fromJSON(snap, kb, restoredChunk);
+              for (let m = 0; m < MARKETS; m++) {
+                expect(new ExactDecimal(before.hourText(m, kb)).toString()).toBe(exactSum(trades, m, kb - HOUR_SECONDS, kb));
+                expect(new ExactDecimal(before.dayText(m, kb)).toString()).toBe(exactSum(trades, m, k - DAY_SECONDS, kb));
+              }
               bins = back;
               check();
             }
@@ -134,6 +144,13 @@ describe('TradeBins running hour and day totals', () => {
     expect(bins.hotBins).toBe(10 * HOUR_SECONDS);
     // Held in chunks: the bytes and at most three chunks (read from, appended to, a spare).
     expect(bins.coldHeldBytes).toBeLessThanOrEqual(bins.coldBytes + 3 * (1 << 16));
+    // Restored from its snapshot, it holds what it held: the older bins packed in chunks, the
+    // ring no larger than the hour needs.
+    const back = TradeBins.fromJSON(bins.toJSON(k0 + DAY_SECONDS, true), k0 + DAY_SECONDS);
+    expect(back.coldBytes).toBe(bins.coldBytes);
+    expect(back.coldHeldBytes).toBeLessThanOrEqual(bins.coldBytes + 3 * (1 << 16));
+    expect(back.ringSlots).toBeLessThanOrEqual(2 * 10 * HOUR_SECONDS);
+    for (let m = 0; m < 10; m++) expect(back.dayText(m, k0 + DAY_SECONDS)).toBe(bins.dayText(m, k0 + DAY_SECONDS));
     // A second day: the bins leaving let their chunks go.
     for (let s = DAY_SECONDS; s < 2 * DAY_SECONDS; s++) bins.add(s % 10, k0 + s + 1, '0.5', k0 + s);
     bins.advance(k0 + 2 * DAY_SECONDS);

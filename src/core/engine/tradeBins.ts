@@ -194,11 +194,11 @@ class ColdBins {
     return new PackedBytes([...one.parts(), ...this.parts()]);
   }
 
-  /** A queue holding the bins of {@link canonical}'s bytes (as a snapshot kept them). */
-  static from(bytes: Uint8Array, chunkBytes = CHUNK): ColdBins {
-    const q = new ColdBins(chunkBytes);
+  /** A queue to read the bins of {@link canonical}'s bytes from (as a snapshot kept them): a view of them, not to append to. */
+  static from(bytes: Uint8Array): ColdBins {
+    const q = new ColdBins();
     if (bytes.length === 0) return q;
-    q.buf = new Uint8Array(bytes);
+    q.buf = bytes;
     q.chunks.push(q.buf);
     q.used.push(bytes.length);
     q.tail = bytes.length;
@@ -536,6 +536,11 @@ export class TradeBins {
     q.push(this.market[s], this.sec[s], this.sums.mantissaOf(s), this.sums.exponent(s));
   }
 
+  /** Slots of the ring of columns (for tests and memory figures). */
+  get ringSlots(): number {
+    return this.mask + 1;
+  }
+
   /** Bins held as columns: those of the last hour and after. */
   get hotBins(): number {
     return this.end - this.front;
@@ -557,10 +562,60 @@ export class TradeBins {
       all.sort((a, b) => a.sec - b.sec || a.market - b.market);
       for (const b of all) bins.put(b);
     } else {
-      for (const packed of [j.cold, j.hot]) for (const b of ColdBins.from(packedBytesOf(packed), chunkBytes)) bins.put(b);
+      const cold = packedBytesOf(j.cold);
+      const hot = packedBytesOf(j.hot);
+      if (k !== undefined && bins.restore(cold, hot, k)) return bins;
+      for (const packed of [cold, hot]) for (const b of ColdBins.from(packed)) bins.put(b);
     }
     if (k !== undefined) bins.advance(k);
     return bins;
+  }
+
+  /**
+   * Restores {@link toJSON}(k) output at that second without passing the older bins through the
+   * ring: they go straight back into the cold queue (in chunks), so a restored day holds the
+   * memory a replayed one does, not a ring of the whole day's bins. The totals see the same
+   * additions and subtractions in the same order as when every bin is put in the ring and
+   * advanced to k, so the state is the same to the last exponent. False, with this reset, when
+   * the bins are not as toJSON(k) leaves them (a cold bin within the hour, a hot one out of it or
+   * out of order): the caller then puts them all.
+   */
+  private restore(coldBytes: Uint8Array, hotBytes: Uint8Array, k: number): boolean {
+    let c = 0;
+    let last = Number.NEGATIVE_INFINITY;
+    let lastMarket = -1;
+    for (const b of ColdBins.from(coldBytes)) {
+      // In the order advance() packs them: by second, then market.
+      const m = b.market;
+      if (!(b.sec <= k - HOUR_SECONDS && (b.sec > last || (b.sec === last && m >= lastMarket)))) {
+        this.reset();
+        return false;
+      }
+      last = b.sec;
+      lastMarket = m;
+      this.ensure(m);
+      // As open() at ring index c.
+      if (b.sec >= this.newestSec[m]) {
+        this.newest[m] = c;
+        this.newestSec[m] = b.sec;
+      }
+      // As advance(k) adds each bin up to k to both totals.
+      this.totals.addSigned(2 * m, b.mant, b.exp, false);
+      this.totals.addSigned(2 * m + 1, b.mant, b.exp, false);
+      this.cold.push(m, b.sec, b.mant, b.exp);
+      c++;
+    }
+    this.front = this.inc = this.end = c;
+    for (const b of ColdBins.from(hotBytes)) this.put(b);
+    if (this.unsorted || (this.end > this.front && this.sec[this.front & this.mask] <= k - HOUR_SECONDS)) {
+      this.reset();
+      return false;
+    }
+    // The hot bins up to k enter both totals; then, as advance(k) had the cold bins leave the
+    // hour after them, they leave it.
+    this.advance(k);
+    for (const b of ColdBins.from(coldBytes)) this.totals.addSigned(2 * b.market, b.mant, b.exp, true);
+    return true;
   }
 
   /** Doubles the ring, keeping every live bin at its index. */
