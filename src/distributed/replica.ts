@@ -28,7 +28,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { EngineConfig } from '../core/config.js';
 import { createEngine, type Engine } from '../core/engine.js';
 import { US_PER_SECOND } from '../core/time.js';
-import { ReplayStore } from '../io/store.js';
+import { type ReplayCheckpoint, ReplayStore } from '../io/store.js';
 import { Driver } from '../replay/driver.js';
 import { isReplicaState, newReplicaState, type ReplicaState } from '../replay/driverState.js';
 import { DEFAULT_STORED_PERIODS } from '../replay/replay.js';
@@ -147,8 +147,7 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
     throw e;
   }
   try {
-    const cp = store.latestSnapshot();
-    const resume = cp !== undefined && isReplicaState(cp.driver) ? cp : undefined;
+    let resume = replicaSnapshot(store);
     if (opts.snapshotFrom !== undefined && !resume)
       throw new XrateError('input', `"${opts.snapshotFrom}" holds no snapshot of a replica: start from the stream's beginning instead`);
     if (resume && (resume.driver as ReplicaState).replica.stream !== opts.stream) {
@@ -195,6 +194,9 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
       now,
       started: now(),
     });
+    // Restored: the snapshot is not held while the replica runs (a day of trade bins is tens of megabytes).
+    const resumed = resume !== undefined;
+    resume = undefined;
     const engine = driver.engine;
     driver.beginRun({ replica: { nats: redactUrl(opts.nats), stream: opts.stream }, db: opts.db });
     driver.start();
@@ -206,8 +208,8 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
       () => rs.seq,
     );
     log?.info(
-      { stream: opts.stream, db: opts.db, fromSeq: rs.seq + 1, resumed: !!resume },
-      resume ? `resuming the replica from its snapshot at stream sequence ${rs.seq}` : 'starting the replica at the stream start',
+      { stream: opts.stream, db: opts.db, fromSeq: rs.seq + 1, resumed },
+      resumed ? `resuming the replica from its snapshot at stream sequence ${rs.seq}` : 'starting the replica at the stream start',
     );
 
     const jsm: JetStreamManager = await jetstreamManager(nc);
@@ -330,4 +332,10 @@ export async function startReplica(opts: ReplicaOptions): Promise<Replica> {
     if (opts.snapshotFrom !== undefined) for (const f of [opts.db, `${opts.db}-wal`, `${opts.db}-shm`]) rmSync(f, { force: true });
     throw e;
   }
+}
+
+/** The newest snapshot `store` holds if it is a replica's, to restore its engine from (packed). */
+function replicaSnapshot(store: ReplayStore): ReplayCheckpoint | undefined {
+  const cp = store.latestSnapshot(undefined, { packed: true });
+  return cp !== undefined && isReplicaState(cp.driver) ? cp : undefined;
 }

@@ -146,7 +146,82 @@ function latin1Piece(s: string, p: number, out: Buffer): Buffer {
   return out.subarray(0, at);
 }
 
-/** The value of a {@link packSnapshot} blob (or of a snapshot gzip-compressed whole, as before). */
-export function unpackSnapshot(blob: Buffer): unknown {
-  return JSON.parse(gunzipSync(blob).toString('utf8'));
+/**
+ * The value of a {@link packSnapshot} blob (or of a snapshot gzip-compressed whole, as before).
+ * Its large strings are read apart from the rest of the text, which alone becomes a string for
+ * JSON.parse: the text whole would be one more copy of them, and JSON.parse's strings another.
+ * With `packed`, a large string of base64 comes back as the {@link PackedBytes} of its bytes, as
+ * `Engine.snapshot({ packed: true })` holds them (restoreEngine takes either), decoded a slice at
+ * a time: the bytes are then the only copy of it.
+ */
+export function unpackSnapshot(blob: Buffer, opts: { packed?: boolean } = {}): unknown {
+  const raw = gunzipSync(blob);
+  const spans = largeStrings(raw);
+  if (spans.length === 0) return JSON.parse(raw.toString('utf8'));
+  const tag = `\u0000xrate-large-${randomBytes(8).toString('hex')}-`;
+  const values: (string | PackedBytes)[] = [];
+  let text = '';
+  let at = 0;
+  for (const [open, close] of spans) {
+    text += `${raw.toString('utf8', at, open)}${JSON.stringify(`${tag}${values.length}`)}`;
+    values.push((opts.packed && base64Bytes(raw, open + 1, close)) || raw.toString('utf8', open + 1, close));
+    at = close + 1;
+  }
+  text += raw.toString('utf8', at);
+  return JSON.parse(text, (_key, v: unknown) => (typeof v === 'string' && v.startsWith(tag) ? values[Number(v.slice(tag.length))] : v));
 }
+
+/**
+ * The string literals of a JSON text at least {@link LARGE_STRING} bytes long with no escape in
+ * them, as the offsets of their quotes: found from quote to quote, since outside its strings a
+ * JSON text has no quote.
+ */
+function largeStrings(raw: Buffer): [number, number][] {
+  const out: [number, number][] = [];
+  for (let open = raw.indexOf(QUOTE); open >= 0; ) {
+    let close = raw.indexOf(QUOTE, open + 1);
+    while (close >= 0 && escaped(raw, close)) close = raw.indexOf(QUOTE, close + 1);
+    if (close < 0) break; // not JSON: JSON.parse says where
+    // (A key is left in the text: `:` follows it.)
+    if (close - open - 1 >= LARGE_STRING && raw[close + 1] !== COLON) {
+      const slash = raw.indexOf(BACKSLASH, open + 1);
+      if (slash < 0 || slash > close) out.push([open, close]);
+    }
+    open = raw.indexOf(QUOTE, close + 1);
+  }
+  return out;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+
+/** Whether the quote at `i` is escaped (an odd number of backslashes before it). */
+function escaped(raw: Buffer, i: number): boolean {
+  let n = 0;
+  while (raw[i - 1 - n] === BACKSLASH) n++;
+  return n % 2 === 1;
+}
+
+/** Base64 characters: A-Z a-z 0-9 + /. */
+const BASE64 = new Uint8Array(256);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/') BASE64[c.charCodeAt(0)] = 1;
+
+/** The bytes of the base64 text raw[from, to), or undefined when it is not the text Buffer writes for some bytes (padded). */
+function base64Bytes(raw: Buffer, from: number, to: number): PackedBytes | undefined {
+  const n = to - from;
+  if (n % 4 !== 0) return undefined;
+  let pad = 0;
+  while (pad < 2 && raw[to - 1 - pad] === 0x3d) pad++;
+  for (let i = from; i < to - pad; i++) if (BASE64[raw[i]] === 0) return undefined;
+  const out = Buffer.allocUnsafeSlow((n / 4) * 3 - pad);
+  let w = 0;
+  for (let p = from; p < to; p += SLICE_CHARS) w += out.write(raw.toString('latin1', p, Math.min(to, p + SLICE_CHARS)), w, 'base64');
+  // Written back as it was read (padding bits zero), or left a string.
+  if (w !== out.length || (pad > 0 && out.toString('base64', out.length - 3 + pad) !== raw.toString('latin1', to - 4, to)))
+    return undefined;
+  return new PackedBytes([out]);
+}
+
+/** Base64 characters decoded at a time (a multiple of 4: whole groups), their text a young string. */
+const SLICE_CHARS = 1 << 16;

@@ -409,8 +409,8 @@ export class ReplayStore {
     this.db.prepare(SNAPSHOT_SQL[1]).run();
   }
 
-  /** The newest checkpoint, if any; with `before` (µs), the newest not final whose last tick is before it (a chart's replay starts there). */
-  latestSnapshot(before?: number): ReplayCheckpoint | undefined {
+  /** The newest checkpoint, if any; with `before` (µs), the newest not final whose last tick is before it (a chart's replay starts there); `packed`: as {@link unpackSnapshot}'s (to restore an engine from). */
+  latestSnapshot(before?: number, opts: { packed?: boolean } = {}): ReplayCheckpoint | undefined {
     const where = before === undefined ? '' : 'WHERE final = 0 AND last_tick < ?';
     const row = this.db
       .prepare(`SELECT batch, input, line, final, state FROM snapshots ${where} ORDER BY id DESC LIMIT 1`)
@@ -418,7 +418,7 @@ export class ReplayStore {
       | { batch: number; input: number; line: number; final: number; state: Buffer }
       | undefined;
     if (!row) return undefined;
-    const { engine, driver } = unpackSnapshot(row.state) as Pick<ReplayCheckpoint, 'engine' | 'driver'>;
+    const { engine, driver } = unpackSnapshot(row.state, opts) as Pick<ReplayCheckpoint, 'engine' | 'driver'>;
     return { batch: row.batch, input: row.input, line: row.line, final: row.final === 1, engine, driver };
   }
 

@@ -484,7 +484,7 @@ async function fromDatabase(
       q,
       span,
       // A short range near the end of a long log: from the newest snapshot before it (written with --snapshot-every).
-      db.store.latestSnapshot(span.first),
+      db.store.latestSnapshot(span.first, { packed: true }),
     );
     const got = finish(c, span);
     // Checked where the database has ticks: after its last one, both are the final engine advanced.

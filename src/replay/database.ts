@@ -256,7 +256,7 @@ export class ReplayDatabase {
    * @throws {@link ReplayDatabaseError} `no-engine-state`, `restore-failed`
    */
   restoreFinalEngine(): Engine {
-    const cp = this.store.latestSnapshot();
+    const cp = this.store.latestSnapshot(undefined, { packed: true });
     if (!cp) throw new ReplayDatabaseError({ kind: 'no-engine-state', path: this.path });
     try {
       return restoreEngine(cp.engine);

@@ -125,12 +125,17 @@ export class Driver implements DriverClock, RecordSink {
   private window: ReorderWindow | undefined;
   private readonly heap: HeapBudget | undefined;
   private lastProgress = 0;
+  /** The batch of the snapshot resumed, if any. */
+  private readonly resumedBatch: number | undefined;
 
   constructor(opts: DriverOptions) {
-    this.opts = opts;
+    const cp = opts.resume;
+    // The snapshot's engine is restored here and not kept (a day of a dense log's trade bins is
+    // tens of megabytes): only its batch is.
+    this.opts = { ...opts, resume: undefined };
+    this.resumedBatch = cp?.batch;
     this.state = opts.state;
     this.marks = opts.marks;
-    const cp = opts.resume;
     this.ingest = new Ingest({
       inputs: opts.inputs,
       state: opts.state,
@@ -169,10 +174,10 @@ export class Driver implements DriverClock, RecordSink {
    * after its snapshot, a new one clears the previous outputs when asked to at once.
    */
   beginRun(options: unknown): void {
-    const resumed = this.opts.resume !== undefined;
+    const resumed = this.resumedBatch !== undefined;
     const runId = this.ingest.beginRun(options, this.opts.started, resumed);
     const store = this.opts.store;
-    if (store && this.opts.resume) store.truncateAfter(this.opts.resume.batch);
+    if (store && this.resumedBatch !== undefined) store.truncateAfter(this.resumedBatch);
     else if (store && this.opts.clear === 'at-begin') store.clearOutputs(runId);
   }
 
@@ -181,7 +186,7 @@ export class Driver implements DriverClock, RecordSink {
     const us = this.opts.reorderWindowUs;
     const ws = this.opts.windowState;
     this.window = us !== undefined && us > 0 ? (ws?.window ? ReorderWindow.fromJSON(us, ws.window) : new ReorderWindow(us)) : undefined;
-    if (this.opts.resume) return;
+    if (this.resumedBatch !== undefined) return;
     this.opts.partition?.carryIn(this.engine);
     if (this.opts.from === undefined) this.outputOn();
   }

@@ -424,11 +424,13 @@ function finish(
   started: number,
   now: () => number,
 ): ReplaySummary {
-  const snapshots = jobs.map((j) => {
+  const snapshots = jobs.map((j, k) => {
     const store = ReplayStore.open(j.db);
     try {
-      const cp = store.latestSnapshot();
+      const cp = store.latestSnapshot(undefined, { packed: true });
       if (!cp?.final) throw new XrateError('failed', `partition ${j.index} left no final snapshot in "${j.db}"`);
+      // The final engine's trade bins are the last partition's: the others' go at once.
+      if (k < jobs.length - 1 && cp.engine.symbols) cp.engine.symbols.bins = { hot: '', cold: '' };
       return cp;
     } finally {
       store.close();

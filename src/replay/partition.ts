@@ -110,6 +110,8 @@ function keepLastQuotes(
   }
 }
 
+const EMPTY_BINS = { hot: '', cold: '' };
+
 /**
  * The final engine of a partitioned replay: the last partition's (`last`), whose symbol records
  * only saw its own window, completed from the partitions before it (in order): each market's
@@ -119,7 +121,11 @@ function keepLastQuotes(
  * partition knows them: `knowMarket`).
  */
 export function mergeFinalSnapshot(last: EngineSnapshot, earlier: readonly EngineSnapshot[]): EngineSnapshot {
-  const out = structuredClone(last);
+  // Its trade bins as they are, not cloned (a day of a dense log's: tens of megabytes; the merge
+  // does not change them, and a clone of their PackedBytes would be a plain object).
+  const bins = last.symbols?.bins;
+  const out = structuredClone(last.symbols === undefined ? last : { ...last, symbols: { ...last.symbols, bins: EMPTY_BINS } });
+  if (out.symbols !== undefined && bins !== undefined) out.symbols.bins = bins;
   const names = out.markets.names;
   const index = earlier.map((s) => new Map(s.markets.names.map((n, m) => [n, m])));
   keepLastQuotes(out.markets, earlier, index);

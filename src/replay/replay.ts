@@ -162,13 +162,14 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
   const rateFile = opts.out ? new RateFileWriter(opts.out) : undefined;
   try {
     if (opts.resumeFrom && (store || opts.resume)) throw new XrateError('usage', 'resumeFrom replays write no database');
-    const cp = opts.resume ? store!.latestSnapshot() : opts.resumeFrom;
+    let cp = opts.resume ? store!.latestSnapshot(undefined, { packed: true }) : opts.resumeFrom;
     if (opts.resume && !cp)
       throw new XrateError('conflict', `nothing to resume: "${opts.db}" has no snapshot (run with --snapshot-every first)`, {
         field: '--resume',
       });
     const st: ReplayState = cp ? (cp.driver as ReplayState) : newReplayState();
     const partition = part ? new PartitionRun(part, !!cp) : undefined;
+    const resumed = cp && { input: cp.input, line: cp.line, final: cp.final };
     const driver = new Driver({
       inputs: opts.inputs,
       state: st,
@@ -194,11 +195,13 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
       now,
       started,
     });
+    // Restored: the snapshot is not held for the run (a day of a dense log's trade bins is tens of megabytes).
+    cp = undefined;
     const engine = driver.engine;
     opts.onEngine?.(engine);
     const summaryNow = (resumed: boolean, alreadyComplete: boolean): ReplaySummary =>
       runSummary(opts.inputs, driver.ingest.totals(), engine, { started, ended: now() }, { resumed, alreadyComplete });
-    if (cp?.final) return summaryNow(true, true);
+    if (resumed?.final) return summaryNow(true, true);
 
     // The run's options as stored: what shapes its outputs (not how many threads read them, nor the heap's upkeep).
     driver.beginRun({
@@ -217,7 +220,7 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
       // (its siblings keep the other cores busy).
       const threads = opts.threads ?? (part ? 1 : defaultThreads());
       const open = { format: opts.format, batchSize: opts.batchSize, maxLineBytes: opts.maxLineBytes, time: opts.time, threads };
-      const start = cp ? { input: cp.input, line: cp.line + 1 } : partition?.start;
+      const start = resumed ? { input: resumed.input, line: resumed.line + 1 } : partition?.start;
       await driver.consume(opts.merge ? mergedFiles(opts.inputs, open) : fileSequence(opts.inputs, open, start));
       // An input that changed while it was read: the run is not complete (src/io/inputWatch.ts).
       watch.check();
@@ -227,7 +230,7 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
       throw e;
     }
 
-    const summary = summaryNow(!!cp, false);
+    const summary = summaryNow(!!resumed, false);
     partition?.summarize(summary, driver.ingest, st.eventsRead, st.stopped);
     driver.finishRun(summary, summary.durationMs);
     return summary;
