@@ -130,6 +130,9 @@ const POOL_KEEP = 8;
 export class BufferPool {
   private readonly free: ArrayBuffer[] = [];
 
+  /** @param minBytes buffers below this size are neither kept nor rounded up (tests take 0, to reuse small ones) */
+  constructor(private readonly minBytes = POOL_MIN) {}
+
   /** A buffer of at least `bytes` bytes (its contents undefined): a free one, or a new one. */
   take(bytes: number): ArrayBuffer {
     const free = this.free;
@@ -144,12 +147,12 @@ export class BufferPool {
       free.pop();
       return b;
     }
-    return new ArrayBuffer(bytes < POOL_MIN ? bytes : 2 ** Math.ceil(Math.log2(bytes)));
+    return new ArrayBuffer(bytes < this.minBytes ? bytes : 2 ** Math.ceil(Math.log2(Math.max(1, bytes))));
   }
 
   /** Gives back a buffer no batch uses any more (a small one, or one beyond the few kept, is left to the collector). */
   put(b: ArrayBuffer): void {
-    if (b.byteLength < POOL_MIN || this.free.length >= POOL_KEEP) return;
+    if (b.byteLength < this.minBytes || this.free.length >= POOL_KEEP) return;
     this.free.push(b);
   }
 }

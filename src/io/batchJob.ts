@@ -21,7 +21,7 @@ export interface BatchJob {
   ndjson?: { gzip: boolean; nb: NdjsonBatchOptions };
   /**
    * The reading thread gives each batch's buffers back with its ack ({@link BatchAck}), for the
-   * worker's next batches (an NDJSON input's; `BatchSourceOptions.recycle`).
+   * worker's next batches (an NDJSON or Parquet input's; `BatchSourceOptions.recycle`).
    */
   recycle?: boolean;
 }

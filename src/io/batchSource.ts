@@ -46,10 +46,15 @@ export interface BatchSourceOptions extends OpenSourceOptions {
   /**
    * The caller is done with each batch once it asks for the next one (it keeps none of its
    * columns): an NDJSON input's batches are then built on the buffers of the batches before
-   * (core/batch.ts `BufferPool`), given back to the worker reading it with each ack. The replay
-   * driver reads its inputs so.
+   * (core/batch.ts `BufferPool`), and so are a Parquet input's read in a worker, given back to
+   * the worker reading it with each ack. The replay driver reads its inputs so.
    */
   recycle?: boolean;
+  /**
+   * Where a Parquet input read in this thread takes its batches' buffers (a reader worker's pool,
+   * fed by the acks of the thread it posts them to: batchWorker.ts).
+   */
+  pool?: BufferPool;
 }
 
 /** The default of a replay's `threads`: the cores available (os.availableParallelism). */
@@ -75,7 +80,7 @@ const COLUMNAR_FORMATS: ReadonlySet<string> = new Set(['ndjson', 'parquet', 'coi
  * ```
  */
 export function openBatchSource(path: string, opts: BatchSourceOptions = {}): BatchSource {
-  const { threads: t, recycle, ...o } = opts;
+  const { threads: t, recycle, pool: given, ...o } = opts;
   const threads = t === undefined ? 1 : Math.floor(t);
   if (!(threads >= 1)) throw new XrateError('usage', `threads must be a whole number of at least 1, got ${t}`, { field: 'threads' });
   // The checks and errors of the record-at-a-time reader (which opens nothing yet for a text file).
@@ -92,13 +97,13 @@ export function openBatchSource(path: string, opts: BatchSourceOptions = {}): Ba
     src.close();
     const job: BatchJob = { path, opts: o };
     if (src.format === 'ndjson') job.ndjson = { gzip: isGzip(path), nb: nb() };
-    if (recycle && job.ndjson !== undefined) job.recycle = true;
+    if (recycle && (job.ndjson !== undefined || src.format === 'parquet')) job.recycle = true;
     return workerSource(job, src.format, src.totalBytes);
   }
   // Parquet row groups and vendor files' read slices, cut where the record readers cut.
   if (src.format === 'parquet') {
     src.close();
-    return rebatched(openParquetBatches(path, { startLine: o.startLine, batchSize }), batchSize);
+    return rebatched(openParquetBatches(path, { startLine: o.startLine, batchSize, pool: given }), batchSize);
   }
   if (src.format === 'coinapi' || src.format === 'tardis') {
     src.close();

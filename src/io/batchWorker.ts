@@ -32,7 +32,7 @@ async function run(): Promise<void> {
   const src =
     nd !== undefined
       ? (await import('./ndjsonSource.js')).ndjsonSource(job.path, nd.gzip, false, { ...nd.nb, pool }, 0)
-      : (await import('./batchSource.js')).openBatchSource(job.path, { ...job.opts, threads: 1 });
+      : (await import('./batchSource.js')).openBatchSource(job.path, { ...job.opts, threads: 1, pool });
   try {
     for await (const batch of src.batches()) {
       post({ batch, bytesRead: src.bytesRead() });

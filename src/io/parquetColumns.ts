@@ -281,8 +281,7 @@ const unzig = (z: number): number => (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
  * below 2^53 and deltas below 2^45 in size, as times and line numbers do (beyond,
  * {@link UnsupportedParquet}).
  */
-function deltaNumbers(b: Uint8Array, pos: number, count: number): Float64Array {
-  const out = new Float64Array(count);
+function deltaNumbers(b: Uint8Array, pos: number, count: number, out: Float64Array = new Float64Array(count)): Float64Array {
   let blockSize: number;
   let miniblocks: number;
   let first: number;
@@ -376,8 +375,7 @@ function plainTexts(b: Uint8Array, pos: number, count: number): string[] {
 }
 
 /** `count` PLAIN numbers of physical type `type` from `b[pos...]`. */
-function plainNumbers(b: Uint8Array, pos: number, count: number, type: string): Float64Array {
-  const out = new Float64Array(count);
+function plainNumbers(b: Uint8Array, pos: number, count: number, type: string, out: Float64Array = new Float64Array(count)): Float64Array {
   const width = type === 'INT32' ? 4 : 8;
   if (pos + width * count > b.length) throw new Error('parquet values past the end of their page');
   // An aligned copy read through a typed array (the file is little-endian, as is every platform Node runs on).
@@ -397,9 +395,17 @@ function uncompress(codec: string, b: Uint8Array, size: number): Uint8Array {
   if (codec !== 'SNAPPY') throw new UnsupportedParquet(`parquet codec ${codec}`);
   // Snappy expands at most about 32 times (a 2-byte copy gives at most 64 bytes).
   if (!(size >= 0 && size <= 64 * b.length + 64)) throw new Error(`parquet page of ${b.length} bytes claims ${size} uncompressed`);
-  const out = new Uint8Array(size);
+  // Into the page buffer: a page's values are copied out before the next page is read.
+  if (scratch.page.length < size) scratch.page = new Uint8Array(Math.max(size, 2 * scratch.page.length));
+  const out = scratch.page.subarray(0, size);
   snappyUncompress(b, out);
   return out;
+}
+
+/** The values buffer of the page being decoded, for `count` values. */
+function pageValues(count: number): Float64Array {
+  if (scratch.vals.length < count) scratch.vals = new Float64Array(Math.max(count, 2 * scratch.vals.length));
+  return scratch.vals.subarray(0, count);
 }
 
 /** Row `row + i`'s text code for i < n: the page's k-th value where present (a dictionary index, or `base + k`), else -1. */
@@ -453,8 +459,12 @@ function spreadNumbers(
   }
 }
 
-/** Definition levels and dictionary indices of the page being decoded (decoding is synchronous). */
-const scratch = { present: new Uint8Array(0), idx: new Int32Array(0) };
+/**
+ * Definition levels, dictionary indices, uncompressed bytes and values of the page being decoded
+ * (decoding is synchronous): reused from page to page, where a new array each would be garbage
+ * by the next page, its memory given back only when the collector gets to it.
+ */
+const scratch = { present: new Uint8Array(0), idx: new Int32Array(0), page: new Uint8Array(0), vals: new Float64Array(0) };
 
 /**
  * Decodes one column chunk (`bytes`: its pages, dictionary first, as stored) into one value per
@@ -525,8 +535,8 @@ export function decodeChunk(bytes: Uint8Array, spec: ChunkSpec, reuse?: FlatColu
     // The page's values (for the rows that are not null).
     let vals: Float64Array | string[] | undefined;
     let dictIdx: Int32Array | undefined;
-    if (h.encoding === PLAIN) vals = text ? plainTexts(page, at, count) : plainNumbers(page, at, count, type);
-    else if (h.encoding === DELTA_BINARY_PACKED && type === 'INT64') vals = deltaNumbers(page, at, count);
+    if (h.encoding === PLAIN) vals = text ? plainTexts(page, at, count) : plainNumbers(page, at, count, type, pageValues(count));
+    else if (h.encoding === DELTA_BINARY_PACKED && type === 'INT64') vals = deltaNumbers(page, at, count, pageValues(count));
     else if (h.encoding === RLE_DICTIONARY || h.encoding === PLAIN_DICTIONARY) {
       if (count > 0) {
         if (idx.length < count) idx = scratch.idx = new Int32Array(count);

@@ -21,6 +21,7 @@ import { type AsyncBuffer, type FileMetaData, parquetMetadata, parquetRead } fro
 import {
   BatchBuilder,
   type BatchColumns,
+  type BufferPool,
   CELLS,
   eventAt,
   type OtherRow,
@@ -64,11 +65,16 @@ export interface ParquetReadOptions {
    * last one shorter). Default: one batch per row group.
    */
   batchSize?: number;
+  /**
+   * Where a batch decoded flat takes the buffer of its columns (core/batch.ts): a pool fed with
+   * the buffers of the batches its reader is done with. Default: a new buffer each.
+   */
+  pool?: BufferPool;
 }
 
-/** Reads `length` bytes at `position` of an open file. */
-function readAt(fd: number, position: number, length: number): Uint8Array {
-  const buf = new Uint8Array(length);
+/** Reads `length` bytes at `position` of an open file (into `into` when it has room: a view of it). */
+function readAt(fd: number, position: number, length: number, into?: Uint8Array): Uint8Array {
+  const buf = into !== undefined && into.length >= length ? into.subarray(0, length) : new Uint8Array(length);
   let got = 0;
   while (got < length) {
     const n = readSync(fd, buf, got, length - got, position + got);
@@ -214,7 +220,9 @@ function groupBatch(g: Group, rows: number, startLine: number): BatchColumns {
   return bb.finish(rawAll);
 }
 
-/** The columns the batches are made of (every one but `input`). */
+/** The bytes of the row group being decoded flat (decoding is synchronous). */
+let groupBytes = new Uint8Array(0);
+
 /**
  * Row group `g` of an open file, its columns decoded straight into typed arrays (parquetColumns.ts),
  * by name; into the arrays of `reuse` (the row group before, done with) where they are long enough.
@@ -228,8 +236,10 @@ function readFlatGroup(fd: number, plans: Plans, g: GroupPlan, reuse: Record<str
     lo = Math.min(lo, ranges[2 * k]);
     hi = Math.max(hi, ranges[2 * k + 1]);
   }
-  // The row group's column chunks, read at once: they follow one another in the file.
-  const bytes = readAt(fd, lo, hi - lo);
+  // The row group's column chunks, read at once (they follow one another in the file) into the
+  // buffer of the row group before: decoding copies every value out of them.
+  if (groupBytes.length < hi - lo) groupBytes = new Uint8Array(Math.max(hi - lo, 2 * groupBytes.length));
+  const bytes = readAt(fd, lo, hi - lo, groupBytes);
   const out: Record<string, FlatColumn> = {};
   FLAT_COLUMNS.forEach((name, k) => {
     const from = ranges[2 * k];
@@ -256,7 +266,7 @@ const textAt = (c: FlatColumn, i: number): string | null => (c.codes![i] < 0 ? n
  * below `startLine` left out): the batch {@link groupBatch} gives for them, made without an object
  * per row.
  */
-function flatBatch(g: Record<string, FlatColumn>, from: number, to: number, startLine: number): BatchColumns {
+function flatBatch(g: Record<string, FlatColumn>, from: number, to: number, startLine: number, pool?: BufferPool): BatchColumns {
   const line = g.line.num!;
   const time = g.time.num!;
   const rawForm = g.raw_form.num!;
@@ -285,15 +295,26 @@ function flatBatch(g: Record<string, FlatColumn>, from: number, to: number, star
   };
   let nullSymbol = -1;
   const n = to - from;
-  const kind = new Uint8Array(n);
-  const lineOut = new Float64Array(n);
-  const timeOut = new Float64Array(n);
-  const symbolOut = new Int32Array(n);
-  const sideOut = new Uint8Array(n);
-  const v = new Float64Array(CELLS * n);
-  const otherIndex = new Int32Array(n);
-  const rawStart = new Int32Array(n);
-  const rawEnd = new Int32Array(n);
+  // The columns as views of one buffer, as BatchBuilder.finish lays them out: 8-byte columns
+  // first, then 4-byte, then bytes. Every cell of a row is written, or left as a fresh buffer has
+  // it: sides and values of the cells a row does not set are zeroed here (a pooled buffer holds an
+  // earlier batch's).
+  const buf = pool ? pool.take((16 + 8 * CELLS + 16) * n + 2 * n) : new ArrayBuffer((16 + 8 * CELLS + 16) * n + 2 * n);
+  const lineOut = new Float64Array(buf, 0, n);
+  const timeOut = new Float64Array(buf, 8 * n, n);
+  const v = new Float64Array(buf, 16 * n, CELLS * n);
+  const symbolOut = new Int32Array(buf, (16 + 8 * CELLS) * n, n);
+  const otherIndex = new Int32Array(buf, (20 + 8 * CELLS) * n, n);
+  const rawStart = new Int32Array(buf, (24 + 8 * CELLS) * n, n);
+  const rawEnd = new Int32Array(buf, (28 + 8 * CELLS) * n, n);
+  const kind = new Uint8Array(buf, (32 + 8 * CELLS) * n, n);
+  const sideOut = new Uint8Array(buf, (33 + 8 * CELLS) * n, n);
+  if (pool) {
+    v.fill(0);
+    otherIndex.fill(0);
+    sideOut.fill(0);
+    timeOut.fill(0);
+  }
   const textCells: number[] = [];
   const textList: string[] = [];
   const others: OtherRow[] = [];
@@ -382,7 +403,7 @@ function flatBatch(g: Record<string, FlatColumn>, from: number, to: number, star
     rawAll.set(p, at);
     at += p.length;
   }
-  const cut = <T extends Uint8Array | Int32Array | Float64Array>(a: T, k = 1): T => (r === n ? a : (a.slice(0, r * k) as T));
+  const cut = <T extends Uint8Array | Int32Array | Float64Array>(a: T, k = 1): T => (r === n ? a : (a.subarray(0, r * k) as T));
   return {
     length: r,
     kind: cut(kind),
@@ -503,7 +524,7 @@ export function openParquetBatches(path: string, opts: ParquetReadOptions = {}):
         for (let from = 0; from < rows; from += batchSize) {
           const to = Math.min(rows, from + batchSize);
           if (to === rows) done += plan.compressed;
-          const b = flatBatch(g, from, to, startLine);
+          const b = flatBatch(g, from, to, startLine, opts.pool);
           if (b.length > 0) yield b;
           if (closed) return;
         }

@@ -2,15 +2,16 @@
  * The flat decoder of Parquet event logs (src/io/parquetColumns.ts, the default of
  * openParquetBatches) gives the very batches hyparquet's general decoder gives (every column,
  * raw bytes included), whatever the row-group size, the inputs (one, several, merged), the
- * line a read starts from and the replay's batch size; and a row group it cannot read (an encoding
- * it does not know) is read by hyparquet.
+ * line a read starts from and the replay's batch size, on new buffers or on those of batches before
+ * (a reader worker's pool); and a row group it cannot read (an encoding it does not know) is read
+ * by hyparquet.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { BatchColumns } from '../../src/core/batch.js';
+import { type BatchColumns, BufferPool, batchTransferList } from '../../src/core/batch.js';
 import { convertToParquet } from '../../src/io/parquetConvert.js';
 import { openParquetBatches, type ParquetReadOptions } from '../../src/io/parquetRead.js';
 import { rebatched } from '../../src/io/rebatch.js';
@@ -28,6 +29,30 @@ async function batches(path: string, opts: ParquetReadOptions): Promise<BatchCol
   const out: BatchColumns[] = [];
   try {
     for await (const b of src.batches()) out.push(b);
+  } finally {
+    src.close();
+  }
+  return out;
+}
+
+/**
+ * {@link batches} read on a pool as a replay's reader worker reads them: each batch taken (copied),
+ * then its buffers given back for the next ones, written over first so that a cell a batch does
+ * not write shows.
+ */
+async function pooled(path: string, opts: ParquetReadOptions): Promise<BatchColumns[]> {
+  const pool = new BufferPool(0);
+  const pq = openParquetBatches(path, { ...opts, pool });
+  const src = opts.batchSize === undefined ? pq : rebatched(pq, opts.batchSize);
+  const out: BatchColumns[] = [];
+  try {
+    for await (const b of src.batches()) {
+      out.push(structuredClone(b));
+      for (const buf of batchTransferList(b)) {
+        new Uint8Array(buf).fill(0xab);
+        pool.put(buf);
+      }
+    }
   } finally {
     src.close();
   }
@@ -55,11 +80,15 @@ describe('the flat decoder of Parquet event logs (src/io/parquetColumns.ts)', ()
           const want = await batches(pq, { decoder: 'hyparquet' });
           // Read flat, every row group (no fall back to hyparquet).
           expect(await batches(pq, { decoder: 'flat-only' })).toEqual(want);
-          // Cut into a replay's batches: the flat decoder's own cut, then the rebatching.
-          expect(await batches(pq, { batchSize })).toEqual(await batches(pq, { decoder: 'hyparquet', batchSize }));
+          // Cut into a replay's batches: the flat decoder's own cut, then the rebatching; on
+          // buffers of batches before, as a reader worker builds them.
+          const cut = await batches(pq, { decoder: 'hyparquet', batchSize });
+          expect(await batches(pq, { batchSize })).toEqual(cut);
+          expect(await pooled(pq, { batchSize })).toEqual(cut);
           if (paths.length === 1) {
             const wantFrom = await batches(pq, { decoder: 'hyparquet', startLine: from, batchSize });
             expect(await batches(pq, { startLine: from, batchSize })).toEqual(wantFrom);
+            expect(await pooled(pq, { startLine: from, batchSize })).toEqual(wantFrom);
           }
         },
       ),
