@@ -18,7 +18,7 @@ import { expandInputs } from '../io/inputs.js';
 import { RateFileWriter } from '../io/rateFile.js';
 import { ReplayStore } from '../io/store.js';
 import { completedRun } from './ingest.js';
-import { mergeFinalSnapshot, missingTracks, warmUpUs } from './partition.js';
+import { mergeFinalSnapshot, missingTracks, NO_BINS, warmUpUs } from './partition.js';
 import { MINUTE_US, type PlannedPartition, planPartitions, type PrescanStats, prescan, SYMBOL_WARM_UP_US } from './prescan.js';
 import { carriedDifferences, reportPositions, reporters } from './carried.js';
 import { validateReplayOptions } from './options.js';
@@ -430,7 +430,7 @@ function finish(
       const cp = store.latestSnapshot(undefined, { packed: true });
       if (!cp?.final) throw new XrateError('failed', `partition ${j.index} left no final snapshot in "${j.db}"`);
       // The final engine's trade bins are the last partition's: the others' go at once.
-      if (k < jobs.length - 1 && cp.engine.symbols) cp.engine.symbols.bins = { hot: '', cold: '' };
+      if (k < jobs.length - 1 && cp.engine.symbols) cp.engine.symbols.bins = NO_BINS;
       return cp;
     } finally {
       store.close();

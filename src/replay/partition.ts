@@ -110,7 +110,8 @@ function keepLastQuotes(
   }
 }
 
-const EMPTY_BINS = { hot: '', cold: '' };
+/** Trade bins of no bin (what the merge keeps of the partitions' before the last: they are not merged). */
+export const NO_BINS = { hot: '', cold: '' };
 
 /**
  * The final engine of a partitioned replay: the last partition's (`last`), whose symbol records
@@ -124,7 +125,7 @@ export function mergeFinalSnapshot(last: EngineSnapshot, earlier: readonly Engin
   // Its trade bins as they are, not cloned (a day of a dense log's: tens of megabytes; the merge
   // does not change them, and a clone of their PackedBytes would be a plain object).
   const bins = last.symbols?.bins;
-  const out = structuredClone(last.symbols === undefined ? last : { ...last, symbols: { ...last.symbols, bins: EMPTY_BINS } });
+  const out = structuredClone(last.symbols === undefined ? last : { ...last, symbols: { ...last.symbols, bins: NO_BINS } });
   if (out.symbols !== undefined && bins !== undefined) out.symbols.bins = bins;
   const names = out.markets.names;
   const index = earlier.map((s) => new Map(s.markets.names.map((n, m) => [n, m])));
