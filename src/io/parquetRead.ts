@@ -296,10 +296,11 @@ function flatBatch(g: Record<string, FlatColumn>, from: number, to: number, star
   let nullSymbol = -1;
   const n = to - from;
   // The columns as views of one buffer, as BatchBuilder.finish lays them out: 8-byte columns
-  // first, then 4-byte, then bytes. Every cell of a row is written, or left as a fresh buffer has
-  // it: sides and values of the cells a row does not set are zeroed here (a pooled buffer holds an
-  // earlier batch's).
-  const buf = pool ? pool.take((16 + 8 * CELLS + 16) * n + 2 * n) : new ArrayBuffer((16 + 8 * CELLS + 16) * n + 2 * n);
+  // first, then 4-byte, then bytes. A row leaves some cells as a fresh buffer has them (zero): the
+  // time of another row, the values a quote or trade has not, the side of a quote, the
+  // other-row index of a quote or trade. A pooled buffer holds an earlier batch's: those are zeroed.
+  const size = (32 + 8 * CELLS) * n + 2 * n;
+  const buf = pool ? pool.take(size) : new ArrayBuffer(size);
   const lineOut = new Float64Array(buf, 0, n);
   const timeOut = new Float64Array(buf, 8 * n, n);
   const v = new Float64Array(buf, 16 * n, CELLS * n);
