@@ -1,0 +1,236 @@
+/**
+ * The packed queue of trade bins older than an hour (tradeBins.ts): each bin a few bytes, in
+ * chunks let go once read, read again once, when the bin leaves the day.
+ *
+ * @module
+ */
+import { PackedBytes } from '../packedBytes.js';
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** A bin as the cold queue gives it back: the mantissa a safe integer, or a BigInt when not. */
+export interface ColdBin {
+  market: number;
+  sec: number;
+  mant: number | bigint;
+  exp: number;
+}
+
+/** Bytes of a {@link ColdBins} chunk (a larger one holds a bin that needs more). */
+export const CHUNK = 1 << 16;
+
+/** A read position in a {@link ColdBins}: its chunk, the byte in it, the second of the last bin read and the bytes read in all. */
+interface Cursor {
+  chunk: number;
+  at: number;
+  sec: number;
+  taken: number;
+}
+
+/**
+ * A queue of bins packed as bytes: per bin the market (varint), the seconds since the previous
+ * bin (varint; bins come in time order), the exponent (zigzag, shifted left one bit, the low bit
+ * set when the mantissa is a BigInt) and the mantissa (varint, or its decimal digits after their
+ * count). Bins are appended at the end and read from the front.
+ *
+ * The bytes are held in chunks of 64 KiB, a bin never across two: a chunk read to its end is
+ * let go, so the memory held is the bins' bytes and a chunk, where one array grown by doubling
+ * held up to twice them (a day of a dense log's bins is tens of megabytes) and copied them all
+ * at each growth.
+ */
+export class ColdBins {
+  /** @param chunkBytes bytes of a chunk (tests take small ones). */
+  constructor(private readonly chunkBytes = CHUNK) {}
+
+  /** The chunks (those before `read.chunk` already let go), and the bytes written in each. */
+  private chunks: (Uint8Array | undefined)[] = [];
+  private used: number[] = [];
+  /** The chunk appended to (the last), and where its next bin goes. */
+  private buf: Uint8Array = new Uint8Array(0);
+  private tail = 0;
+  /** A chunk read to its end, kept for the next one needed. */
+  private spare: Uint8Array | undefined;
+  /** Second of the last bin appended (the base of the next one's delta). */
+  private lastSec = 0;
+  private read: Cursor = { chunk: 0, at: 0, sec: 0, taken: 0 };
+  private peeked: ColdBin | undefined;
+  /** Bytes appended, in all. */
+  private written = 0;
+
+  get empty(): boolean {
+    return this.peeked === undefined && this.read.taken >= this.written;
+  }
+
+  /** Bytes held (for tests and memory figures). */
+  get bytes(): number {
+    return this.written - this.read.taken;
+  }
+
+  /** Bytes of the chunks held, the spare included (for tests and memory figures). */
+  get heldBytes(): number {
+    let n = this.spare?.length ?? 0;
+    for (let c = this.read.chunk; c < this.chunks.length; c++) n += (this.chunks[c] as Uint8Array).length;
+    return n;
+  }
+
+  /** Makes room for a bin of up to `n` bytes at the end (a new chunk when the last has not). */
+  private room(n: number): void {
+    if (this.tail + n <= this.buf.length) return;
+    let next = this.spare !== undefined && this.spare.length >= n ? this.spare : undefined;
+    this.spare = undefined;
+    next ??= new Uint8Array(Math.max(this.chunkBytes, n));
+    this.chunks.push(next);
+    this.used.push(0);
+    this.buf = next;
+    this.tail = 0;
+  }
+
+  private varint(v: number): void {
+    const b = this.buf;
+    while (v >= 128) {
+      b[this.tail++] = (v % 128) + 128;
+      v = Math.floor(v / 128);
+    }
+    b[this.tail++] = v;
+  }
+
+  /** Appends a bin (its second not before the previous one's). */
+  push(market: number, sec: number, mant: number | bigint, exp: number): void {
+    // A BigInt mantissa that is a safe integer is packed as a number, as it is restored.
+    if (typeof mant === 'bigint' && mant <= MAX_SAFE) mant = Number(mant);
+    const digits = typeof mant === 'bigint' ? mant.toString() : '';
+    const big = digits !== '';
+    const first = this.empty;
+    this.room(48 + digits.length);
+    const from = this.tail;
+    this.varint(market);
+    // The first bin of an empty queue has its second whole (odd), the others a delta (even).
+    this.varint(first ? 2 * zigzag(sec) + 1 : 2 * (sec - this.lastSec));
+    this.lastSec = sec;
+    this.varint(2 * zigzag(exp) + (big ? 1 : 0));
+    if (typeof mant === 'number') this.varint(mant);
+    else {
+      this.varint(digits.length);
+      for (let i = 0; i < digits.length; i++) this.buf[this.tail++] = digits.charCodeAt(i);
+    }
+    this.used[this.chunks.length - 1] = this.tail;
+    this.written += this.tail - from;
+  }
+
+  /** The packed bytes of the bins held, oldest first (views, valid until the next append). */
+  parts(): Uint8Array[] {
+    const out: Uint8Array[] = [];
+    for (let c = this.read.chunk, at = this.read.at; c < this.chunks.length; c++, at = 0) {
+      const chunk = this.chunks[c] as Uint8Array;
+      if (this.used[c] > at) out.push(chunk.subarray(at, this.used[c]));
+    }
+    return out;
+  }
+
+  /**
+   * The bytes of the bins held, as a queue of these bins alone holds them: the first bin's second
+   * written whole (in this queue it may be a delta from a bin already taken), the rest as they
+   * are (views, valid until the next append).
+   */
+  canonical(): PackedBytes {
+    const first = this.peek();
+    if (first === undefined) return new PackedBytes([]);
+    const one = new ColdBins(64);
+    one.push(first.market, first.sec, first.mant, first.exp);
+    return new PackedBytes([...one.parts(), ...this.parts()]);
+  }
+
+  /** A queue to read the bins of {@link canonical}'s bytes from (as a snapshot kept them): a view of them, not to append to. */
+  static from(bytes: Uint8Array): ColdBins {
+    const q = new ColdBins();
+    if (bytes.length === 0) return q;
+    q.buf = bytes;
+    q.chunks.push(q.buf);
+    q.used.push(bytes.length);
+    q.tail = bytes.length;
+    q.written = bytes.length;
+    return q;
+  }
+
+  /** Reads the bin at cursor `r` and moves it past (r at a bin: not at the end). */
+  private decode(r: Cursor): ColdBin {
+    if (r.at >= this.used[r.chunk]) {
+      r.chunk++;
+      r.at = 0;
+    }
+    const b = this.chunks[r.chunk] as Uint8Array;
+    const from = r.at;
+    const market = varintAt(b, r);
+    const f = varintAt(b, r);
+    const sec = f % 2 === 1 ? unzigzag((f - 1) / 2) : r.sec + f / 2;
+    r.sec = sec;
+    const e = varintAt(b, r);
+    const exp = unzigzag(Math.floor(e / 2));
+    let mant: number | bigint;
+    if (e % 2 === 0) mant = varintAt(b, r);
+    else {
+      const n = varintAt(b, r);
+      let s = '';
+      for (let i = 0; i < n; i++) s += String.fromCharCode(b[r.at++]);
+      mant = BigInt(s);
+    }
+    r.taken += r.at - from;
+    return { market, sec, mant, exp };
+  }
+
+  /** The bin at the front, not taken. */
+  peek(): ColdBin | undefined {
+    if (this.peeked !== undefined || this.read.taken >= this.written) return this.peeked;
+    const before = this.read.chunk;
+    this.peeked = this.decode(this.read);
+    if (this.read.chunk > before) this.release(before);
+    return this.peeked;
+  }
+
+  /** Lets go of chunk c, read to its end (kept as the spare; the list compacted now and then). */
+  private release(c: number): void {
+    this.spare = this.chunks[c];
+    this.chunks[c] = undefined;
+    if (this.read.chunk >= 8 && this.read.chunk * 2 >= this.chunks.length) {
+      const n = this.read.chunk;
+      this.chunks.splice(0, n);
+      this.used.splice(0, n);
+      this.read.chunk = 0;
+    }
+  }
+
+  /** Takes the bin at the front. */
+  shift(): ColdBin | undefined {
+    const b = this.peek();
+    this.peeked = undefined;
+    return b;
+  }
+
+  /** Every bin, oldest first, without taking them. */
+  *[Symbol.iterator](): Generator<ColdBin> {
+    if (this.peeked !== undefined) yield this.peeked;
+    const r = { ...this.read };
+    while (r.taken < this.written) yield this.decode(r);
+  }
+}
+
+/** The varint at cursor `r` of chunk `b`, the cursor moved past it. */
+function varintAt(b: Uint8Array, r: Cursor): number {
+  let v = 0;
+  let scale = 1;
+  for (;;) {
+    const x = b[r.at++];
+    v += (x & 127) * scale;
+    if (!(x >= 128)) return v; // (past the end, x is undefined: stop)
+    scale *= 128;
+  }
+}
+
+/** An integer as a non-negative one: 0, -1, 1, -2, ... to 0, 1, 2, 3, ... */
+function zigzag(v: number): number {
+  return v >= 0 ? 2 * v : -2 * v - 1;
+}
+
+function unzigzag(z: number): number {
+  return z % 2 === 0 ? z / 2 : -(z + 1) / 2;
+}
