@@ -441,7 +441,6 @@ function finish(
     last.engine,
     snapshots.slice(0, -1).map((s) => s.engine),
   );
-  let engine: Engine = restoreEngine(final);
   const owned = results.reduce((a, r) => addCounts(a, r.owned), noOwnedCounts());
   // A new database: the first partition's becomes it (its rows are already the first ones), merged
   // in place and given the target's name once complete, so the merge needs no journal: a failure
@@ -474,18 +473,20 @@ function finish(
     // included, where the last partition's engine only saw its warm-up and span: rebuilt from the
     // merged rows (the same reducer over the same events, in log order).
     const book = target.positions().bookAt();
-    if (!book.isEmpty || final.positions !== undefined) {
-      if (book.isEmpty) delete final.positions;
-      else final.positions = book.toJSON();
-      engine = restoreEngine(final);
-    }
+    if (book.isEmpty) delete final.positions;
+    else final.positions = book.toJSON();
+    // The final snapshot is saved, then the engine restored from it, once: a day of a dense log's
+    // trade bins held as the engine's while the merge ran and the blob was written was a second
+    // copy of them at the run's peak.
+    const saved = now();
+    target.transaction(() => target.saveSnapshot(runId, { ...last, engine: final, batch: 0 }, new Date(saved).toISOString()));
+    const engine: Engine = restoreEngine(final);
     const totals = mergedTotals(
       owned,
       { firstTick: snapshots[0].engine.t0 ?? undefined, lastTick: final.lastTick ?? undefined },
       { pairsWithRate: engine.pairs().length, rateChanges: merged.rateChanges, buckets: merged.buckets },
     );
     const ended = now();
-    target.transaction(() => target.saveSnapshot(runId, { ...last, engine: final, batch: 0 }, new Date(ended).toISOString()));
     target.finishRun(runId, completedRun(totals, { finishedAt: ended, durationMs: ended - started, stopped: false }));
     summary = runSummary(opts.inputs, totals, engine, { started, ended }, { resumed: false, alreadyComplete: false });
   } finally {
