@@ -157,6 +157,46 @@ export class BufferPool {
   }
 }
 
+/** The typed columns of a batch, as views of one buffer ({@link batchArrays}). */
+export type BatchArrays = Pick<
+  BatchColumns,
+  'line' | 'time' | 'v' | 'symbol' | 'otherIndex' | 'rawStart' | 'rawEnd' | 'textCells' | 'kind' | 'side' | 'raw'
+>;
+
+/**
+ * The typed columns of a batch of `n` rows, `texts` listed texts and `rawBytes` raw bytes, as
+ * views of one buffer (from `pool`, its contents undefined, when given; else zeroed): 8-byte
+ * columns first, then 4-byte, then bytes, each at an offset its element size divides. One buffer
+ * per batch is what {@link batchTransferList} transfers and a {@link BufferPool} recycles.
+ */
+export function batchArrays(n: number, texts: number, rawBytes: number, pool?: BufferPool): BatchArrays {
+  const bytes = 8 * (2 + CELLS) * n + 4 * (4 * n + texts) + 2 * n + rawBytes;
+  const buf = pool ? pool.take(bytes) : new ArrayBuffer(bytes);
+  let at = 0;
+  const next = <T extends Uint8Array | Int32Array | Float64Array>(
+    C: new (b: ArrayBuffer, o: number, n: number) => T,
+    len: number,
+    size: number,
+  ): T => {
+    const v = new C(buf, at, len);
+    at += len * size;
+    return v;
+  };
+  return {
+    line: next(Float64Array, n, 8),
+    time: next(Float64Array, n, 8),
+    v: next(Float64Array, CELLS * n, 8),
+    symbol: next(Int32Array, n, 4),
+    otherIndex: next(Int32Array, n, 4),
+    rawStart: next(Int32Array, n, 4),
+    rawEnd: next(Int32Array, n, 4),
+    textCells: next(Int32Array, texts, 4),
+    kind: next(Uint8Array, n, 1),
+    side: next(Uint8Array, n, 1),
+    raw: next(Uint8Array, rawBytes, 1),
+  };
+}
+
 /**
  * The first index of {@link BatchColumns.textCells} at or after cell `cell` (`textCells.length`
  * when none): row i lists a text exactly when the entry at `CELLS i` is below `CELLS (i + 1)`.
@@ -356,51 +396,36 @@ export class BatchBuilder {
   finish(raw: Uint8Array = new Uint8Array(0), opts: { pool?: BufferPool; copyRaw?: boolean } = {}): BatchColumns {
     const n = this.n;
     const t = this.textCells.length;
-    // The columns as views of one buffer: 8-byte columns first, then 4-byte, then bytes (and the
-    // raw bytes when copied), each at an offset its element size divides.
-    const rawBytes = opts.copyRaw ? raw.length : 0;
-    const bytes = 8 * (2 + CELLS) * n + 4 * (4 * n + t) + 2 * n + rawBytes;
-    const buf = opts.pool ? opts.pool.take(bytes) : new ArrayBuffer(bytes);
-    let at = 0;
-    const view = <T extends Uint8Array | Int32Array | Float64Array>(a: T, len: number): T => {
-      const v = new (a.constructor as new (b: ArrayBuffer, o: number, n: number) => T)(buf, at, len);
-      v.set(a.subarray(0, len));
-      at += len * v.BYTES_PER_ELEMENT;
-      return v;
-    };
-    const line = view(this.line, n);
-    const time = view(this.time, n);
-    const v = view(this.v, CELLS * n);
-    const symbol = view(this.symbol, n);
-    const otherIndex = view(this.otherIndex, n);
-    const rawStart = view(this.rawStart, n);
-    const rawEnd = view(this.rawEnd, n);
-    const textCells = new Int32Array(buf, at, t);
-    for (let k = 0; k < t; k++) textCells[k] = this.textCells[k];
-    at += 4 * t;
-    const kind = view(this.kind, n);
-    const side = view(this.side, n);
-    if (opts.copyRaw) {
-      const r = new Uint8Array(buf, at, rawBytes);
-      r.set(raw);
-      raw = r;
-    }
+    // The columns as views of one buffer (and the raw bytes in it when copied).
+    const a = batchArrays(n, t, opts.copyRaw ? raw.length : 0, opts.pool);
+    a.line.set(this.line.subarray(0, n));
+    a.time.set(this.time.subarray(0, n));
+    a.v.set(this.v.subarray(0, CELLS * n));
+    a.symbol.set(this.symbol.subarray(0, n));
+    a.otherIndex.set(this.otherIndex.subarray(0, n));
+    a.rawStart.set(this.rawStart.subarray(0, n));
+    a.rawEnd.set(this.rawEnd.subarray(0, n));
+    for (let k = 0; k < t; k++) a.textCells[k] = this.textCells[k];
+    a.kind.set(this.kind.subarray(0, n));
+    a.side.set(this.side.subarray(0, n));
+    if (opts.copyRaw) a.raw.set(raw);
+    // (In the key order of every batch: one shape for the engine's reads.)
     const b: BatchColumns = {
       length: n,
-      kind,
-      line,
-      time,
-      symbol,
+      kind: a.kind,
+      line: a.line,
+      time: a.time,
+      symbol: a.symbol,
       symbols: this.symbols,
-      side,
-      v,
-      textCells,
+      side: a.side,
+      v: a.v,
+      textCells: a.textCells,
       texts: this.texts,
-      otherIndex,
+      otherIndex: a.otherIndex,
       others: this.others,
-      raw,
-      rawStart,
-      rawEnd,
+      raw: opts.copyRaw ? a.raw : raw,
+      rawStart: a.rawStart,
+      rawEnd: a.rawEnd,
     };
     this.n = 0;
     this.textCells = [];

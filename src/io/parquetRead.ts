@@ -22,6 +22,7 @@ import {
   BatchBuilder,
   type BatchColumns,
   type BufferPool,
+  batchArrays,
   CELLS,
   eventAt,
   type OtherRow,
@@ -72,9 +73,9 @@ export interface ParquetReadOptions {
   pool?: BufferPool;
 }
 
-/** Reads `length` bytes at `position` of an open file (into `into` when it has room: a view of it). */
+/** Reads `length` bytes at `position` of an open file (into `into`, at least that long: a view of it). */
 function readAt(fd: number, position: number, length: number, into?: Uint8Array): Uint8Array {
-  const buf = into !== undefined && into.length >= length ? into.subarray(0, length) : new Uint8Array(length);
+  const buf = into !== undefined ? into.subarray(0, length) : new Uint8Array(length);
   let got = 0;
   while (got < length) {
     const n = readSync(fd, buf, got, length - got, position + got);
@@ -295,21 +296,21 @@ function flatBatch(g: Record<string, FlatColumn>, from: number, to: number, star
   };
   let nullSymbol = -1;
   const n = to - from;
-  // The columns as views of one buffer, as BatchBuilder.finish lays them out: 8-byte columns
-  // first, then 4-byte, then bytes. A row leaves some cells as a fresh buffer has them (zero): the
-  // time of another row, the values a quote or trade has not, the side of a quote, the
-  // other-row index of a quote or trade. A pooled buffer holds an earlier batch's: those are zeroed.
-  const size = (32 + 8 * CELLS) * n + 2 * n;
-  const buf = pool ? pool.take(size) : new ArrayBuffer(size);
-  const lineOut = new Float64Array(buf, 0, n);
-  const timeOut = new Float64Array(buf, 8 * n, n);
-  const v = new Float64Array(buf, 16 * n, CELLS * n);
-  const symbolOut = new Int32Array(buf, (16 + 8 * CELLS) * n, n);
-  const otherIndex = new Int32Array(buf, (20 + 8 * CELLS) * n, n);
-  const rawStart = new Int32Array(buf, (24 + 8 * CELLS) * n, n);
-  const rawEnd = new Int32Array(buf, (28 + 8 * CELLS) * n, n);
-  const kind = new Uint8Array(buf, (32 + 8 * CELLS) * n, n);
-  const sideOut = new Uint8Array(buf, (33 + 8 * CELLS) * n, n);
+  // The columns as views of one buffer (batchArrays). A row leaves some cells as a fresh buffer
+  // has them (zero): the time of another row, the values a quote or trade has not, the side of a
+  // quote, the other-row index of a quote or trade. A pooled buffer holds an earlier batch's:
+  // those are zeroed.
+  const {
+    line: lineOut,
+    time: timeOut,
+    v,
+    symbol: symbolOut,
+    otherIndex,
+    rawStart,
+    rawEnd,
+    kind,
+    side: sideOut,
+  } = batchArrays(n, 0, 0, pool);
   if (pool) {
     v.fill(0);
     otherIndex.fill(0);

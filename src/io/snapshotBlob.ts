@@ -21,7 +21,10 @@ import { markTransferable } from './rowJob.js';
 export const LARGE_STRING = 1 << 20;
 /** Characters of a large string per gzip member. */
 const PIECE = 1 << 22;
-/** Bytes encoded (or characters copied) at a time into a piece: a multiple of 3, its text a young string. */
+/**
+ * Bytes encoded, characters copied or base64 characters decoded at a time: a multiple of 12 (whole
+ * base64 groups either way), its text a young string.
+ */
 const SLICE = 3 << 14;
 /** Printable ASCII but `"` and `\`: what JSON writes as it is. */
 const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
@@ -39,8 +42,7 @@ const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
  */
 export function packSnapshot(value: unknown): Buffer {
   const large: (string | PackedBytes)[] = [];
-  // A placeholder no string of the snapshot can be (a random tag after a NUL, which JSON escapes).
-  const tag = `\u0000xrate-large-${randomBytes(8).toString('hex')}-`;
+  const tag = largeTag();
   const text = JSON.stringify(value, (_key, v: unknown) => {
     if (v instanceof PackedBytes) {
       if (v.base64Length < LARGE_STRING) return v.base64();
@@ -73,6 +75,11 @@ export function packSnapshot(value: unknown): Buffer {
   }
   blob.member(Buffer.from(text.slice(at)));
   return blob.done();
+}
+
+/** The prefix of a large string's placeholder: no string of a snapshot can be it (a random tag after a NUL, which JSON escapes). */
+function largeTag(): string {
+  return `\u0000xrate-large-${randomBytes(8).toString('hex')}-`;
 }
 
 /**
@@ -158,7 +165,7 @@ export function unpackSnapshot(blob: Buffer, opts: { packed?: boolean } = {}): u
   const raw = gunzipSync(blob);
   const spans = largeStrings(raw);
   if (spans.length === 0) return JSON.parse(raw.toString('utf8'));
-  const tag = `\u0000xrate-large-${randomBytes(8).toString('hex')}-`;
+  const tag = largeTag();
   const values: (string | PackedBytes)[] = [];
   let text = '';
   let at = 0;
@@ -216,12 +223,9 @@ function base64Bytes(raw: Buffer, from: number, to: number): PackedBytes | undef
   for (let i = from; i < to - pad; i++) if (BASE64[raw[i]] === 0) return undefined;
   const out = Buffer.allocUnsafeSlow((n / 4) * 3 - pad);
   let w = 0;
-  for (let p = from; p < to; p += SLICE_CHARS) w += out.write(raw.toString('latin1', p, Math.min(to, p + SLICE_CHARS)), w, 'base64');
+  for (let p = from; p < to; p += SLICE) w += out.write(raw.toString('latin1', p, Math.min(to, p + SLICE)), w, 'base64');
   // Written back as it was read (padding bits zero), or left a string.
   if (w !== out.length || (pad > 0 && out.toString('base64', out.length - 3 + pad) !== raw.toString('latin1', to - 4, to)))
     return undefined;
   return new PackedBytes([out]);
 }
-
-/** Base64 characters decoded at a time (a multiple of 4: whole groups), their text a young string. */
-const SLICE_CHARS = 1 << 16;

@@ -151,11 +151,16 @@ export class TradeBins {
     this.sec[s] = b;
     this.market[s] = m;
     this.sums.clear(s);
+    this.noteNewest(m, i, b);
+    return i;
+  }
+
+  /** Bin `i` of market m, of second b, opened: its newest unless the market has a later one. */
+  private noteNewest(m: number, i: number, b: number): void {
     if (b >= this.newestSec[m]) {
       this.newest[m] = i;
       this.newestSec[m] = b;
     }
-    return i;
   }
 
   /** Brings the totals to second `k`: bins up to k enter them, those an hour and a day older leave. */
@@ -368,10 +373,7 @@ export class TradeBins {
       lastMarket = m;
       this.ensure(m);
       // As open() at ring index c.
-      if (b.sec >= this.newestSec[m]) {
-        this.newest[m] = c;
-        this.newestSec[m] = b.sec;
-      }
+      this.noteNewest(m, c, b.sec);
       // As advance(k) adds each bin up to k to both totals.
       this.totals.addSigned(2 * m, b.mant, b.exp, false);
       this.totals.addSigned(2 * m + 1, b.mant, b.exp, false);
