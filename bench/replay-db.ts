@@ -19,7 +19,7 @@ import { writeLog } from '../scripts/gen-log.js';
 import { buildC, ndjsonScan } from './c-limits.js';
 import type { BenchResult } from './run.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SAMPLES = 2;
 /** Goals: a default replay <= 5x ndjson_scan, and no replay above 256 MB of RSS. */
 const RATIO_TARGET = 5;

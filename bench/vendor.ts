@@ -2,7 +2,8 @@
  * replay/coinapi-merge: a generated log exported as gzipped CoinAPI flat files (one file per
  * symbol and day, test/helpers/vendorExport.ts), replayed with `merge` as `xrate replay META TREE
  * --merge` does, rate changes written to NDJSON; in alternating rounds with a replay of the same
- * events as one NDJSON log (`ndjson_events_per_s`, and `ratio_to_ndjson` = NDJSON time / merge time:
+ * events as one NDJSON log. Both run the built library (dist/, rebuilt when older than src/), as
+ * the CLI does: its reader workers load their built code (`ndjson_events_per_s`, and `ratio_to_ndjson` = NDJSON time / merge time:
  * below 1 when the vendor reading and the merge cost more than NDJSON's fast path).
  *
  * The same entry times the reading and merging alone (no engine): the record readers and
@@ -15,6 +16,7 @@
  */
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { generateLog } from '../scripts/gen-log.js';
 import { type BatchSource, batchesOf } from '../src/io/batch.js';
 import { expandInputs } from '../src/io/inputs.js';
@@ -23,8 +25,9 @@ import { mergeBatchSources } from '../src/io/mergeBatches.js';
 import { openSource } from '../src/io/source.js';
 import { openVendorBatches } from '../src/io/vendorBatches.js';
 import { sniffVendorFile } from '../src/io/vendorSniff.js';
-import { replay } from '../src/replay/replay.js';
+import type { replay as replaySource } from '../src/replay/replay.js';
 import { exportVendor } from '../test/helpers/vendorExport.js';
+import { ensureCliBuilt, ROOT } from './replay-db.js';
 import type { BenchResult } from './run.js';
 
 const EVENTS = 500_000;
@@ -82,6 +85,8 @@ export async function vendorMergeBench(dir: string): Promise<BenchResult> {
       gzip: true,
     });
   }
+  ensureCliBuilt();
+  const { replay } = (await import(pathToFileURL(join(ROOT, 'dist', 'replay', 'replay.js')).href)) as { replay: typeof replaySource };
   const merge: number[] = [];
   const ndjson: number[] = [];
   let events = 0;

@@ -142,6 +142,13 @@ export function readerWorkers(): number {
   return running.size;
 }
 
+/** Counts a reader worker started elsewhere (a merge's read-ahead: readAhead.ts) in the two counts above. */
+export function trackReaderWorker(w: Worker): void {
+  started++;
+  running.add(w);
+  w.on('exit', () => running.delete(w));
+}
+
 type Event = BatchWorkerMessage | { exit: number } | { failed: Error };
 
 /** An input read by a worker thread: each `batches()` call starts one, and ends it when done. */

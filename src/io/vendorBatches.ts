@@ -48,6 +48,12 @@ export interface VendorBatchOptions {
   /** With `kind`: the file's size and compression when already known (`sniffVendorFile`), so it is not opened again to tell them. */
   size?: number;
   gzip?: boolean;
+  /**
+   * Rows of the first batch, about (at most this many lines of the first read are parsed for it,
+   * the rest for the next batch): a merge waits for every file's first batch before its first row.
+   * The file is read as without it, in the same reads.
+   */
+  first?: number;
 }
 
 /** Bytes pulled per read: about the text of `batchSize` rows, within 8 KiB to 128 KiB. */
@@ -114,6 +120,7 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
       }
       open.add(bytes);
       const p = new VendorLineParser(kind, path, { startLine, maxLineBytes, time: opts.time });
+      let firstCut = opts.first !== undefined;
       try {
         for (;;) {
           let chunk: Buffer | undefined;
@@ -129,6 +136,20 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
             );
           }
           if (chunk === undefined) break;
+          if (firstCut) {
+            firstCut = false;
+            const cut = afterLines(chunk, (opts.first as number) + 1);
+            if (cut < chunk.length) {
+              p.push(chunk.subarray(0, cut));
+              // The rest is parsed for the next batch (a copy: the read's buffer is shared).
+              const rest = Buffer.from(chunk.subarray(cut));
+              if (p.length > 0) {
+                yield p.finish();
+                if (closed) return;
+              }
+              chunk = rest;
+            }
+          }
           p.push(chunk);
           if (p.length >= batchSize) {
             yield p.finish();
@@ -155,4 +176,15 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
       for (const r of open) r.close();
     },
   };
+}
+
+/** The index after the `n`th newline of `b` (its length when it has fewer). */
+function afterLines(b: Buffer, n: number): number {
+  let at = 0;
+  for (let k = 0; k < n; k++) {
+    const lf = b.indexOf(10, at);
+    if (lf < 0) return b.length;
+    at = lf + 1;
+  }
+  return at;
 }

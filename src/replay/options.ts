@@ -224,13 +224,13 @@ export const REPLAY_TABLE: ModeTable<ReplayMode> = {
     { flag: '--reorder-window', field: 'reorderWindowUs', modes: NOT_PARTITIONED, refusal: partitionedOr('--reorder-window') },
     { flag: '--merge', field: 'merge', modes: ['merged'], refusal: partitionedOr('--merge', MERGE_REFUSAL) },
     { flag: '--time', field: 'time', modes: NOT_PARTITIONED, refusal: partitionedOr('--time') },
-    // A partitioned replay keeps every core busy with its partitions already; a merge reads its
-    // many inputs in small lean reads, in the replay's thread (src/io/batchSource.ts).
+    // A partitioned replay keeps every core busy with its partitions already. A merge reads its
+    // vendor files in a read-ahead worker (src/io/readAhead.ts), or in its own thread with 1.
     {
       flag: '--threads',
       field: 'threads',
-      modes: ['serial', 'resumed', 'partition'],
-      refusal: partitionedOr('--threads', '--merge does not work with --threads yet'),
+      modes: ['serial', 'resumed', 'partition', 'merged'],
+      refusal: partitionedOr('--threads'),
     },
     {
       flag: '--config',

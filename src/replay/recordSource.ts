@@ -19,6 +19,7 @@ import { type BatchColumns, eventAt, ROW_OTHER } from '../core/batch.js';
 import { type BatchSource, rawOf, recordAt } from '../io/batch.js';
 import { type BatchSourceOptions, openBatchSource } from '../io/batchSource.js';
 import { type MergedBatchSource, mergeBatchSources } from '../io/mergeBatches.js';
+import { type ReadAhead, readAhead } from '../io/readAhead.js';
 import { openVendorBatches } from '../io/vendorBatches.js';
 import { sniffVendorFile } from '../io/vendorSniff.js';
 import type { SourceRecord } from '../io/source.js';
@@ -166,32 +167,40 @@ export function mergedFiles(paths: readonly string[], open: OpenOptions): Record
   return {
     async *batches() {
       const sources: BatchSource[] = [];
+      /** The worker reading the vendor files ahead (with threads), started at the first one. */
+      let ahead: ReadAhead | undefined;
       try {
         for (const path of paths) {
           // A vendor file's batches as it reads them (the merge cuts its own); any other input by the one opener.
           const vendor =
             open.format === undefined || open.format === 'coinapi' || open.format === 'tardis' ? sniffVendorFile(path) : undefined;
-          sources.push(
-            vendor?.kind !== undefined
-              ? openVendorBatches(path, {
-                  kind: vendor.kind,
-                  size: vendor.size,
-                  gzip: vendor.gzip,
-                  batchSize: VENDOR_MERGE_BATCH,
-                  maxLineBytes: open.maxLineBytes,
-                  time: open.time,
-                })
-              : openInputBatches(path, {
-                  format: open.format,
-                  batchSize: MERGE_INPUT_BATCH,
-                  maxLineBytes: open.maxLineBytes,
-                  time: open.time,
-                  lean: true,
-                }),
-          );
+          if (vendor?.kind !== undefined) {
+            const opts = {
+              kind: vendor.kind,
+              size: vendor.size,
+              gzip: vendor.gzip,
+              batchSize: VENDOR_MERGE_BATCH,
+              maxLineBytes: open.maxLineBytes,
+              time: open.time,
+            };
+            if ((open.threads ?? 1) > 1) {
+              ahead ??= readAhead();
+              sources.push(ahead.add({ path, opts }));
+            } else sources.push(openVendorBatches(path, opts));
+          } else
+            sources.push(
+              openInputBatches(path, {
+                format: open.format,
+                batchSize: MERGE_INPUT_BATCH,
+                maxLineBytes: open.maxLineBytes,
+                time: open.time,
+                lean: true,
+              }),
+            );
         }
       } catch (e) {
         for (const src of sources) src.close();
+        ahead?.close();
         throw e;
       }
       // The batches go to the driver in this thread, one at a time: their rows' raw bytes stay in the inputs' batches.

@@ -91,7 +91,8 @@ export interface ReplayOptions {
   /**
    * Threads reading each input (src/io/batchSource.ts `openBatchSource`): 1 reads in the
    * replay's thread; more, file reads, gunzip and parsing in a worker thread. Default: the cores
-   * available (`defaultThreads`, os.availableParallelism). Not with `merge` or `workers` yet.
+   * available (`defaultThreads`, os.availableParallelism). With `merge`, one worker reads every
+   * vendor file ahead of the merge (src/io/readAhead.ts). Not with `workers` yet.
    */
   threads?: number;
   /**

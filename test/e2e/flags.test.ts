@@ -13,6 +13,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CONVERT_OPTIONS,
@@ -90,6 +91,8 @@ interface Command {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-e2e-flags-'));
+/** Vendor files (tardis CSV) of the repository's fixtures: what a merge's `--threads` reads. */
+const TARDIS = fileURLToPath(new URL('../../fixtures/tardis/binance-futures', import.meta.url));
 let env: Env;
 let port = 0;
 
@@ -216,7 +219,12 @@ const REPLAY: () => Command = () => ({
       'no-own-metrics': { set: { 'no-own-metrics': true } },
       'batch-size': { set: { 'batch-size': '7' } },
       // Not the default (the cores): 1 reads in the replay's thread, more in a reader worker.
-      threads: { set: { threads: availableParallelism() > 1 ? '1' : '2' }, observe: 'threads' },
+      // A merge reads its vendor files in a read-ahead worker (its other inputs in its own thread).
+      threads: {
+        set: { threads: availableParallelism() > 1 ? '1' : '2' },
+        observe: 'threads',
+        ...(mode === 'merged' && { positionals: [TARDIS, env.log] }),
+      },
       quiet: { set: { quiet: true } },
       json: { set: { json: true } },
       workers: { set: { workers: mode === 'partitioned' ? '3' : '2' } },

@@ -3,7 +3,9 @@
  * (openSource, src/io/vendorCsv.ts): for any CoinAPI or tardis file, well formed or not (bad
  * values, wrong field counts, blank lines, quotes, lines over the limit, CRLF, a byte order
  * mark, non-ASCII text, gzip), its batches turned back row by row (`recordAt`) equal the records
- * openSource gives, rejects and raw texts included, whatever the batch size.
+ * openSource gives, rejects and raw texts included, whatever the batch size. So do its batches
+ * with a short first one (`first`), and those a merge's read-ahead worker reads (src/io/readAhead.ts),
+ * files pulled in any order, errors included.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +15,10 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { recordAt } from '../../src/io/batch.js';
 import { openSource, type SourceRecord } from '../../src/io/source.js';
-import { openVendorBatches } from '../../src/io/vendorBatches.js';
+import { readerWorkers } from '../../src/io/batchSource.js';
+import { readAhead } from '../../src/io/readAhead.js';
+import { openVendorBatches, type VendorBatchOptions } from '../../src/io/vendorBatches.js';
+import { sniffVendorFile } from '../../src/io/vendorSniff.js';
 
 const RUNS = { seed: 2727, numRuns: 150 };
 const dir = mkdtempSync(join(tmpdir(), 'xrate-vendor-batches-'));
@@ -51,8 +56,9 @@ async function viaBatches(
   time: 'receive' | 'exchange',
   startLine: number,
   batchSize: number,
+  first?: number,
 ): Promise<unknown> {
-  const src = openVendorBatches(path, { maxLineBytes, time, startLine, batchSize });
+  const src = openVendorBatches(path, { maxLineBytes, time, startLine, batchSize, first });
   const out: Record<string, unknown>[] = [];
   try {
     for await (const b of src.batches()) {
@@ -254,5 +260,131 @@ describe('openVendorBatches equals openSource row by row', () => {
     // The rows handed over before the break are the record reader's first rows (it hands each over as read).
     expect(got.out.length).toBeGreaterThan(0);
     expect(got.out).toEqual(want.out.slice(0, got.out.length));
+  });
+});
+
+/** Each file's rows (and error) as its batches give them, read through a read-ahead worker, the files pulled in the order `schedule` picks. */
+async function viaReadAhead(paths: string[], opts: VendorBatchOptions, schedule: number[]): Promise<unknown[]> {
+  const ra = readAhead();
+  const its = paths.map((path) => {
+    const f = sniffVendorFile(path);
+    return ra
+      .add({ path, opts: { ...opts, kind: f.kind, size: f.size, gzip: f.gzip } })
+      .batches()
+      [Symbol.asyncIterator]();
+  });
+  const out: { rows: unknown[]; error?: string }[] = paths.map(() => ({ rows: [] }));
+  const open = paths.map((_, i) => i);
+  try {
+    for (let k = 0; open.length > 0; k++) {
+      const at = schedule.length === 0 ? 0 : schedule[k % schedule.length] % open.length;
+      const i = open[at];
+      try {
+        const r = await its[i].next();
+        if (r.done) open.splice(at, 1);
+        else for (let j = 0; j < r.value.length; j++) out[i].rows.push(recordAt(r.value, j));
+      } catch (e) {
+        out[i].error = (e as Error).message;
+        open.splice(at, 1);
+      }
+    }
+  } finally {
+    ra.close();
+  }
+  return out;
+}
+
+/** A file's rows and error as openVendorBatches gives them in this thread. */
+async function inThread(path: string, opts: VendorBatchOptions): Promise<{ rows: unknown[]; error?: string }> {
+  const got = await viaBatches(
+    path,
+    opts.maxLineBytes as number,
+    opts.time as 'receive',
+    opts.startLine as number,
+    opts.batchSize as number,
+  );
+  return Array.isArray(got) ? { rows: got } : { rows: (got as { out: unknown[] }).out, error: (got as { error: string }).error };
+}
+
+describe("a merge's vendor files read ahead in a worker", () => {
+  it('give the rows and errors of openVendorBatches, with a short first batch or not, pulled in any order', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(caseArb, { minLength: 1, maxLength: 4 }),
+        fc.integer({ min: 1, max: 70 }),
+        fc.integer({ min: 0, max: 20 }),
+        fc.constantFrom(1 << 20, 60),
+        fc.constantFrom(1, 3),
+        fc.array(fc.nat(), { maxLength: 12 }),
+        async (cases, batchSize, first, maxLineBytes, startLine, schedule) => {
+          const paths = cases.map(writeCase);
+          const opts: VendorBatchOptions = { batchSize, maxLineBytes, startLine, time: 'receive' };
+          const want = await Promise.all(paths.map((p) => inThread(p, opts)));
+          // A short first batch splits the first read's rows, nothing else.
+          for (let i = 0; i < paths.length; i++) {
+            const split = await viaBatches(paths[i], maxLineBytes, 'receive', startLine, batchSize, first);
+            const rows = Array.isArray(split) ? split : (split as { out: unknown[] }).out;
+            expect(rows).toEqual(want[i].rows);
+          }
+          expect(await viaReadAhead(paths, opts, schedule)).toEqual(want);
+        },
+      ),
+      { seed: 2729, numRuns: 40 },
+    );
+  });
+
+  it('stop a broken gzip file with the error the replay thread gives, after the same rows', async () => {
+    const p = join(dir, 'broken-ahead', 'D-20230701', 'IDDI-1+SC-K_SPOT_A_B+S-AB.csv.gz');
+    mkdirSync(join(p, '..'), { recursive: true });
+    const rows = Array.from({ length: 6000 }, (_v, k) => `12:00:00.${String(k).padStart(4, '0')};12:00:00.${k};1.5;2;1.4;3`);
+    const gz = gzipSync(`time_exchange;time_coinapi;ask_px;ask_sx;bid_px;bid_sx\n${rows.join('\n')}\n`);
+    writeFileSync(p, Buffer.concat([gz.subarray(0, 3000), Buffer.alloc(64, 7), gz.subarray(3064)]));
+    const opts: VendorBatchOptions = { batchSize: 256, maxLineBytes: 1 << 20, startLine: 1, time: 'receive' };
+    const want = await inThread(p, opts);
+    expect(want.error).toMatch(
+      /gzip data broken near byte \d+ of the file, after \d+ bytes of text.*; the last line read whole was line \d+/,
+    );
+    expect(want.rows.length).toBeGreaterThan(0);
+    expect(await viaReadAhead([p], opts, [])).toEqual([want]);
+  });
+
+  it('stops its worker once every source has ended or been closed', async () => {
+    const paths = [0, 1, 2].map((k) =>
+      writeCase({
+        format: 'coinapi',
+        quotes: false,
+        header: ['time_exchange', 'time_coinapi', 'guid', 'price', 'base_amount', 'taker_side'],
+        rows: Array.from({ length: 50 }, (_v, j) => [`12:00:0${k}.${j}`, `12:00:0${k}.${j}`, 'g', '1.5', '2', 'BUY']),
+        delimiter: ';',
+        crlf: false,
+        bom: false,
+        gzip: k === 1,
+        blankLines: [],
+        pathKind: 2,
+      }),
+    );
+    // The workers of the tests before end as they exit (terminate() is asynchronous).
+    const settled = async (n: number) => {
+      for (let k = 0; k < 200 && readerWorkers() !== n; k++) await new Promise((r) => setTimeout(r, 10));
+      return readerWorkers();
+    };
+    expect(await settled(0)).toBe(0);
+    const before = 0;
+    const ra = readAhead();
+    const srcs = paths.map((path) => {
+      const f = sniffVendorFile(path);
+      return ra.add({ path, opts: { batchSize: 8, kind: f.kind, size: f.size, gzip: f.gzip } });
+    });
+    expect(readerWorkers()).toBe(before + 1);
+    let rows = 0;
+    for await (const b of srcs[0].batches()) rows += b.length;
+    expect(rows).toBe(50);
+    const it1 = srcs[1].batches()[Symbol.asyncIterator]();
+    expect((await it1.next()).done).toBe(false);
+    await it1.return?.(undefined);
+    expect(readerWorkers()).toBe(before + 1);
+    srcs[2].close();
+    // The last source gone, the worker is terminated.
+    expect(await settled(before)).toBe(before);
   });
 });

@@ -1,0 +1,140 @@
+/**
+ * The read-ahead worker of a merge (readAhead.ts starts it): reads the batches the merge's thread
+ * asks for, of the vendor files it is given (with the asks; its ports in `workerData`, a {@link ReadAheadJob}), each file
+ * opened at its first ask and read on by `openVendorBatches` exactly as that thread would read it.
+ * The ask needed soonest (the earliest event time the merge will reach it at; the first asked of
+ * two alike) is served first; the results go back a few at a time, their buffers transferred.
+ * Both ways are read synchronously, each post counted in a shared counter the other side waits on.
+ *
+ * @module
+ */
+import { receiveMessageOnPort, workerData } from 'node:worker_threads';
+import { type BatchColumns, batchTransferList } from '../core/batch.js';
+import { isXrateError, messageOf } from '../core/errors.js';
+import type { BatchSource } from './batch.js';
+import type { ReadAheadJob, ReadAheadJobFile, ReadAheadMessage, ReadAheadResult, ReadAheadWant } from './readAheadJob.js';
+import { openVendorBatches } from './vendorBatches.js';
+
+/** Rows of a file's first batch, about: the merge waits for every file's first batch before it starts. */
+const FIRST = 16;
+/** Results posted together at most (fewer when no ask waits). */
+const GROUP = 4;
+/** Milliseconds a wait for asks lasts before this thread's events are seen (its termination). */
+const WAIT_MS = 100;
+
+const job = workerData as ReadAheadJob;
+const counts = new Int32Array(job.counts);
+const files: ReadAheadJobFile[] = [];
+const sources: (BatchSource | undefined)[] = [];
+const readers: (AsyncIterator<BatchColumns> | undefined)[] = [];
+let asksSeen = 0;
+
+/** The asks waiting: a binary heap by time, then by the order asked. */
+const heap: { file: number; time: number; seq: number }[] = [];
+let seq = 0;
+const before = (a: (typeof heap)[0], b: (typeof heap)[0]): boolean => a.time < b.time || (a.time === b.time && a.seq < b.seq);
+
+function push(file: number, time: number): void {
+  const x = { file, time, seq: seq++ };
+  let k = heap.length;
+  heap.push(x);
+  while (k > 0) {
+    const p = (k - 1) >> 1;
+    if (!before(x, heap[p])) break;
+    heap[k] = heap[p];
+    k = p;
+  }
+  heap[k] = x;
+}
+
+function pop(): number {
+  const top = heap[0];
+  const last = heap.pop() as (typeof heap)[0];
+  if (heap.length > 0) {
+    let k = 0;
+    for (;;) {
+      let c = 2 * k + 1;
+      if (c >= heap.length) break;
+      if (c + 1 < heap.length && before(heap[c + 1], heap[c])) c++;
+      if (!before(heap[c], last)) break;
+      heap[k] = heap[c];
+      k = c;
+    }
+    heap[k] = last;
+  }
+  return top.file;
+}
+
+/** Takes the asks posted so far. */
+function takeAsks(): void {
+  for (let m = receiveMessageOnPort(job.asks); m !== undefined; m = receiveMessageOnPort(job.asks)) {
+    asksSeen++;
+    const w = m.message as ReadAheadWant;
+    for (const f of w.add) files.push(f);
+    for (let k = 0; k < w.files.length; k++) push(w.files[k], w.times[k]);
+  }
+}
+
+/** The next batch of file `i` (opened at its first ask), its end, or its error (the file then closed). */
+async function readOne(i: number, transfer: ArrayBuffer[]): Promise<ReadAheadResult> {
+  try {
+    let src = sources[i];
+    let it = readers[i];
+    if (src === undefined || it === undefined) {
+      const f = files[i];
+      src = openVendorBatches(f.path, { ...f.opts, first: FIRST });
+      it = src.batches()[Symbol.asyncIterator]();
+      sources[i] = src;
+      readers[i] = it;
+    }
+    const r = await it.next();
+    if (r.done) {
+      const bytesRead = src.bytesRead();
+      end(i);
+      return { file: i, done: true, bytesRead };
+    }
+    for (const b of batchTransferList(r.value)) transfer.push(b);
+    return { file: i, batch: r.value, bytesRead: src.bytesRead() };
+  } catch (e) {
+    end(i);
+    return { file: i, error: messageOf(e), code: isXrateError(e) ? e.code : undefined };
+  }
+}
+
+function end(i: number): void {
+  sources[i]?.close();
+  sources[i] = undefined;
+  readers[i] = undefined;
+}
+
+function post(results: ReadAheadResult[], transfer: ArrayBuffer[]): void {
+  job.results.postMessage({ results } satisfies ReadAheadMessage, transfer);
+  Atomics.add(counts, 0, 1);
+  Atomics.notify(counts, 0);
+}
+
+/** Serves the asks, soonest needed first, until the thread is terminated. */
+async function serve(): Promise<void> {
+  let results: ReadAheadResult[] = [];
+  let transfer: ArrayBuffer[] = [];
+  for (;;) {
+    takeAsks();
+    if (heap.length === 0) {
+      if (results.length > 0) {
+        post(results, transfer);
+        results = [];
+        transfer = [];
+      }
+      if (Atomics.wait(counts, 1, asksSeen, WAIT_MS) === 'timed-out') await new Promise<void>((r) => setImmediate(r));
+      continue;
+    }
+    results.push(await readOne(pop(), transfer));
+    if (results.length >= GROUP) {
+      post(results, transfer);
+      results = [];
+      transfer = [];
+    }
+  }
+}
+
+void serve();
