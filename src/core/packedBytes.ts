@@ -8,15 +8,28 @@
  * @module
  */
 
-/** A byte sequence made of `parts` (views, valid until the state they view changes), written as its base64 text. */
+/**
+ * A byte sequence made of `parts`, written as its base64 text. The parts are views, valid until
+ * the state they view changes; an iterable that is not an array may make each part as it is
+ * reached, valid until the next one (a state kept partly on disk), and is then given its length.
+ */
 export class PackedBytes {
-  constructor(readonly parts: readonly Uint8Array[]) {}
+  private readonly length: number;
+
+  constructor(
+    readonly parts: Iterable<Uint8Array>,
+    byteLength?: number,
+  ) {
+    if (byteLength === undefined) {
+      byteLength = 0;
+      for (const p of parts) byteLength += p.byteLength;
+    }
+    this.length = byteLength;
+  }
 
   /** Bytes in all. */
   get byteLength(): number {
-    let n = 0;
-    for (const p of this.parts) n += p.byteLength;
-    return n;
+    return this.length;
   }
 
   /** Characters of its base64 text. */
@@ -26,7 +39,7 @@ export class PackedBytes {
 
   /** The bytes, in one array. */
   bytes(): Uint8Array {
-    if (this.parts.length === 1) return this.parts[0];
+    if (Array.isArray(this.parts) && this.parts.length === 1) return this.parts[0];
     const out = new Uint8Array(this.byteLength);
     let at = 0;
     for (const p of this.parts) {

@@ -35,6 +35,7 @@ import { openParquetBatches, parquetRawOf } from './parquetRead.js';
 import { rebatched } from './rebatch.js';
 import { openVendorBatches } from './vendorBatches.js';
 import { DEFAULT_BATCH_SIZE, type OpenSourceOptions, openSource, type SourceFormat } from './source.js';
+import { IO_WORKER_LIMITS } from './workerHeap.js';
 
 /** Options of {@link openBatchSource}. */
 export interface BatchSourceOptions extends OpenSourceOptions {
@@ -119,7 +120,7 @@ export function openBatchSource(path: string, opts: BatchSourceOptions = {}): Ba
 /** A worker thread running batchWorker: the built .js beside this file, or the TypeScript source through tsx (tests). */
 function startWorker(job: BatchJob): Worker {
   const js = new URL('./batchWorker.js', import.meta.url);
-  if (existsSync(fileURLToPath(js))) return new Worker(js, { workerData: job });
+  if (existsSync(fileURLToPath(js))) return new Worker(js, { workerData: job, resourceLimits: IO_WORKER_LIMITS });
   const ts = new URL('./batchWorker.ts', import.meta.url).href;
   return new Worker(`import('tsx/esm/api').then((t) => { t.register(); return import(${JSON.stringify(ts)}); });`, {
     eval: true,

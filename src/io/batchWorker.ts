@@ -10,6 +10,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { BufferPool, batchTransferList } from '../core/batch.js';
 import { isXrateError, messageOf } from '../core/errors.js';
 import { type BatchAck, type BatchJob, type BatchWorkerMessage, MAX_IN_FLIGHT } from './batchJob.js';
+import { HeapBudget } from './heapBudget.js';
+import { WORKER_HEAP_FLOOR_MB } from './workerHeap.js';
 
 const job = workerData as BatchJob;
 const port = parentPort;
@@ -17,6 +19,11 @@ let inFlight = 0;
 let resume: (() => void) | undefined;
 /** The buffers of the batches the reading thread gave back, for the next ones (a recycling job's). */
 const pool = job.recycle ? new BufferPool() : undefined;
+/**
+ * This thread's heap kept near what it holds: a Parquet reader's decoding leaves garbage that V8
+ * let grow to a hundred megabytes before its first full collection at 100 M events.
+ */
+const budget = new HeapBudget(WORKER_HEAP_FLOOR_MB);
 port?.on('message', (m: BatchAck) => {
   if (m !== 'ack' && m?.ack !== true) return;
   if (m !== 'ack' && pool !== undefined) for (const b of m.recycle) pool.put(b);
@@ -36,6 +43,7 @@ async function run(): Promise<void> {
   try {
     for await (const batch of src.batches()) {
       post({ batch, bytesRead: src.bytesRead() });
+      budget.check();
       inFlight++;
       while (inFlight >= MAX_IN_FLIGHT) {
         await new Promise<void>((r) => {

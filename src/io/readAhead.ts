@@ -27,6 +27,7 @@ import type { BatchSource } from './batch.js';
 import { trackReaderWorker } from './batchSource.js';
 import type { ReadAheadJob, ReadAheadMessage, ReadAheadResult, ReadAheadWant } from './readAheadJob.js';
 import type { VendorBatchOptions } from './vendorBatches.js';
+import { IO_WORKER_LIMITS } from './workerHeap.js';
 
 /** Asks held before they are posted (all of them when the merge waits). */
 const ASKS = 8;
@@ -51,7 +52,7 @@ export interface ReadAhead {
 function startWorker(workerData: ReadAheadJob): Worker {
   const transferList = [workerData.results, workerData.asks];
   const js = new URL('./readAheadWorker.js', import.meta.url);
-  if (existsSync(fileURLToPath(js))) return new Worker(js, { workerData, transferList });
+  if (existsSync(fileURLToPath(js))) return new Worker(js, { workerData, transferList, resourceLimits: IO_WORKER_LIMITS });
   const ts = new URL('./readAheadWorker.ts', import.meta.url).href;
   return new Worker(`import('tsx/esm/api').then((t) => { t.register(); return import(${JSON.stringify(ts)}); });`, {
     eval: true,

@@ -37,6 +37,8 @@ export interface RowJob {
   clear?: { runId: number | undefined };
   /** A snapshot row written after the rows (the values of ReplayStore.saveSnapshot's insert). */
   snapshot?: unknown[];
+  /** Whether the snapshot's blob is its first part, the others posted ahead of the job (snapshotParts.ts). */
+  snapshotEarly?: boolean;
 }
 
 /**

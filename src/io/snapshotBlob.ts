@@ -13,10 +13,12 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { constants, createGzip, gunzipSync, gzipSync } from 'node:zlib';
 import { PackedBytes } from '../core/packedBytes.js';
 import { markTransferable } from './rowJob.js';
 
+/** Bytes of a blob per row of the replay database at most (snapshotParts.ts). */
+export const PART_BYTES = 4 << 20;
 /** Strings at least this long (characters) are compressed apart. */
 export const LARGE_STRING = 1 << 20;
 /** Characters of a large string per gzip member. */
@@ -41,6 +43,20 @@ const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
  * ```
  */
 export function packSnapshot(value: unknown): Buffer {
+  return packInto(value, (bytes, members) => new BlobWriter(bytes, members)).done();
+}
+
+/**
+ * {@link packSnapshot}'s blob in parts of {@link PART_BYTES} (the last shorter), each handed to
+ * `onPart` as it is full (numbered from 0; each a Buffer of its own, which may be transferred):
+ * the parts the replay database stores it in (snapshotParts.ts), the blob never whole.
+ */
+export function packSnapshotParts(value: unknown, onPart: (part: Buffer, seq: number) => void): void {
+  packInto(value, () => new PartWriter(onPart)).done();
+}
+
+/** The members of `value`'s blob written by the writer `make` gives (for the bytes and members to come). */
+function packInto<W extends { member(piece: Buffer): void }>(value: unknown, make: (bytes: number, members: number) => W): W {
   const large: (string | PackedBytes)[] = [];
   const tag = largeTag();
   const text = JSON.stringify(value, (_key, v: unknown) => {
@@ -50,7 +66,11 @@ export function packSnapshot(value: unknown): Buffer {
     large.push(v);
     return `${tag}${large.length - 1}`;
   });
-  if (large.length === 0) return gzipSync(Buffer.from(text));
+  if (large.length === 0) {
+    const w = make(3 * text.length, 1);
+    w.member(Buffer.from(text));
+    return w;
+  }
   // The pieces to compress: the text's (at most 3 bytes a character) and the large strings'.
   let size = 3 * text.length;
   let pieces = large.length + 1;
@@ -59,7 +79,7 @@ export function packSnapshot(value: unknown): Buffer {
     size += n;
     pieces += Math.ceil(n / PIECE);
   }
-  const blob = new BlobWriter(size, pieces);
+  const blob = make(size, pieces);
   const quoted = JSON.stringify(tag).slice(0, -1); // `"` and the tag as JSON writes it
   let at = 0;
   for (let n = 0; n < large.length; n++) {
@@ -74,7 +94,7 @@ export function packSnapshot(value: unknown): Buffer {
     at = i + mark.length - 1; // the closing quote starts the next piece
   }
   blob.member(Buffer.from(text.slice(at)));
-  return blob.done();
+  return blob;
 }
 
 /** The prefix of a large string's placeholder: no string of a snapshot can be it (a random tag after a NUL, which JSON escapes). */
@@ -110,6 +130,81 @@ class BlobWriter {
 
   done(): Buffer {
     return this.buf.subarray(0, this.at);
+  }
+}
+
+/** The synchronous handle of a zlib stream (as Node's own `processChunkSync` uses it). */
+interface ZlibHandle {
+  writeSync(flush: number, input: Uint8Array, inOff: number, inLen: number, out: Uint8Array, outOff: number, outLen: number): void;
+}
+
+/**
+ * The gzip members of a blob cut into parts of {@link PART_BYTES}, each handed on once full (the
+ * last at {@link done}). Each member is deflated straight into the parts, through one gzip
+ * stream's handle reset between members: `gzipSync` would make each member a buffer of its own,
+ * megabytes of garbage that only a collection frees, at the end of a replay, when its memory
+ * peaks. The members are `gzipSync`'s, byte for byte (the same zlib, options and flush); where
+ * the handle is not there (another runtime), they are `gzipSync`'s own.
+ */
+class PartWriter {
+  private buf = PartWriter.part();
+  private at = 0;
+  private seq = 0;
+  private readonly z = createGzip();
+  private readonly handle = (this.z as unknown as { _handle?: ZlibHandle })._handle;
+  private readonly state = (this.z as unknown as { _writeState?: Uint32Array })._writeState;
+
+  constructor(private readonly onPart: (part: Buffer, seq: number) => void) {
+    this.z.on('error', () => {}); // writeSync throws it
+  }
+
+  /** A part's buffer, its memory its own (it can move to the writer thread). */
+  private static part(): Buffer {
+    return Buffer.allocUnsafeSlow(PART_BYTES);
+  }
+
+  private full(): void {
+    if (this.at < PART_BYTES) return;
+    this.onPart(this.buf, this.seq++);
+    this.buf = PartWriter.part();
+    this.at = 0;
+  }
+
+  member(piece: Buffer): void {
+    const { handle, state } = this;
+    if (typeof handle?.writeSync !== 'function' || !(state instanceof Uint32Array)) {
+      const gz = gzipSync(piece);
+      for (let from = 0; from < gz.length; ) {
+        const n = Math.min(gz.length - from, PART_BYTES - this.at);
+        gz.copy(this.buf, this.at, from, from + n);
+        this.at += n;
+        from += n;
+        this.full();
+      }
+      return;
+    }
+    let inOff = 0;
+    let inLen = piece.length;
+    for (;;) {
+      handle.writeSync(constants.Z_FINISH, piece, inOff, inLen, this.buf, this.at, PART_BYTES - this.at);
+      const availOut = state[0];
+      inOff += inLen - state[1];
+      inLen = state[1];
+      this.at = PART_BYTES - availOut;
+      // Room left: the member is finished; none: the part is full, and more may come.
+      if (availOut > 0) break;
+      this.full();
+    }
+    (this.z as unknown as { reset(): void }).reset();
+  }
+
+  done(): void {
+    this.z.close();
+    // The last part (or a blob of no bytes: one empty part), copied to its length, into memory of its own.
+    if (this.at === 0 && this.seq > 0) return;
+    const last = Buffer.allocUnsafeSlow(this.at);
+    this.buf.copy(last, 0, 0, this.at);
+    this.onPart(last, this.seq++);
   }
 }
 

@@ -17,7 +17,7 @@ import { mergePartitionOutputs } from './partitionMerge.js';
 import { existsSync, mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
-import { packSnapshot, unpackSnapshot } from './snapshotBlob.js';
+import { unpackSnapshot } from './snapshotBlob.js';
 import type { PairRateChange } from '../core/engine.js';
 import type { OhlcBucket } from '../core/ohlc.js';
 import type { RateChangePoint, StoredSeriesPoint } from '../core/ohlcSeries.js';
@@ -27,7 +27,8 @@ import type { MetricDefinition } from '../core/metrics/source.js';
 import { positionWriters, StoredPositions } from './positionStore.js';
 import type { RowSinkMaker } from './rowJob.js';
 import { createSchema, OUTPUT_TABLES, runIsDead } from './storeSchema.js';
-import { CLEAR_SQL, SNAPSHOT_SQL, WriterThread } from './writerThread.js';
+import { deleteSnapshots, snapshotBlob, storeSnapshot } from './snapshotParts.js';
+import { CLEAR_SQL, WriterThread } from './writerThread.js';
 import type {
   MergedCounts,
   PartitionOutput,
@@ -232,6 +233,7 @@ export class ReplayStore {
       return;
     }
     for (const sql of CLEAR_SQL) this.db.exec(sql);
+    deleteSnapshots(this.db);
     if (runId !== undefined) this.setOutputsRun(runId);
   }
 
@@ -360,7 +362,7 @@ export class ReplayStore {
    */
   adoptOutputs(runId: number): void {
     this.db.prepare('DELETE FROM runs WHERE id <> ?').run(runId);
-    this.db.exec('DELETE FROM snapshots');
+    deleteSnapshots(this.db);
     this.setOutputsRun(runId);
   }
 
@@ -396,29 +398,25 @@ export class ReplayStore {
 
   /** Stores a checkpoint (gzip-compressed JSON, snapshotBlob.ts). */
   saveSnapshot(runId: number, cp: ReplayCheckpoint, createdAt: string): void {
-    const state = packSnapshot({ engine: cp.engine, driver: cp.driver });
-    const values = [runId, cp.batch, cp.engine.lastTick, cp.input, cp.line, cp.final ? 1 : 0, state, createdAt];
+    const values = [runId, cp.batch, cp.engine.lastTick, cp.input, cp.line, cp.final ? 1 : 0, undefined, createdAt];
     // What a resume from this snapshot keeps must hold every own point before it.
     this.snapshotInBatch = true;
-    if (this.thread?.inJob) {
-      this.thread.saveSnapshot(values);
-      return;
-    }
-    this.db.prepare(SNAPSHOT_SQL[0]).run(values);
-    // Keep the newest two: enough to resume, bounded size.
-    this.db.prepare(SNAPSHOT_SQL[1]).run();
+    storeSnapshot(this.thread?.inJob ? this.thread : this.db, values, { engine: cp.engine, driver: cp.driver });
   }
 
   /** The newest checkpoint, if any; with `before` (µs), the newest not final whose last tick is before it (a chart's replay starts there); `packed`: as {@link unpackSnapshot}'s (to restore an engine from). */
   latestSnapshot(before?: number, opts: { packed?: boolean } = {}): ReplayCheckpoint | undefined {
     const where = before === undefined ? '' : 'WHERE final = 0 AND last_tick < ?';
     const row = this.db
-      .prepare(`SELECT batch, input, line, final, state FROM snapshots ${where} ORDER BY id DESC LIMIT 1`)
+      .prepare(`SELECT id, batch, input, line, final, state FROM snapshots ${where} ORDER BY id DESC LIMIT 1`)
       .get(...(before === undefined ? [] : [before])) as
-      | { batch: number; input: number; line: number; final: number; state: Buffer }
+      | { id: number; batch: number; input: number; line: number; final: number; state: Buffer }
       | undefined;
     if (!row) return undefined;
-    const { engine, driver } = unpackSnapshot(row.state, opts) as Pick<ReplayCheckpoint, 'engine' | 'driver'>;
+    const { engine, driver } = unpackSnapshot(snapshotBlob(this.db, row.id, row.state), opts) as Pick<
+      ReplayCheckpoint,
+      'engine' | 'driver'
+    >;
     return { batch: row.batch, input: row.input, line: row.line, final: row.final === 1, engine, driver };
   }
 

@@ -18,18 +18,13 @@ import { fileURLToPath } from 'node:url';
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
 import { type RowJob, RowJobBuilder, rowJobTransfer, type RowSink } from './rowJob.js';
 import { OUTPUT_TABLES } from './storeSchema.js';
+import { IO_WORKER_LIMITS } from './workerHeap.js';
 
 /** Indexes in the shared state: jobs done, whether the thread has closed its connection. */
 export const WRITER_STATE = { done: 0, closed: 1 } as const;
 
-/** What clearing the outputs deletes (ReplayStore.clearOutputs). */
-export const CLEAR_SQL = [...OUTPUT_TABLES, 'snapshots'].map((t) => `DELETE FROM ${t}`);
-
-/** A snapshot's insert, then the deletion of all but the newest two (ReplayStore.saveSnapshot). */
-export const SNAPSHOT_SQL = [
-  'INSERT INTO snapshots(run_id, batch, last_tick, input, line, final, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-  'DELETE FROM snapshots WHERE id NOT IN (SELECT id FROM snapshots ORDER BY id DESC LIMIT 2)',
-] as const;
+/** What clearing the outputs deletes (ReplayStore.clearOutputs), the snapshots then too (snapshotParts.ts `deleteSnapshots`). */
+export const CLEAR_SQL = OUTPUT_TABLES.map((t) => `DELETE FROM ${t}`);
 
 /** Jobs posted and not done at most: the engine waits for the thread beyond that. */
 const MAX_QUEUED = 3;
@@ -37,7 +32,7 @@ const MAX_QUEUED = 3;
 /** The writer thread: the built .js beside this file, or the TypeScript source through tsx (tests). */
 function startWorker(workerData: unknown, transferList: MessagePort[]): Worker {
   const js = new URL('./writerWorker.js', import.meta.url);
-  if (existsSync(fileURLToPath(js))) return new Worker(js, { workerData, transferList });
+  if (existsSync(fileURLToPath(js))) return new Worker(js, { workerData, transferList, resourceLimits: IO_WORKER_LIMITS });
   const ts = new URL('./writerWorker.ts', import.meta.url).href;
   return new Worker(`import('tsx/esm/api').then((t) => { t.register(); return import(${JSON.stringify(ts)}); });`, {
     eval: true,
@@ -71,6 +66,8 @@ export class WriterThread {
   inJob = false;
   private clear: RowJob['clear'];
   private snapshot: unknown[] | undefined;
+  /** Whether parts of the current job's snapshot were posted ahead of it. */
+  private early = false;
 
   constructor(path: string) {
     const { port1, port2 } = new MessageChannel();
@@ -96,9 +93,18 @@ export class WriterThread {
     this.clear = { runId };
   }
 
-  /** Writes a snapshot row (the values of {@link SNAPSHOT_SQL}'s insert) in the current job. */
+  /** Writes a snapshot row (the values of snapshotParts.ts `insertSnapshot`) in the current job. */
   saveSnapshot(values: unknown[]): void {
     this.snapshot = values;
+  }
+
+  /**
+   * Posts part `seq` (from 1) of the blob of the current job's snapshot now, ahead of the job: the
+   * thread stores it at once (snapshotParts.ts `insertEarlyPart`), and the blob is never whole.
+   */
+  snapshotPart(part: Buffer, seq: number): void {
+    this.early = true;
+    this.worker.postMessage({ part, seq }, [part.buffer as ArrayBuffer]);
   }
 
   /** Posts the current job; throws the error of a failed earlier job. */
@@ -106,8 +112,10 @@ export class WriterThread {
     const job = this.builder.take();
     if (this.clear) job.clear = this.clear;
     if (this.snapshot) job.snapshot = this.snapshot;
+    if (this.early) job.snapshotEarly = true;
     this.clear = undefined;
     this.snapshot = undefined;
+    this.early = false;
     this.inJob = false;
     this.throwFailure();
     this.worker.postMessage({ job }, rowJobTransfer(job));
@@ -121,6 +129,7 @@ export class WriterThread {
     this.builder.drop();
     this.clear = undefined;
     this.snapshot = undefined;
+    this.early = false;
     this.inJob = false;
   }
 

@@ -10,7 +10,8 @@
 import Database from 'better-sqlite3';
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { forEachRow, type RowJob } from './rowJob.js';
-import { CLEAR_SQL, SNAPSHOT_SQL, WRITER_STATE } from './writerThread.js';
+import { deleteSnapshots, insertEarlyPart, insertSnapshot } from './snapshotParts.js';
+import { CLEAR_SQL, WRITER_STATE } from './writerThread.js';
 
 const { path, state, errors } = workerData as { path: string; state: SharedArrayBuffer; errors: MessagePort };
 const shared = new Int32Array(state);
@@ -46,6 +47,7 @@ function run(job: RowJob, db: Database.Database): void {
   try {
     if (job.clear) {
       for (const sql of CLEAR_SQL) db.exec(sql);
+      deleteSnapshots(db);
       if (job.clear.runId !== undefined)
         db.prepare(`INSERT OR REPLACE INTO meta(key, value) VALUES ('outputs_run', ?)`).run(String(job.clear.runId));
     }
@@ -58,9 +60,9 @@ function run(job: RowJob, db: Database.Database): void {
       const v = [...job.snapshot];
       const blob = v[6] as Uint8Array;
       v[6] = Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength);
-      db.prepare(SNAPSHOT_SQL[0]).run(v);
-      db.prepare(SNAPSHOT_SQL[1]).run();
+      insertSnapshot(db, v, job.snapshotEarly ? early : undefined);
     }
+    early = undefined;
     db.prepare('COMMIT').run();
   } catch (e) {
     if (db.inTransaction) db.prepare('ROLLBACK').run();
@@ -68,7 +70,19 @@ function run(job: RowJob, db: Database.Database): void {
   }
 }
 
-parentPort?.on('message', (m: { job?: RowJob; close?: true }) => {
+/** The id of the snapshot whose blob's parts came ahead of its job (snapshotParts.ts `insertEarlyPart`). */
+let early: number | undefined;
+
+parentPort?.on('message', (m: { job?: RowJob; part?: Uint8Array; seq?: number; close?: true }) => {
+  if (m.part) {
+    try {
+      if (!failed && db)
+        early = insertEarlyPart(db, Buffer.from(m.part.buffer, m.part.byteOffset, m.part.byteLength), m.seq as number, early);
+    } catch (e) {
+      fail(e);
+    }
+    return;
+  }
   if (m.job) {
     try {
       if (!failed && db) run(m.job, db);

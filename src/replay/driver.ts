@@ -23,6 +23,7 @@
 import { performance } from 'node:perf_hooks';
 import { type BatchColumns, ROW_OTHER } from '../core/batch.js';
 import { createEngine, type Engine, type EngineListener, restoreEngine } from '../core/engine.js';
+import { FileSpill } from '../io/binSpill.js';
 import { messageOf, XrateError } from '../core/errors.js';
 import type { EngineConfig } from '../core/config.js';
 import type { Reject, XrateEvent } from '../core/types.js';
@@ -30,7 +31,7 @@ import type { RateFileWriter } from '../io/rateFile.js';
 import type { SourceRecord } from '../io/source.js';
 import type { ReplayCheckpoint, ReplayStore } from '../io/store.js';
 import type { DriverMarks, WindowState } from './driverState.js';
-import { HeapBudget } from './heapBudget.js';
+import { HeapBudget } from '../io/heapBudget.js';
 import { Ingest, type IngestState, type RunTotals } from './ingest.js';
 import type { PartitionRun } from './partitionRun.js';
 import {
@@ -103,7 +104,7 @@ export interface DriverOptions {
   ticks: TickPolicy;
   /** A partition of a partitioned replay. */
   partition?: PartitionRun;
-  /** Full collections between batches (heapBudget.ts). */
+  /** Full collections between batches (src/io/heapBudget.ts). */
   heapBudget?: boolean;
   onProgress?: (p: ReplayProgress) => void;
   progressEveryMs?: number;
@@ -151,6 +152,8 @@ export class Driver implements DriverClock, RecordSink {
       engine: (listener) => (cp ? restoreEngine(cp.engine, listener) : createEngine(opts.config ?? {}, listener)),
     });
     this.engine = this.ingest.engine;
+    // A day of older trade bins on disk, but a few chunks (src/io/binSpill.ts).
+    this.engine.spillBins(new FileSpill());
     this.heap = opts.heapBudget ? new HeapBudget() : undefined;
   }
 

@@ -97,7 +97,7 @@ export interface ReplayOptions {
   threads?: number;
   /**
    * Keep the process's heap near its live size with full collections between batches
-   * (heapBudget.ts): what `xrate replay` does, whose process is the replay's alone. Off by
+   * (src/io/heapBudget.ts): what `xrate replay` does, whose process is the replay's alone. Off by
    * default: in a process that holds more than the replay, each collection would cost that much.
    */
   heapBudget?: boolean;

@@ -47,7 +47,7 @@ describe('a log of a few million events', () => {
     expect(statSync(out).size).toBeGreaterThan(10_000_000);
     // Streaming: the whole process peaks well below the file it read.
     expect(fileMb).toBeGreaterThan(280);
-    // The goal: no replay above 256 MB, whatever the length of its log (src/replay/heapBudget.ts).
+    // The goal: no replay above 256 MB, whatever the length of its log (src/io/heapBudget.ts).
     expect(s.peakRssMb).toBeLessThan(256);
     expect(s.peakRssMb).toBeLessThan(fileMb);
   }, 240_000);

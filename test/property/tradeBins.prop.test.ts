@@ -7,13 +7,17 @@
  * snapshot in the earlier per-market chain form restores to the same answers; and the bins older
  * than an hour are held packed, in chunks of any size (a bin never across two), whose snapshot
  * bytes do not depend on it; restored, a day of them goes back into chunks, not into the ring.
+ * With a spill file (src/io/binSpill.ts) holding all but a few chunks, every answer and snapshot
+ * is the same, and a day of bins takes a few chunks of memory.
  */
 import fc from 'fast-check';
 import type { PackedBytes } from '../../src/core/packedBytes.js';
 import { describe, expect, it } from 'vitest';
 import { ExactDecimal } from '../../src/core/decimal.js';
+import { HOLD } from '../../src/core/engine/coldBins.js';
 import { DAY_SECONDS, HOUR_SECONDS, type LegacyTradeBinsJSON, TradeBins, type TradeBinsJSON } from '../../src/core/engine/tradeBins.js';
 import { decimalToScaled } from '../../src/core/volumeWindow.js';
+import { FileSpill } from '../../src/io/binSpill.js';
 
 const MARKETS = 3;
 
@@ -74,9 +78,15 @@ describe('TradeBins running hour and day totals', () => {
         fc.constantFrom(64, 80, 128, 1 << 16),
         // Seconds before the snapshot's at which it is also restored.
         fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 2 * HOUR_SECONDS })),
-        (early, steps, snapAt, chunk, restoredChunk, back0) => {
+        // Written chunks held in memory with a spill file (none: no spill).
+        fc.option(fc.integer({ min: 0, max: 3 }), { nil: undefined }),
+        (early, steps, snapAt, chunk, restoredChunk, back0, hold) => {
           const k0 = 1_700_000_000;
-          let bins = new TradeBins(chunk);
+          const spilled = (b: TradeBins): TradeBins => {
+            if (hold !== undefined) b.useSpill(new FileSpill(), hold);
+            return b;
+          };
+          let bins = spilled(new TradeBins(chunk));
           const trades: Trade[] = [];
           for (const [m, d, text] of early) {
             trades.push({ m, b: k0 + d, text });
@@ -100,7 +110,7 @@ describe('TradeBins running hour and day totals', () => {
             }
             if (++step === snapAt) {
               const snap = JSON.parse(JSON.stringify(bins.toJSON(k))) as TradeBinsJSON;
-              const back = TradeBins.fromJSON(snap, k, restoredChunk);
+              const back = spilled(TradeBins.fromJSON(snap, k, restoredChunk));
               expect(JSON.stringify(back.toJSON(k))).toBe(JSON.stringify(snap));
               // Packed (as the replay database's snapshots are taken): the same bytes, restored the same.
               const packed = bins.toJSON(k, true);
@@ -156,5 +166,46 @@ describe('TradeBins running hour and day totals', () => {
     bins.advance(k0 + 2 * DAY_SECONDS);
     expect(bins.coldBytes).toBeLessThan(6 * (DAY_SECONDS - HOUR_SECONDS));
     expect(bins.coldHeldBytes).toBeLessThanOrEqual(bins.coldBytes + 3 * (1 << 16));
+  });
+
+  it('holds a day of bins in a few chunks with a spill file, with the same answers and snapshot', () => {
+    const plain = new TradeBins();
+    const bins = new TradeBins();
+    const spill = new FileSpill();
+    bins.useSpill(spill);
+    const k0 = 1_700_000_000;
+    const day = (from: number, to: number) => {
+      for (let s = from; s < to; s++)
+        for (let m = 0; m < 10; m++) for (const b of [plain, bins]) b.add(m, k0 + s + 1, String(((s + m) % 977) / 1000 + 0.001), k0 + s);
+    };
+    day(0, DAY_SECONDS);
+    for (const b of [plain, bins]) b.advance(k0 + DAY_SECONDS);
+    expect(bins.coldBytes).toBe(plain.coldBytes);
+    // The chunk read, the one appended to, those held, a spare and a chunk read for a snapshot.
+    const few = (HOLD + 4) * (1 << 16);
+    expect(bins.coldHeldBytes).toBeLessThanOrEqual(few);
+    expect(spill.stats.bytesOnDisk).toBeGreaterThan(plain.coldBytes - few);
+    const k = k0 + DAY_SECONDS;
+    const snap = (b: TradeBins) => JSON.stringify(b.toJSON(k));
+    expect(snap(bins)).toBe(snap(plain));
+    const packed = bins.toJSON(k, true);
+    expect((packed.cold as PackedBytes).base64()).toBe((plain.toJSON(k, true).cold as PackedBytes).base64());
+    expect(bins.coldHeldBytes).toBeLessThanOrEqual(few);
+    // Restored and spilled again: the same answers.
+    const back = TradeBins.fromJSON(packed, k);
+    back.useSpill(new FileSpill());
+    expect(back.coldHeldBytes).toBeLessThanOrEqual(few);
+    // A second day: the first day's bins come back and leave, their files closed as they are read.
+    day(DAY_SECONDS, 2 * DAY_SECONDS);
+    for (const b of [plain, bins, back]) b.advance(k0 + 2 * DAY_SECONDS);
+    for (let m = 0; m < 10; m++) {
+      expect(bins.dayText(m, k0 + 2 * DAY_SECONDS)).toBe(plain.dayText(m, k0 + 2 * DAY_SECONDS));
+      expect(bins.hourText(m, k0 + 2 * DAY_SECONDS)).toBe(plain.hourText(m, k0 + 2 * DAY_SECONDS));
+    }
+    expect(bins.coldHeldBytes).toBeLessThanOrEqual(few);
+    expect(spill.stats.bytesOnDisk).toBeLessThan(2 * plain.coldBytes);
+    expect(snap(bins)).toBe(snap(plain));
+    spill.close();
+    expect(spill.stats.segmentsOpen).toBe(0);
   });
 });

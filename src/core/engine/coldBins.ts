@@ -19,6 +19,23 @@ export interface ColdBin {
 /** Bytes of a {@link ColdBins} chunk (a larger one holds a bin that needs more). */
 export const CHUNK = 1 << 16;
 
+/** Written chunks a {@link ColdBins} with a spill holds in memory (besides the one read and the one appended to). */
+export const HOLD = 8;
+
+/**
+ * Where a {@link ColdBins} puts the chunks it need not hold until they are read (a file:
+ * src/io/binSpill.ts), each under the key `put` returns. A chunk is taken once, in the order
+ * put; it may be read before that (a snapshot's bytes, a sort of every bin).
+ */
+export interface ChunkSpill {
+  /** Keeps a copy of `bytes` (a view, valid during the call); returns its key. */
+  put(bytes: Uint8Array): number;
+  /** The bytes kept under `key` (in `into` when it is large enough), then lets them go. */
+  take(key: number, into: Uint8Array | undefined): Uint8Array;
+  /** The bytes kept under `key` (in `into` when it is large enough), still kept. */
+  read(key: number, into: Uint8Array | undefined): Uint8Array;
+}
+
 /** A read position in a {@link ColdBins}: its chunk, the byte in it, the second of the last bin read and the bytes read in all. */
 interface Cursor {
   chunk: number;
@@ -36,7 +53,9 @@ interface Cursor {
  * The bytes are held in chunks of 64 KiB, a bin never across two: a chunk read to its end is
  * let go, so the memory held is the bins' bytes and a chunk, where one array grown by doubling
  * held up to twice them (a day of a dense log's bins is tens of megabytes) and copied them all
- * at each growth.
+ * at each growth. With a {@link ChunkSpill} ({@link useSpill}), a written chunk goes to it once
+ * {@link HOLD} written ones are held, and comes back when the reading reaches it: a day of bins
+ * then takes a few chunks of memory, whatever the markets and their trading.
  */
 export class ColdBins {
   /** @param chunkBytes bytes of a chunk (tests take small ones). */
@@ -56,6 +75,13 @@ export class ColdBins {
   private peeked: ColdBin | undefined;
   /** Bytes appended, in all. */
   private written = 0;
+  /** Where written chunks go, and the key of each chunk there (-1: in memory). */
+  private spill: ChunkSpill | undefined;
+  private hold = HOLD;
+  private keys: number[] = [];
+  /** A spilled chunk read for a cursor other than the queue's own (a snapshot, a sort), and its index. */
+  private peekBuf: Uint8Array | undefined;
+  private peekChunk = -1;
 
   get empty(): boolean {
     return this.peeked === undefined && this.read.taken >= this.written;
@@ -66,11 +92,51 @@ export class ColdBins {
     return this.written - this.read.taken;
   }
 
-  /** Bytes of the chunks held, the spare included (for tests and memory figures). */
+  /** Bytes of the chunks held in memory, the spare included (for tests and memory figures). */
   get heldBytes(): number {
-    let n = this.spare?.length ?? 0;
-    for (let c = this.read.chunk; c < this.chunks.length; c++) n += (this.chunks[c] as Uint8Array).length;
+    let n = (this.spare?.length ?? 0) + (this.peekBuf?.length ?? 0);
+    for (let c = this.read.chunk; c < this.chunks.length; c++) n += this.chunks[c]?.length ?? 0;
     return n;
+  }
+
+  /** Puts written chunks in `spill` from now on, but `hold` of them (those held beyond at once). */
+  useSpill(spill: ChunkSpill, hold = HOLD): void {
+    this.spill = spill;
+    this.hold = hold;
+    for (let c = this.read.chunk + 1; c < this.chunks.length - 1; c++) this.spillIfFull(c);
+  }
+
+  /** Spills written chunk c (neither the one read nor the last) when `hold` written chunks before it are in memory. */
+  private spillIfFull(c: number): void {
+    const spill = this.spill;
+    if (spill === undefined || c <= this.read.chunk || c >= this.chunks.length - 1 || this.keys[c] >= 0) return;
+    let held = 0;
+    for (let x = this.read.chunk + 1; x < c && held < this.hold; x++) if (this.keys[x] < 0) held++;
+    if (held < this.hold) return;
+    const chunk = this.chunks[c] as Uint8Array;
+    this.keys[c] = spill.put(chunk.subarray(0, this.used[c]));
+    this.chunks[c] = undefined;
+    if (this.spare === undefined || this.spare.length < chunk.length) this.spare = chunk;
+  }
+
+  /** Chunk c's bytes, brought back from the spill for the queue's own reading (`take`), or read for another cursor. */
+  private chunkAt(c: number, own: boolean): Uint8Array {
+    const held = this.chunks[c];
+    if (held !== undefined) return held;
+    const spill = this.spill as ChunkSpill;
+    if (own) {
+      const b = spill.take(this.keys[c], this.spare);
+      if (b === this.spare) this.spare = undefined;
+      this.chunks[c] = b;
+      this.keys[c] = -1;
+      if (this.peekChunk === c) this.peekChunk = -1;
+      return b;
+    }
+    if (this.peekChunk !== c) {
+      this.peekBuf = spill.read(this.keys[c], this.peekBuf);
+      this.peekChunk = c;
+    }
+    return this.peekBuf as Uint8Array;
   }
 
   /** Makes room for a bin of up to `n` bytes at the end (a new chunk when the last has not). */
@@ -81,8 +147,11 @@ export class ColdBins {
     next ??= new Uint8Array(Math.max(this.chunkBytes, n));
     this.chunks.push(next);
     this.used.push(0);
+    this.keys.push(-1);
     this.buf = next;
     this.tail = 0;
+    // The chunk before is written: to the spill, past the few held.
+    this.spillIfFull(this.chunks.length - 2);
   }
 
   private varint(v: number): void {
@@ -117,14 +186,11 @@ export class ColdBins {
     this.written += this.tail - from;
   }
 
-  /** The packed bytes of the bins held, oldest first (views, valid until the next append). */
-  parts(): Uint8Array[] {
-    const out: Uint8Array[] = [];
-    for (let c = this.read.chunk, at = this.read.at; c < this.chunks.length; c++, at = 0) {
-      const chunk = this.chunks[c] as Uint8Array;
-      if (this.used[c] > at) out.push(chunk.subarray(at, this.used[c]));
-    }
-    return out;
+  /** The packed bytes of the bins held, oldest first (views, each valid until the next is read, and until the next append). */
+  *parts(): Generator<Uint8Array> {
+    const from = this.read.chunk;
+    for (let c = from, at = this.read.at; c < this.chunks.length; c++, at = 0)
+      if (this.used[c] > at) yield this.chunkAt(c, false).subarray(at, this.used[c]);
   }
 
   /**
@@ -137,7 +203,18 @@ export class ColdBins {
     if (first === undefined) return new PackedBytes([]);
     const one = new ColdBins(64);
     one.push(first.market, first.sec, first.mant, first.exp);
-    return new PackedBytes([...one.parts(), ...this.parts()]);
+    const head = [...one.parts()];
+    const rest = () => this.parts();
+    // Read as they are written out (a spilled chunk at a time, into one buffer), not now.
+    return new PackedBytes(
+      {
+        *[Symbol.iterator]() {
+          yield* head;
+          yield* rest();
+        },
+      },
+      one.bytes + this.bytes,
+    );
   }
 
   /** A queue to read the bins of {@link canonical}'s bytes from (as a snapshot kept them): a view of them, not to append to. */
@@ -147,6 +224,7 @@ export class ColdBins {
     q.buf = bytes;
     q.chunks.push(q.buf);
     q.used.push(bytes.length);
+    q.keys.push(-1);
     q.tail = bytes.length;
     q.written = bytes.length;
     return q;
@@ -158,7 +236,7 @@ export class ColdBins {
       r.chunk++;
       r.at = 0;
     }
-    const b = this.chunks[r.chunk] as Uint8Array;
+    const b = this.chunkAt(r.chunk, r === this.read);
     const from = r.at;
     const market = varintAt(b, r);
     const f = varintAt(b, r);
@@ -195,7 +273,9 @@ export class ColdBins {
       const n = this.read.chunk;
       this.chunks.splice(0, n);
       this.used.splice(0, n);
+      this.keys.splice(0, n);
       this.read.chunk = 0;
+      this.peekChunk = -1;
     }
   }
 

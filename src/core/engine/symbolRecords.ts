@@ -20,6 +20,7 @@ import type { EngineState } from './state.js';
 import { floatColumn, growF64, nullableColumn } from './tables/columns.js';
 import { FLOAT64_EXACT_CHARS } from './tables/markets.js';
 import { US_PER_SECOND } from '../time.js';
+import type { ChunkSpill } from './coldBins.js';
 import { binOf, DAY_SECONDS, type LegacyTradeBinsJSON, TradeBins, type TradeBinsJSON } from './tradeBins.js';
 /** Quotes logged before they are folded into the quote column. */
 const LOG_LENGTH = 4096;
@@ -230,6 +231,8 @@ export class SymbolRecords {
   /** Exact texts of the trade prices a double does not hold exactly (rare), by 2 m (cur) and 2 m + 1 (prev). */
   private longPrices = new Map<number, string>();
   private bins = new TradeBins();
+  /** Where the bins' older chunks go (TradeBins.useSpill), kept for the bins restored. */
+  private spill: ChunkSpill | undefined;
   private declared: (Declared | undefined)[] = [];
   private pending: [number, SymbolEvent][] = [];
   /** Quotes applied since the last fold: market ids and times. */
@@ -431,6 +434,12 @@ export class SymbolRecords {
     return midpointText(bid, ask);
   }
 
+  /** Puts the older trade bins' chunks in `spill` (TradeBins.useSpill), now and after a restore. */
+  spillBins(spill: ChunkSpill): void {
+    this.spill = spill;
+    this.bins.useSpill(spill);
+  }
+
   /**
    * Plain-JSON state (see {@link SymbolRecordsJSON}) of markets < n, canonical: the logs folded
    * and the `symbol` events at or before `lastTick` (the last tick, or T0 before it) settled.
@@ -469,5 +478,6 @@ export class SymbolRecords {
     });
     this.pending = structuredClone(json.pending);
     this.bins = TradeBins.fromJSON(json.bins, lastTick === undefined ? undefined : lastTick / US_PER_SECOND);
+    if (this.spill) this.bins.useSpill(this.spill);
   }
 }

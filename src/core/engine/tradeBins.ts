@@ -22,7 +22,7 @@
  */
 import { ExactSums, type ExactSumsJSON, scaledText } from '../decimal.js';
 import { PackedBytes, packedBytesOf } from '../packedBytes.js';
-import { CHUNK, type ColdBin, ColdBins } from './coldBins.js';
+import { CHUNK, type ChunkSpill, type ColdBin, ColdBins } from './coldBins.js';
 import { US_PER_SECOND } from '../time.js';
 
 /** Seconds in the longest window asked for (volume_1day). */
@@ -100,6 +100,8 @@ export class TradeBins {
   private scratch = new Float64Array(64);
   /** Whether a bin was opened out of time order since the last advance. */
   private unsorted = false;
+  /** Where the cold queue puts its chunks, and how many it holds (none: it holds them all). */
+  private spill: { spill: ChunkSpill; hold: number | undefined } | undefined;
 
   /** @param chunkBytes bytes of a chunk of the packed bins (tests take small ones). */
   constructor(private readonly chunkBytes = CHUNK) {
@@ -249,8 +251,15 @@ export class TradeBins {
     return out;
   }
 
+  /** Puts the cold bins' chunks in `spill` from now on, but the few read next (`hold`: coldBins.ts). */
+  useSpill(spill: ChunkSpill, hold?: number): void {
+    this.spill = { spill, hold };
+    this.cold.useSpill(spill, hold);
+  }
+
   private reset(): void {
     this.cold = new ColdBins(this.chunkBytes);
+    if (this.spill) this.cold.useSpill(this.spill.spill, this.spill.hold);
     this.front = this.inc = this.end = 0;
     this.k = -Infinity;
     this.unsorted = false;
@@ -305,7 +314,7 @@ export class TradeBins {
     const order = this.inOrder(this.front, this.end);
     for (let x = 0; x < this.end - this.front; x++) this.pushHot(hot, order[x]);
     // The first cold bin's second whole, so the bytes depend on the bins alone, not on what left before.
-    const j = { hot: new PackedBytes(hot.parts()), cold: this.cold.canonical() };
+    const j = { hot: new PackedBytes([...hot.parts()]), cold: this.cold.canonical() };
     return packed ? j : { hot: j.hot.base64(), cold: j.cold.base64() };
   }
 

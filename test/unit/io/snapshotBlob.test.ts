@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PackedBytes } from '../../../src/core/packedBytes.js';
 import { isMarkedTransferable, rowJobTransfer, type RowJob } from '../../../src/io/rowJob.js';
-import { LARGE_STRING, packSnapshot, unpackSnapshot } from '../../../src/io/snapshotBlob.js';
+import { LARGE_STRING, packSnapshot, packSnapshotParts, PART_BYTES, unpackSnapshot } from '../../../src/io/snapshotBlob.js';
 
 const GZIP = Buffer.from([0x1f, 0x8b, 0x08]);
 
@@ -90,8 +90,20 @@ describe('snapshot blobs', () => {
           expect(packed.base64()).toBe(text);
           const asText = { engine: { symbols: { bins: { cold: text, hot: 'AQI=' } } }, driver: { n } };
           const asBytes = { engine: { symbols: { bins: { cold: packed, hot: new PackedBytes([Uint8Array.of(1, 2)]) } } }, driver: { n } };
-          expect(packSnapshot(asBytes).equals(packSnapshot(asText))).toBe(true);
-          if (text.length >= LARGE_STRING) expect(packSnapshot(asText).equals(reference(asText, text))).toBe(true);
+          const blob = packSnapshot(asText);
+          expect(packSnapshot(asBytes).equals(blob)).toBe(true);
+          if (text.length >= LARGE_STRING) expect(blob.equals(reference(asText, text))).toBe(true);
+          // In parts (as the replay database stores a blob): its bytes cut every PART_BYTES, each a buffer of its own.
+          for (const value of [asBytes, asText]) {
+            const got: Buffer[] = [];
+            packSnapshotParts(value, (part, seq) => {
+              expect(seq).toBe(got.length);
+              expect(part.byteOffset === 0 && part.byteLength === part.buffer.byteLength).toBe(true);
+              got.push(part);
+            });
+            expect(got.slice(0, -1).every((p) => p.length === PART_BYTES)).toBe(true);
+            expect(Buffer.concat(got).equals(blob)).toBe(true);
+          }
         },
       ),
       { seed: 20261128, numRuns: 14 },

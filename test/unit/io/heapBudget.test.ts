@@ -1,6 +1,6 @@
 import v8 from 'node:v8';
 import { describe, expect, it } from 'vitest';
-import { HeapBudget } from '../../../src/replay/heapBudget.js';
+import { HeapBudget } from '../../../src/io/heapBudget.js';
 
 describe('HeapBudget', () => {
   it('collects once the heap outgrows its floor, then waits for the heap to double', () => {
