@@ -104,7 +104,11 @@ export class WriterThread {
    */
   snapshotPart(part: Buffer, seq: number): void {
     this.early = true;
+    this.throwFailure();
     this.worker.postMessage({ part, seq }, [part.buffer as ArrayBuffer]);
+    // Counted as a job: at most MAX_QUEUED parts and jobs wait, whatever the blob's size.
+    this.posted++;
+    while (this.posted - Atomics.load(this.shared, WRITER_STATE.done) > MAX_QUEUED) this.wait();
   }
 
   /** Posts the current job; throws the error of a failed earlier job. */

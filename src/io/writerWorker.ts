@@ -81,6 +81,9 @@ parentPort?.on('message', (m: { job?: RowJob; part?: Uint8Array; seq?: number; c
     } catch (e) {
       fail(e);
     }
+    // Counted as a job done (the engine's thread bounds what waits: writerThread.ts).
+    Atomics.add(shared, WRITER_STATE.done, 1);
+    Atomics.notify(shared, WRITER_STATE.done);
     return;
   }
   if (m.job) {

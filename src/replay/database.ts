@@ -22,6 +22,7 @@
  */
 import { resolveConfig, type EngineConfig, type ResolvedConfig } from '../core/config.js';
 import { restoreEngine, type Engine } from '../core/engine.js';
+import { FileSpill } from '../io/binSpill.js';
 import { rollUp, type OhlcBucket } from '../core/ohlc.js';
 import { bucketsFromSeries, resolveSeries } from '../core/ohlcSeries.js';
 import { bucketStart, EXCHANGE_RATE_PERIODS, getPeriod, isRollupOf, type PeriodRecord } from '../core/periods.js';
@@ -258,11 +259,15 @@ export class ReplayDatabase {
   restoreFinalEngine(): Engine {
     const cp = this.store.latestSnapshot(undefined, { packed: true });
     if (!cp) throw new ReplayDatabaseError({ kind: 'no-engine-state', path: this.path });
+    let engine: Engine;
     try {
-      return restoreEngine(cp.engine);
+      engine = restoreEngine(cp.engine);
     } catch (e) {
       throw new ReplayDatabaseError({ kind: 'restore-failed', path: this.path, cause: e as Error });
     }
+    // Held as long as the database is served: its older trade bins on disk (src/io/binSpill.ts).
+    engine.spillBins(new FileSpill());
+    return engine;
   }
 
   /**
