@@ -20,10 +20,8 @@
  *
  * @module
  */
-import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { BufferPool, batchTransferList } from '../core/batch.js';
 import { XrateError } from '../core/errors.js';
 import { type BatchSource, batchesOf } from './batch.js';
@@ -35,7 +33,7 @@ import { openParquetBatches, parquetRawOf } from './parquetRead.js';
 import { rebatched } from './rebatch.js';
 import { openVendorBatches } from './vendorBatches.js';
 import { DEFAULT_BATCH_SIZE, type OpenSourceOptions, openSource, type SourceFormat } from './source.js';
-import { IO_WORKER_LIMITS } from './workerHeap.js';
+import { startIoWorker } from './ioWorker.js';
 
 /** Options of {@link openBatchSource}. */
 export interface BatchSourceOptions extends OpenSourceOptions {
@@ -117,17 +115,6 @@ export function openBatchSource(path: string, opts: BatchSourceOptions = {}): Ba
   return ndjsonSource(path, isGzip(path), o.lean === true, { ...nb(), pool }, src.totalBytes, recycle === true);
 }
 
-/** A worker thread running batchWorker: the built .js beside this file, or the TypeScript source through tsx (tests). */
-function startWorker(job: BatchJob): Worker {
-  const js = new URL('./batchWorker.js', import.meta.url);
-  if (existsSync(fileURLToPath(js))) return new Worker(js, { workerData: job, resourceLimits: IO_WORKER_LIMITS });
-  const ts = new URL('./batchWorker.ts', import.meta.url).href;
-  return new Worker(`import('tsx/esm/api').then((t) => { t.register(); return import(${JSON.stringify(ts)}); });`, {
-    eval: true,
-    workerData: job,
-  });
-}
-
 /** Every reader worker running (of every source), for {@link readerWorkers}. */
 const running = new Set<Worker>();
 /** Reader workers started in this process, for {@link readerWorkersStarted}. */
@@ -166,7 +153,7 @@ function workerSource(job: BatchJob, format: SourceFormat, totalBytes: number): 
     bytesRead: () => bytes,
     async *batches() {
       if (closed) return;
-      const w = startWorker(job);
+      const w = startIoWorker(new URL('./batchWorker.js', import.meta.url), job);
       started++;
       live.add(w);
       running.add(w);

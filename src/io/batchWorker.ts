@@ -11,7 +11,7 @@ import { BufferPool, batchTransferList } from '../core/batch.js';
 import { isXrateError, messageOf } from '../core/errors.js';
 import { type BatchAck, type BatchJob, type BatchWorkerMessage, MAX_IN_FLIGHT } from './batchJob.js';
 import { HeapBudget } from './heapBudget.js';
-import { WORKER_HEAP_FLOOR_MB } from './workerHeap.js';
+import { WORKER_HEAP_FLOOR_MB } from './ioWorker.js';
 
 const job = workerData as BatchJob;
 const port = parentPort;

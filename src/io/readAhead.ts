@@ -18,16 +18,14 @@
  *
  * @module
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { MessageChannel, receiveMessageOnPort, Worker } from 'node:worker_threads';
+import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import { type BatchColumns, ROW_OTHER } from '../core/batch.js';
 import { XrateError } from '../core/errors.js';
 import type { BatchSource } from './batch.js';
 import { trackReaderWorker } from './batchSource.js';
 import type { ReadAheadJob, ReadAheadMessage, ReadAheadResult, ReadAheadWant } from './readAheadJob.js';
 import type { VendorBatchOptions } from './vendorBatches.js';
-import { IO_WORKER_LIMITS } from './workerHeap.js';
+import { startIoWorker } from './ioWorker.js';
 
 /** Asks held before they are posted (all of them when the merge waits). */
 const ASKS = 8;
@@ -48,19 +46,6 @@ export interface ReadAhead {
   close(): void;
 }
 
-/** The worker: the built .js beside this file, or the TypeScript source through tsx (tests). */
-function startWorker(workerData: ReadAheadJob): Worker {
-  const transferList = [workerData.results, workerData.asks];
-  const js = new URL('./readAheadWorker.js', import.meta.url);
-  if (existsSync(fileURLToPath(js))) return new Worker(js, { workerData, transferList, resourceLimits: IO_WORKER_LIMITS });
-  const ts = new URL('./readAheadWorker.ts', import.meta.url).href;
-  return new Worker(`import('tsx/esm/api').then((t) => { t.register(); return import(${JSON.stringify(ts)}); });`, {
-    eval: true,
-    workerData,
-    transferList,
-  });
-}
-
 /**
  * Starts a worker that reads the files added, ahead of the merge that takes their batches (see
  * the module description). Files are handed to it a few at a time as they are added, so it reads
@@ -78,7 +63,8 @@ export function readAhead(): ReadAhead {
   const count = new Int32Array(shared);
   const results = new MessageChannel();
   const out = new MessageChannel();
-  const worker = startWorker({ results: results.port2, asks: out.port2, counts: shared });
+  const job: ReadAheadJob = { results: results.port2, asks: out.port2, counts: shared };
+  const worker = startIoWorker(new URL('./readAheadWorker.js', import.meta.url), job, [job.results, job.asks]);
   trackReaderWorker(worker);
   // None keeps this process alive: the sources' end (or close) stops the worker.
   worker.unref();

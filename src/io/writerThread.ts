@@ -13,12 +13,10 @@
  *
  * @module
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, receiveMessageOnPort, type Worker } from 'node:worker_threads';
 import { type RowJob, RowJobBuilder, rowJobTransfer, type RowSink } from './rowJob.js';
 import { OUTPUT_TABLES } from './storeSchema.js';
-import { IO_WORKER_LIMITS } from './workerHeap.js';
+import { startIoWorker } from './ioWorker.js';
 
 /** Indexes in the shared state: jobs done, whether the thread has closed its connection. */
 export const WRITER_STATE = { done: 0, closed: 1 } as const;
@@ -28,18 +26,6 @@ export const CLEAR_SQL = OUTPUT_TABLES.map((t) => `DELETE FROM ${t}`);
 
 /** Jobs posted and not done at most: the engine waits for the thread beyond that. */
 const MAX_QUEUED = 3;
-
-/** The writer thread: the built .js beside this file, or the TypeScript source through tsx (tests). */
-function startWorker(workerData: unknown, transferList: MessagePort[]): Worker {
-  const js = new URL('./writerWorker.js', import.meta.url);
-  if (existsSync(fileURLToPath(js))) return new Worker(js, { workerData, transferList, resourceLimits: IO_WORKER_LIMITS });
-  const ts = new URL('./writerWorker.ts', import.meta.url).href;
-  return new Worker(`import('tsx/esm/api').then((t) => { t.register(); return import(${JSON.stringify(ts)}); });`, {
-    eval: true,
-    workerData,
-    transferList,
-  });
-}
 
 /**
  * The writer thread of one replay database, and the job of the batch being written.
@@ -72,7 +58,7 @@ export class WriterThread {
   constructor(path: string) {
     const { port1, port2 } = new MessageChannel();
     this.errors = port1;
-    this.worker = startWorker({ path, state: this.shared.buffer, errors: port2 }, [port2]);
+    this.worker = startIoWorker(new URL('./writerWorker.js', import.meta.url), { path, state: this.shared.buffer, errors: port2 }, [port2]);
     // The thread keeps no event loop of this process alive: close() ends it.
     this.worker.unref();
     this.errors.unref();
