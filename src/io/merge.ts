@@ -20,6 +20,7 @@
  */
 import { parseTime } from '../core/time.js';
 import type { EventSource, SourceRecord } from './source.js';
+import { siftDown, siftUp } from '../core/heap.js';
 
 /** One batch of a merge: records and, at the same index, the index of the input each came from. */
 export interface MergedBatch {
@@ -78,29 +79,6 @@ export function mergeSources(sources: readonly EventSource[], batchSize = 4096):
     const kb = keys[b];
     return ka < kb || (ka === kb && a < b);
   };
-  const siftUp = (k: number): void => {
-    const x = heap[k];
-    while (k > 0) {
-      const p = (k - 1) >> 1;
-      if (!less(x, heap[p])) break;
-      heap[k] = heap[p];
-      k = p;
-    }
-    heap[k] = x;
-  };
-  const siftDown = (k: number): void => {
-    const n = heap.length;
-    const x = heap[k];
-    for (;;) {
-      let c = 2 * k + 1;
-      if (c >= n) break;
-      if (c + 1 < n && less(heap[c + 1], heap[c])) c++;
-      if (!less(heap[c], x)) break;
-      heap[k] = heap[c];
-      k = c;
-    }
-    heap[k] = x;
-  };
   /** The next non-empty batch of input `i` into its cursor; false at its end. */
   const load = async (i: number, c: Cursor): Promise<boolean> => {
     for (;;) {
@@ -132,7 +110,7 @@ export function mergeSources(sources: readonly EventSource[], batchSize = 4096):
           cursors[i] = c;
           if (await load(i, c)) {
             heap.push(i);
-            siftUp(heap.length - 1);
+            siftUp(heap, heap.length - 1, less);
           }
         }
         let records: SourceRecord[] = [];
@@ -145,14 +123,14 @@ export function mergeSources(sources: readonly EventSource[], batchSize = 4096):
           c.pos++;
           if (c.pos < c.batch.length) {
             keys[i] = recordTime(c.batch[c.pos]) ?? keys[i];
-            siftDown(0);
+            siftDown(heap, 0, less);
           } else if (await load(i, c)) {
-            siftDown(0);
+            siftDown(heap, 0, less);
           } else {
             const last = heap.pop()!;
             if (heap.length > 0) {
               heap[0] = last;
-              siftDown(0);
+              siftDown(heap, 0, less);
             }
           }
           if (records.length >= batchSize) {

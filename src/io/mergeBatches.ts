@@ -25,6 +25,7 @@ import { BatchBuilder, type BatchColumns, CELLS, type OtherRow, ROW_OTHER, ROW_Q
 import { type BatchSource, rawOf } from './batch.js';
 import { recordTime } from './merge.js';
 import type { SourceRecord } from './source.js';
+import { siftDown, siftUp } from '../core/heap.js';
 
 /** The merged stream of several {@link BatchSource}s (see the module description). */
 export interface MergedBatchSource {
@@ -219,29 +220,6 @@ export function mergeBatchSources(sources: readonly BatchSource[], opts: MergeBa
     const kb = keys[b];
     return ka < kb || (ka === kb && a < b);
   };
-  const siftUp = (k: number): void => {
-    const x = heap[k];
-    while (k > 0) {
-      const p = (k - 1) >> 1;
-      if (!less(x, heap[p])) break;
-      heap[k] = heap[p];
-      k = p;
-    }
-    heap[k] = x;
-  };
-  const siftDown = (k: number): void => {
-    const n = heap.length;
-    const x = heap[k];
-    for (;;) {
-      let c = 2 * k + 1;
-      if (c >= n) break;
-      if (c + 1 < n && less(heap[c + 1], heap[c])) c++;
-      if (!less(heap[c], x)) break;
-      heap[k] = heap[c];
-      k = c;
-    }
-    heap[k] = x;
-  };
   /** The next non-empty batch of input `i` into its cursor; false at its end. */
   const load = async (i: number, c: Cursor): Promise<boolean> => {
     for (;;) {
@@ -296,7 +274,7 @@ export function mergeBatchSources(sources: readonly BatchSource[], opts: MergeBa
           cursors[i] = c;
           if (await load(i, c)) {
             heap.push(i);
-            siftUp(heap.length - 1);
+            siftUp(heap, heap.length - 1, less);
           }
         }
         while (heap.length > 0 && !closed) {
@@ -306,14 +284,14 @@ export function mergeBatchSources(sources: readonly BatchSource[], opts: MergeBa
           c.pos++;
           if (c.pos < c.b!.length) {
             keys[i] = rowTime(c.b!, c.pos) ?? keys[i];
-            siftDown(0);
+            siftDown(heap, 0, less);
           } else if (await load(i, c)) {
-            siftDown(0);
+            siftDown(heap, 0, less);
           } else {
             const last = heap.pop()!;
             if (heap.length > 0) {
               heap[0] = last;
-              siftDown(0);
+              siftDown(heap, 0, less);
             }
           }
           if (out.length >= batchSize) yield out.finish();

@@ -11,6 +11,7 @@
 import { receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { type BatchColumns, batchTransferList } from '../core/batch.js';
 import { isXrateError, messageOf } from '../core/errors.js';
+import { siftDown, siftUp } from '../core/heap.js';
 import type { BatchSource } from './batch.js';
 import type { ReadAheadJob, ReadAheadJobFile, ReadAheadMessage, ReadAheadResult, ReadAheadWant } from './readAheadJob.js';
 import { openVendorBatches } from './vendorBatches.js';
@@ -30,37 +31,26 @@ const readers: (AsyncIterator<BatchColumns> | undefined)[] = [];
 let asksSeen = 0;
 
 /** The asks waiting: a binary heap by time, then by the order asked. */
-const heap: { file: number; time: number; seq: number }[] = [];
+interface Ask {
+  file: number;
+  time: number;
+  seq: number;
+}
+const heap: Ask[] = [];
 let seq = 0;
-const before = (a: (typeof heap)[0], b: (typeof heap)[0]): boolean => a.time < b.time || (a.time === b.time && a.seq < b.seq);
+const before = (a: Ask, b: Ask): boolean => a.time < b.time || (a.time === b.time && a.seq < b.seq);
 
 function push(file: number, time: number): void {
-  const x = { file, time, seq: seq++ };
-  let k = heap.length;
-  heap.push(x);
-  while (k > 0) {
-    const p = (k - 1) >> 1;
-    if (!before(x, heap[p])) break;
-    heap[k] = heap[p];
-    k = p;
-  }
-  heap[k] = x;
+  heap.push({ file, time, seq: seq++ });
+  siftUp(heap, heap.length - 1, before);
 }
 
 function pop(): number {
   const top = heap[0];
-  const last = heap.pop() as (typeof heap)[0];
+  const last = heap.pop() as Ask;
   if (heap.length > 0) {
-    let k = 0;
-    for (;;) {
-      let c = 2 * k + 1;
-      if (c >= heap.length) break;
-      if (c + 1 < heap.length && before(heap[c + 1], heap[c])) c++;
-      if (!before(heap[c], last)) break;
-      heap[k] = heap[c];
-      k = c;
-    }
-    heap[k] = last;
+    heap[0] = last;
+    siftDown(heap, 0, before);
   }
   return top.file;
 }
