@@ -14,8 +14,6 @@
 import type Database from 'better-sqlite3';
 import { PART_BYTES, packSnapshot, packSnapshotParts } from './snapshotBlob.js';
 
-export { PART_BYTES };
-
 const PARTS_SCHEMA = `CREATE TABLE IF NOT EXISTS snapshot_parts (
   snapshot_id INTEGER NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL,
   PRIMARY KEY (snapshot_id, seq)

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PART_BYTES } from '../../../src/io/snapshotParts.js';
+import { PART_BYTES } from '../../../src/io/snapshotBlob.js';
 import { type ReplayCheckpoint, ReplayStore } from '../../../src/io/store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-snapshot-parts-'));
