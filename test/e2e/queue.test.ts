@@ -119,8 +119,11 @@ describe('xrate worker', () => {
     const w = worker('--queue-name', 'versions');
     await w.waitErr(/waiting for partitions/);
     const conn = new Redis(redis.url, { maxRetriesPerRequest: null });
+    // QueueEvents reads on a duplicate of the connection it is given: this one is the test's to close,
+    // or it would retry (and log) once the server stops at the end of the file.
+    const eventsConn = new Redis(redis.url, { maxRetriesPerRequest: null });
     const queue = new Queue('versions', { connection: conn });
-    const events = new QueueEvents('versions', { connection: new Redis(redis.url, { maxRetriesPerRequest: null }), lastEventId: '0-0' });
+    const events = new QueueEvents('versions', { connection: eventsConn, lastEventId: '0-0' });
     try {
       await events.waitUntilReady();
       const job: PartitionJob = {
@@ -136,6 +139,7 @@ describe('xrate worker', () => {
       await events.close();
       await queue.close();
       conn.disconnect();
+      eventsConn.disconnect();
       await stop(w);
     }
   }, 60_000);
