@@ -105,6 +105,11 @@ export interface BatchSource {
   batches(): AsyncIterable<BatchColumns>;
   /** Row i's raw text, for a reader whose rows carry no raw bytes (`rawStart[i] = -1`); else {@link rawOf}. */
   rawOf?(b: BatchColumns, i: number): string;
+  /**
+   * Told by a merge (mergeBatches.ts) when it takes the first row of the batch last given: a
+   * source reading ahead may wait for it before reading the next (readAhead.ts, for a file's first batch).
+   */
+  reached?(): void;
   /** Stops reading and releases the file and any worker (safe to call more than once). */
   close(): void;
 }

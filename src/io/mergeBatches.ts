@@ -10,7 +10,8 @@
  * - ties: the input given first, then the earlier line; an input that goes back in time is not
  *   sorted (its rows come out in its order, each when it is the earliest head);
  * - one batch of each input is held at a time, plus the output batch; a binary heap of the inputs
- *   picks the next row in O(log k).
+ *   picks the next row in O(log k); an input is told when the merge takes the first row of its
+ *   batch (`BatchSource.reached`: a read-ahead may wait for it).
  *
  * Rows are copied column by column (values, exact texts, raw bytes, symbols through the output
  * batch's dictionary, other rows as they are); a row whose raw text its source gives through
@@ -280,6 +281,7 @@ export function mergeBatchSources(sources: readonly BatchSource[], opts: MergeBa
         while (heap.length > 0 && !closed) {
           const i = heap[0];
           const c = cursors[i]!;
+          if (c.pos === 0) c.src.reached?.();
           out.add(c, i);
           c.pos++;
           if (c.pos < c.b!.length) {

@@ -7,9 +7,12 @@
  * A merge holds a batch of every input at once (mergeBatches.ts) and reads thousands of small
  * files a batch at a time, in an order only it knows: a worker per file would not pay, nor one
  * reading each file through (its batches would wait in memory until merged). Here one worker
- * holds the files open (readAheadWorker.ts) and each file has at most two batches out of it: the
- * one being merged and the next, read already. At the start every file's first batch is asked
- * for, in the order the merge loads them.
+ * holds the files (readAheadWorker.ts) and each file has at most two batches out of it: the one
+ * being merged and the next, read already. At the start every file's first batch is asked for, in
+ * the order the merge loads them. A file read with a short first batch (`first`) is parked after
+ * it (vendorBatches.ts), and its next batch is asked for only once the merge reaches the file
+ * (`reached`, told by mergeBatches.ts) or pulls that batch: a merge of many days of files keeps
+ * open only the files of the days it is in.
  *
  * The batches are the ones `openVendorBatches` gives in the merge's thread, row for row, and a
  * file's error comes out of its source where it would have (its earlier batches first). The
@@ -130,30 +133,43 @@ export function readAhead(): ReadAhead {
       if (Atomics.wait(count, 0, received, WAIT_MS) === 'timed-out') await new Promise<void>((r) => setImmediate(r));
     }
   };
-  const source = (i: number, file: ReadAheadFile): BatchSource => ({
-    format: file.opts.kind?.format ?? 'coinapi',
-    path: file.path,
-    totalBytes: file.opts.size,
-    bytesRead: () => bytes[i],
-    async *batches() {
-      try {
-        while (!gone[i]) {
-          const r = await next(i);
-          if ('error' in r) throw r.code === undefined ? new Error(r.error) : new XrateError(r.code, r.error);
-          bytes[i] = r.bytesRead;
-          if ('done' in r) return;
-          // The next batch, read while this one is merged: needed when the merge is past this one's last row.
-          ask(i, lastTime(r.batch));
-          yield r.batch;
+  const source = (i: number, file: ReadAheadFile): BatchSource => {
+    /** The first batch's next one, not asked for until the merge reaches the file: its need time. */
+    let waiting: number | undefined;
+    const askWaiting = (): void => {
+      if (waiting === undefined) return;
+      ask(i, waiting);
+      waiting = undefined;
+    };
+    return {
+      format: file.opts.kind?.format ?? 'coinapi',
+      path: file.path,
+      totalBytes: file.opts.size,
+      bytesRead: () => bytes[i],
+      async *batches() {
+        try {
+          for (let k = 0; !gone[i]; k++) {
+            const r = await next(i);
+            if ('error' in r) throw r.code === undefined ? new Error(r.error) : new XrateError(r.code, r.error);
+            bytes[i] = r.bytesRead;
+            if ('done' in r) return;
+            // The next batch, read while this one is merged: needed when the merge is past this one's
+            // last row. After a parked file's first batch (`first`), once the merge reaches the file.
+            if (k === 0 && file.opts.first !== undefined) waiting = lastTime(r.batch);
+            else ask(i, lastTime(r.batch));
+            yield r.batch;
+            askWaiting();
+          }
+        } finally {
+          leave(i);
         }
-      } finally {
+      },
+      reached: askWaiting,
+      close() {
         leave(i);
-      }
-    },
-    close() {
-      leave(i);
-    },
-  });
+      },
+    };
+  };
   return {
     add(file) {
       if (stopped) throw new Error('readAhead: a file added after the worker stopped');

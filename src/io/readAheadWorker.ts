@@ -16,8 +16,6 @@ import type { BatchSource } from './batch.js';
 import type { ReadAheadJob, ReadAheadJobFile, ReadAheadMessage, ReadAheadResult, ReadAheadWant } from './readAheadJob.js';
 import { openVendorBatches } from './vendorBatches.js';
 
-/** Rows of a file's first batch, about: the merge waits for every file's first batch before it starts. */
-const FIRST = 16;
 /** Results posted together at most (fewer when no ask waits). */
 const GROUP = 4;
 /** Milliseconds a wait for asks lasts before this thread's events are seen (its termination). */
@@ -72,7 +70,7 @@ async function readOne(i: number, transfer: ArrayBuffer[]): Promise<ReadAheadRes
     let it = readers[i];
     if (src === undefined || it === undefined) {
       const f = files[i];
-      src = openVendorBatches(f.path, { ...f.opts, first: FIRST });
+      src = openVendorBatches(f.path, f.opts);
       it = src.batches()[Symbol.asyncIterator]();
       sources[i] = src;
       readers[i] = it;

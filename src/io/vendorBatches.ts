@@ -26,7 +26,7 @@ import { XrateError } from '../core/errors.js';
 import { batchesOf, type BatchSource } from './batch.js';
 import { DEFAULT_MAX_LINE_BYTES } from './lineLimit.js';
 import { DEFAULT_BATCH_SIZE } from './source.js';
-import { openBytes } from './vendorBytes.js';
+import { type ByteReader, openBytes } from './vendorBytes.js';
 import { openVendorCsv, type VendorKind, type VendorTime } from './vendorCsv.js';
 import { VendorLineParser } from './vendorLines.js';
 import { sniffVendorFile } from './vendorSniff.js';
@@ -49,12 +49,21 @@ export interface VendorBatchOptions {
   size?: number;
   gzip?: boolean;
   /**
-   * Rows of the first batch, about (at most this many lines of the first read are parsed for it,
-   * the rest for the next batch): a merge waits for every file's first batch before its first row.
-   * The file is read as without it, in the same reads.
+   * Rows of the first batch, about (the lines up to this many are parsed for it, the rest for the
+   * next batch): a merge waits for every file's first batch before its first row, and holds it
+   * until it reaches the file. After that batch the file is parked: its inflate state and read
+   * buffers are let go, and the next pull opens it again, passing over the bytes read before
+   * (inflating them again, about a read). So a merge of thousands of files keeps open only those
+   * it has reached.
    */
   first?: number;
 }
+
+/** What a parked file holds to read: nothing (its reader let go, not kept by the suspended reading). */
+const PARKED: ByteReader = { next: () => undefined, bytesRead: () => 0, close() {} };
+
+/** Text bytes pulled per read while the first batch (`first`) is read: it is short, and read again when the file is reopened. */
+const FIRST_PULL = 4096;
 
 /** Bytes pulled per read: about the text of `batchSize` rows, within 8 KiB to 128 KiB. */
 function pullBytes(batchSize: number): number {
@@ -104,7 +113,8 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
     },
     async *batches() {
       if (closed) return;
-      const bytes = openBytes(path, gzip, Math.max(1 << 12, pull >> 1));
+      const readSize = Math.max(1 << 12, pull >> 1);
+      let bytes = openBytes(path, gzip, readSize);
       if (bytes === undefined) {
         // No synchronous inflate in this runtime: the streaming record reader, as batches.
         const src = openVendorCsv(path, kind, { batchSize, startLine, gzip, totalBytes: size, maxLineBytes, time: opts.time, lean: true });
@@ -118,14 +128,36 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
         }
         return;
       }
+      /** The file opened again, past its first `text` bytes of text (read and dropped). */
+      const reopen = (text: number): ByteReader => {
+        const r = openBytes(path, gzip, readSize) as ByteReader;
+        try {
+          for (let left = text; left > 0; ) {
+            const skipped = r.next(Math.min(left, 1 << 17));
+            if (skipped === undefined)
+              throw new XrateError(
+                'input',
+                `cannot read "${path}": it ended before the ${text} bytes of text read from it already (was it changed?)`,
+              );
+            left -= skipped.length;
+          }
+        } catch (e) {
+          r.close();
+          const line = p.lastLine;
+          const msg = (e as Error).message;
+          throw new XrateError('input', `${msg}; the last line read whole was line ${line}`, { cause: e });
+        }
+        return r;
+      };
       open.add(bytes);
       const p = new VendorLineParser(kind, path, { startLine, maxLineBytes, time: opts.time });
-      let firstCut = opts.first !== undefined;
+      /** Before the first batch is cut (with `first`): the text bytes pushed so far. */
+      let firstText = opts.first === undefined ? -1 : 0;
       try {
         for (;;) {
           let chunk: Buffer | undefined;
           try {
-            chunk = bytes.next(pull);
+            chunk = bytes.next(firstText >= 0 ? Math.min(pull, FIRST_PULL) : pull);
           } catch (e) {
             const line = p.lastLine;
             const msg = (e as Error).message;
@@ -136,19 +168,27 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
             );
           }
           if (chunk === undefined) break;
-          if (firstCut) {
-            firstCut = false;
-            const cut = afterLines(chunk, (opts.first as number) + 1);
-            if (cut < chunk.length) {
-              p.push(chunk.subarray(0, cut));
-              // The rest is parsed for the next batch (a copy: the read's buffer is shared).
-              const rest = Buffer.from(chunk.subarray(cut));
-              if (p.length > 0) {
-                yield p.finish();
-                if (closed) return;
-              }
-              chunk = rest;
+          if (firstText >= 0) {
+            // Lines the first batch still takes (the header is line 1; a line cut by the last read is
+            // completed by the first line ending of this one).
+            const cut = afterLines(chunk, Math.max(1, (opts.first as number) + 1 - p.lastLine));
+            p.push(chunk.subarray(0, cut));
+            firstText += cut;
+            if (cut === chunk.length) continue;
+            // Parked until the next pull: the read's state goes, the parser's (a line's carry at most) stays.
+            const text = firstText;
+            firstText = -1;
+            read = Math.max(read, bytes.bytesRead());
+            open.delete(bytes);
+            bytes.close();
+            bytes = PARKED;
+            if (p.length > 0) {
+              yield p.finish();
+              if (closed) return;
             }
+            bytes = reopen(text);
+            open.add(bytes);
+            continue;
           }
           p.push(chunk);
           if (p.length >= batchSize) {

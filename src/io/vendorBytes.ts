@@ -42,6 +42,10 @@ interface ZlibHandle {
   writeSync(flush: number, input: Uint8Array, inOff: number, inLen: number, out: Uint8Array, outOff: number, outLen: number): void;
 }
 
+/** The error listener of every inflater (a function of no reader's scope: see `finish` in gzipBytes). */
+const ignore = (): void => {};
+const NO_BYTES = Buffer.alloc(0);
+
 /** The output buffer shared by every reader of the thread (one file is read at a time). */
 let outBuf: Buffer | undefined;
 
@@ -97,8 +101,8 @@ function gzipBytes(path: string, read: number): ByteReader | undefined {
     z.close();
     return undefined;
   }
-  z.on('error', () => {}); // next() throws it (the stream also emits it)
-  const inBuf = Buffer.allocUnsafe(read);
+  z.on('error', ignore); // next() throws it (the stream also emits it)
+  let inBuf = Buffer.allocUnsafe(read);
   let inOff = 0;
   let inLen = 0;
   /** Compressed bytes read from the file, and taken by the inflater. */
@@ -115,6 +119,9 @@ function gzipBytes(path: string, read: number): ByteReader | undefined {
   const finish = (): void => {
     finished = true;
     z.close();
+    // The stream lives on until its close is done (a later turn of the event loop), and with it
+    // what its listeners' scope holds: not the read buffer. A merge parks thousands of files in a turn.
+    inBuf = NO_BYTES;
   };
   return {
     next(max) {

@@ -161,6 +161,13 @@ const MERGE_INPUT_BATCH = 64;
 /** Rows per read of a vendor file in a merge (vendorBatches.ts: about this many). */
 const VENDOR_MERGE_BATCH = 256;
 
+/**
+ * Rows of a vendor file's first batch in a merge, about: the merge reads every file's first batch
+ * before its first row, and the file is then parked until the merge reaches it (vendorBatches.ts
+ * `first`), so only the files it has reached are held open.
+ */
+const VENDOR_FIRST_ROWS = 16;
+
 /** All inputs at once, by event time (src/io/mergeBatches.ts): a few rows of each input held at a time; `batchSize` rows a batch. */
 export function mergedFiles(paths: readonly string[], open: OpenOptions): RecordSource {
   let merged: MergedBatchSource | undefined;
@@ -180,6 +187,7 @@ export function mergedFiles(paths: readonly string[], open: OpenOptions): Record
               size: vendor.size,
               gzip: vendor.gzip,
               batchSize: VENDOR_MERGE_BATCH,
+              first: VENDOR_FIRST_ROWS,
               maxLineBytes: open.maxLineBytes,
               time: open.time,
             };

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { BatchColumns } from '../../src/core/batch.js';
 import { recordAt } from '../../src/io/batch.js';
 import { openSource, type SourceRecord } from '../../src/io/source.js';
 import { readerWorkers } from '../../src/io/batchSource.js';
@@ -320,17 +321,82 @@ describe("a merge's vendor files read ahead in a worker", () => {
           const paths = cases.map(writeCase);
           const opts: VendorBatchOptions = { batchSize, maxLineBytes, startLine, time: 'receive' };
           const want = await Promise.all(paths.map((p) => inThread(p, opts)));
-          // A short first batch splits the first read's rows, nothing else.
+          // A short first batch, the file parked after it and opened again: the same rows and error.
           for (let i = 0; i < paths.length; i++) {
             const split = await viaBatches(paths[i], maxLineBytes, 'receive', startLine, batchSize, first);
-            const rows = Array.isArray(split) ? split : (split as { out: unknown[] }).out;
-            expect(rows).toEqual(want[i].rows);
+            expect(
+              Array.isArray(split)
+                ? { rows: split }
+                : { rows: (split as { out: unknown[] }).out, error: (split as { error: string }).error },
+            ).toEqual(want[i]);
           }
           expect(await viaReadAhead(paths, opts, schedule)).toEqual(want);
+          expect(await viaReadAhead(paths, { ...opts, first }, schedule)).toEqual(want);
         },
       ),
       { seed: 2729, numRuns: 40 },
     );
+  });
+
+  it('hold no reader of a parked file: opened again at the next pull, past the text read, or failing to', async () => {
+    const rows = Array.from({ length: 400 }, (_v, k) => `12:00:00.${String(k).padStart(4, '0')};12:00:00.${k};1.5;2;1.4;3`);
+    const text = `time_exchange;time_coinapi;ask_px;ask_sx;bid_px;bid_sx\n${rows.join('\n')}\n`;
+    for (const gzip of [false, true]) {
+      for (const ahead of [false, true]) {
+        for (const change of ['deleted', 'cut'] as const) {
+          const name = `parked-${gzip}-${ahead}-${change}`;
+          const p = join(dir, name, 'D-20230701', `IDDI-1+SC-K_SPOT_A_B+S-AB.csv${gzip ? '.gz' : ''}`);
+          mkdirSync(join(p, '..'), { recursive: true });
+          writeFileSync(p, gzip ? gzipSync(text) : text);
+          const f = sniffVendorFile(p);
+          const opts: VendorBatchOptions = { batchSize: 256, first: 16, kind: f.kind, size: f.size, gzip: f.gzip };
+          const ra = ahead ? readAhead() : undefined;
+          const src = ra ? ra.add({ path: p, opts: { ...opts, size: f.size } }) : openVendorBatches(p, opts);
+          const it = src.batches()[Symbol.asyncIterator]();
+          try {
+            const first = await it.next();
+            expect(first.value?.length).toBe(16);
+            // Changed while parked: gone, or cut within the text read already (a reader kept open would read on).
+            if (change === 'deleted') rmSync(p);
+            else writeFileSync(p, gzip ? gzipSync(text.slice(0, 100)) : text.slice(0, 100));
+            await expect(it.next()).rejects.toThrow(
+              new RegExp(
+                `^cannot read ".*${name}.*": ${change === 'deleted' ? 'ENOENT' : 'it ended before the \\d+ bytes of text read from it already'}.*; the last line read whole was line 17$`,
+              ),
+            );
+          } finally {
+            src.close();
+            ra?.close();
+          }
+        }
+      }
+    }
+  });
+
+  it("read no parked file's next batch before the merge reaches the file or pulls the batch", async () => {
+    const rows = (px: string) =>
+      Array.from({ length: 60 }, (_v, k) => `12:00:00.${String(k).padStart(4, '0')};12:00:00.${k};${px};2;1.4;3`);
+    const text = (px: string) => `time_exchange;time_coinapi;ask_px;ask_sx;bid_px;bid_sx\n${rows(px).join('\n')}\n`;
+    const askPrices = (b: BatchColumns) => Array.from({ length: b.length }, (_v, i) => recordAt(b, i).raw.split(';')[2]);
+    // More files than the asks held back before they are posted (readAhead.ts), so asks would reach the worker.
+    const paths = Array.from({ length: 12 }, (_v, k) => join(dir, 'deferred', 'D-20230701', `IDDI-${k}+SC-K_SPOT_A_B${k}+S-AB${k}.csv.gz`));
+    mkdirSync(join(paths[0], '..'), { recursive: true });
+    for (const p of paths) writeFileSync(p, gzipSync(text('1.5')));
+    const ra = readAhead();
+    const srcs = paths.map((p) => {
+      const f = sniffVendorFile(p);
+      return ra.add({ path: p, opts: { batchSize: 256, first: 16, kind: f.kind, size: f.size, gzip: f.gzip } });
+    });
+    const its = srcs.map((s) => s.batches()[Symbol.asyncIterator]());
+    try {
+      for (const it of its) expect(askPrices((await it.next()).value as BatchColumns)).toEqual(Array(16).fill('1.5'));
+      // Time for the worker to read whatever it was asked for; then the files change.
+      await new Promise((r) => setTimeout(r, 300));
+      for (const p of paths) writeFileSync(p, gzipSync(text('1.6')));
+      for (const it of its) expect(askPrices((await it.next()).value as BatchColumns)).toEqual(Array(44).fill('1.6'));
+    } finally {
+      ra.close();
+    }
   });
 
   it('stop a broken gzip file with the error the replay thread gives, after the same rows', async () => {
