@@ -128,6 +128,8 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
         }
         return;
       }
+      open.add(bytes);
+      const p = new VendorLineParser(kind, path, { startLine, maxLineBytes, time: opts.time });
       /** The file opened again, past its first `text` bytes of text (read and dropped). */
       const reopen = (text: number): ByteReader => {
         const r = openBytes(path, gzip, readSize) as ByteReader;
@@ -149,8 +151,6 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
         }
         return r;
       };
-      open.add(bytes);
-      const p = new VendorLineParser(kind, path, { startLine, maxLineBytes, time: opts.time });
       /** Before the first batch is cut (with `first`): the text bytes pushed so far. */
       let firstText = opts.first === undefined ? -1 : 0;
       try {
