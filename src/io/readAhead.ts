@@ -140,6 +140,8 @@ export function readAhead(): ReadAhead {
       if (waiting === undefined) return;
       ask(i, waiting);
       waiting = undefined;
+      // Posted now: the merge needs it within the first batch's few rows.
+      flush();
     };
     return {
       format: file.opts.kind?.format ?? 'coinapi',
