@@ -41,3 +41,14 @@ export function siftDown<T>(heap: T[], k: number, less: (a: T, b: T) => boolean)
   }
   heap[k] = x;
 }
+
+/** Removes and returns the top of a non-empty `heap` (its last element sifted down from the top). */
+export function popTop<T>(heap: T[], less: (a: T, b: T) => boolean): T {
+  const top = heap[0];
+  const last = heap.pop() as T;
+  if (heap.length > 0) {
+    heap[0] = last;
+    siftDown(heap, 0, less);
+  }
+  return top;
+}

@@ -20,7 +20,7 @@
  */
 import { parseTime } from '../core/time.js';
 import type { EventSource, SourceRecord } from './source.js';
-import { siftDown, siftUp } from '../core/heap.js';
+import { popTop, siftDown, siftUp } from '../core/heap.js';
 
 /** One batch of a merge: records and, at the same index, the index of the input each came from. */
 export interface MergedBatch {
@@ -126,13 +126,7 @@ export function mergeSources(sources: readonly EventSource[], batchSize = 4096):
             siftDown(heap, 0, less);
           } else if (await load(i, c)) {
             siftDown(heap, 0, less);
-          } else {
-            const last = heap.pop()!;
-            if (heap.length > 0) {
-              heap[0] = last;
-              siftDown(heap, 0, less);
-            }
-          }
+          } else popTop(heap, less);
           if (records.length >= batchSize) {
             yield { records, inputs };
             records = [];

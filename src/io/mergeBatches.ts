@@ -26,7 +26,7 @@ import { BatchBuilder, type BatchColumns, CELLS, type OtherRow, ROW_OTHER, ROW_Q
 import { type BatchSource, rawOf } from './batch.js';
 import { recordTime } from './merge.js';
 import type { SourceRecord } from './source.js';
-import { siftDown, siftUp } from '../core/heap.js';
+import { popTop, siftDown, siftUp } from '../core/heap.js';
 
 /** The merged stream of several {@link BatchSource}s (see the module description). */
 export interface MergedBatchSource {
@@ -289,13 +289,7 @@ export function mergeBatchSources(sources: readonly BatchSource[], opts: MergeBa
             siftDown(heap, 0, less);
           } else if (await load(i, c)) {
             siftDown(heap, 0, less);
-          } else {
-            const last = heap.pop()!;
-            if (heap.length > 0) {
-              heap[0] = last;
-              siftDown(heap, 0, less);
-            }
-          }
+          } else popTop(heap, less);
           if (out.length >= batchSize) yield out.finish();
         }
         if (out.length > 0 && !closed) yield out.finish();

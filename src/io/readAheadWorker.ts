@@ -11,7 +11,7 @@
 import { receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { type BatchColumns, batchTransferList } from '../core/batch.js';
 import { isXrateError, messageOf } from '../core/errors.js';
-import { siftDown, siftUp } from '../core/heap.js';
+import { popTop, siftUp } from '../core/heap.js';
 import type { BatchSource } from './batch.js';
 import type { ReadAheadJob, ReadAheadJobFile, ReadAheadMessage, ReadAheadResult, ReadAheadWant } from './readAheadJob.js';
 import { openVendorBatches } from './vendorBatches.js';
@@ -44,13 +44,7 @@ function push(file: number, time: number): void {
 }
 
 function pop(): number {
-  const top = heap[0];
-  const last = heap.pop() as Ask;
-  if (heap.length > 0) {
-    heap[0] = last;
-    siftDown(heap, 0, before);
-  }
-  return top.file;
+  return popTop(heap, before).file;
 }
 
 /** Takes the asks posted so far. */
