@@ -16,6 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { constants, createGzip, gunzipSync, gzipSync } from 'node:zlib';
 import { PackedBytes } from '../core/packedBytes.js';
 import { markTransferable } from './rowJob.js';
+import { zlibSync } from './zlibSync.js';
 
 /** Bytes of a blob per row of the replay database at most (snapshotParts.ts). */
 export const PART_BYTES = 4 << 20;
@@ -133,11 +134,6 @@ class BlobWriter {
   }
 }
 
-/** The synchronous handle of a zlib stream (as Node's own `processChunkSync` uses it). */
-interface ZlibHandle {
-  writeSync(flush: number, input: Uint8Array, inOff: number, inLen: number, out: Uint8Array, outOff: number, outLen: number): void;
-}
-
 /**
  * The gzip members of a blob cut into parts of {@link PART_BYTES}, each handed on once full (the
  * last at {@link done}). Each member is deflated straight into the parts, through one gzip
@@ -151,8 +147,7 @@ class PartWriter {
   private at = 0;
   private seq = 0;
   private readonly z = createGzip();
-  private readonly handle = (this.z as unknown as { _handle?: ZlibHandle })._handle;
-  private readonly state = (this.z as unknown as { _writeState?: Uint32Array })._writeState;
+  private readonly sync = zlibSync(this.z);
 
   constructor(private readonly onPart: (part: Buffer, seq: number) => void) {
     this.z.on('error', () => {}); // writeSync throws it
@@ -171,8 +166,7 @@ class PartWriter {
   }
 
   member(piece: Buffer): void {
-    const { handle, state } = this;
-    if (typeof handle?.writeSync !== 'function' || !(state instanceof Uint32Array)) {
+    if (this.sync === undefined) {
       const gz = gzipSync(piece);
       for (let from = 0; from < gz.length; ) {
         const n = Math.min(gz.length - from, PART_BYTES - this.at);
@@ -183,6 +177,7 @@ class PartWriter {
       }
       return;
     }
+    const { handle, state } = this.sync;
     let inOff = 0;
     let inLen = piece.length;
     for (;;) {

@@ -11,7 +11,7 @@
  * state (about 40 KB).
  *
  * Node has no public incremental synchronous inflate; the one `zlib.gunzipSync` uses is the
- * stream's handle (`writeSync`, the same native call), used here the way Node's own
+ * stream's handle (`writeSync`, the same native call: zlibSync.ts), used here the way Node's own
  * `processChunkSync` does. Where that handle is not there (another runtime), {@link openBytes}
  * returns undefined and the reader falls back to the streaming text path.
  *
@@ -20,6 +20,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { constants, createGunzip } from 'node:zlib';
 import { XrateError } from '../core/errors.js';
+import { zlibSync } from './zlibSync.js';
 
 /** Inflated (or read) bytes per pull at most: the shared output buffer. */
 const OUT = 1 << 17;
@@ -36,10 +37,6 @@ export interface ByteReader {
   bytesRead(): number;
   /** Releases the inflate state. */
   close(): void;
-}
-
-interface ZlibHandle {
-  writeSync(flush: number, input: Uint8Array, inOff: number, inLen: number, out: Uint8Array, outOff: number, outLen: number): void;
 }
 
 /** The error listener of every inflater (a function of no reader's scope: see `finish` in gzipBytes). */
@@ -95,12 +92,12 @@ function plainBytes(path: string): ByteReader {
  */
 function gzipBytes(path: string, read: number): ByteReader | undefined {
   const z = createGunzip({ chunkSize: constants.Z_MIN_CHUNK }); // its own output buffer is not used
-  const handle = (z as unknown as { _handle?: ZlibHandle })._handle;
-  const state = (z as unknown as { _writeState?: Uint32Array })._writeState;
-  if (typeof handle?.writeSync !== 'function' || !(state instanceof Uint32Array)) {
+  const sync = zlibSync(z);
+  if (sync === undefined) {
     z.close();
     return undefined;
   }
+  const { handle, state } = sync;
   z.on('error', ignore); // next() throws it (the stream also emits it)
   let inBuf = Buffer.allocUnsafe(read);
   let inOff = 0;
