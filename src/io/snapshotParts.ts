@@ -22,6 +22,9 @@ const PARTS_SCHEMA = `CREATE TABLE IF NOT EXISTS snapshot_parts (
 /** A snapshot's insert, its id given (null: the next rowid). */
 const INSERT =
   'INSERT INTO snapshots(id, run_id, batch, last_tick, input, line, final, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)';
+const PART_INSERT = 'INSERT INTO snapshot_parts(snapshot_id, seq, data) VALUES (?, ?, ?)';
+/** The parts of no snapshot stored (deleted, or never stored: its batch rolled back). */
+const DROP_ORPHAN_PARTS = 'DELETE FROM snapshot_parts WHERE snapshot_id NOT IN (SELECT id FROM snapshots)';
 
 function hasParts(db: Database.Database): boolean {
   return db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'snapshot_parts'`).get() !== undefined;
@@ -46,10 +49,8 @@ export function insertSnapshot(db: Database.Database, values: readonly unknown[]
     for (let at = PART_BYTES, seq = 1; at < blob.length; at += PART_BYTES, seq++) part.run(id, seq, blob.subarray(at, at + PART_BYTES));
   }
   db.prepare('DELETE FROM snapshots WHERE id NOT IN (SELECT id FROM snapshots ORDER BY id DESC LIMIT 2)').run();
-  if (hasParts(db)) db.prepare('DELETE FROM snapshot_parts WHERE snapshot_id NOT IN (SELECT id FROM snapshots)').run();
+  if (hasParts(db)) db.prepare(DROP_ORPHAN_PARTS).run();
 }
-
-const PART_INSERT = 'INSERT INTO snapshot_parts(snapshot_id, seq, data) VALUES (?, ?, ?)';
 
 /**
  * Stores part `seq` (from 1) of the blob of the next snapshot, before its row: a writer thread
@@ -60,7 +61,7 @@ const PART_INSERT = 'INSERT INTO snapshot_parts(snapshot_id, seq, data) VALUES (
 export function insertEarlyPart(db: Database.Database, part: Buffer, seq: number, id: number | undefined): number {
   if (seq === 1 || id === undefined) {
     db.exec(PARTS_SCHEMA);
-    db.prepare('DELETE FROM snapshot_parts WHERE snapshot_id NOT IN (SELECT id FROM snapshots)').run();
+    db.prepare(DROP_ORPHAN_PARTS).run();
     id = (db.prepare('SELECT coalesce(max(id), 0) + 1 AS id FROM snapshots').get() as { id: number }).id;
   }
   db.prepare(PART_INSERT).run(id, seq, part);
