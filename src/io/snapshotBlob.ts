@@ -1,6 +1,6 @@
 /**
  * The stored form of a replay snapshot (the `state` of the `snapshots` table): its JSON text,
- * gzip-compressed, read back with one `gunzip`.
+ * gzip-compressed, read back as one `gunzip` reads it (here a slice at a time: snapshotText.ts).
  *
  * A snapshot of a dense log holds a few large strings (the symbol records' packed trade bins:
  * tens of megabytes of base64 for a day of 279 markets trading every second). Built as one JSON
@@ -13,10 +13,11 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { constants, createGzip, gunzipSync, gzipSync } from 'node:zlib';
+import { constants, createGzip, gzipSync } from 'node:zlib';
 import { PackedBytes } from '../core/packedBytes.js';
 import { markTransferable } from './rowJob.js';
-import { zlibSync } from './zlibSync.js';
+import { splitLargeStrings } from './snapshotText.js';
+import { gunzipSlices, zlibSync } from './zlibSync.js';
 
 /** Bytes of a blob per row of the replay database at most (snapshotParts.ts). */
 export const PART_BYTES = 4 << 20;
@@ -50,10 +51,12 @@ export function packSnapshot(value: unknown): Buffer {
 /**
  * {@link packSnapshot}'s blob in parts of {@link PART_BYTES} (the last shorter), each handed to
  * `onPart` as it is full (numbered from 0; each a Buffer of its own, which may be transferred):
- * the parts the replay database stores it in (snapshotParts.ts), the blob never whole.
+ * the parts the replay database stores it in (snapshotParts.ts), the blob never whole. With
+ * `reuse`, a part after the first is valid during the call only (its buffer is the next one's):
+ * for a consumer that copies it (SQLite does).
  */
-export function packSnapshotParts(value: unknown, onPart: (part: Buffer, seq: number) => void): void {
-  packInto(value, () => new PartWriter(onPart)).done();
+export function packSnapshotParts(value: unknown, onPart: (part: Buffer, seq: number) => void, opts: { reuse?: boolean } = {}): void {
+  packInto(value, () => new PartWriter(onPart, opts.reuse === true)).done();
 }
 
 /** The members of `value`'s blob written by the writer `make` gives (for the bytes and members to come). */
@@ -149,7 +152,10 @@ class PartWriter {
   private readonly z = createGzip();
   private readonly sync = zlibSync(this.z);
 
-  constructor(private readonly onPart: (part: Buffer, seq: number) => void) {
+  constructor(
+    private readonly onPart: (part: Buffer, seq: number) => void,
+    private readonly reuse: boolean,
+  ) {
     this.z.on('error', () => {}); // writeSync throws it
   }
 
@@ -161,7 +167,8 @@ class PartWriter {
   private full(): void {
     if (this.at < PART_BYTES) return;
     this.onPart(this.buf, this.seq++);
-    this.buf = PartWriter.part();
+    // Reused, but after the first part (which the snapshot's row takes at the end).
+    if (!this.reuse || this.seq === 1) this.buf = PartWriter.part();
     this.at = 0;
   }
 
@@ -197,6 +204,10 @@ class PartWriter {
     this.z.close();
     // The last part (or a blob of no bytes: one empty part), copied to its length, into memory of its own.
     if (this.at === 0 && this.seq > 0) return;
+    if (this.reuse && this.seq > 0) {
+      this.onPart(this.buf.subarray(0, this.at), this.seq++);
+      return;
+    }
     const last = Buffer.allocUnsafeSlow(this.at);
     this.buf.copy(last, 0, 0, this.at);
     this.onPart(last, this.seq++);
@@ -243,79 +254,34 @@ function latin1Piece(s: string, p: number, out: Buffer): Buffer {
   return out.subarray(0, at);
 }
 
+/** How {@link unpackSnapshot} gives the large strings back. */
+export interface UnpackOptions {
+  /** Those of base64 as the {@link PackedBytes} of their bytes. */
+  packed?: boolean;
+  /** None read: each is {@link DROPPED} (a partitioned replay's earlier partitions' trade bins, which its merge drops). */
+  drop?: boolean;
+}
+
+export { DROPPED } from './snapshotText.js';
+
 /**
- * The value of a {@link packSnapshot} blob (or of a snapshot gzip-compressed whole, as before).
- * Its large strings are read apart from the rest of the text, which alone becomes a string for
- * JSON.parse: the text whole would be one more copy of them, and JSON.parse's strings another.
- * With `packed`, a large string of base64 comes back as the {@link PackedBytes} of its bytes, as
- * `Engine.snapshot({ packed: true })` holds them (restoreEngine takes either), decoded a slice at
- * a time: the bytes are then the only copy of it.
+ * The value of a {@link packSnapshot} blob (or of a snapshot gzip-compressed whole, as before),
+ * given whole or as a function reading its parts in order (snapshotParts.ts `snapshotParts`).
+ * It is inflated a slice at a time and read twice (snapshotText.ts): its large strings apart from
+ * the rest of the text, which alone becomes a string for JSON.parse; neither the blob nor its text
+ * is ever whole. With `packed`, a large string of base64 comes back as the {@link PackedBytes} of
+ * its bytes, as `Engine.snapshot({ packed: true })` holds them (restoreEngine takes either), in
+ * memory of its exact size: the only copy of it.
  */
-export function unpackSnapshot(blob: Buffer, opts: { packed?: boolean } = {}): unknown {
-  const raw = gunzipSync(blob);
-  const spans = largeStrings(raw);
-  if (spans.length === 0) return JSON.parse(raw.toString('utf8'));
+export function unpackSnapshot(blob: Uint8Array | (() => Iterable<Uint8Array>), opts: UnpackOptions = {}): unknown {
+  const parts = typeof blob === 'function' ? blob : () => [blob];
   const tag = largeTag();
-  const values: (string | PackedBytes)[] = [];
-  let text = '';
-  let at = 0;
-  for (const [open, close] of spans) {
-    text += `${raw.toString('utf8', at, open)}${JSON.stringify(`${tag}${values.length}`)}`;
-    values.push((opts.packed && base64Bytes(raw, open + 1, close)) || raw.toString('utf8', open + 1, close));
-    at = close + 1;
-  }
-  text += raw.toString('utf8', at);
+  const { text, values } = splitLargeStrings(() => gunzipSlices(parts()), {
+    packed: opts.packed === true,
+    large: LARGE_STRING,
+    tag,
+    drop: opts.drop,
+  });
+  if (values.length === 0) return JSON.parse(text);
   return JSON.parse(text, (_key, v: unknown) => (typeof v === 'string' && v.startsWith(tag) ? values[Number(v.slice(tag.length))] : v));
-}
-
-/**
- * The string literals of a JSON text at least {@link LARGE_STRING} bytes long with no escape in
- * them, as the offsets of their quotes: found from quote to quote, since outside its strings a
- * JSON text has no quote.
- */
-function largeStrings(raw: Buffer): [number, number][] {
-  const out: [number, number][] = [];
-  for (let open = raw.indexOf(QUOTE); open >= 0; ) {
-    let close = raw.indexOf(QUOTE, open + 1);
-    while (close >= 0 && escaped(raw, close)) close = raw.indexOf(QUOTE, close + 1);
-    if (close < 0) break; // not JSON: JSON.parse says where
-    // (A key is left in the text: `:` follows it.)
-    if (close - open - 1 >= LARGE_STRING && raw[close + 1] !== COLON) {
-      const slash = raw.indexOf(BACKSLASH, open + 1);
-      if (slash < 0 || slash > close) out.push([open, close]);
-    }
-    open = raw.indexOf(QUOTE, close + 1);
-  }
-  return out;
-}
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COLON = 0x3a;
-
-/** Whether the quote at `i` is escaped (an odd number of backslashes before it). */
-function escaped(raw: Buffer, i: number): boolean {
-  let n = 0;
-  while (raw[i - 1 - n] === BACKSLASH) n++;
-  return n % 2 === 1;
-}
-
-/** Base64 characters: A-Z a-z 0-9 + /. */
-const BASE64 = new Uint8Array(256);
-for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/') BASE64[c.charCodeAt(0)] = 1;
-
-/** The bytes of the base64 text raw[from, to), or undefined when it is not the text Buffer writes for some bytes (padded). */
-function base64Bytes(raw: Buffer, from: number, to: number): PackedBytes | undefined {
-  const n = to - from;
-  if (n % 4 !== 0) return undefined;
-  let pad = 0;
-  while (pad < 2 && raw[to - 1 - pad] === 0x3d) pad++;
-  for (let i = from; i < to - pad; i++) if (BASE64[raw[i]] === 0) return undefined;
-  const out = Buffer.allocUnsafeSlow((n / 4) * 3 - pad);
-  let w = 0;
-  for (let p = from; p < to; p += SLICE) w += out.write(raw.toString('latin1', p, Math.min(to, p + SLICE)), w, 'base64');
-  // Written back as it was read (padding bits zero), or left a string.
-  if (w !== out.length || (pad > 0 && out.toString('base64', out.length - 3 + pad) !== raw.toString('latin1', to - 4, to)))
-    return undefined;
-  return new PackedBytes([out]);
 }

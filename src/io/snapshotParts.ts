@@ -12,7 +12,7 @@
  * @module
  */
 import type Database from 'better-sqlite3';
-import { PART_BYTES, packSnapshot, packSnapshotParts } from './snapshotBlob.js';
+import { PART_BYTES, packSnapshotParts } from './snapshotBlob.js';
 
 const PARTS_SCHEMA = `CREATE TABLE IF NOT EXISTS snapshot_parts (
   snapshot_id INTEGER NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL,
@@ -56,7 +56,8 @@ export function insertSnapshot(db: Database.Database, values: readonly unknown[]
  * Stores part `seq` (from 1) of the blob of the next snapshot, before its row: a writer thread
  * gets the parts as they are made, and the row with its batch (writerWorker.ts). Returns the id
  * the row is to take: the next rowid, as its part 1 is stored (the parts of a snapshot never
- * stored are dropped then). Its own transaction (the row's batch comes after).
+ * stored are dropped then). In the writer thread, its own transaction (the row's batch comes after);
+ * on a connection (storeSnapshot), the row's.
  */
 export function insertEarlyPart(db: Database.Database, part: Buffer, seq: number, id: number | undefined): number {
   if (seq === 1 || id === undefined) {
@@ -78,13 +79,23 @@ export interface SnapshotTarget {
 
 /**
  * Stores the snapshot of `value` (its blob made by snapshotBlob.ts) with the row `values` (the
- * blob's place, index 6, left empty): on `db` at once, or through `thread`, each part of its blob
- * handed on as it is made, so the blob is never whole in memory.
+ * blob's place, index 6, left empty): on `db` or through `thread`, each part of its blob stored
+ * or handed on as it is made, so the blob is never whole in memory.
  */
 export function storeSnapshot(to: Database.Database | SnapshotTarget, values: unknown[], value: unknown): void {
   if (!('snapshotPart' in to)) {
-    values[6] = packSnapshot(value);
-    insertSnapshot(to, values);
+    // As the writer thread stores them (writerWorker.ts): each part as it is made, then the row;
+    // each part's buffer the next one's (SQLite copies it).
+    let early: number | undefined;
+    packSnapshotParts(
+      value,
+      (part, seq) => {
+        if (seq === 0) values[6] = part;
+        else early = insertEarlyPart(to, part, seq, early);
+      },
+      { reuse: true },
+    );
+    insertSnapshot(to, values, early);
     return;
   }
   packSnapshotParts(value, (part, seq) => {
@@ -100,9 +111,16 @@ export function deleteSnapshots(db: Database.Database): void {
   if (hasParts(db)) db.exec('DELETE FROM snapshot_parts');
 }
 
-/** The blob of snapshot `id` whose `state` is `first`: `first` followed by its parts, if any. */
-export function snapshotBlob(db: Database.Database, id: number, first: Buffer): Buffer {
-  if (!hasParts(db)) return first;
-  const rows = db.prepare('SELECT data FROM snapshot_parts WHERE snapshot_id = ? ORDER BY seq').all(id) as { data: Buffer }[];
-  return rows.length === 0 ? first : Buffer.concat([first, ...rows.map((r) => r.data)]);
+/**
+ * The blob of snapshot `id` whose `state` is `first`, as a function reading its parts in order:
+ * `first`, then the rows of its parts, if any, one at a time (a blob of tens of megabytes is
+ * never whole; unpackSnapshot reads them twice).
+ */
+export function snapshotParts(db: Database.Database, id: number, first: Buffer): () => Iterable<Buffer> {
+  if (!hasParts(db)) return () => [first];
+  const rows = db.prepare('SELECT data FROM snapshot_parts WHERE snapshot_id = ? ORDER BY seq').pluck();
+  return function* () {
+    yield first;
+    yield* rows.iterate(id) as IterableIterator<Buffer>;
+  };
 }

@@ -17,7 +17,7 @@ import { mergePartitionOutputs } from './partitionMerge.js';
 import { existsSync, mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
-import { unpackSnapshot } from './snapshotBlob.js';
+import { type UnpackOptions, unpackSnapshot } from './snapshotBlob.js';
 import type { PairRateChange } from '../core/engine.js';
 import type { OhlcBucket } from '../core/ohlc.js';
 import type { RateChangePoint, StoredSeriesPoint } from '../core/ohlcSeries.js';
@@ -27,7 +27,7 @@ import type { MetricDefinition } from '../core/metrics/source.js';
 import { positionWriters, StoredPositions } from './positionStore.js';
 import type { RowSinkMaker } from './rowJob.js';
 import { createSchema, OUTPUT_TABLES, runIsDead } from './storeSchema.js';
-import { deleteSnapshots, snapshotBlob, storeSnapshot } from './snapshotParts.js';
+import { deleteSnapshots, snapshotParts, storeSnapshot } from './snapshotParts.js';
 import { CLEAR_SQL, WriterThread } from './writerThread.js';
 import type {
   MergedCounts,
@@ -404,8 +404,8 @@ export class ReplayStore {
     storeSnapshot(this.thread?.inJob ? this.thread : this.db, values, { engine: cp.engine, driver: cp.driver });
   }
 
-  /** The newest checkpoint, if any; with `before` (µs), the newest not final whose last tick is before it (a chart's replay starts there); `packed`: as {@link unpackSnapshot}'s (to restore an engine from). */
-  latestSnapshot(before?: number, opts: { packed?: boolean } = {}): ReplayCheckpoint | undefined {
+  /** The newest checkpoint, if any; with `before` (µs), the newest not final whose last tick is before it (a chart's replay starts there); `opts`: as {@link unpackSnapshot}'s (`packed` to restore an engine from). */
+  latestSnapshot(before?: number, opts: UnpackOptions = {}): ReplayCheckpoint | undefined {
     const where = before === undefined ? '' : 'WHERE final = 0 AND last_tick < ?';
     const row = this.db
       .prepare(`SELECT id, batch, input, line, final, state FROM snapshots ${where} ORDER BY id DESC LIMIT 1`)
@@ -413,7 +413,7 @@ export class ReplayStore {
       | { id: number; batch: number; input: number; line: number; final: number; state: Buffer }
       | undefined;
     if (!row) return undefined;
-    const { engine, driver } = unpackSnapshot(snapshotBlob(this.db, row.id, row.state), opts) as Pick<
+    const { engine, driver } = unpackSnapshot(snapshotParts(this.db, row.id, row.state), opts) as Pick<
       ReplayCheckpoint,
       'engine' | 'driver'
     >;

@@ -2,11 +2,12 @@
  * A zlib stream's synchronous handle: the native call `zlib.gzipSync` and `gunzipSync` make
  * (`writeSync`), used the way Node's own `processChunkSync` does, where Node has no public
  * incremental synchronous (de)compression. The vendor readers inflate through it a slice at a time
- * (vendorBytes.ts), and a snapshot's blob is deflated through it into parts (snapshotBlob.ts).
+ * (vendorBytes.ts), a snapshot's blob is deflated through it into parts (snapshotBlob.ts) and
+ * inflated a slice at a time ({@link gunzipSlices}).
  *
  * @module
  */
-import type { Gunzip, Gzip } from 'node:zlib';
+import { constants, createGunzip, type Gunzip, type Gzip, gunzipSync } from 'node:zlib';
 
 /** The native handle of a zlib stream. */
 export interface ZlibHandle {
@@ -22,4 +23,47 @@ export function zlibSync(z: Gzip | Gunzip): { handle: ZlibHandle; state: Uint32A
   const handle = (z as unknown as { _handle?: ZlibHandle })._handle;
   const state = (z as unknown as { _writeState?: Uint32Array })._writeState;
   return typeof handle?.writeSync === 'function' && state instanceof Uint32Array ? { handle, state } : undefined;
+}
+
+const ignore = (): void => {};
+
+/**
+ * The inflated bytes of gzip data given in `parts` (concatenated gzip members included, as
+ * `gunzipSync` reads them), `slice` bytes at a time at most, in one buffer reused (each slice valid
+ * until the next): gzip data of tens of megabytes read without its bytes or its inflated text
+ * whole (a snapshot's blob, snapshotBlob.ts). Where the runtime has no synchronous handle, the
+ * parts are joined and inflated at once.
+ * @throws the inflater's error on data that is not gzip, or cut short
+ */
+export function* gunzipSlices(parts: Iterable<Uint8Array>, slice = 1 << 16): Generator<Buffer> {
+  const z = createGunzip({ chunkSize: constants.Z_MIN_CHUNK }); // its own output buffer is not used
+  const sync = zlibSync(z);
+  if (sync === undefined) {
+    z.close();
+    yield gunzipSync(Buffer.concat([...parts]));
+    return;
+  }
+  z.on('error', ignore); // checked below (the stream also emits it)
+  const { handle, state } = sync;
+  const out = Buffer.allocUnsafe(slice);
+  const step = function* (flush: number, input: Uint8Array): Generator<Buffer> {
+    let off = 0;
+    let len = input.length;
+    for (;;) {
+      handle.writeSync(flush, input, off, len, out, 0, slice);
+      if (z.destroyed) throw z.errored ?? new Error('unexpected end of file');
+      off += len - state[1];
+      len = state[1];
+      const have = slice - state[0];
+      if (have > 0) yield out.subarray(0, have);
+      // Output room left: all the input it could take was taken.
+      if (state[0] > 0) return;
+    }
+  };
+  try {
+    for (const part of parts) if (part.length > 0) yield* step(constants.Z_NO_FLUSH, part);
+    yield* step(constants.Z_FINISH, new Uint8Array(0));
+  } finally {
+    z.close();
+  }
 }

@@ -103,6 +103,19 @@ describe('snapshot blobs', () => {
             });
             expect(got.slice(0, -1).every((p) => p.length === PART_BYTES)).toBe(true);
             expect(Buffer.concat(got).equals(blob)).toBe(true);
+            // Reusing one buffer for the parts after the first (each copied during the call, as SQLite does): the same bytes.
+            const copies: Buffer[] = [];
+            let first: Buffer | undefined;
+            packSnapshotParts(
+              value,
+              (part, seq) => {
+                if (seq === 0) first = part;
+                copies.push(Buffer.from(part));
+              },
+              { reuse: true },
+            );
+            expect(first?.equals(copies[0])).toBe(true);
+            expect(Buffer.concat(copies).equals(blob)).toBe(true);
           }
         },
       ),

@@ -1,0 +1,284 @@
+/**
+ * A snapshot's JSON text read as it is inflated, its large strings apart (snapshotBlob.ts
+ * `unpackSnapshot`): neither the blob, nor its text, nor a large string's text is ever whole in
+ * memory; a large string of base64 is decoded into bytes of its exact size as it comes.
+ *
+ * A large string is a string value (not a key: no `:` right after it) of at least `large` bytes
+ * with no backslash in it. The text is read twice. The first reading finds the large strings,
+ * their lengths and whether each is base64 as Buffer writes it (canonical, padded); the text is
+ * kept whole only when it is small and holds none. The second reading makes the text with a
+ * placeholder for each large string, and each value in memory of its exact size. Inflating twice
+ * costs less than holding a day of a dense log's trade bins twice, when a replay's memory peaks.
+ *
+ * @module
+ */
+import { PackedBytes } from '../core/packedBytes.js';
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+const EQUALS = 0x3d;
+
+/** Base64 characters: A-Z a-z 0-9 + /. */
+const BASE64 = new Uint8Array(256);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/') BASE64[c.charCodeAt(0)] = 1;
+
+/** The buffer of a large string dropped (`drop`): none. */
+const NOTHING = Buffer.alloc(0);
+
+/** Characters of base64 decoded at a time (a multiple of 4). */
+const DECODE = 1 << 15;
+
+/** A large string found by the first reading: its place among the text's strings, its bytes, and whether it is canonical base64. */
+interface Large {
+  ordinal: number;
+  bytes: number;
+  base64: boolean;
+}
+
+/** The text with each large string replaced by `"<tag><index>"`, and the large strings' values in order. */
+export interface SplitText {
+  text: string;
+  values: (string | PackedBytes | typeof DROPPED)[];
+}
+
+/** Bytes appended to a buffer grown by doubling. */
+class Bytes {
+  buf = Buffer.allocUnsafe(1 << 12);
+  length = 0;
+
+  push(src: Uint8Array, from: number, to: number): void {
+    const n = to - from;
+    if (this.length + n > this.buf.length) {
+      const next = Buffer.allocUnsafe(Math.max(2 * this.buf.length, this.length + n));
+      this.buf.copy(next, 0, 0, this.length);
+      this.buf = next;
+    }
+    this.buf.set(src.subarray(from, to), this.length);
+    this.length += n;
+  }
+
+  text(): string {
+    return this.buf.toString('utf8', 0, this.length);
+  }
+}
+
+/**
+ * The JSON text `slices()` gives (each call reading it again, from the start; the slices valid
+ * until the next), its large strings apart (see the module description), each replaced by the
+ * JSON string of `tag` and its index. With `packed`, a large string of base64 comes back as the
+ * {@link PackedBytes} of its bytes.
+ * @throws when the second reading differs from the first
+ */
+export function splitLargeStrings(
+  slices: () => Iterable<Buffer>,
+  opts: { packed: boolean; large: number; tag: string; drop?: boolean },
+): SplitText {
+  const found = findLarge(slices(), opts.large, 2 * opts.large);
+  if (found.text !== undefined) return { text: found.text, values: [] };
+  return build(slices(), found.large, opts);
+}
+
+/** What a large string read with `drop` comes back as: neither a string nor bytes, so that no use of it passes unseen. */
+export const DROPPED: unique symbol = Symbol('xrate: a large string not read');
+
+/**
+ * The first reading: the large strings, and the text when it holds none and is at most `keep`
+ * bytes. A string's length and checks are carried across slices, as is the byte after a large
+ * string's closing quote (a `:` makes it a key).
+ */
+function findLarge(slices: Iterable<Buffer>, large: number, keep: number): { large: Large[]; text?: string } {
+  const out: Large[] = [];
+  const kept = new Bytes();
+  let keeping = true;
+  let ordinal = -1;
+  let inString = false;
+  let escaped = false; // the byte before was a backslash
+  let bytes = 0;
+  let slash = false;
+  // Base64 so far: no other byte, and `=` (at most 2) only at the end; its last 4 bytes.
+  let b64 = true;
+  let pad = 0;
+  const last4 = Buffer.alloc(4);
+  /** A string long enough, closed: whether it is a key waits for the next byte. */
+  let pending: Large | undefined;
+  const settle = (next: number | undefined): void => {
+    if (pending !== undefined && next !== COLON) out.push(pending);
+    pending = undefined;
+  };
+  const close = (): void => {
+    if (bytes < large || slash) return;
+    let base64 = b64 && bytes % 4 === 0;
+    // Padded: written back as it was read (the padding bits zero).
+    if (base64 && pad > 0) base64 = Buffer.from(last4.toString('latin1'), 'base64').toString('base64') === last4.toString('latin1');
+    pending = { ordinal, bytes, base64 };
+  };
+  const note = (s: Buffer, from: number, to: number): void => {
+    const n = to - from;
+    if (n >= 4) last4.set(s.subarray(to - 4, to));
+    else if (n > 0) {
+      last4.copyWithin(0, n);
+      last4.set(s.subarray(from, to), 4 - n);
+    }
+    if (!b64) return;
+    for (let i = from; i < to; i++) {
+      const c = s[i];
+      if (BASE64[c] === 1 ? pad > 0 : c !== EQUALS || ++pad > 2) {
+        b64 = false;
+        return;
+      }
+    }
+  };
+  for (const s of slices) {
+    const n = s.length;
+    if (n === 0) continue;
+    if (keeping) {
+      if (kept.length + n <= keep) kept.push(s, 0, n);
+      else keeping = false;
+    }
+    if (pending !== undefined) settle(s[0]);
+    // The next quote and backslash at or after i (-1: none in the slice; -2: not looked for).
+    let q = -2;
+    let b = -2;
+    let i = 0;
+    while (i < n) {
+      if (q !== -1 && q < i) q = s.indexOf(QUOTE, i);
+      if (!inString) {
+        if (q < 0) break;
+        i = q + 1;
+        inString = true;
+        ordinal++;
+        bytes = 0;
+        slash = false;
+        b64 = true;
+        pad = 0;
+        continue;
+      }
+      if (escaped) {
+        escaped = false;
+        bytes++;
+        i++;
+        continue;
+      }
+      if (b !== -1 && b < i) b = s.indexOf(BACKSLASH, i);
+      if (b >= 0 && (q < 0 || b < q)) {
+        // An escape: the string is not large; the byte after the backslash is passed over.
+        bytes += b + 1 - i;
+        slash = true;
+        escaped = true;
+        i = b + 1;
+        continue;
+      }
+      const end = q < 0 ? n : q;
+      if (!slash) note(s, i, end);
+      bytes += end - i;
+      if (q < 0) break;
+      i = q + 1;
+      inString = false;
+      close();
+      if (i < n) settle(s[i]);
+    }
+  }
+  settle(undefined);
+  return { large: out, text: keeping && out.length === 0 ? kept.text() : undefined };
+}
+
+/** The second reading: the text with placeholders, and the values of the large strings `large` lists. */
+function build(slices: Iterable<Buffer>, large: readonly Large[], opts: { packed: boolean; tag: string; drop?: boolean }): SplitText {
+  const { packed, tag, drop } = opts;
+  const text = new Bytes();
+  const values: SplitText['values'] = [];
+  let next = 0;
+  let ordinal = -1;
+  let inString = false;
+  let escaped = false; // the byte before was a backslash
+  // The large string being read: its bytes (as they are, or decoded), how many are filled, and
+  // the base64 characters not decoded yet (fewer than 4).
+  let into: Buffer | undefined;
+  let decode = false;
+  let at = 0;
+  let rest = '';
+  /** Bytes of the large string read so far. */
+  let seen = 0;
+  const changed = (): Error => new Error('the snapshot read differently the second time');
+  const take = (s: Buffer, from: number, to: number): void => {
+    seen += to - from;
+    if (seen > large[next].bytes) throw changed();
+    if (drop) return;
+    if (!decode) {
+      s.copy(into!, at, from, to);
+      at += to - from;
+      return;
+    }
+    for (let p = from; p < to; p += DECODE) {
+      const chars = rest + s.toString('latin1', p, Math.min(to, p + DECODE));
+      const whole = chars.length - (chars.length % 4);
+      rest = chars.slice(whole);
+      at += into!.write(chars.slice(0, whole), at, 'base64');
+    }
+  };
+  const shut = (): void => {
+    const l = large[next];
+    const buf = into!;
+    into = undefined;
+    if (seen !== l.bytes || rest !== '') throw changed();
+    values.push(drop ? DROPPED : decode ? new PackedBytes([buf.subarray(0, at)]) : buf.toString('utf8'));
+    const p = Buffer.from(JSON.stringify(`${tag}${next}`));
+    text.push(p, 0, p.length);
+    next++;
+  };
+  for (const s of slices) {
+    const n = s.length;
+    let q = -2;
+    let b = -2;
+    let i = 0;
+    while (i < n) {
+      if (q !== -1 && q < i) q = s.indexOf(QUOTE, i);
+      if (into !== undefined) {
+        // A large string has no escape: its first quote closes it.
+        take(s, i, q < 0 ? n : q);
+        if (q < 0) break;
+        i = q + 1;
+        inString = false;
+        shut();
+        continue;
+      }
+      if (!inString) {
+        text.push(s, i, q < 0 ? n : q);
+        if (q < 0) break;
+        i = q + 1;
+        inString = true;
+        ordinal++;
+        if (next < large.length && large[next].ordinal === ordinal) {
+          const l = large[next];
+          decode = packed && l.base64;
+          into = drop ? NOTHING : Buffer.allocUnsafeSlow(decode ? (l.bytes / 4) * 3 : l.bytes);
+          at = 0;
+          seen = 0;
+          rest = '';
+        } else text.push(s, q, i);
+        continue;
+      }
+      // A string left in the text, to its closing quote.
+      if (escaped) {
+        escaped = false;
+        text.push(s, i, i + 1);
+        i++;
+        continue;
+      }
+      if (b !== -1 && b < i) b = s.indexOf(BACKSLASH, i);
+      if (b >= 0 && (q < 0 || b < q)) {
+        text.push(s, i, b + 1);
+        escaped = true;
+        i = b + 1;
+        continue;
+      }
+      text.push(s, i, q < 0 ? n : q + 1);
+      if (q < 0) break;
+      i = q + 1;
+      inString = false;
+    }
+  }
+  if (into !== undefined || next !== large.length) throw changed();
+  return { text: text.text(), values };
+}
