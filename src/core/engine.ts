@@ -559,9 +559,11 @@ export class Engine {
   }
 
   /** Rebuilds an engine from {@link snapshot} output. @throws XrateError on a malformed snapshot. */
-  static restore(snap: EngineSnapshot, listener: EngineListener = {}): Engine {
+  static restore(snap: EngineSnapshot, listener: EngineListener = {}, spill?: ChunkSpill): Engine {
     checkSnapshotVersion(snap);
     const e = new Engine(snap.config, listener);
+    // Given first, the restored bins' chunks go to it as they are made.
+    if (spill) e.spillBins(spill);
     restoreSnapshot(e.state, e.tracking, snap);
     return e;
   }
@@ -579,7 +581,10 @@ export function createEngine(config: Partial<EngineConfig> = {}, listener: Engin
   return new Engine(config, listener);
 }
 
-/** Restores an engine from a snapshot (see {@link Engine.snapshot}). */
-export function restoreEngine(snapshot: EngineSnapshot, listener: EngineListener = {}): Engine {
-  return Engine.restore(snapshot, listener);
+/**
+ * Restores an engine from a snapshot (see {@link Engine.snapshot}); with `spill`, its older trade
+ * bins go there as they are restored (see {@link Engine.spillBins}).
+ */
+export function restoreEngine(snapshot: EngineSnapshot, listener: EngineListener = {}, opts: { spill?: ChunkSpill } = {}): Engine {
+  return Engine.restore(snapshot, listener, opts.spill);
 }

@@ -261,12 +261,12 @@ export class ReplayDatabase {
     if (!cp) throw new ReplayDatabaseError({ kind: 'no-engine-state', path: this.path });
     let engine: Engine;
     try {
-      engine = restoreEngine(cp.engine);
+      // Held as long as the database is served: its older trade bins on disk (src/io/binSpill.ts),
+      // as they are restored.
+      engine = restoreEngine(cp.engine, {}, { spill: new FileSpill() });
     } catch (e) {
       throw new ReplayDatabaseError({ kind: 'restore-failed', path: this.path, cause: e as Error });
     }
-    // Held as long as the database is served: its older trade bins on disk (src/io/binSpill.ts).
-    engine.spillBins(new FileSpill());
     return engine;
   }
 

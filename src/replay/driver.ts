@@ -135,6 +135,7 @@ export class Driver implements DriverClock, RecordSink {
     // tens of megabytes): only its batch is.
     this.opts = { ...opts, resume: undefined };
     this.resumedBatch = cp?.batch;
+    const spill = new FileSpill();
     this.state = opts.state;
     this.marks = opts.marks;
     this.ingest = new Ingest({
@@ -149,11 +150,15 @@ export class Driver implements DriverClock, RecordSink {
       clearWithFirstBatch: !cp && opts.clear === 'first-batch',
       ownMetrics: opts.ownMetrics,
       rejectsWithOutputOnly: opts.partition !== undefined,
-      engine: (listener) => (cp ? restoreEngine(cp.engine, listener) : createEngine(opts.config ?? {}, listener)),
+      // A day of older trade bins on disk, but a few chunks (src/io/binSpill.ts); restored ones as they are restored.
+      engine: (listener) => {
+        if (cp) return restoreEngine(cp.engine, listener, { spill });
+        const e = createEngine(opts.config ?? {}, listener);
+        e.spillBins(spill);
+        return e;
+      },
     });
     this.engine = this.ingest.engine;
-    // A day of older trade bins on disk, but a few chunks (src/io/binSpill.ts).
-    this.engine.spillBins(new FileSpill());
     this.heap = opts.heapBudget ? new HeapBudget() : undefined;
   }
 

@@ -14,7 +14,7 @@ import fc from 'fast-check';
 import type { PackedBytes } from '../../src/core/packedBytes.js';
 import { describe, expect, it } from 'vitest';
 import { ExactDecimal } from '../../src/core/decimal.js';
-import { HOLD } from '../../src/core/engine/coldBins.js';
+import { type ChunkSpill, HOLD } from '../../src/core/engine/coldBins.js';
 import { DAY_SECONDS, HOUR_SECONDS, type LegacyTradeBinsJSON, TradeBins, type TradeBinsJSON } from '../../src/core/engine/tradeBins.js';
 import { decimalToScaled } from '../../src/core/volumeWindow.js';
 import { FileSpill } from '../../src/io/binSpill.js';
@@ -195,6 +195,22 @@ describe('TradeBins running hour and day totals', () => {
     const back = TradeBins.fromJSON(packed, k);
     back.useSpill(new FileSpill());
     expect(back.coldHeldBytes).toBeLessThanOrEqual(few);
+    // Restored with the spill given: its chunks go to it as they are restored, the same snapshot.
+    const puts: number[] = [];
+    const into = new FileSpill();
+    const counted: ChunkSpill = {
+      put: (bytes) => {
+        puts.push(bytes.length);
+        return into.put(bytes);
+      },
+      take: (key, buf) => into.take(key, buf),
+      read: (key, buf) => into.read(key, buf),
+    };
+    const direct = TradeBins.fromJSON(packed, k, undefined, counted);
+    expect(puts.reduce((a, b) => a + b, 0)).toBeGreaterThan(plain.coldBytes - few);
+    expect(direct.coldHeldBytes).toBeLessThanOrEqual(few);
+    expect(snap(direct)).toBe(snap(plain));
+    into.close();
     // A second day: the first day's bins come back and leave, their files closed as they are read.
     day(DAY_SECONDS, 2 * DAY_SECONDS);
     for (const b of [plain, bins, back]) b.advance(k0 + 2 * DAY_SECONDS);

@@ -477,7 +477,6 @@ export class SymbolRecords {
       this.declared[m] = d === null ? undefined : structuredClone(d);
     });
     this.pending = structuredClone(json.pending);
-    this.bins = TradeBins.fromJSON(json.bins, lastTick === undefined ? undefined : lastTick / US_PER_SECOND);
-    if (this.spill) this.bins.useSpill(this.spill);
+    this.bins = TradeBins.fromJSON(json.bins, lastTick === undefined ? undefined : lastTick / US_PER_SECOND, undefined, this.spill);
   }
 }

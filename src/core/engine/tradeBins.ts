@@ -335,10 +335,17 @@ export class TradeBins {
 
   /**
    * Restores {@link toJSON} output at second `k`; or, from a snapshot written before the running
-   * totals, each market's chain of bins (`legacy`, by market).
+   * totals, each market's chain of bins (`legacy`, by market). With `spill`, as {@link useSpill}.
    */
-  static fromJSON(j: TradeBinsJSON | (LegacyTradeBinsJSON | null)[], k: number | undefined, chunkBytes = CHUNK): TradeBins {
+  static fromJSON(
+    j: TradeBinsJSON | (LegacyTradeBinsJSON | null)[],
+    k: number | undefined,
+    chunkBytes = CHUNK,
+    spill?: ChunkSpill,
+  ): TradeBins {
     const bins = new TradeBins(chunkBytes);
+    // Before any bin: the chunks restored go to it as they are made.
+    if (spill) bins.useSpill(spill);
     if (Array.isArray(j)) {
       const all: ColdBin[] = [];
       j.forEach((chain, market) => {
