@@ -104,8 +104,15 @@ export function mergePartitionMetrics(db: Database.Database, s: string, trim: bo
     if (rows.length === 0) break;
     for (const c of rows) {
       const d = decodeChunk(c);
+      const kept = (i: number): boolean => dropped.length === 0 || dropped[below(dropped, d.seqs[i])] !== d.seqs[i];
+      let all = true;
+      for (let i = 0; i < c.n && all; i++) all = kept(i);
+      if (all) {
+        insertRenumbered(insert, c, d, renumber);
+        continue;
+      }
       const keep: number[] = [];
-      for (let i = 0; i < c.n; i++) if (dropped.length === 0 || dropped[below(dropped, d.seqs[i])] !== d.seqs[i]) keep.push(i);
+      for (let i = 0; i < c.n; i++) if (kept(i)) keep.push(i);
       writeChunk(
         (...v) => void insert.run(...v),
         [c.metric_id, c.exchange_id, c.symbol_id, c.asset_id],
@@ -120,6 +127,33 @@ export function mergePartitionMetrics(db: Database.Database, s: string, trim: bo
     }
     after = rows[rows.length - 1].id;
   }
+}
+
+/**
+ * Chunk `c` (its points `d`) with every point kept, its seqs renumbered: its times, values and
+ * texts column as they are, which is what writeChunk writes for them (they were written so),
+ * without a text or an array per point.
+ */
+function insertRenumbered(insert: Database.Statement, c: ChunkRow, d: ChunkPoints, renumber: (seq: number) => number): void {
+  const n = c.n;
+  const a = new Float64Array(3 * n);
+  a.set(d.times, 0);
+  a.set(d.values, n);
+  for (let i = 0; i < n; i++) a[2 * n + i] = renumber(d.seqs[i]);
+  insert.run(
+    c.metric_id,
+    c.exchange_id,
+    c.symbol_id,
+    c.asset_id,
+    a[0],
+    a[n - 1],
+    n,
+    a[2 * n],
+    a[3 * n - 1],
+    new Uint8Array(a.buffer),
+    c.texts,
+    0,
+  );
 }
 
 /** Every seq partition `s` keeps (its points', definitions' and own points' but the dropped), sorted. */
