@@ -46,6 +46,18 @@ function fullCollection(): (() => void) | null {
 }
 
 /**
+ * Runs a full collection now, where one can be had (see the module description): between the
+ * stages of a partitioned replay's merge, whose buffers of megabytes wait for a collection that
+ * the heap's size alone would not start. True when it ran.
+ */
+export function collectNow(): boolean {
+  const gc = fullCollection();
+  if (gc === null) return false;
+  gc();
+  return true;
+}
+
+/**
  * The heap budget of one replay.
  *
  * @example

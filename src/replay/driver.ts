@@ -125,6 +125,8 @@ export class Driver implements DriverClock, RecordSink {
   private readonly marks: DriverMarks;
   private window: ReorderWindow | undefined;
   private readonly heap: HeapBudget | undefined;
+  /** Where the engine's older trade bins go (src/io/binSpill.ts). */
+  private readonly spill: FileSpill;
   private lastProgress = 0;
   /** The batch of the snapshot resumed, if any. */
   private readonly resumedBatch: number | undefined;
@@ -136,6 +138,7 @@ export class Driver implements DriverClock, RecordSink {
     this.opts = { ...opts, resume: undefined };
     this.resumedBatch = cp?.batch;
     const spill = new FileSpill();
+    this.spill = spill;
     this.state = opts.state;
     this.marks = opts.marks;
     this.ingest = new Ingest({
@@ -403,6 +406,16 @@ export class Driver implements DriverClock, RecordSink {
         this.ingest.saveSnapshot({ input: this.opts.inputs.length, line: 0, final: true, driver: st }, this.opts.now());
       }
     });
+  }
+
+  /**
+   * Closes the files of the engine's older trade bins, once the engine is not used again: a
+   * partition's, whose engine stays in its run (a worker thread's end closes no file, and a
+   * queue's worker runs partition after partition). Otherwise they close when the engine is
+   * collected.
+   */
+  closeSpill(): void {
+    this.spill.close();
   }
 
   /** Closes the run record as complete with `totals` (taking `durationMs`). */

@@ -16,7 +16,11 @@ import { type Engine, restoreEngine } from '../core/engine.js';
 import { type InputWatch, watchInputs } from '../io/inputWatch.js';
 import { expandInputs } from '../io/inputs.js';
 import { RateFileWriter } from '../io/rateFile.js';
+import { FileSpill } from '../io/binSpill.js';
+import { collectNow } from '../io/heapBudget.js';
+import { DROPPED, type UnpackOptions } from '../io/snapshotBlob.js';
 import { ReplayStore } from '../io/store.js';
+import type { ReplayCheckpoint } from '../io/storeTypes.js';
 import { completedRun } from './ingest.js';
 import { mergeFinalSnapshot, missingTracks, NO_BINS, warmUpUs } from './partition.js';
 import { MINUTE_US, type PlannedPartition, planPartitions, type PrescanStats, prescan, SYMBOL_WARM_UP_US } from './prescan.js';
@@ -30,7 +34,7 @@ import { type ErrorCode, messageOf, reportedCode, XrateError } from '../core/err
 /** One partition to replay: the replay's options for it (all plain data: it may travel). */
 export type PartitionJob = Pick<
   ReplayOptions,
-  'inputs' | 'format' | 'config' | 'track' | 'periods' | 'ownMetrics' | 'maxLineBytes' | 'batchSize' | 'from' | 'to'
+  'inputs' | 'format' | 'config' | 'track' | 'periods' | 'ownMetrics' | 'maxLineBytes' | 'batchSize' | 'from' | 'to' | 'heapBudget'
 > & {
   /** Its index, and the database it writes. */
   index: number;
@@ -118,7 +122,10 @@ export interface ParallelProgress {
 
 /** Options of {@link replayParallel}. */
 export interface ParallelOptions
-  extends Pick<ReplayOptions, 'inputs' | 'format' | 'config' | 'track' | 'periods' | 'ownMetrics' | 'maxLineBytes' | 'batchSize' | 'now'> {
+  extends Pick<
+    ReplayOptions,
+    'inputs' | 'format' | 'config' | 'track' | 'periods' | 'ownMetrics' | 'maxLineBytes' | 'batchSize' | 'now' | 'heapBudget'
+  > {
   /** The target database (or `out`). */
   db?: string;
   /**
@@ -235,6 +242,7 @@ async function replayParallelInto(given: ParallelOptions, target: string, watch:
     ownMetrics: opts.ownMetrics ?? true,
     maxLineBytes: opts.maxLineBytes,
     batchSize: opts.batchSize,
+    heapBudget: opts.heapBudget,
   };
   const by = reporters(plan.map((p) => p.start));
   const jobs: PartitionJob[] = plan.map((p, k) => {
@@ -424,23 +432,23 @@ function finish(
   started: number,
   now: () => number,
 ): ReplaySummary {
-  const snapshots = jobs.map((j, k) => {
-    const store = ReplayStore.open(j.db);
-    try {
-      const cp = store.latestSnapshot(undefined, { packed: true });
-      if (!cp?.final) throw new XrateError('failed', `partition ${j.index} left no final snapshot in "${j.db}"`);
-      // The final engine's trade bins are the last partition's: the others' go at once.
-      if (k < jobs.length - 1 && cp.engine.symbols) cp.engine.symbols.bins = NO_BINS;
-      return cp;
-    } finally {
-      store.close();
-    }
-  });
+  // Every partition's final snapshot without its trade bins (their large strings not read): the
+  // final engine's are the last partition's, read once the rows are merged (below), so that a day
+  // of a dense log's bins is not held while they are.
+  const snapshots = jobs.map((j) => finalSnapshot(j, false));
   const last = snapshots[snapshots.length - 1];
   const final = mergeFinalSnapshot(
     last.engine,
     snapshots.slice(0, -1).map((s) => s.engine),
   );
+  const lastJob = jobs[jobs.length - 1];
+  // With the heap budget (the process is the replay's), the buffers each stage leaves are freed
+  // before the next one's are made, instead of when the heap's size calls a collection.
+  const collect = (): void => void (opts.heapBudget && collectNow());
+  const lastBins = (): void => {
+    collect();
+    if (final.symbols) final.symbols.bins = finalSnapshot(lastJob, true).engine.symbols?.bins ?? NO_BINS;
+  };
   const owned = results.reduce((a, r) => addCounts(a, r.owned), noOwnedCounts());
   // A new database: the first partition's becomes it (its rows are already the first ones), merged
   // in place and given the target's name once complete, so the merge needs no journal: a failure
@@ -465,10 +473,14 @@ function finish(
       new Date(started).toISOString(),
       false,
     );
+    // The last partition's database is the target's when it is the only one: its snapshot goes now.
+    if (fresh && jobs.length === 1) lastBins();
+    collect();
     if (fresh) target.adoptOutputs(runId);
     else target.transaction(() => target.clearOutputs(runId));
     const merge = () => target.mergePartitions((fresh ? jobs.slice(1) : jobs).map((j) => ({ path: j.db, from: j.from })));
     const merged = fresh ? target.unjournaled(merge) : merge();
+    if (!(fresh && jobs.length === 1)) lastBins();
     // The position book is every position and connectivity event of the log, the oldest
     // included, where the last partition's engine only saw its warm-up and span: rebuilt from the
     // merged rows (the same reducer over the same events, in log order).
@@ -478,9 +490,11 @@ function finish(
     // The final snapshot is saved, then the engine restored from it, once: a day of a dense log's
     // trade bins held as the engine's while the merge ran and the blob was written was a second
     // copy of them at the run's peak.
+    collect();
     const saved = now();
     target.transaction(() => target.saveSnapshot(runId, { ...last, engine: final, batch: 0 }, new Date(saved).toISOString()));
-    const engine: Engine = restoreEngine(final);
+    // Its older trade bins on disk as they are restored (src/io/binSpill.ts).
+    const engine: Engine = restoreEngine(final, {}, { spill: new FileSpill() });
     const totals = mergedTotals(
       owned,
       { firstTick: snapshots[0].engine.t0 ?? undefined, lastTick: final.lastTick ?? undefined },
@@ -498,6 +512,39 @@ function finish(
     renameSync(into, opts.db);
   }
   return summary;
+}
+
+/**
+ * The final snapshot partition `job` left in its database: with `bins`, whole (its large strings
+ * packed); else without its trade bins, read without reading them (unpackSnapshot `drop`), or
+ * whole when it holds another large string.
+ */
+function finalSnapshot(job: PartitionJob, bins: boolean): ReplayCheckpoint {
+  const read = (opts: UnpackOptions): ReplayCheckpoint => {
+    const store = ReplayStore.open(job.db);
+    try {
+      const cp = store.latestSnapshot(undefined, opts);
+      if (!cp?.final) throw new XrateError('failed', `partition ${job.index} left no final snapshot in "${job.db}"`);
+      if (!bins && cp.engine.symbols) cp.engine.symbols.bins = NO_BINS;
+      return cp;
+    } finally {
+      store.close();
+    }
+  };
+  if (bins) return read({ packed: true });
+  const cp = read({ drop: true });
+  return holdsDropped(cp) ? read({ packed: true }) : cp;
+}
+
+/** Whether a large string read as {@link DROPPED} is in `value`. */
+function holdsDropped(value: unknown): boolean {
+  const seen: unknown[] = [value];
+  while (seen.length > 0) {
+    const v = seen.pop();
+    if (v === DROPPED) return true;
+    if (v !== null && typeof v === 'object' && !ArrayBuffer.isView(v)) for (const x of Object.values(v)) seen.push(x);
+  }
+  return false;
 }
 
 /** Removes a SQLite database and its journal files. */

@@ -161,6 +161,8 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
     ? ReplayStore.open(opts.db, { scratch: part !== undefined, writerThread: part === undefined, ownChunkPoints: CHUNK_POINTS })
     : undefined;
   const rateFile = opts.out ? new RateFileWriter(opts.out) : undefined;
+  /** The run's driver, once made (its spill closed at the end of a partition's run). */
+  let made: Driver | undefined;
   try {
     if (opts.resumeFrom && (store || opts.resume)) throw new XrateError('usage', 'resumeFrom replays write no database');
     let cp = opts.resume ? store!.latestSnapshot(undefined, { packed: true }) : opts.resumeFrom;
@@ -196,6 +198,7 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
       now,
       started,
     });
+    made = driver;
     // Restored: the snapshot is not held for the run (a day of a dense log's trade bins is tens of megabytes).
     cp = undefined;
     const engine = driver.engine;
@@ -236,6 +239,8 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
     driver.finishRun(summary, summary.durationMs);
     return summary;
   } finally {
+    // A partition's engine goes with its run (its summary gives counts): its spill files close now.
+    if (part) made?.closeSpill();
     if (rateFile) await rateFile.close();
     store?.close();
   }
