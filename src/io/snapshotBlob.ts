@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { constants, createGzip, gzipSync } from 'node:zlib';
 import { PackedBytes } from '../core/packedBytes.js';
 import { markTransferable } from './rowJob.js';
-import { splitLargeStrings } from './snapshotText.js';
+import { SLICE, splitLargeStrings } from './snapshotText.js';
 import { gunzipSlices, zlibSync } from './zlibSync.js';
 
 /** Bytes of a blob per row of the replay database at most (snapshotParts.ts). */
@@ -25,11 +25,6 @@ export const PART_BYTES = 4 << 20;
 export const LARGE_STRING = 1 << 20;
 /** Characters of a large string per gzip member. */
 const PIECE = 1 << 22;
-/**
- * Bytes encoded, characters copied or base64 characters decoded at a time: a multiple of 12 (whole
- * base64 groups either way), its text a young string.
- */
-const SLICE = 3 << 14;
 /** Printable ASCII but `"` and `\`: what JSON writes as it is. */
 const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 

@@ -26,8 +26,11 @@ for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+
 /** The buffer of a large string dropped (`drop`): none. */
 const NOTHING = Buffer.alloc(0);
 
-/** Characters of base64 decoded at a time (a multiple of 4). */
-const DECODE = 1 << 15;
+/**
+ * Bytes encoded (snapshotBlob.ts), characters copied or base64 characters decoded at a time: a
+ * multiple of 12 (whole base64 groups either way), its text a young string.
+ */
+export const SLICE = 3 << 14;
 
 /** A large string found by the first reading: its place among the text's strings, its bytes, and whether it is canonical base64. */
 interface Large {
@@ -210,8 +213,8 @@ function build(slices: Iterable<Buffer>, large: readonly Large[], opts: { packed
       at += to - from;
       return;
     }
-    for (let p = from; p < to; p += DECODE) {
-      const chars = rest + s.toString('latin1', p, Math.min(to, p + DECODE));
+    for (let p = from; p < to; p += SLICE) {
+      const chars = rest + s.toString('latin1', p, Math.min(to, p + SLICE));
       const whole = chars.length - (chars.length % 4);
       rest = chars.slice(whole);
       at += into!.write(chars.slice(0, whole), at, 'base64');
