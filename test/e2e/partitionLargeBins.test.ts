@@ -53,7 +53,17 @@ describe('a partitioned replay whose final trade bins are large strings', () => 
     expect(cold).toBeInstanceOf(PackedBytes);
     expect((cold as PackedBytes).base64Length).toBeGreaterThan(LARGE_STRING);
     const db = join(dir, 'parallel.db');
-    const s = await replayParallel({ inputs: [log], db, workers: 2, cuts: [CUT()] });
+    // The default runner, each partition's cold bins measured in its database as it returns.
+    const sizes: number[] = [];
+    const run: PartitionRunner = async (job, progress) => {
+      const result = await runPartitionHere(job, progress);
+      const c = coldBins(job.db);
+      sizes[job.index] = c instanceof PackedBytes ? c.base64Length : (c?.length ?? 0);
+      return result;
+    };
+    const s = await replayParallel({ inputs: [log], db, workers: 2, cuts: [CUT()], run });
+    expect(sizes).toHaveLength(2);
+    for (const n of sizes) expect(n).toBeGreaterThan(LARGE_STRING);
     expectSameOutputs(db, serialDb);
     for (const k of SUMMARY_COUNTS) expect(s[k], k).toEqual(serial[k]);
     expect(s.engine.symbols()).toEqual(serial.engine.symbols());
