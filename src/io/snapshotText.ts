@@ -85,6 +85,72 @@ export function splitLargeStrings(
 /** What a large string read with `drop` comes back as: neither a string nor bytes, so that no use of it passes unseen. */
 export const DROPPED: unique symbol = Symbol('xrate: a large string not read');
 
+/** What {@link scanStrings} tells of a JSON text, in order. */
+interface StringSink {
+  /** A slice of the text begins. */
+  slice(s: Buffer): void;
+  /** Bytes outside strings (no quote among them). */
+  outside(s: Buffer, from: number, to: number): void;
+  /** A string opens (its quote passed). */
+  open(): void;
+  /** Bytes of the open string with no backslash among them (the byte after a backslash included). */
+  inside(s: Buffer, from: number, to: number): void;
+  /** A backslash in the open string (the byte after it is escaped, given to {@link inside}). */
+  escape(): void;
+  /** The open string closes; `after`: the index in `s` after its quote (the slice's length when the next byte is in the next slice). */
+  close(s: Buffer, after: number): void;
+}
+
+/**
+ * Reads a JSON text given in slices for its strings: outside them, a quote opens one; inside, a
+ * backslash escapes the next byte and an unescaped quote closes it. What is carried across
+ * slices is whether a string is open and whether its last byte was a backslash. The next quote
+ * and backslash of a slice are looked for once each, not at every byte.
+ */
+function scanStrings(slices: Iterable<Buffer>, sink: StringSink): void {
+  let inString = false;
+  let escaped = false; // the byte before was a backslash
+  for (const s of slices) {
+    const n = s.length;
+    if (n === 0) continue;
+    sink.slice(s);
+    // The next quote and backslash at or after i (-1: none in the slice; -2: not looked for).
+    let q = -2;
+    let b = -2;
+    let i = 0;
+    while (i < n) {
+      if (q !== -1 && q < i) q = s.indexOf(QUOTE, i);
+      if (!inString) {
+        sink.outside(s, i, q < 0 ? n : q);
+        if (q < 0) break;
+        inString = true;
+        sink.open();
+        i = q + 1;
+        continue;
+      }
+      if (escaped) {
+        escaped = false;
+        sink.inside(s, i, i + 1);
+        i++;
+        continue;
+      }
+      if (b !== -1 && b < i) b = s.indexOf(BACKSLASH, i);
+      if (b >= 0 && (q < 0 || b < q)) {
+        sink.inside(s, i, b);
+        sink.escape();
+        escaped = true;
+        i = b + 1;
+        continue;
+      }
+      sink.inside(s, i, q < 0 ? n : q);
+      if (q < 0) break;
+      inString = false;
+      i = q + 1;
+      sink.close(s, i);
+    }
+  }
+}
+
 /**
  * The first reading: the large strings, and the text when it holds none and is at most `keep`
  * bytes. A string's length and checks are carried across slices, as is the byte after a large
@@ -95,8 +161,6 @@ function findLarge(slices: Iterable<Buffer>, large: number, keep: number): { lar
   const kept = new Bytes();
   let keeping = true;
   let ordinal = -1;
-  let inString = false;
-  let escaped = false; // the byte before was a backslash
   let bytes = 0;
   let slash = false;
   // Base64 so far: no other byte, and `=` (at most 2) only at the end; its last 4 bytes.
@@ -109,82 +173,61 @@ function findLarge(slices: Iterable<Buffer>, large: number, keep: number): { lar
     if (pending !== undefined && next !== COLON) out.push(pending);
     pending = undefined;
   };
-  const close = (): void => {
-    if (bytes < large || slash) return;
-    let base64 = b64 && bytes % 4 === 0;
-    // Padded: written back as it was read (the padding bits zero).
-    if (base64 && pad > 0) base64 = Buffer.from(last4.toString('latin1'), 'base64').toString('base64') === last4.toString('latin1');
-    pending = { ordinal, bytes, base64 };
-  };
-  const note = (s: Buffer, from: number, to: number): void => {
-    const n = to - from;
-    if (n >= 4) last4.set(s.subarray(to - 4, to));
-    else if (n > 0) {
-      last4.copyWithin(0, n);
-      last4.set(s.subarray(from, to), 4 - n);
-    }
-    if (!b64) return;
-    for (let i = from; i < to; i++) {
-      const c = s[i];
-      if (BASE64[c] === 1 ? pad > 0 : c !== EQUALS || ++pad > 2) {
-        b64 = false;
-        return;
+  scanStrings(slices, {
+    slice(s) {
+      if (keeping) {
+        if (kept.length + s.length <= keep) kept.push(s, 0, s.length);
+        else keeping = false;
       }
-    }
-  };
-  for (const s of slices) {
-    const n = s.length;
-    if (n === 0) continue;
-    if (keeping) {
-      if (kept.length + n <= keep) kept.push(s, 0, n);
-      else keeping = false;
-    }
-    if (pending !== undefined) settle(s[0]);
-    // The next quote and backslash at or after i (-1: none in the slice; -2: not looked for).
-    let q = -2;
-    let b = -2;
-    let i = 0;
-    while (i < n) {
-      if (q !== -1 && q < i) q = s.indexOf(QUOTE, i);
-      if (!inString) {
-        if (q < 0) break;
-        i = q + 1;
-        inString = true;
-        ordinal++;
-        bytes = 0;
-        slash = false;
-        b64 = true;
-        pad = 0;
-        continue;
+      if (pending !== undefined) settle(s[0]);
+    },
+    outside() {},
+    open() {
+      ordinal++;
+      bytes = 0;
+      slash = false;
+      b64 = true;
+      pad = 0;
+    },
+    inside(s, from, to) {
+      bytes += to - from;
+      if (slash) return;
+      const n = to - from;
+      if (n >= 4) last4.set(s.subarray(to - 4, to));
+      else if (n > 0) {
+        last4.copyWithin(0, n);
+        last4.set(s.subarray(from, to), 4 - n);
       }
-      if (escaped) {
-        escaped = false;
-        bytes++;
-        i++;
-        continue;
+      if (!b64) return;
+      for (let i = from; i < to; i++) {
+        const c = s[i];
+        if (BASE64[c] === 1 ? pad > 0 : c !== EQUALS || ++pad > 2) {
+          b64 = false;
+          return;
+        }
       }
-      if (b !== -1 && b < i) b = s.indexOf(BACKSLASH, i);
-      if (b >= 0 && (q < 0 || b < q)) {
-        // An escape: the string is not large; the byte after the backslash is passed over.
-        bytes += b + 1 - i;
-        slash = true;
-        escaped = true;
-        i = b + 1;
-        continue;
-      }
-      const end = q < 0 ? n : q;
-      if (!slash) note(s, i, end);
-      bytes += end - i;
-      if (q < 0) break;
-      i = q + 1;
-      inString = false;
-      close();
-      if (i < n) settle(s[i]);
-    }
-  }
+    },
+    escape() {
+      // The string is not large, whatever follows.
+      bytes++;
+      slash = true;
+    },
+    close(s, after) {
+      if (bytes < large || slash) return;
+      let base64 = b64 && bytes % 4 === 0;
+      // Padded: written back as it was read (the padding bits zero).
+      if (base64 && pad > 0) base64 = Buffer.from(last4.toString('latin1'), 'base64').toString('base64') === last4.toString('latin1');
+      pending = { ordinal, bytes, base64 };
+      if (after < s.length) settle(s[after]);
+    },
+  });
   settle(undefined);
   return { large: out, text: keeping && out.length === 0 ? kept.text() : undefined };
 }
+
+/** A quote and a backslash, as bytes of the text. */
+const QUOTE_BYTE = Buffer.from('"');
+const BACKSLASH_BYTE = Buffer.from('\\');
 
 /** The second reading: the text with placeholders, and the values of the large strings `large` lists. */
 function build(slices: Iterable<Buffer>, large: readonly Large[], opts: { packed: boolean; tag: string; drop?: boolean }): SplitText {
@@ -193,95 +236,69 @@ function build(slices: Iterable<Buffer>, large: readonly Large[], opts: { packed
   const values: SplitText['values'] = [];
   let next = 0;
   let ordinal = -1;
-  let inString = false;
-  let escaped = false; // the byte before was a backslash
-  // The large string being read: its bytes (as they are, or decoded), how many are filled, and
-  // the base64 characters not decoded yet (fewer than 4).
+  // The large string being read: its bytes (as they are, or decoded), how many are filled, the
+  // base64 characters not decoded yet (fewer than 4), and its bytes read so far.
   let into: Buffer | undefined;
   let decode = false;
   let at = 0;
   let rest = '';
-  /** Bytes of the large string read so far. */
   let seen = 0;
   const changed = (): Error => new Error('the snapshot read differently the second time');
-  const take = (s: Buffer, from: number, to: number): void => {
-    seen += to - from;
-    if (seen > large[next].bytes) throw changed();
-    if (drop) return;
-    if (!decode) {
-      s.copy(into!, at, from, to);
-      at += to - from;
-      return;
-    }
-    for (let p = from; p < to; p += SLICE) {
-      const chars = rest + s.toString('latin1', p, Math.min(to, p + SLICE));
-      const whole = chars.length - (chars.length % 4);
-      rest = chars.slice(whole);
-      at += into!.write(chars.slice(0, whole), at, 'base64');
-    }
-  };
-  const shut = (): void => {
-    const l = large[next];
-    const buf = into!;
-    into = undefined;
-    if (seen !== l.bytes || rest !== '') throw changed();
-    values.push(drop ? DROPPED : decode ? new PackedBytes([buf.subarray(0, at)]) : buf.toString('utf8'));
-    const p = Buffer.from(JSON.stringify(`${tag}${next}`));
-    text.push(p, 0, p.length);
-    next++;
-  };
-  for (const s of slices) {
-    const n = s.length;
-    let q = -2;
-    let b = -2;
-    let i = 0;
-    while (i < n) {
-      if (q !== -1 && q < i) q = s.indexOf(QUOTE, i);
-      if (into !== undefined) {
-        // A large string has no escape: its first quote closes it.
-        take(s, i, q < 0 ? n : q);
-        if (q < 0) break;
-        i = q + 1;
-        inString = false;
-        shut();
-        continue;
+  scanStrings(slices, {
+    slice() {},
+    outside(s, from, to) {
+      text.push(s, from, to);
+    },
+    open() {
+      ordinal++;
+      if (next < large.length && large[next].ordinal === ordinal) {
+        const l = large[next];
+        decode = packed && l.base64;
+        into = drop ? NOTHING : Buffer.allocUnsafeSlow(decode ? (l.bytes / 4) * 3 : l.bytes);
+        at = 0;
+        seen = 0;
+        rest = '';
+      } else text.push(QUOTE_BYTE, 0, 1);
+    },
+    inside(s, from, to) {
+      if (into === undefined) {
+        text.push(s, from, to);
+        return;
       }
-      if (!inString) {
-        text.push(s, i, q < 0 ? n : q);
-        if (q < 0) break;
-        i = q + 1;
-        inString = true;
-        ordinal++;
-        if (next < large.length && large[next].ordinal === ordinal) {
-          const l = large[next];
-          decode = packed && l.base64;
-          into = drop ? NOTHING : Buffer.allocUnsafeSlow(decode ? (l.bytes / 4) * 3 : l.bytes);
-          at = 0;
-          seen = 0;
-          rest = '';
-        } else text.push(s, q, i);
-        continue;
+      seen += to - from;
+      if (seen > large[next].bytes) throw changed();
+      if (drop) return;
+      if (!decode) {
+        s.copy(into, at, from, to);
+        at += to - from;
+        return;
       }
-      // A string left in the text, to its closing quote.
-      if (escaped) {
-        escaped = false;
-        text.push(s, i, i + 1);
-        i++;
-        continue;
+      for (let p = from; p < to; p += SLICE) {
+        const chars = rest + s.toString('latin1', p, Math.min(to, p + SLICE));
+        const whole = chars.length - (chars.length % 4);
+        rest = chars.slice(whole);
+        at += into.write(chars.slice(0, whole), at, 'base64');
       }
-      if (b !== -1 && b < i) b = s.indexOf(BACKSLASH, i);
-      if (b >= 0 && (q < 0 || b < q)) {
-        text.push(s, i, b + 1);
-        escaped = true;
-        i = b + 1;
-        continue;
+    },
+    escape() {
+      // A large string has none.
+      if (into !== undefined) throw changed();
+      text.push(BACKSLASH_BYTE, 0, 1);
+    },
+    close() {
+      if (into === undefined) {
+        text.push(QUOTE_BYTE, 0, 1);
+        return;
       }
-      text.push(s, i, q < 0 ? n : q + 1);
-      if (q < 0) break;
-      i = q + 1;
-      inString = false;
-    }
-  }
+      const buf = into;
+      into = undefined;
+      if (seen !== large[next].bytes || rest !== '') throw changed();
+      values.push(drop ? DROPPED : decode ? new PackedBytes([buf.subarray(0, at)]) : buf.toString('utf8'));
+      const p = Buffer.from(JSON.stringify(`${tag}${next}`));
+      text.push(p, 0, p.length);
+      next++;
+    },
+  });
   if (into !== undefined || next !== large.length) throw changed();
   return { text: text.text(), values };
 }
