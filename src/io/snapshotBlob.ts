@@ -17,7 +17,7 @@ import { constants, createGzip, gzipSync } from 'node:zlib';
 import { PackedBytes } from '../core/packedBytes.js';
 import { markTransferable } from './rowJob.js';
 import { SLICE, splitLargeStrings } from './snapshotText.js';
-import { gunzipSlices, zlibSync } from './zlibSync.js';
+import { gunzipSlices, ignoreStreamError, zlibSync } from './zlibSync.js';
 
 /** Bytes of a blob per row of the replay database at most (snapshotParts.ts). */
 export const PART_BYTES = 4 << 20;
@@ -151,7 +151,7 @@ class PartWriter {
     private readonly onPart: (part: Buffer, seq: number) => void,
     private readonly reuse: boolean,
   ) {
-    this.z.on('error', () => {}); // writeSync throws it
+    this.z.on('error', ignoreStreamError); // writeSync throws it
   }
 
   /** A part's buffer, its memory its own (it can move to the writer thread). */

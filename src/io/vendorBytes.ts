@@ -20,7 +20,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { constants, createGunzip } from 'node:zlib';
 import { XrateError } from '../core/errors.js';
-import { zlibSync } from './zlibSync.js';
+import { ignoreStreamError, writeChecked, zlibSync } from './zlibSync.js';
 
 /** Inflated (or read) bytes per pull at most: the shared output buffer. */
 const OUT = 1 << 17;
@@ -39,8 +39,6 @@ export interface ByteReader {
   close(): void;
 }
 
-/** The error listener of every inflater (a function of no reader's scope: see `finish` in gzipBytes). */
-const ignore = (): void => {};
 const NO_BYTES = Buffer.alloc(0);
 
 /** The output buffer shared by every reader of the thread (one file is read at a time). */
@@ -97,8 +95,8 @@ function gzipBytes(path: string, read: number): ByteReader | undefined {
     z.close();
     return undefined;
   }
-  const { handle, state } = sync;
-  z.on('error', ignore); // next() throws it (the stream also emits it)
+  const { state } = sync;
+  z.on('error', ignoreStreamError); // next() throws it (see `finish`)
   let inBuf = Buffer.allocUnsafe(read);
   let inOff = 0;
   let inLen = 0;
@@ -133,13 +131,8 @@ function gzipBytes(path: string, read: number): ByteReader | undefined {
           if (inLen === 0) eof = true;
         }
         try {
-          handle.writeSync(eof ? constants.Z_FINISH : constants.Z_NO_FLUSH, inBuf, inOff, inLen, outBuf, 0, room);
+          writeChecked(z, sync, eof ? constants.Z_FINISH : constants.Z_NO_FLUSH, inBuf, inOff, inLen, outBuf, 0, room);
         } catch (e) {
-          finish();
-          throw broken(e);
-        }
-        if (z.destroyed) {
-          const e = z.errored ?? new Error('unexpected end of file');
           finish();
           throw broken(e);
         }

@@ -25,7 +25,32 @@ export function zlibSync(z: Gzip | Gunzip): { handle: ZlibHandle; state: Uint32A
   return typeof handle?.writeSync === 'function' && state instanceof Uint32Array ? { handle, state } : undefined;
 }
 
-const ignore = (): void => {};
+/**
+ * The error listener of a stream used through its handle, whose errors come out of the call
+ * ({@link writeChecked}): a function of no caller's scope, since a closed stream lives until a
+ * later turn of the event loop and keeps what its listeners hold (a reader's buffers).
+ */
+export const ignoreStreamError = (): void => {};
+
+/**
+ * One call of stream `z`'s handle (`sync`): `sync.state` then tells the output room and the input
+ * it left. Throws the stream's error when the call failed (data not gzip, or cut short at
+ * Z_FINISH), which the handle reports by destroying the stream rather than by throwing.
+ */
+export function writeChecked(
+  z: Gzip | Gunzip,
+  sync: { handle: ZlibHandle },
+  flush: number,
+  input: Uint8Array,
+  inOff: number,
+  inLen: number,
+  out: Uint8Array,
+  outOff: number,
+  outLen: number,
+): void {
+  sync.handle.writeSync(flush, input, inOff, inLen, out, outOff, outLen);
+  if (z.destroyed) throw z.errored ?? new Error('unexpected end of file');
+}
 
 /**
  * The inflated bytes of gzip data given in `parts` (concatenated gzip members included, as
@@ -43,15 +68,14 @@ export function* gunzipSlices(parts: Iterable<Uint8Array>, slice = 1 << 16): Gen
     yield gunzipSync(Buffer.concat([...parts]));
     return;
   }
-  z.on('error', ignore); // checked below (the stream also emits it)
-  const { handle, state } = sync;
+  z.on('error', ignoreStreamError);
+  const { state } = sync;
   const out = Buffer.allocUnsafe(slice);
   const step = function* (flush: number, input: Uint8Array): Generator<Buffer> {
     let off = 0;
     let len = input.length;
     for (;;) {
-      handle.writeSync(flush, input, off, len, out, 0, slice);
-      if (z.destroyed) throw z.errored ?? new Error('unexpected end of file');
+      writeChecked(z, sync, flush, input, off, len, out, 0, slice);
       off += len - state[1];
       len = state[1];
       const have = slice - state[0];
