@@ -446,15 +446,18 @@ function finish(
   // before the next one's are made, instead of when the heap's size calls a collection.
   const collect = (): void => void (opts.heapBudget && collectNow());
   const lastBins = (): void => {
-    collect();
     if (final.symbols) final.symbols.bins = finalSnapshot(lastJob, true).engine.symbols?.bins ?? NO_BINS;
   };
+
   const owned = results.reduce((a, r) => addCounts(a, r.owned), noOwnedCounts());
   // A new database: the first partition's becomes it (its rows are already the first ones), merged
   // in place and given the target's name once complete, so the merge needs no journal: a failure
   // leaves no database. An existing one keeps what is not output (its keys, its earlier runs):
   // every partition is copied in.
   const fresh = !existsSync(opts.db);
+  // The last partition's database is the target's when it is the only one: its snapshot goes as
+  // the target adopts it, so its bins are read before.
+  const lastIsTarget = fresh && jobs.length === 1;
   const into = fresh ? jobs[0].db : opts.db;
   const target = ReplayStore.open(into);
   let summary: ReplaySummary;
@@ -473,14 +476,16 @@ function finish(
       new Date(started).toISOString(),
       false,
     );
-    // The last partition's database is the target's when it is the only one: its snapshot goes now.
-    if (fresh && jobs.length === 1) lastBins();
     collect();
+    if (lastIsTarget) lastBins();
     if (fresh) target.adoptOutputs(runId);
     else target.transaction(() => target.clearOutputs(runId));
     const merge = () => target.mergePartitions((fresh ? jobs.slice(1) : jobs).map((j) => ({ path: j.db, from: j.from })));
     const merged = fresh ? target.unjournaled(merge) : merge();
-    if (!(fresh && jobs.length === 1)) lastBins();
+    if (!lastIsTarget) {
+      collect();
+      lastBins();
+    }
     // The position book is every position and connectivity event of the log, the oldest
     // included, where the last partition's engine only saw its warm-up and span: rebuilt from the
     // merged rows (the same reducer over the same events, in log order).
