@@ -34,7 +34,7 @@ import { type ErrorCode, messageOf, reportedCode, XrateError } from '../core/err
 /** One partition to replay: the replay's options for it (all plain data: it may travel). */
 export type PartitionJob = Pick<
   ReplayOptions,
-  'inputs' | 'format' | 'config' | 'track' | 'periods' | 'ownMetrics' | 'maxLineBytes' | 'batchSize' | 'from' | 'to' | 'heapBudget'
+  'inputs' | 'format' | 'config' | 'track' | 'periods' | 'ownMetrics' | 'maxLineBytes' | 'batchSize' | 'from' | 'to'
 > & {
   /** Its index, and the database it writes. */
   index: number;
@@ -242,7 +242,6 @@ async function replayParallelInto(given: ParallelOptions, target: string, watch:
     ownMetrics: opts.ownMetrics ?? true,
     maxLineBytes: opts.maxLineBytes,
     batchSize: opts.batchSize,
-    heapBudget: opts.heapBudget,
   };
   const by = reporters(plan.map((p) => p.start));
   const jobs: PartitionJob[] = plan.map((p, k) => {
