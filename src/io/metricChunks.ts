@@ -64,15 +64,30 @@ export function float64s(b: Uint8Array, n: number): Float64Array {
   return a;
 }
 
-/** The points column of `n` points: their times, values and seqs packed (a buffer of its own, which a job may transfer). */
-function packed(times: ArrayLike<number>, values: ArrayLike<number>, seqs: ArrayLike<number>, n: number): Uint8Array {
+/** `n` points' times, values and seqs in one array, in that order: what a chunk's points column packs. */
+function columns(times: ArrayLike<number>, values: ArrayLike<number>, seqs: ArrayLike<number>, n: number): Float64Array {
   const a = new Float64Array(3 * n);
   for (let i = 0; i < n; i++) {
     a[i] = times[i];
     a[n + i] = values[i];
     a[2 * n + i] = seqs[i];
   }
-  return new Uint8Array(a.buffer);
+  return a;
+}
+
+/**
+ * The values of {@link CHUNK_INSERT} for a chunk of series `ids` of `n` points, given as
+ * {@link columns} makes them (an array of its own: the points column is its buffer, which a job
+ * may transfer), with its texts column and batch.
+ */
+export function chunkRow(
+  ids: readonly [string, string, string, string],
+  points: Float64Array,
+  n: number,
+  texts: string | null,
+  batch: number,
+): unknown[] {
+  return [...ids, points[0], points[n - 1], n, points[2 * n], points[3 * n - 1], new Uint8Array(points.buffer), texts, batch];
 }
 
 /** The text a value has unless the chunk says otherwise. */
@@ -274,22 +289,8 @@ export class OwnChunkWriter {
   /** Writes slot `s`'s points as a chunk of the current batch and empties it. */
   private write(s: Slot): void {
     const n = s.n;
-    const [metricId, exchangeId, symbolId, assetId] = s.ids;
     const texts = s.texts.length === 0 ? null : textsColumn(s.texts, s.values, n);
-    this.sink(
-      metricId,
-      exchangeId,
-      symbolId,
-      assetId,
-      s.times[0],
-      s.times[n - 1],
-      n,
-      s.seqs[0],
-      s.seqs[n - 1],
-      packed(s.times, s.values, s.seqs, n),
-      texts,
-      this.batch,
-    );
+    this.sink(...chunkRow(s.ids, columns(s.times, s.values, s.seqs, n), n, texts, this.batch));
     this.gathered -= n;
     this.empty(s);
   }
@@ -388,20 +389,8 @@ export function writeChunk(
 ): void {
   const n = points.times.length;
   if (n === 0) return;
-  const times = Float64Array.from(points.times);
   const values = Float64Array.from(points.values, (v) => (v === 0 ? 0 : v));
-  const seqs = Float64Array.from(points.seqs);
-  insert(
-    ...ids,
-    times[0],
-    times[n - 1],
-    n,
-    seqs[0],
-    seqs[n - 1],
-    packed(times, values, seqs, n),
-    textsColumn(points.texts, values, n),
-    batch,
-  );
+  insert(...chunkRow(ids, columns(points.times, values, points.seqs, n), n, textsColumn(points.texts, values, n), batch));
 }
 
 /**

@@ -7,7 +7,7 @@
  * @module
  */
 import type Database from 'better-sqlite3';
-import { CHUNK_COLUMNS, CHUNK_INSERT, type ChunkPoints, type ChunkRow, decodeChunk, writeChunk } from './metricChunks.js';
+import { CHUNK_COLUMNS, CHUNK_INSERT, type ChunkPoints, type ChunkRow, chunkRow, decodeChunk, writeChunk } from './metricChunks.js';
 
 const KEY = 'metric_id, exchange_id, symbol_id, asset_id';
 const POINT_COLS = 'metric_id, exchange_id, symbol_id, asset_id, chain_id, network_id, time, recv_time, kind, value, text';
@@ -140,20 +140,7 @@ function insertRenumbered(insert: Database.Statement, c: ChunkRow, d: ChunkPoint
   a.set(d.times, 0);
   a.set(d.values, n);
   for (let i = 0; i < n; i++) a[2 * n + i] = renumber(d.seqs[i]);
-  insert.run(
-    c.metric_id,
-    c.exchange_id,
-    c.symbol_id,
-    c.asset_id,
-    a[0],
-    a[n - 1],
-    n,
-    a[2 * n],
-    a[3 * n - 1],
-    new Uint8Array(a.buffer),
-    c.texts,
-    0,
-  );
+  insert.run(...chunkRow([c.metric_id, c.exchange_id, c.symbol_id, c.asset_id], a, n, c.texts, 0));
 }
 
 /** Every seq partition `s` keeps (its points', definitions' and own points' but the dropped), sorted. */
