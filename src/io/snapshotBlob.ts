@@ -14,6 +14,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { constants, createGzip, gzipSync } from 'node:zlib';
+import type { ChunkSpill } from '../core/engine.js';
 import { PackedBytes } from '../core/packedBytes.js';
 import { markTransferable } from './rowJob.js';
 import { SLICE, splitLargeStrings } from './snapshotText.js';
@@ -255,6 +256,12 @@ export interface UnpackOptions {
   packed?: boolean;
   /** None read: each is {@link DROPPED} (a partitioned replay's earlier partitions' trade bins, which its merge drops). */
   drop?: boolean;
+  /**
+   * With `packed`, where the bytes of those of base64 go (a FileSpill: on disk, a megabyte at a
+   * time), never whole in memory: their {@link PackedBytes} read them back a chunk at a time, as
+   * long as the store keeps them (an engine restored from them holds none of them).
+   */
+  store?: ChunkSpill;
 }
 
 export { DROPPED } from './snapshotText.js';
@@ -266,7 +273,7 @@ export { DROPPED } from './snapshotText.js';
  * the rest of the text, which alone becomes a string for JSON.parse; neither the blob nor its text
  * is ever whole. With `packed`, a large string of base64 comes back as the {@link PackedBytes} of
  * its bytes, as `Engine.snapshot({ packed: true })` holds them (restoreEngine takes either), in
- * memory of its exact size: the only copy of it.
+ * memory of its exact size: the only copy of it; or, with `store`, kept there.
  */
 export function unpackSnapshot(blob: Uint8Array | (() => Iterable<Uint8Array>), opts: UnpackOptions = {}): unknown {
   const parts = typeof blob === 'function' ? blob : () => [blob];
@@ -276,6 +283,7 @@ export function unpackSnapshot(blob: Uint8Array | (() => Iterable<Uint8Array>), 
     large: LARGE_STRING,
     tag,
     drop: opts.drop,
+    store: opts.store,
   });
   if (values.length === 0) return JSON.parse(text);
   return JSON.parse(text, (_key, v: unknown) => (typeof v === 'string' && v.startsWith(tag) ? values[Number(v.slice(tag.length))] : v));

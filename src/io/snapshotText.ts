@@ -12,6 +12,7 @@
  *
  * @module
  */
+import type { ChunkSpill } from '../core/engine.js';
 import { PackedBytes } from '../core/packedBytes.js';
 
 const QUOTE = 0x22;
@@ -31,6 +32,9 @@ const NOTHING = Buffer.alloc(0);
  * multiple of 12 (whole base64 groups either way), its text a young string.
  */
 export const SLICE = 3 << 14;
+
+/** Bytes of a large string's decoded bytes put in a store at a time (`store`). */
+const STORED = 1 << 20;
 
 /** A large string found by the first reading: its place among the text's strings, its bytes, and whether it is canonical base64. */
 interface Large {
@@ -73,13 +77,26 @@ class Bytes {
  * {@link PackedBytes} of its bytes.
  * @throws when the second reading differs from the first
  */
-export function splitLargeStrings(
-  slices: () => Iterable<Buffer>,
-  opts: { packed: boolean; large: number; tag: string; drop?: boolean },
-): SplitText {
+export function splitLargeStrings(slices: () => Iterable<Buffer>, opts: SplitOptions & { large: number }): SplitText {
   const found = findLarge(slices(), opts.large, 2 * opts.large);
   if (found.text !== undefined) return { text: found.text, values: [] };
   return build(slices(), found.large, opts);
+}
+
+/** How {@link splitLargeStrings} gives the large strings back. */
+interface SplitOptions {
+  /** Those of canonical base64 as the {@link PackedBytes} of their bytes. */
+  packed: boolean;
+  /** What the placeholders begin with. */
+  tag: string;
+  /** None read: each is {@link DROPPED}. */
+  drop?: boolean;
+  /**
+   * With `packed`, the bytes of each large string of base64 put here a megabyte at a time (a
+   * FileSpill: on disk), never whole in memory; its {@link PackedBytes} reads them back a chunk at
+   * a time at each reading of its parts, as long as the store keeps them.
+   */
+  store?: ChunkSpill;
 }
 
 /** What a large string read with `drop` comes back as: neither a string nor bytes, so that no use of it passes unseen. */
@@ -230,8 +247,8 @@ const QUOTE_BYTE = Buffer.from('"');
 const BACKSLASH_BYTE = Buffer.from('\\');
 
 /** The second reading: the text with placeholders, and the values of the large strings `large` lists. */
-function build(slices: Iterable<Buffer>, large: readonly Large[], opts: { packed: boolean; tag: string; drop?: boolean }): SplitText {
-  const { packed, tag, drop } = opts;
+function build(slices: Iterable<Buffer>, large: readonly Large[], opts: SplitOptions): SplitText {
+  const { packed, tag, drop, store } = opts;
   const text = new Bytes();
   const values: SplitText['values'] = [];
   let next = 0;
@@ -240,6 +257,15 @@ function build(slices: Iterable<Buffer>, large: readonly Large[], opts: { packed
   // base64 characters not decoded yet (fewer than 4), and its bytes read so far.
   let into: Buffer | undefined;
   let decode = false;
+  // A large string's bytes going to the store: the buffer of its next chunk, and its chunks there.
+  let stored: Buffer | undefined;
+  let chunks: { keys: number[]; lens: number[] } | undefined;
+  const flush = (): void => {
+    if (chunks === undefined || at === 0) return;
+    chunks.keys.push((store as ChunkSpill).put((into as Buffer).subarray(0, at)));
+    chunks.lens.push(at);
+    at = 0;
+  };
   let at = 0;
   let rest = '';
   let seen = 0;
@@ -254,7 +280,9 @@ function build(slices: Iterable<Buffer>, large: readonly Large[], opts: { packed
       if (next < large.length && large[next].ordinal === ordinal) {
         const l = large[next];
         decode = packed && l.base64;
-        into = drop ? NOTHING : Buffer.allocUnsafeSlow(decode ? (l.bytes / 4) * 3 : l.bytes);
+        chunks = !drop && decode && store !== undefined ? { keys: [], lens: [] } : undefined;
+        if (chunks !== undefined) into = stored ??= Buffer.allocUnsafeSlow(STORED);
+        else into = drop ? NOTHING : Buffer.allocUnsafeSlow(decode ? (l.bytes / 4) * 3 : l.bytes);
         at = 0;
         seen = 0;
         rest = '';
@@ -277,6 +305,7 @@ function build(slices: Iterable<Buffer>, large: readonly Large[], opts: { packed
         const chars = rest + s.toString('latin1', p, Math.min(to, p + SLICE));
         const whole = chars.length - (chars.length % 4);
         rest = chars.slice(whole);
+        if (chunks !== undefined && at + (whole / 4) * 3 > into.length) flush();
         at += into.write(chars.slice(0, whole), at, 'base64');
       }
     },
@@ -291,9 +320,13 @@ function build(slices: Iterable<Buffer>, large: readonly Large[], opts: { packed
         return;
       }
       const buf = into;
-      into = undefined;
       if (seen !== large[next].bytes || rest !== '') throw changed();
-      values.push(drop ? DROPPED : decode ? new PackedBytes([buf.subarray(0, at)]) : buf.toString('utf8'));
+      if (chunks !== undefined) {
+        flush();
+        values.push(storedBytes(store as ChunkSpill, chunks.keys, chunks.lens));
+      } else values.push(drop ? DROPPED : decode ? new PackedBytes([buf.subarray(0, at)]) : buf.toString('utf8'));
+      into = undefined;
+      chunks = undefined;
       const p = Buffer.from(JSON.stringify(`${tag}${next}`));
       text.push(p, 0, p.length);
       next++;
@@ -301,4 +334,20 @@ function build(slices: Iterable<Buffer>, large: readonly Large[], opts: { packed
   });
   if (into !== undefined || next !== large.length) throw changed();
   return { text: text.text(), values };
+}
+
+/** The bytes put in `store` under `keys`, `lens` of them each, read back a chunk at a time into one buffer (each part valid until the next). */
+function storedBytes(store: ChunkSpill, keys: readonly number[], lens: readonly number[]): PackedBytes {
+  return new PackedBytes(
+    {
+      *[Symbol.iterator]() {
+        let buf: Uint8Array | undefined;
+        for (let i = 0; i < keys.length; i++) {
+          buf = store.read(keys[i], buf);
+          yield buf.subarray(0, lens[i]);
+        }
+      },
+    },
+    lens.reduce((a, n) => a + n, 0),
+  );
 }

@@ -257,17 +257,21 @@ export class ReplayDatabase {
    * @throws {@link ReplayDatabaseError} `no-engine-state`, `restore-failed`
    */
   restoreFinalEngine(): Engine {
-    const cp = this.store.latestSnapshot(undefined, { packed: true });
-    if (!cp) throw new ReplayDatabaseError({ kind: 'no-engine-state', path: this.path });
-    let engine: Engine;
+    // The snapshot's trade bins read into temporary files, and restored from them.
+    const binsOnDisk = new FileSpill();
     try {
-      // Held as long as the database is served: its older trade bins on disk (src/io/binSpill.ts),
-      // as they are restored.
-      engine = restoreEngine(cp.engine, {}, { spill: new FileSpill() });
-    } catch (e) {
-      throw new ReplayDatabaseError({ kind: 'restore-failed', path: this.path, cause: e as Error });
+      const cp = this.store.latestSnapshot(undefined, { packed: true, store: binsOnDisk });
+      if (!cp) throw new ReplayDatabaseError({ kind: 'no-engine-state', path: this.path });
+      try {
+        // Held as long as the database is served: its older trade bins on disk (src/io/binSpill.ts),
+        // as they are restored.
+        return restoreEngine(cp.engine, {}, { spill: new FileSpill() });
+      } catch (e) {
+        throw new ReplayDatabaseError({ kind: 'restore-failed', path: this.path, cause: e as Error });
+      }
+    } finally {
+      binsOnDisk.close();
     }
-    return engine;
   }
 
   /**

@@ -444,8 +444,11 @@ function finish(
   // With the heap budget (the process is the replay's), the buffers each stage leaves are freed
   // before the next one's are made, instead of when the heap's size calls a collection.
   const collect = (): void => void (opts.heapBudget && collectNow());
+  // The last partition's bins, read into temporary files (a day of a dense log's is tens of
+  // megabytes), from which the final snapshot is written and its engine restored.
+  const binsOnDisk = new FileSpill();
   const lastBins = (): void => {
-    if (final.symbols) final.symbols.bins = finalSnapshot(lastJob, true).engine.symbols?.bins ?? NO_BINS;
+    if (final.symbols) final.symbols.bins = finalSnapshot(lastJob, true, binsOnDisk).engine.symbols?.bins ?? NO_BINS;
   };
 
   const owned = results.reduce((a, r) => addCounts(a, r.owned), noOwnedCounts());
@@ -508,6 +511,7 @@ function finish(
     target.finishRun(runId, completedRun(totals, { finishedAt: ended, durationMs: ended - started, stopped: false }));
     summary = runSummary(opts.inputs, totals, engine, { started, ended }, { resumed: false, alreadyComplete: false });
   } finally {
+    binsOnDisk.close();
     target.close();
   }
   // Closed, its WAL is checkpointed and gone; were it not, the WAL goes with it.
@@ -520,10 +524,10 @@ function finish(
 
 /**
  * The final snapshot partition `job` left in its database: with `bins`, whole (its large strings
- * packed); else without its trade bins, read without reading them (unpackSnapshot `drop`), or
- * whole when it holds another large string.
+ * packed; into the files of `binsOnDisk`, when given); else without its trade bins, read without reading them
+ * (unpackSnapshot `drop`), or whole when it holds another large string.
  */
-function finalSnapshot(job: PartitionJob, bins: boolean): ReplayCheckpoint {
+function finalSnapshot(job: PartitionJob, bins: boolean, binsOnDisk?: FileSpill): ReplayCheckpoint {
   const read = (opts: UnpackOptions): ReplayCheckpoint => {
     const store = ReplayStore.open(job.db);
     try {
@@ -535,7 +539,7 @@ function finalSnapshot(job: PartitionJob, bins: boolean): ReplayCheckpoint {
       store.close();
     }
   };
-  if (bins) return read({ packed: true });
+  if (bins) return read({ packed: true, store: binsOnDisk });
   const cp = read({ drop: true });
   return holdsDropped(cp) ? read({ packed: true }) : cp;
 }

@@ -20,6 +20,7 @@
  */
 import type { Engine, EngineListener } from '../core/engine.js';
 import type { EngineConfig } from '../core/config.js';
+import { FileSpill } from '../io/binSpill.js';
 import { RateFileWriter } from '../io/rateFile.js';
 import { expandInputs } from '../io/inputs.js';
 import { defaultThreads } from '../io/batchSource.js';
@@ -163,9 +164,12 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
   const rateFile = opts.out ? new RateFileWriter(opts.out) : undefined;
   /** The run's driver, once made (its spill closed at the end of a partition's run). */
   let made: Driver | undefined;
+  let binsOnDisk: FileSpill | undefined;
   try {
     if (opts.resumeFrom && (store || opts.resume)) throw new XrateError('usage', 'resumeFrom replays write no database');
-    let cp = opts.resume ? store!.latestSnapshot(undefined, { packed: true }) : opts.resumeFrom;
+    // The snapshot's trade bins on disk until the driver has restored its engine from them.
+    binsOnDisk = opts.resume ? new FileSpill() : undefined;
+    let cp = opts.resume ? store!.latestSnapshot(undefined, { packed: true, store: binsOnDisk }) : opts.resumeFrom;
     if (opts.resume && !cp)
       throw new XrateError('conflict', `nothing to resume: "${opts.db}" has no snapshot (run with --snapshot-every first)`, {
         field: '--resume',
@@ -201,6 +205,7 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
     made = driver;
     // Restored: the snapshot is not held for the run (a day of a dense log's trade bins is tens of megabytes).
     cp = undefined;
+    binsOnDisk?.close();
     const engine = driver.engine;
     opts.onEngine?.(engine);
     const summaryNow = (resumed: boolean, alreadyComplete: boolean): ReplaySummary =>
@@ -241,6 +246,7 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
   } finally {
     // A partition's engine goes with its run (its summary gives counts): its spill files close now.
     if (part) made?.closeSpill();
+    binsOnDisk?.close();
     if (rateFile) await rateFile.close();
     store?.close();
   }

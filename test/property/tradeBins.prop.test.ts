@@ -11,10 +11,10 @@
  * is the same, and a day of bins takes a few chunks of memory.
  */
 import fc from 'fast-check';
-import type { PackedBytes } from '../../src/core/packedBytes.js';
+import { PackedBytes } from '../../src/core/packedBytes.js';
 import { describe, expect, it } from 'vitest';
 import { ExactDecimal } from '../../src/core/decimal.js';
-import { type ChunkSpill, HOLD } from '../../src/core/engine/coldBins.js';
+import { type ChunkSpill, ColdBins, HOLD } from '../../src/core/engine/coldBins.js';
 import { DAY_SECONDS, HOUR_SECONDS, type LegacyTradeBinsJSON, TradeBins, type TradeBinsJSON } from '../../src/core/engine/tradeBins.js';
 import { decimalToScaled } from '../../src/core/volumeWindow.js';
 import { FileSpill } from '../../src/io/binSpill.js';
@@ -56,6 +56,29 @@ function legacy(trades: Trade[], k: number): (LegacyTradeBinsJSON | null)[] {
   });
 }
 
+/**
+ * The bytes of base64 `text` as {@link PackedBytes} made a part at a time, of the lengths `cuts`
+ * gives in turn, each in one buffer reused (valid until the next), as a reading from disk makes them.
+ */
+function partsCut(text: string, cuts: number[]): PackedBytes {
+  const bytes = Buffer.from(text, 'base64');
+  const buf = new Uint8Array(Math.max(...cuts));
+  return new PackedBytes(
+    {
+      *[Symbol.iterator]() {
+        for (let at = 0, i = 0; at < bytes.length; i++) {
+          const n = Math.min(cuts[i % cuts.length], bytes.length - at);
+          buf.fill(0xff);
+          buf.set(bytes.subarray(at, at + n));
+          yield buf.subarray(0, n);
+          at += n;
+        }
+      },
+    },
+    bytes.length,
+  );
+}
+
 describe('TradeBins running hour and day totals', () => {
   it('equal the exact sums of their windows at every second, through snapshots in either form', () => {
     fc.assert(
@@ -80,7 +103,9 @@ describe('TradeBins running hour and day totals', () => {
         fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 2 * HOUR_SECONDS })),
         // Written chunks held in memory with a spill file (none: no spill).
         fc.option(fc.integer({ min: 0, max: 3 }), { nil: undefined }),
-        (early, steps, snapAt, chunk, restoredChunk, back0, hold) => {
+        // Lengths the packed bytes are cut into, in turn, when read a part at a time.
+        fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 5 }),
+        (early, steps, snapAt, chunk, restoredChunk, back0, hold, cuts) => {
           const k0 = 1_700_000_000;
           const spilled = (b: TradeBins): TradeBins => {
             if (hold !== undefined) b.useSpill(new FileSpill(), hold);
@@ -116,6 +141,9 @@ describe('TradeBins running hour and day totals', () => {
               const packed = bins.toJSON(k, true);
               expect({ hot: (packed.hot as PackedBytes).base64(), cold: (packed.cold as PackedBytes).base64() }).toEqual(snap);
               expect(JSON.stringify(TradeBins.fromJSON(packed, k, chunk).toJSON(k))).toBe(JSON.stringify(snap));
+              // Read a part at a time, cut anywhere (as a snapshot's bins kept on disk are): the same.
+              const cut = { hot: partsCut(snap.hot as string, cuts), cold: partsCut(snap.cold as string, cuts) };
+              expect(JSON.stringify(spilled(TradeBins.fromJSON(cut, k, restoredChunk)).toJSON(k))).toBe(JSON.stringify(snap));
               const old = TradeBins.fromJSON(legacy(trades, k), k);
               for (let m = 0; m < MARKETS; m++) {
                 expect(new ExactDecimal(old.dayText(m, k)).toString()).toBe(exactSum(trades, m, k - DAY_SECONDS, k));
@@ -125,7 +153,10 @@ describe('TradeBins running hour and day totals', () => {
               // bins are then put in the ring): the answers of that second, of the bins it holds.
               const kb = k - back0;
               const before = TradeBins.fromJSON(snap, kb, restoredChunk);
+              const beforeCut = TradeBins.fromJSON(cut, kb, restoredChunk);
               for (let m = 0; m < MARKETS; m++) {
+                expect(beforeCut.dayText(m, kb)).toBe(before.dayText(m, kb));
+                expect(beforeCut.hourText(m, kb)).toBe(before.hourText(m, kb));
                 expect(new ExactDecimal(before.hourText(m, kb)).toString()).toBe(exactSum(trades, m, kb - HOUR_SECONDS, kb));
                 expect(new ExactDecimal(before.dayText(m, kb)).toString()).toBe(exactSum(trades, m, k - DAY_SECONDS, kb));
               }
@@ -166,6 +197,36 @@ describe('TradeBins running hour and day totals', () => {
     bins.advance(k0 + 2 * DAY_SECONDS);
     expect(bins.coldBytes).toBeLessThan(6 * (DAY_SECONDS - HOUR_SECONDS));
     expect(bins.coldHeldBytes).toBeLessThanOrEqual(bins.coldBytes + 3 * (1 << 16));
+  });
+
+  it('reads packed bins given in parts cut anywhere as from their bytes whole, and fails on bytes cut within a bin', () => {
+    const bin = fc.record({
+      market: fc.integer({ min: 0, max: 300 }),
+      dsec: fc.integer({ min: 0, max: 100_000 }),
+      mant: fc.oneof(fc.integer({ min: 0, max: 2 ** 40 }), fc.bigInt({ min: 2n ** 53n, max: 10n ** 30n })),
+      exp: fc.integer({ min: -40, max: 10 }),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(bin, { minLength: 1, maxLength: 60 }),
+        fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 6 }),
+        (bs, cuts) => {
+          const q = new ColdBins(64);
+          let sec = 1_700_000_000;
+          for (const b of bs) {
+            sec += b.dsec;
+            q.push(b.market, sec, b.mant, b.exp);
+          }
+          const bytes = q.canonical().bytes();
+          const whole = [...ColdBins.from(bytes)];
+          expect(whole).toHaveLength(bs.length);
+          expect([...ColdBins.read(partsCut(Buffer.from(bytes).toString('base64'), cuts).parts)]).toEqual(whole);
+          // Cut within its last bin: an error, not fewer bins.
+          expect(() => [...ColdBins.read([bytes.subarray(0, bytes.length - 1)])]).toThrow(/within a bin/);
+        },
+      ),
+      { seed: 20261129, numRuns: 200 },
+    );
   });
 
   it('holds a day of bins in a few chunks with a spill file, with the same answers and snapshot', () => {

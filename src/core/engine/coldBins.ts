@@ -236,24 +236,47 @@ export class ColdBins {
       r.chunk++;
       r.at = 0;
     }
-    const b = this.chunkAt(r.chunk, r === this.read);
     const from = r.at;
-    const market = varintAt(b, r);
-    const f = varintAt(b, r);
-    const sec = f % 2 === 1 ? unzigzag((f - 1) / 2) : r.sec + f / 2;
-    r.sec = sec;
-    const e = varintAt(b, r);
-    const exp = unzigzag(Math.floor(e / 2));
-    let mant: number | bigint;
-    if (e % 2 === 0) mant = varintAt(b, r);
-    else {
-      const n = varintAt(b, r);
-      let s = '';
-      for (let i = 0; i < n; i++) s += String.fromCharCode(b[r.at++]);
-      mant = BigInt(s);
-    }
+    const bin = binAt(this.chunkAt(r.chunk, r === this.read), r);
     r.taken += r.at - from;
-    return { market, sec, mant, exp };
+    return bin;
+  }
+
+  /**
+   * The bins of {@link canonical}'s bytes given as `parts` (valid each until the next one), cut
+   * anywhere: a bin cut at a part's end is read with the next one. Nothing is held but a part.
+   * @throws when the bytes end within a bin
+   */
+  static *read(parts: Iterable<Uint8Array>): Generator<ColdBin> {
+    const r: Cursor = { chunk: 0, at: 0, sec: 0, taken: 0 };
+    // The bytes of a bin cut at a part's end (`cut` of them), then the next part after them.
+    let carry = new Uint8Array(0);
+    let cut = 0;
+    const room = (n: number): void => {
+      if (carry.length >= n) return;
+      const next = new Uint8Array(2 * n);
+      next.set(carry.subarray(0, cut));
+      carry = next;
+    };
+    for (const part of parts) {
+      let b = part;
+      if (cut > 0) {
+        room(cut + part.length);
+        carry.set(part, cut);
+        b = carry.subarray(0, cut + part.length);
+      }
+      r.at = 0;
+      while (binEnd(b, r.at) >= 0) yield binAt(b, r);
+      const rest = b.length - r.at;
+      if (b.buffer === carry.buffer) carry.copyWithin(0, r.at, b.length);
+      else if (rest > 0) {
+        cut = 0;
+        room(rest);
+        carry.set(b.subarray(r.at));
+      }
+      cut = rest;
+    }
+    if (cut > 0) throw new Error('packed trade bins end within a bin');
   }
 
   /** The bin at the front, not taken. */
@@ -292,6 +315,45 @@ export class ColdBins {
     const r = { ...this.read };
     while (r.taken < this.written) yield this.decode(r);
   }
+}
+
+/** Decodes the bin at cursor `r` of `b` (whole in it) and moves the cursor past it. */
+function binAt(b: Uint8Array, r: Cursor): ColdBin {
+  const market = varintAt(b, r);
+  const f = varintAt(b, r);
+  const sec = f % 2 === 1 ? unzigzag((f - 1) / 2) : r.sec + f / 2;
+  r.sec = sec;
+  const e = varintAt(b, r);
+  const exp = unzigzag(Math.floor(e / 2));
+  let mant: number | bigint;
+  if (e % 2 === 0) mant = varintAt(b, r);
+  else {
+    const n = varintAt(b, r);
+    let s = '';
+    for (let i = 0; i < n; i++) s += String.fromCharCode(b[r.at++]);
+    mant = BigInt(s);
+  }
+  return { market, sec, mant, exp };
+}
+
+/** Where the bin at `at` of `b` ends, or -1 when `b` ends first (or at `at`). */
+function binEnd(b: Uint8Array, at: number): number {
+  let big = false;
+  for (let field = 0; field < 4; field++) {
+    let x = 128;
+    let v = 0;
+    let scale = 1;
+    // A varint: its value is needed only for the exponent's low bit and the digits' count.
+    while (x >= 128) {
+      if (at >= b.length) return -1;
+      x = b[at++];
+      v += (x & 127) * scale;
+      scale *= 128;
+    }
+    if (field === 2) big = v % 2 === 1;
+    if (field === 3 && big) at += v;
+  }
+  return at <= b.length ? at : -1;
 }
 
 /** The varint at cursor `r` of chunk `b`, the cursor moved past it. */

@@ -59,6 +59,16 @@ export function binOf(timeUs: number): number {
   return Math.ceil(timeUs / US_PER_SECOND);
 }
 
+/**
+ * A reading of the bins `packed` holds (base64 text, or {@link PackedBytes} read a part at a time:
+ * parts kept on disk are never whole in memory), from the first at each call.
+ */
+function binsOf(packed: string | PackedBytes): () => Iterable<ColdBin> {
+  if (typeof packed !== 'string' && !(Array.isArray(packed.parts) && packed.parts.length === 1)) return () => ColdBins.read(packed.parts);
+  const bytes = packedBytesOf(packed);
+  return () => ColdBins.from(bytes);
+}
+
 /** Bins of one second sorted by a numeric key, market * ORDER_SPAN + offset (exact below 2^53 for 2^32 markets). */
 const ORDER_SPAN = 2 ** 21;
 
@@ -356,10 +366,10 @@ export class TradeBins {
       all.sort((a, b) => a.sec - b.sec || a.market - b.market);
       for (const b of all) bins.put(b);
     } else {
-      const cold = packedBytesOf(j.cold);
-      const hot = packedBytesOf(j.hot);
+      const cold = binsOf(j.cold);
+      const hot = binsOf(j.hot);
       if (k !== undefined && bins.restore(cold, hot, k)) return bins;
-      for (const packed of [cold, hot]) for (const b of ColdBins.from(packed)) bins.put(b);
+      for (const read of [cold, hot]) for (const b of read()) bins.put(b);
     }
     if (k !== undefined) bins.advance(k);
     return bins;
@@ -374,11 +384,11 @@ export class TradeBins {
    * the bins are not as toJSON(k) leaves them (a cold bin within the hour, a hot one out of it or
    * out of order): the caller then puts them all.
    */
-  private restore(coldBytes: Uint8Array, hotBytes: Uint8Array, k: number): boolean {
+  private restore(cold: () => Iterable<ColdBin>, hot: () => Iterable<ColdBin>, k: number): boolean {
     let c = 0;
     let last = Number.NEGATIVE_INFINITY;
     let lastMarket = -1;
-    for (const b of ColdBins.from(coldBytes)) {
+    for (const b of cold()) {
       // In the order advance() packs them: by second, then market.
       const m = b.market;
       if (!(b.sec <= k - HOUR_SECONDS && (b.sec > last || (b.sec === last && m >= lastMarket)))) {
@@ -397,7 +407,7 @@ export class TradeBins {
       c++;
     }
     this.front = this.inc = this.end = c;
-    for (const b of ColdBins.from(hotBytes)) this.put(b);
+    for (const b of hot()) this.put(b);
     if (this.unsorted || (this.end > this.front && this.sec[this.front & this.mask] <= k - HOUR_SECONDS)) {
       this.reset();
       return false;
@@ -405,7 +415,7 @@ export class TradeBins {
     // The hot bins up to k enter both totals; then, as advance(k) had the cold bins leave the
     // hour after them, they leave it.
     this.advance(k);
-    for (const b of ColdBins.from(coldBytes)) this.totals.addSigned(2 * b.market, b.mant, b.exp, true);
+    for (const b of cold()) this.totals.addSigned(2 * b.market, b.mant, b.exp, true);
     return true;
   }
 

@@ -6,6 +6,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { PackedBytes } from '../../../src/core/packedBytes.js';
+import { FileSpill } from '../../../src/io/binSpill.js';
 import { isMarkedTransferable, rowJobTransfer, type RowJob } from '../../../src/io/rowJob.js';
 import { LARGE_STRING, packSnapshot, packSnapshotParts, PART_BYTES, unpackSnapshot } from '../../../src/io/snapshotBlob.js';
 
@@ -40,6 +41,26 @@ describe('snapshot blobs', () => {
     expect(gunzipSync(blob).toString('utf8')).toBe(JSON.stringify(value));
     expect(unpackSnapshot(blob)).toEqual(value);
     expect(members(blob)).toBeGreaterThan(3);
+    // Its bytes kept in a store: read back a megabyte at a time, at each reading, never whole.
+    const store = new FileSpill();
+    try {
+      const kept = unpackSnapshot(blob, { packed: true, store });
+      const cold = (kept as { engine: { symbols: { bins: { cold: PackedBytes } } } }).engine.symbols.bins.cold;
+      expect(cold).toBeInstanceOf(PackedBytes);
+      expect(Array.isArray(cold.parts)).toBe(false);
+      expect(cold.byteLength).toBe((big.length / 4) * 3);
+      for (let reading = 0; reading < 2; reading++) {
+        const sizes = [...cold.parts].map((p) => p.byteLength);
+        expect(sizes.length).toBeGreaterThanOrEqual(3);
+        expect(Math.max(...sizes)).toBeLessThanOrEqual(1 << 20);
+        expect(cold.base64()).toBe(big);
+      }
+      // Those chunks, and the other large string's one.
+      expect(store.stats.chunks).toBe([...cold.parts].length + 1);
+      expect(texts(kept)).toEqual(value);
+    } finally {
+      store.close();
+    }
     // Made in one buffer of its own: a writer thread's job takes it by transfer, not by copy.
     expect(isMarkedTransferable(blob)).toBe(true);
     expect(isMarkedTransferable(gzipSync(Buffer.from('{}')))).toBe(false);
@@ -148,6 +169,15 @@ describe('snapshot blobs', () => {
         expect(count(packed, (x) => x instanceof PackedBytes)).toBe(
           count(plain, (x) => typeof x === 'string' && x.length >= LARGE_STRING && isBase64(x)),
         );
+        // Their bytes in a store: the same, read twice.
+        const store = new FileSpill();
+        try {
+          const kept = unpackSnapshot(blob, { packed: true, store });
+          expect(texts(kept)).toEqual(plain);
+          expect(texts(kept)).toEqual(plain);
+        } finally {
+          store.close();
+        }
       }),
       { seed: 20261128, numRuns: 40 },
     );
