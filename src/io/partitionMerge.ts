@@ -30,8 +30,11 @@ const count = (db: Database.Database, table: string): number => (db.prepare(`SEL
  * ```
  */
 export function mergePartitionOutputs(db: Database.Database, parts: readonly PartitionOutput[]): MergedCounts {
+  const cacheSize = db.pragma('cache_size', { simple: true }) as number;
   parts.forEach((p, k) => {
     db.prepare(`ATTACH DATABASE ? AS p${k}`).run(p.path);
+    // The connection's page cache, not the build's default: each page of a partition is read once.
+    db.pragma(`p${k}.cache_size = ${cacheSize}`);
   });
   try {
     db.transaction(() => {

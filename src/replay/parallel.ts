@@ -10,7 +10,7 @@
  */
 import { existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { type ResourceLimits, Worker } from 'node:worker_threads';
 import { resolveConfig } from '../core/config.js';
 import { type Engine, restoreEngine } from '../core/engine.js';
 import { type InputWatch, watchInputs } from '../io/inputWatch.js';
@@ -19,7 +19,7 @@ import { RateFileWriter } from '../io/rateFile.js';
 import { FileSpill } from '../io/binSpill.js';
 import { collectNow } from '../io/heapBudget.js';
 import { DROPPED, type UnpackOptions } from '../io/snapshotBlob.js';
-import { ReplayStore } from '../io/store.js';
+import { ReplayStore, SMALL_PAGE_CACHE_KB } from '../io/store.js';
 import type { ReplayCheckpoint } from '../io/storeTypes.js';
 import { completedRun } from './ingest.js';
 import { mergeFinalSnapshot, missingTracks, NO_BINS, warmUpUs } from './partition.js';
@@ -66,13 +66,24 @@ export const runPartitionHere: PartitionRunner = async (job, progress) => {
 };
 
 /**
+ * `resourceLimits` of a partition's worker thread: a young generation of 8 MB, where V8 sizes a
+ * main thread's for a process alone (up to 3 × 16 MB here). Partitions run at once, each with its
+ * engine, readers and writer; with this (and small page caches: store.ts `SMALL_PAGE_CACHE_KB`),
+ * `--workers 2` at 100 M events peaked at 231-248 MB, against 313-323 MB (docs/performance.md).
+ */
+export const PARTITION_WORKER_LIMITS: ResourceLimits = { maxYoungGenerationSizeMb: 8 };
+
+/**
  * Runs a partition in a worker thread of its own (partitionWorker.ts; the compiled module beside
  * this one, as the built `xrate` command runs: not from the TypeScript sources). A partition that
  * fails rejects with its message.
  */
 export const runPartitionInWorker: PartitionRunner = (job, progress) => {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./partitionWorker.js', import.meta.url), { workerData: { job, progress: !!progress } });
+    const worker = new Worker(new URL('./partitionWorker.js', import.meta.url), {
+      workerData: { job, progress: !!progress },
+      resourceLimits: PARTITION_WORKER_LIMITS,
+    });
     let settled = false;
     worker.on('message', (m: WorkerMessage) => {
       if (m.progress !== undefined) {
@@ -461,7 +472,7 @@ function finish(
   // the target adopts it, so its bins are read before.
   const lastIsTarget = fresh && jobs.length === 1;
   const into = fresh ? jobs[0].db : opts.db;
-  const target = ReplayStore.open(into);
+  const target = ReplayStore.open(into, { pageCacheKb: SMALL_PAGE_CACHE_KB });
   let summary: ReplaySummary;
   try {
     const runId = target.beginRun(
@@ -529,7 +540,7 @@ function finish(
  */
 function finalSnapshot(job: PartitionJob, bins: boolean, binsOnDisk?: FileSpill): ReplayCheckpoint {
   const read = (opts: UnpackOptions): ReplayCheckpoint => {
-    const store = ReplayStore.open(job.db);
+    const store = ReplayStore.open(job.db, { pageCacheKb: SMALL_PAGE_CACHE_KB });
     try {
       const cp = store.latestSnapshot(undefined, opts);
       if (!cp?.final) throw new XrateError('failed', `partition ${job.index} left no final snapshot in "${job.db}"`);

@@ -1,10 +1,10 @@
-/** The journal of a replay database: WAL for a replay's own, none on disk for a partition's scratch file. */
+/** The journal of a replay database: WAL for a replay's own, none on disk for a partition's scratch file; and its page cache. */
 import { existsSync, mkdtempSync, openSync, readSync, rmSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ReplayStore } from '../../../src/io/store.js';
+import { ReplayStore, SMALL_PAGE_CACHE_KB } from '../../../src/io/store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-journal-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -41,5 +41,18 @@ describe('ReplayStore.open', () => {
     const d = new Database(path, { readonly: true });
     expect(d.pragma('journal_mode', { simple: true })).toBe('wal');
     d.close();
+  });
+
+  it("keeps a small page cache for a partition's connection or when asked, better-sqlite3's default otherwise", () => {
+    const cacheOf = (s: ReplayStore): unknown => (s as unknown as { conn: Database.Database }).conn.pragma('cache_size', { simple: true });
+    const opened = [
+      [ReplayStore.open(join(dir, 'cache-scratch.sqlite'), { scratch: true }), -SMALL_PAGE_CACHE_KB],
+      [ReplayStore.open(join(dir, 'cache-asked.sqlite'), { pageCacheKb: 3000 }), -3000],
+      [ReplayStore.open(join(dir, 'cache-default.sqlite')), -16000],
+    ] as const;
+    for (const [s, want] of opened) {
+      expect(cacheOf(s)).toBe(want);
+      s.close();
+    }
   });
 });
