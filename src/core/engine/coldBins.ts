@@ -266,7 +266,19 @@ export class ColdBins {
         b = carry.subarray(0, cut + part.length);
       }
       r.at = 0;
-      while (binEnd(b, r.at) >= 0) yield binAt(b, r);
+      for (;;) {
+        // Far from the part's end, only a bin's digits can run past it (binAt checks them).
+        if (b.length - r.at < NEAR_END && binEnd(b, r.at) < 0) break;
+        const from = r.at;
+        const sec = r.sec;
+        const bin = binAt(b, r);
+        if (r.at > b.length) {
+          r.at = from;
+          r.sec = sec;
+          break;
+        }
+        yield bin;
+      }
       const rest = b.length - r.at;
       if (b.buffer === carry.buffer) carry.copyWithin(0, r.at, b.length);
       else if (rest > 0) {
@@ -317,7 +329,17 @@ export class ColdBins {
   }
 }
 
-/** Decodes the bin at cursor `r` of `b` (whole in it) and moves the cursor past it. */
+/**
+ * Bytes from a part's end within which a bin's fields may run past it (its varints take 24 bytes
+ * at most: market, seconds, exponent, and a safe mantissa or the digits' count).
+ */
+const NEAR_END = 64;
+
+/**
+ * Decodes the bin at cursor `r` of `b` and moves the cursor past it: whole in `b`, or at least
+ * {@link NEAR_END} bytes before its end, when the cursor is left past the end if its digits run
+ * past it (the bin then not decoded).
+ */
 function binAt(b: Uint8Array, r: Cursor): ColdBin {
   const market = varintAt(b, r);
   const f = varintAt(b, r);
@@ -329,6 +351,10 @@ function binAt(b: Uint8Array, r: Cursor): ColdBin {
   if (e % 2 === 0) mant = varintAt(b, r);
   else {
     const n = varintAt(b, r);
+    if (r.at + n > b.length) {
+      r.at = b.length + 1;
+      return { market, sec, mant: 0, exp };
+    }
     let s = '';
     for (let i = 0; i < n; i++) s += String.fromCharCode(b[r.at++]);
     mant = BigInt(s);
