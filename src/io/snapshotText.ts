@@ -1,7 +1,8 @@
 /**
  * A snapshot's JSON text read as it is inflated, its large strings apart (snapshotBlob.ts
  * `unpackSnapshot`): neither the blob, nor its text, nor a large string's text is ever whole in
- * memory; a large string of base64 is decoded into bytes of its exact size as it comes.
+ * memory; a large string of base64 is decoded into bytes of its exact size as it comes, or into
+ * a store on disk a megabyte at a time (`store`).
  *
  * A large string is a string value (not a key: no `:` right after it) of at least `large` bytes
  * with no backslash in it. The text is read twice. The first reading finds the large strings,
@@ -257,7 +258,11 @@ function build(slices: Iterable<Buffer>, large: readonly Large[], opts: SplitOpt
   // base64 characters not decoded yet (fewer than 4), and its bytes read so far.
   let into: Buffer | undefined;
   let decode = false;
-  // A large string's bytes going to the store: the buffer of its next chunk, and its chunks there.
+  let at = 0;
+  let rest = '';
+  let seen = 0;
+  // A large string's bytes going to the store: `into` is then the buffer of its next chunk
+  // (`stored`, reused), and `chunks` its chunks there.
   let stored: Buffer | undefined;
   let chunks: { keys: number[]; lens: number[] } | undefined;
   const flush = (): void => {
@@ -266,9 +271,6 @@ function build(slices: Iterable<Buffer>, large: readonly Large[], opts: SplitOpt
     chunks.lens.push(at);
     at = 0;
   };
-  let at = 0;
-  let rest = '';
-  let seen = 0;
   const changed = (): Error => new Error('the snapshot read differently the second time');
   scanStrings(slices, {
     slice() {},

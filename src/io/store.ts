@@ -50,6 +50,15 @@ interface RangeStatements {
 }
 
 /**
+ * SQLite's page cache, KiB, of a connection that reads or writes each page about once, alongside
+ * others: a partitioned replay's (each partition's, and the merge's), SQLite's own default where
+ * better-sqlite3 builds it with 16 MB. The partitions run at once, and the memory a cache took
+ * stays the process's after its connection closes: at 100 M events with `--workers 2`, the
+ * replay's peak fell by about 20 MB, in no more time (one instrumented run each: docs/performance.md).
+ */
+export const SMALL_PAGE_CACHE_KB = 2000;
+
+/**
  * The replay database.
  *
  * @example
@@ -59,15 +68,6 @@ interface RangeStatements {
  * store.close();
  * ```
  */
-/**
- * SQLite's page cache, KiB, of a connection that reads or writes each page about once, alongside
- * others: a partitioned replay's (each partition's, and the merge's), SQLite's own default where
- * better-sqlite3 builds it with 16 MB. The partitions run at once, and the memory a cache took
- * stays the process's after its connection closes: at 100 M events with `--workers 2`, the
- * replay's peak fell by about 20 MB, in the same time (docs/performance.md).
- */
-export const SMALL_PAGE_CACHE_KB = 2000;
-
 export class ReplayStore {
   private constructor(
     private readonly conn: Database.Database,

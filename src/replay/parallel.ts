@@ -535,8 +535,8 @@ function finish(
 
 /**
  * The final snapshot partition `job` left in its database: with `bins`, whole (its large strings
- * packed; into the files of `binsOnDisk`, when given); else without its trade bins, read without reading them
- * (unpackSnapshot `drop`), or whole when it holds another large string.
+ * packed; into the files of `binsOnDisk`, when given); else without its trade bins, read without
+ * reading them (unpackSnapshot `drop`), or whole when it holds another large string.
  */
 function finalSnapshot(job: PartitionJob, bins: boolean, binsOnDisk?: FileSpill): ReplayCheckpoint {
   const read = (opts: UnpackOptions): ReplayCheckpoint => {
