@@ -37,26 +37,20 @@ import type {
   ReplayCheckpoint,
   RowWriters,
   RunRow,
+  StoreOpenOptions,
   StoredMetrics,
 } from './storeTypes.js';
+import { SMALL_PAGE_CACHE_KB } from './storeTypes.js';
 import { isXrateError, messageOf, XrateError } from '../core/errors.js';
 
-export type { RateRow, ReplayCheckpoint, RunRow } from './storeTypes.js';
+export type { RateRow, ReplayCheckpoint, RunRow, StoreOpenOptions } from './storeTypes.js';
+export { SMALL_PAGE_CACHE_KB } from './storeTypes.js';
 
 /** A pair's last row before a tick, and its rows in a tick range (see `ReplayStore.fromLastBefore`). */
 interface RangeStatements {
   before: Database.Statement;
   from: Database.Statement;
 }
-
-/**
- * SQLite's page cache, KiB, of a connection that reads or writes each page about once, alongside
- * others: a partitioned replay's (each partition's, and the merge's), SQLite's own default where
- * better-sqlite3 builds it with 16 MB. The partitions run at once, and the memory a cache took
- * stays the process's after its connection closes: at 100 M events with `--workers 2`, the
- * replay's peak fell by about 20 MB, in no more time (one instrumented run each: docs/performance.md).
- */
-export const SMALL_PAGE_CACHE_KB = 2000;
 
 /**
  * The replay database.
@@ -89,24 +83,10 @@ export class ReplayStore {
   }
 
   /**
-   * Opens (and, unless `readonly`, creates) a replay database. `scratch`: a database that is
-   * thrown away when its writer fails (a partition of a partitioned replay): the rollback journal in
-   * memory and no syncs, so each page is written once, where the WAL writes it twice; a crash can
-   * leave it corrupt, and no other connection may read it while it is written. `writerThread`: the
-   * batches' rows are written and committed by a thread of their own (writerThread.ts; not with
-   * `scratch` or `readonly`), for a replay whose connection reads nothing while it writes.
-   * `ownChunkPoints`: xrate's own metric points are gathered over batches into chunks of about that
-   * many points (metricChunks.ts), every chunk written at the latest in the batch of the next
-   * snapshot: for an offline replay, where event time runs far ahead of the wall clock (a live run
-   * writes its chunks at every batch, so readers see its points at once). `pageCacheKb`: SQLite's
-   * page cache of the connection (and of the databases it attaches), in KiB; a `scratch` one's is
-   * {@link SMALL_PAGE_CACHE_KB}, others better-sqlite3's default (16 MB).
+   * Opens (and, unless `readonly`, creates) a replay database ({@link StoreOpenOptions}).
    * @throws XrateError when the file cannot be opened or is not a replay database.
    */
-  static open(
-    path: string,
-    opts: { readonly?: boolean; scratch?: boolean; writerThread?: boolean; ownChunkPoints?: number; pageCacheKb?: number } = {},
-  ): ReplayStore {
+  static open(path: string, opts: StoreOpenOptions = {}): ReplayStore {
     let db: Database.Database;
     try {
       db = new Database(path, { readonly: !!opts.readonly, fileMustExist: !!opts.readonly });

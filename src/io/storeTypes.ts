@@ -132,3 +132,42 @@ export interface ReplayCheckpoint {
   /** Driver state: counters, reorder buffer, warm-up flag (opaque to the store). */
   driver: unknown;
 }
+
+/**
+ * SQLite's page cache, KiB, of a connection that reads or writes each page about once, alongside
+ * others: a partitioned replay's (each partition's, and the merge's), SQLite's own default where
+ * better-sqlite3 builds it with 16 MB. The partitions run at once, and the memory a cache took
+ * stays the process's after its connection closes: at 100 M events with `--workers 2`, the
+ * replay's peak fell by about 20 MB, in no more time (one instrumented run each: docs/performance.md).
+ */
+export const SMALL_PAGE_CACHE_KB = 2000;
+
+/** How ReplayStore.open opens a replay database. */
+export interface StoreOpenOptions {
+  /** Read only: the database must exist. */
+  readonly?: boolean;
+  /**
+   * A database thrown away when its writer fails (a partition of a partitioned replay): the
+   * rollback journal in memory and no syncs, so each page is written once, where the WAL writes
+   * it twice; a crash can leave it corrupt, and no other connection may read it while it is
+   * written. Its page cache is {@link SMALL_PAGE_CACHE_KB}.
+   */
+  scratch?: boolean;
+  /**
+   * The batches' rows written and committed by a thread of their own (writerThread.ts; not with
+   * `scratch` or `readonly`), for a replay whose connection reads nothing while it writes.
+   */
+  writerThread?: boolean;
+  /**
+   * xrate's own metric points gathered over batches into chunks of about that many points
+   * (metricChunks.ts), every chunk written at the latest in the batch of the next snapshot: for an
+   * offline replay, where event time runs far ahead of the wall clock (a live run writes its
+   * chunks at every batch, so readers see its points at once).
+   */
+  ownChunkPoints?: number;
+  /**
+   * SQLite's page cache of the connection (and of the databases it attaches), KiB: by default a
+   * `scratch` one's {@link SMALL_PAGE_CACHE_KB}, others better-sqlite3's build default (16 MB).
+   */
+  pageCacheKb?: number;
+}

@@ -68,8 +68,9 @@ export const runPartitionHere: PartitionRunner = async (job, progress) => {
 /**
  * `resourceLimits` of a partition's worker thread: a young generation of 8 MB, where V8 sizes a
  * main thread's for a process alone (up to 3 × 16 MB here). Partitions run at once, each with its
- * engine, readers and writer; with this (and small page caches: store.ts `SMALL_PAGE_CACHE_KB`),
- * `--workers 2` at 100 M events peaked at 231-248 MB, against 313-323 MB (docs/performance.md).
+ * engine, readers and writer; with this and small page caches (storeTypes.ts
+ * `SMALL_PAGE_CACHE_KB`), `--workers 2` at 100 M events peaked at 231-248 MB, against 313-323 MB
+ * (docs/performance.md).
  */
 export const PARTITION_WORKER_LIMITS: ResourceLimits = { maxYoungGenerationSizeMb: 8 };
 
