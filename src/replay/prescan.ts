@@ -17,7 +17,9 @@ import { Worker } from 'node:worker_threads';
 import { ceilSecond } from '../core/time.js';
 import type { XrateEvent } from '../core/types.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../io/lineLimit.js';
-import { detectFormat, openSource, type OpenSourceOptions } from '../io/source.js';
+import { ROW_QUOTE, ROW_TRADE } from '../core/batch.js';
+import { openParquetBatches } from '../io/parquetRead.js';
+import { detectFormat, openSource, type OpenSourceOptions, type SourceRecord } from '../io/source.js';
 import { openTextStream } from '../io/textStream.js';
 import { NdjsonScanner, recordTime } from './prescanNdjson.js';
 import { type ErrorCode, XrateError } from '../core/errors.js';
@@ -176,6 +178,10 @@ export async function prescan(inputs: readonly string[], opts: PrescanOptions = 
       await scanNdjsonHalves(inputs[i], i, stats, opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, opts.splitBytes ?? SPLIT_BYTES);
       continue;
     }
+    if (format === 'parquet') {
+      await scanParquet(inputs[i], i, stats);
+      continue;
+    }
     const src = openSource(inputs[i], opts);
     try {
       for await (const batch of src.batches()) {
@@ -189,6 +195,32 @@ export async function prescan(inputs: readonly string[], opts: PrescanOptions = 
     }
   }
   return stats;
+}
+
+/**
+ * The pre-scan of a Parquet event log, from its columnar batches: a quote's or a trade's time and
+ * symbol read from their columns, as the record reader would give them (parquetRead.ts
+ * `openParquetSource`), without an object per row; other rows (metadata, rejects) as records.
+ */
+async function scanParquet(path: string, input: number, stats: PrescanStats): Promise<void> {
+  const src = openParquetBatches(path);
+  try {
+    for await (const b of src.batches()) {
+      for (let r = 0; r < b.length; r++) {
+        const k = b.kind[r];
+        if (k === ROW_QUOTE || k === ROW_TRADE) stats.add(input, b.line[r], b.time[r], undefined, b.symbols[b.symbol[r]]);
+        else {
+          const { time, metadata, symbolId } = recordTime({
+            ...(b.others[b.otherIndex[r]] as Omit<SourceRecord, 'line'>),
+            line: b.line[r],
+          });
+          stats.add(input, b.line[r], time, metadata, symbolId);
+        }
+      }
+    }
+  } finally {
+    src.close();
+  }
 }
 
 /** Options of {@link prescan}. */

@@ -9,7 +9,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { writeLog } from '../../../scripts/gen-log.js';
 import { resolveConfig } from '../../../src/core/config.js';
 import { warmUpUs } from '../../../src/replay/partition.js';
-import { MINUTE_US, planPartitions, prescan } from '../../../src/replay/prescan.js';
+import { convertToParquet } from '../../../src/io/parquetConvert.js';
+import { openSource } from '../../../src/io/source.js';
+import { MINUTE_US, PrescanStats, planPartitions, prescan } from '../../../src/replay/prescan.js';
+import { recordTime } from '../../../src/replay/prescanNdjson.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-prescan-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -49,6 +52,25 @@ describe('prescan', () => {
     expect(ndjson.plan.map((x: { metadata: unknown[] }) => x.metadata.length)).toEqual(
       csv.plan.map((x: { metadata: unknown[] }) => x.metadata.length),
     );
+  });
+
+  it('scans a Parquet log from its columns as from its records', async () => {
+    const log = join(dir, 'for-parquet.csv');
+    await writeLog(log, { seed: 6, events: 20_000, rate: 0.5, badRate: 0.01, lateRate: 0.01 });
+    const parquet = join(dir, 'log.parquet');
+    await convertToParquet([log], parquet, { rowGroupRows: 4096 });
+    // The reference: every record of the record reader, as the scan of other formats reads them.
+    const want = new PrescanStats();
+    const src = openSource(parquet, { batchSize: 512 });
+    for await (const batch of src.batches())
+      for (const rec of batch) {
+        const { time, metadata, symbolId } = recordTime(rec);
+        want.add(0, rec.line, time, metadata, symbolId);
+      }
+    src.close();
+    const got = await prescan([parquet]);
+    expect(got.events).toBeGreaterThan(19_000);
+    expect(got).toEqual(want);
   });
 
   it("cuts where told: the planner's own cuts give its plan; others whole seconds after the first tick, or refused", async () => {
