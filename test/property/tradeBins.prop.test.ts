@@ -199,7 +199,7 @@ describe('TradeBins running hour and day totals', () => {
     expect(bins.coldHeldBytes).toBeLessThanOrEqual(bins.coldBytes + 3 * (1 << 16));
   });
 
-  it('reads packed bins given in parts cut anywhere as from their bytes whole, and fails on bytes cut within a bin', () => {
+  it('reads packed bins, whole or in parts cut anywhere, as they were pushed, and fails on bytes cut within a bin', () => {
     const bin = fc.record({
       market: fc.integer({ min: 0, max: 300 }),
       dsec: fc.integer({ min: 0, max: 100_000 }),
@@ -223,8 +223,9 @@ describe('TradeBins running hour and day totals', () => {
             q.push(b.market, sec, b.mant, b.exp);
           }
           const bytes = q.canonical().bytes();
-          const whole = [...ColdBins.from(bytes)];
+          const whole = [...q];
           expect(whole).toHaveLength(bs.length);
+          expect([...ColdBins.read([bytes])]).toEqual(whole);
           expect([...ColdBins.read(partsCut(Buffer.from(bytes).toString('base64'), cuts).parts)]).toEqual(whole);
           // Cut within its last bin: an error, not fewer bins.
           expect(() => [...ColdBins.read([bytes.subarray(0, bytes.length - 1)])]).toThrow(/within a bin/);

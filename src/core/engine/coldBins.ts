@@ -217,19 +217,6 @@ export class ColdBins {
     );
   }
 
-  /** A queue to read the bins of {@link canonical}'s bytes from (as a snapshot kept them): a view of them, not to append to. */
-  static from(bytes: Uint8Array): ColdBins {
-    const q = new ColdBins();
-    if (bytes.length === 0) return q;
-    q.buf = bytes;
-    q.chunks.push(q.buf);
-    q.used.push(bytes.length);
-    q.keys.push(-1);
-    q.tail = bytes.length;
-    q.written = bytes.length;
-    return q;
-  }
-
   /** Reads the bin at cursor `r` and moves it past (r at a bin: not at the end). */
   private decode(r: Cursor): ColdBin {
     if (r.at >= this.used[r.chunk]) {

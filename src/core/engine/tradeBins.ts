@@ -64,9 +64,8 @@ export function binOf(timeUs: number): number {
  * parts kept on disk are never whole in memory), from the first at each call.
  */
 function binsOf(packed: string | PackedBytes): () => Iterable<ColdBin> {
-  if (typeof packed !== 'string' && !(Array.isArray(packed.parts) && packed.parts.length === 1)) return () => ColdBins.read(packed.parts);
-  const bytes = packedBytesOf(packed);
-  return () => ColdBins.from(bytes);
+  const parts = typeof packed === 'string' ? [packedBytesOf(packed)] : packed.parts;
+  return () => ColdBins.read(parts);
 }
 
 /** Bins of one second sorted by a numeric key, market * ORDER_SPAN + offset (exact below 2^53 for 2^32 markets). */
