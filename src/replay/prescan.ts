@@ -18,8 +18,9 @@ import { ceilSecond } from '../core/time.js';
 import type { XrateEvent } from '../core/types.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../io/lineLimit.js';
 import { ROW_QUOTE, ROW_TRADE } from '../core/batch.js';
+import { recordAt } from '../io/batch.js';
 import { openParquetBatches } from '../io/parquetRead.js';
-import { detectFormat, openSource, type OpenSourceOptions, type SourceRecord } from '../io/source.js';
+import { detectFormat, openSource, type OpenSourceOptions } from '../io/source.js';
 import { openTextStream } from '../io/textStream.js';
 import { NdjsonScanner, recordTime } from './prescanNdjson.js';
 import { type ErrorCode, XrateError } from '../core/errors.js';
@@ -210,10 +211,7 @@ async function scanParquet(path: string, input: number, stats: PrescanStats): Pr
         const k = b.kind[r];
         if (k === ROW_QUOTE || k === ROW_TRADE) stats.add(input, b.line[r], b.time[r], undefined, b.symbols[b.symbol[r]]);
         else {
-          const { time, metadata, symbolId } = recordTime({
-            ...(b.others[b.otherIndex[r]] as Omit<SourceRecord, 'line'>),
-            line: b.line[r],
-          });
+          const { time, metadata, symbolId } = recordTime(recordAt(b, r));
           stats.add(input, b.line[r], time, metadata, symbolId);
         }
       }
