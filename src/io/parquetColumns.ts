@@ -13,6 +13,7 @@
  * @module
  */
 import { snappyUncompress } from 'hyparquet';
+import { Compact } from './thriftCompact.js';
 
 /** A page, encoding or codec this decoder does not read (the general decoder does). */
 export class UnsupportedParquet extends Error {}
@@ -48,96 +49,6 @@ const PLAIN_DICTIONARY = 2;
 const RLE = 3;
 const RLE_DICTIONARY = 8;
 const DELTA_BINARY_PACKED = 5;
-
-/** A reader of the Thrift compact protocol over bytes, for page headers. */
-class Compact {
-  constructor(
-    readonly b: Uint8Array,
-    public pos: number,
-  ) {}
-
-  byte(): number {
-    if (this.pos >= this.b.length) throw new Error('parquet page header runs past its column chunk');
-    return this.b[this.pos++];
-  }
-
-  varint(): number {
-    let r = 0;
-    let mul = 1;
-    for (;;) {
-      const x = this.byte();
-      r += (x & 0x7f) * mul;
-      if (x < 0x80) return r;
-      mul *= 128;
-    }
-  }
-
-  zigzag(): number {
-    const z = this.varint();
-    return z % 2 === 0 ? z / 2 : -(z + 1) / 2;
-  }
-
-  /** Skips a value of compact type `t`. */
-  skip(t: number): void {
-    switch (t) {
-      case 1:
-      case 2:
-        return;
-      case 3:
-        this.pos++;
-        return;
-      case 4:
-      case 5:
-      case 6:
-        this.varint();
-        return;
-      case 7:
-        this.pos += 8;
-        return;
-      case 8:
-        this.pos += this.varint();
-        return;
-      case 9:
-      case 10: {
-        const h = this.byte();
-        const n = h >> 4 === 15 ? this.varint() : h >> 4;
-        const et = h & 0x0f;
-        for (let i = 0; i < n; i++) {
-          if (et === 1 || et === 2) this.pos++;
-          else this.skip(et);
-        }
-        return;
-      }
-      case 11: {
-        const n = this.varint();
-        if (n === 0) return;
-        const kv = this.byte();
-        for (let i = 0; i < n; i++) {
-          this.skip(kv >> 4);
-          this.skip(kv & 0x0f);
-        }
-        return;
-      }
-      case 12:
-        this.struct(() => false);
-        return;
-      default:
-        throw new Error(`parquet page header: unknown thrift type ${t}`);
-    }
-  }
-
-  /** Reads a struct: `field(id, type)` reads the field and returns true, or returns false to skip it. */
-  struct(field: (id: number, type: number) => boolean): void {
-    let id = 0;
-    for (;;) {
-      const h = this.byte();
-      const t = h & 0x0f;
-      if (t === 0) return;
-      id = h >> 4 === 0 ? this.zigzag() : id + (h >> 4);
-      if (!field(id, t)) this.skip(t);
-    }
-  }
-}
 
 /** A page header's fields this decoder uses. */
 interface PageHeader {

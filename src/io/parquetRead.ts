@@ -16,8 +16,8 @@
  *
  * @module
  */
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
-import { type AsyncBuffer, type FileMetaData, parquetMetadata, parquetRead } from 'hyparquet';
+import { closeSync, openSync, statSync } from 'node:fs';
+import { type AsyncBuffer, type FileMetaData, parquetRead } from 'hyparquet';
 import {
   BatchBuilder,
   type BatchColumns,
@@ -35,12 +35,11 @@ import { XrateError } from '../core/errors.js';
 import type { QuoteEvent, TakerSide, TradeEvent } from '../core/types.js';
 import { type BatchSource, rawOf } from './batch.js';
 import { type ChunkSpec, decodeChunk, type FlatColumn, UnsupportedParquet } from './parquetColumns.js';
-import { FLAT_COLUMNS, type GroupPlan, type Plans, plansOf } from './parquetPlan.js';
+import { type Footer, readAt, readMetadata } from './parquetFooter.js';
+import { FLAT_COLUMNS, type GroupPlan, type Plans, type RowGroupSlice, sliceOf } from './parquetPlan.js';
 import {
   canonicalRaw,
   EVENT_COLUMNS,
-  PARQUET_EVENTS_KIND,
-  PARQUET_KIND_KEY,
   PARQUET_LINES_KEY,
   QUOTE_DEC_COLUMNS,
   RAW_RECORD,
@@ -52,8 +51,16 @@ import type { EventSource, SourceRecord } from './source.js';
 
 /** Options of {@link openParquetBatches}. */
 export interface ParquetReadOptions {
-  /** Skip rows whose line is below this (a resumed replay). Default 1. */
+  /**
+   * Skip rows whose line is below this (a resumed replay, a partition). Default 1. The row groups
+   * whose lines all come before it (the `line` column's statistics say so) are not read.
+   */
   startLine?: number;
+  /**
+   * Only the `index`-th of `count` runs of row groups, as many groups in each as can be (a scan of
+   * a file in parts at once: the parts together read every row group once, in order). Default: all.
+   */
+  slice?: RowGroupSlice;
   /**
    * How row groups are decoded: `flat` (the default) straight into typed arrays where the file's
    * pages allow (parquetColumns.ts), else by hyparquet; `hyparquet` always by hyparquet (the
@@ -71,38 +78,6 @@ export interface ParquetReadOptions {
    * the buffers of the batches its reader is done with. Default: a new buffer each.
    */
   pool?: BufferPool;
-}
-
-/** Reads `length` bytes at `position` of an open file (into `into`, at least that long: a view of it). */
-function readAt(fd: number, position: number, length: number, into?: Uint8Array): Uint8Array {
-  const buf = into !== undefined ? into.subarray(0, length) : new Uint8Array(length);
-  let got = 0;
-  while (got < length) {
-    const n = readSync(fd, buf, got, length - got, position + got);
-    if (n === 0) break;
-    got += n;
-  }
-  return got === length ? buf : buf.subarray(0, got);
-}
-
-/** The metadata of a Parquet event log; an XrateError (`input`) when it is not one. */
-function readMetadata(fd: number, size: number, path: string): FileMetaData {
-  const fail = (why: string): never => {
-    throw new XrateError('input', `cannot read "${path}" as a Parquet event log: ${why}`);
-  };
-  if (size < 12) fail('the file is too short');
-  const tail = readAt(fd, size - 8, 8);
-  const len = new DataView(tail.buffer).getUint32(0, true);
-  if (len + 8 > size) fail('its footer is damaged');
-  let md: FileMetaData;
-  try {
-    md = parquetMetadata(readAt(fd, size - 8 - len, len + 8));
-  } catch (e) {
-    return fail((e as Error).message);
-  }
-  const kind = md.key_value_metadata?.find((kv) => kv.key === PARQUET_KIND_KEY)?.value;
-  if (kind !== PARQUET_EVENTS_KIND) fail('it was not written by "xrate convert" (convert the data with it first)');
-  return md;
 }
 
 /** Column values of one row group, by column name. */
@@ -455,7 +430,7 @@ export function parquetRawOf(b: BatchColumns, i: number): string {
 export function openParquetBatches(path: string, opts: ParquetReadOptions = {}): BatchSource {
   let size: number;
   let fd: number | undefined;
-  let md: FileMetaData;
+  let footer: Footer;
   try {
     size = statSync(path).size;
     fd = openSync(path, 'r');
@@ -463,7 +438,7 @@ export function openParquetBatches(path: string, opts: ParquetReadOptions = {}):
     throw new XrateError('input', `cannot open event log "${path}": ${(e as Error).message}`);
   }
   try {
-    md = readMetadata(fd, size, path);
+    footer = readMetadata(fd, size, path, false);
   } catch (e) {
     closeSync(fd);
     throw e;
@@ -471,17 +446,17 @@ export function openParquetBatches(path: string, opts: ParquetReadOptions = {}):
   const startLine = opts.startLine ?? 1;
   const flat = opts.decoder !== 'hyparquet';
   const batchSize = Math.max(1, Math.floor(opts.batchSize ?? Number.POSITIVE_INFINITY));
-  if (startLine > 1 && md.key_value_metadata?.find((kv) => kv.key === PARQUET_LINES_KEY)?.value !== 'ascending') {
+  if (startLine > 1 && footer.kv.get(PARQUET_LINES_KEY) !== 'ascending') {
     closeSync(fd);
     throw new XrateError(
       'usage',
       `"${path}" was converted from several inputs (or merged): its lines do not ascend, so it cannot be read from line ${startLine} (a resumed or partitioned replay); replay it whole`,
     );
   }
-  // The footer whole is kept only for hyparquet's reading (a row group that cannot be read flat
-  // parses it again); a flat reading keeps the row groups' plans.
-  const plans = plansOf(md);
-  let full: FileMetaData | undefined = flat ? undefined : md;
+  // The footer whole is parsed only for hyparquet's reading (a row group that cannot be read flat,
+  // or every one with `decoder: 'hyparquet'`); a flat reading keeps the row groups' plans.
+  const { plans } = footer;
+  let full: FileMetaData | undefined;
   let done = 0;
   let closed = false;
   const close = (): void => {
@@ -499,9 +474,17 @@ export function openParquetBatches(path: string, opts: ParquetReadOptions = {}):
       let start = 0;
       // The columns of the row group before, whose arrays the next one is decoded into.
       let last: Record<string, FlatColumn> = {};
-      for (const plan of plans.groups) {
+      const [first, end] = sliceOf(plans.groups.length, opts.slice);
+      for (let k = 0; k < plans.groups.length; k++) {
+        const plan = plans.groups[k];
         if (closed || fd === undefined) return;
         const rows = plan.rows;
+        // A row group out of the slice, or whose lines all come before `startLine`, is not read.
+        if (k < first || k >= end || (plan.lastLine !== undefined && plan.lastLine < startLine)) {
+          start += rows;
+          done += plan.compressed;
+          continue;
+        }
         let g: Record<string, FlatColumn> | undefined;
         if (flat) {
           try {
@@ -515,7 +498,7 @@ export function openParquetBatches(path: string, opts: ParquetReadOptions = {}):
         const at = start;
         start += rows;
         if (g === undefined) {
-          full ??= readMetadata(fd, size, path);
+          full ??= readMetadata(fd, size, path, true);
           const b = groupBatch(await readGroup(fd, size, full, at, rows), rows, startLine);
           done += plan.compressed;
           if (b.length > 0) yield b;

@@ -104,8 +104,8 @@ export interface DriverOptions {
   ticks: TickPolicy;
   /** A partition of a partitioned replay. */
   partition?: PartitionRun;
-  /** Full collections between batches (src/io/heapBudget.ts). */
-  heapBudget?: boolean;
+  /** Full collections between batches (src/io/heapBudget.ts); a number: the budget's floor, MB. */
+  heapBudget?: boolean | number;
   onProgress?: (p: ReplayProgress) => void;
   progressEveryMs?: number;
   /** Told how long each event's pending ticks took, s (only then measured). */
@@ -162,7 +162,8 @@ export class Driver implements DriverClock, RecordSink {
       },
     });
     this.engine = this.ingest.engine;
-    this.heap = opts.heapBudget ? new HeapBudget() : undefined;
+    const budget = opts.heapBudget;
+    this.heap = budget === true ? new HeapBudget() : typeof budget === 'number' ? new HeapBudget(budget) : undefined;
   }
 
   /** The latest time of an accepted event, µs. */

@@ -34,7 +34,7 @@ import { type ErrorCode, messageOf, reportedCode, XrateError } from '../core/err
 /** One partition to replay: the replay's options for it (all plain data: it may travel). */
 export type PartitionJob = Pick<
   ReplayOptions,
-  'inputs' | 'format' | 'config' | 'track' | 'periods' | 'ownMetrics' | 'maxLineBytes' | 'batchSize' | 'from' | 'to'
+  'inputs' | 'format' | 'config' | 'track' | 'periods' | 'ownMetrics' | 'maxLineBytes' | 'batchSize' | 'from' | 'to' | 'heapBudget'
 > & {
   /** Its index, and the database it writes. */
   index: number;
@@ -73,6 +73,14 @@ export const runPartitionHere: PartitionRunner = async (job, progress) => {
  * (docs/performance.md).
  */
 export const PARTITION_WORKER_LIMITS: ResourceLimits = { maxYoungGenerationSizeMb: 8 };
+
+/**
+ * The heap budget's floor in a partition's worker thread, MB (src/io/heapBudget.ts; `xrate
+ * replay`'s is 64): two partitions run at once, each keeping 13-20 MB alive. From a Parquet log of
+ * 100 M events, their stage ran at 227-243 MB of RSS with it, 245-285 MB with 64
+ * (docs/performance.md).
+ */
+export const PARTITION_HEAP_FLOOR_MB = 32;
 
 /**
  * Runs a partition in a worker thread of its own (partitionWorker.ts; the compiled module beside
@@ -244,6 +252,8 @@ async function replayParallelInto(given: ParallelOptions, target: string, watch:
     throw new XrateError(reportedCode(e, 'failed'), `reading the inputs to plan the partitions failed: ${e.message}`, { cause: e });
   });
   const plan = planPartitions(stats, Math.max(1, opts.workers), H, Math.max(H, SYMBOL_WARM_UP_US), opts.cuts);
+  // With the heap budget (the process is the replay's), what the pre-scan left is freed before the partitions start.
+  if (opts.heapBudget) collectNow();
   const common = {
     inputs: opts.inputs,
     format: opts.format,

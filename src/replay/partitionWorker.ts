@@ -7,11 +7,13 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { isXrateError, messageOf } from '../core/errors.js';
-import { type PartitionJob, runPartitionHere, type WorkerMessage } from './parallel.js';
+import { PARTITION_HEAP_FLOOR_MB, type PartitionJob, runPartitionHere, type WorkerMessage } from './parallel.js';
 
 const { job, progress } = workerData as { job: PartitionJob; progress: boolean };
 const post = (m: WorkerMessage): void => parentPort?.postMessage(m);
-runPartitionHere(job, progress ? (n) => post({ progress: n }) : undefined).then(
+// This thread's heap is the partition's alone: kept near what it holds (the heap budget), as
+// `xrate replay` keeps its own (src/io/heapBudget.ts), with a floor of its own.
+runPartitionHere({ ...job, heapBudget: PARTITION_HEAP_FLOOR_MB }, progress ? (n) => post({ progress: n }) : undefined).then(
   (result) => post({ result }),
   (e: unknown) => post({ error: messageOf(e), code: isXrateError(e) ? e.code : undefined }),
 );

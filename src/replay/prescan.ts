@@ -17,8 +17,10 @@ import { Worker } from 'node:worker_threads';
 import { ceilSecond } from '../core/time.js';
 import type { XrateEvent } from '../core/types.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../io/lineLimit.js';
-import { ROW_QUOTE, ROW_TRADE } from '../core/batch.js';
+import { BufferPool, batchTransferList, ROW_QUOTE, ROW_TRADE } from '../core/batch.js';
 import { recordAt } from '../io/batch.js';
+import { IO_WORKER_LIMITS } from '../io/ioWorker.js';
+import type { RowGroupSlice } from '../io/parquetPlan.js';
 import { openParquetBatches } from '../io/parquetRead.js';
 import { detectFormat, openSource, type OpenSourceOptions } from '../io/source.js';
 import { openTextStream } from '../io/textStream.js';
@@ -180,7 +182,7 @@ export async function prescan(inputs: readonly string[], opts: PrescanOptions = 
       continue;
     }
     if (format === 'parquet') {
-      await scanParquet(inputs[i], i, stats);
+      await scanParquetHalves(inputs[i], i, stats, opts.splitBytes ?? SPLIT_BYTES);
       continue;
     }
     const src = openSource(inputs[i], opts);
@@ -202,9 +204,19 @@ export async function prescan(inputs: readonly string[], opts: PrescanOptions = 
  * The pre-scan of a Parquet event log, from its columnar batches: a quote's or a trade's time and
  * symbol read from their columns, as the record reader would give them (parquetRead.ts
  * `openParquetSource`), without an object per row; other rows (metadata, rejects) as records.
+ * With `slice`, only those row groups (their rows' order counted from 0, for
+ * {@link PrescanStats.append}); `afterBatch` runs after each row group's.
  */
-async function scanParquet(path: string, input: number, stats: PrescanStats): Promise<void> {
-  const src = openParquetBatches(path);
+export async function scanParquet(
+  path: string,
+  input: number,
+  stats: PrescanStats,
+  slice?: RowGroupSlice,
+  afterBatch?: () => void,
+): Promise<void> {
+  // Each row group's batch is built on the buffer of the one before (megabytes each).
+  const pool = new BufferPool();
+  const src = openParquetBatches(path, { slice, pool });
   try {
     for await (const b of src.batches()) {
       for (let r = 0; r < b.length; r++) {
@@ -215,6 +227,8 @@ async function scanParquet(path: string, input: number, stats: PrescanStats): Pr
           stats.add(input, b.line[r], time, metadata, symbolId);
         }
       }
+      for (const buf of batchTransferList(b)) pool.put(buf);
+      afterBatch?.();
     }
   } finally {
     src.close();
@@ -224,11 +238,57 @@ async function scanParquet(path: string, input: number, stats: PrescanStats): Pr
 /** Options of {@link prescan}. */
 export type PrescanOptions = Omit<OpenSourceOptions, 'startLine'> & {
   /**
-   * A plain NDJSON input of at least this many bytes is scanned in two parts at once, the second
-   * in a worker thread (when the compiled worker module is there; default {@link SPLIT_BYTES}).
+   * A plain NDJSON or a Parquet input of at least this many bytes is scanned in two parts at once:
+   * NDJSON's second in a worker thread, Parquet's two halves of row groups each in one (when the
+   * compiled worker module is there; default {@link SPLIT_BYTES}).
    */
   splitBytes?: number;
 };
+
+/** The compiled module of the pre-scan's worker thread (prescanWorker.ts). */
+const PRESCAN_WORKER = new URL('./prescanWorker.js', import.meta.url);
+
+/** A part of an input for the pre-scan's worker thread: a range of an NDJSON file's bytes, or a slice of a Parquet file's row groups. */
+export type PrescanJob = ({ kind: 'ndjson' } & PrescanRange) | { kind: 'parquet'; path: string; input: number; slice: RowGroupSlice };
+
+/** `job` scanned in a worker thread: its {@link PrescanPart}, and the thread to terminate once done with. */
+function scanInWorker(job: PrescanJob): { part: Promise<PrescanPart>; worker: Worker } {
+  const worker = new Worker(PRESCAN_WORKER, { workerData: job, resourceLimits: IO_WORKER_LIMITS });
+  const part = new Promise<PrescanPart>((resolve, reject) => {
+    worker.once('message', (m: { part?: PrescanPart; error?: string; code?: ErrorCode }) =>
+      m.part ? resolve(m.part) : reject(m.code ? new XrateError(m.code, m.error ?? '') : new Error(m.error)),
+    );
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new XrateError('failed', `the pre-scan's worker stopped (exit code ${code})`)));
+  });
+  return { part, worker };
+}
+
+/**
+ * The pre-scan of a Parquet event log: a large one (`splitBytes`) as two halves of its row groups,
+ * each in a worker thread, appended in order; this thread reads no row group then, nor the footer.
+ */
+async function scanParquetHalves(path: string, input: number, stats: PrescanStats, splitBytes: number): Promise<void> {
+  let size: number;
+  try {
+    size = statSync(path).size;
+  } catch (e) {
+    throw new XrateError('input', `cannot open event log "${path}": ${(e as Error).message}`);
+  }
+  if (size < splitBytes || !existsSync(fileURLToPath(PRESCAN_WORKER))) {
+    await scanParquet(path, input, stats);
+    return;
+  }
+  const halves = [0, 1].map((index) => scanInWorker({ kind: 'parquet', path, input, slice: { index, count: 2 } }));
+  try {
+    // Both awaited at once: a failure of either is the scan's.
+    const [first, second] = await Promise.all(halves.map((h) => h.part));
+    stats.append(first, 0);
+    stats.append(second, 0);
+  } finally {
+    await Promise.all(halves.map((h) => h.worker.terminate()));
+  }
+}
 
 /** See {@link PrescanOptions.splitBytes}: below this, a worker thread costs more than it saves. */
 export const SPLIT_BYTES = 32 << 20;
@@ -239,28 +299,19 @@ export const SPLIT_BYTES = 32 << 20;
  * ({@link PrescanOptions.splitBytes}), the second one's scan appended to the first's.
  */
 async function scanNdjsonHalves(path: string, input: number, stats: PrescanStats, maxLineBytes: number, splitBytes: number): Promise<void> {
-  const worker = new URL('./prescanWorker.js', import.meta.url);
   const gzip = path.toLowerCase().endsWith('.gz');
-  const mid = gzip || statSync(path).size < splitBytes || !existsSync(fileURLToPath(worker)) ? undefined : lineStartNear(path);
+  const mid = gzip || statSync(path).size < splitBytes || !existsSync(fileURLToPath(PRESCAN_WORKER)) ? undefined : lineStartNear(path);
   if (mid === undefined) {
     await scanNdjsonRange(path, input, stats, maxLineBytes);
     return;
   }
-  const job: PrescanRange = { path, input, maxLineBytes, start: mid };
-  const w = new Worker(worker, { workerData: job });
-  const second = new Promise<PrescanPart>((resolve, reject) => {
-    w.once('message', (m: { part?: PrescanPart; error?: string; code?: ErrorCode }) =>
-      m.part ? resolve(m.part) : reject(m.code ? new XrateError(m.code, m.error ?? '') : new Error(m.error)),
-    );
-    w.once('error', reject);
-    w.once('exit', (code) => reject(new XrateError('failed', `the pre-scan's worker stopped (exit code ${code})`)));
-  });
+  const second = scanInWorker({ kind: 'ndjson', path, input, maxLineBytes, start: mid });
   // The first part here meanwhile; a failure of either is the scan's.
   try {
-    const [lines, part] = await Promise.all([scanNdjsonRange(path, input, stats, maxLineBytes, 0, mid), second]);
+    const [lines, part] = await Promise.all([scanNdjsonRange(path, input, stats, maxLineBytes, 0, mid), second.part]);
     stats.append(part, lines);
   } finally {
-    await w.terminate();
+    await second.worker.terminate();
   }
 }
 

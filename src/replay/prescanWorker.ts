@@ -1,16 +1,26 @@
 /**
- * The worker thread of the pre-scan (prescan.ts): scans the part of an NDJSON input it is given
- * (`workerData`, a {@link PrescanRange}) and posts what it found ({@link PrescanPart}).
+ * The worker thread of the pre-scan (prescan.ts): scans the part of an input it is given
+ * (`workerData`, a {@link PrescanJob}: a range of an NDJSON file's bytes or a slice of a Parquet
+ * file's row groups) and posts what it found ({@link PrescanPart}).
  *
  * @module
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { isXrateError, messageOf } from '../core/errors.js';
-import { type PrescanRange, PrescanStats, scanNdjsonRange } from './prescan.js';
+import { HeapBudget } from '../io/heapBudget.js';
+import { WORKER_HEAP_FLOOR_MB } from '../io/ioWorker.js';
+import { type PrescanJob, PrescanStats, scanNdjsonRange, scanParquet } from './prescan.js';
 
-const { path, input, maxLineBytes, start, end } = workerData as PrescanRange;
+const job = workerData as PrescanJob;
 const stats = new PrescanStats();
-scanNdjsonRange(path, input, stats, maxLineBytes, start, end).then(
+// A Parquet slice's scan makes strings and records of its rows: its heap kept near what it holds.
+const budget = new HeapBudget(WORKER_HEAP_FLOOR_MB);
+// A Parquet slice's lines are its rows' own: its part is appended with no line offset.
+const scanned =
+  job.kind === 'ndjson'
+    ? scanNdjsonRange(job.path, job.input, stats, job.maxLineBytes, job.start, job.end)
+    : scanParquet(job.path, job.input, stats, job.slice, () => budget.check()).then(() => 0);
+scanned.then(
   (lines) => parentPort?.postMessage({ part: stats.part(lines) }),
   (e: unknown) => parentPort?.postMessage({ error: messageOf(e), code: isXrateError(e) ? e.code : undefined }),
 );

@@ -100,8 +100,9 @@ export interface ReplayOptions {
    * Keep the process's heap near its live size with full collections between batches
    * (src/io/heapBudget.ts): what `xrate replay` does, whose process is the replay's alone. Off by
    * default: in a process that holds more than the replay, each collection would cost that much.
+   * A number is the budget's floor in MB (default 64): the heap is not collected on purpose below it.
    */
-  heapBudget?: boolean;
+  heapBudget?: boolean | number;
   /**
    * Compute xrate's own metrics and store them with the log's (docs/methodology.md section 9).
    * Default: on when the replay writes a database (`db`).

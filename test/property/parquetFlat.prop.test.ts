@@ -6,7 +6,7 @@
  * (a reader worker's pool); and a row group it cannot read (an encoding it does not know) is read
  * by hyparquet.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -15,25 +15,16 @@ import { type BatchColumns, BufferPool, batchTransferList } from '../../src/core
 import { convertToParquet } from '../../src/io/parquetConvert.js';
 import { openParquetBatches, type ParquetReadOptions } from '../../src/io/parquetRead.js';
 import { rebatched } from '../../src/io/rebatch.js';
+import { parquetMetadata } from 'hyparquet';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { EVENT_COLUMNS, PARQUET_EVENTS_KIND, PARQUET_KIND_KEY } from '../../src/io/parquetSchema.js';
+import { convertedLogs, parquetBatches, rowsOf } from '../helpers/parquetBatches.js';
 import { parquetLine } from '../helpers/parquetLines.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-parquet-flat-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** The batches of `path`; with `opts.batchSize`, cut as a replay cuts them (rebatch.ts). */
-async function batches(path: string, opts: ParquetReadOptions): Promise<BatchColumns[]> {
-  const pq = openParquetBatches(path, opts);
-  const src = opts.batchSize === undefined ? pq : rebatched(pq, opts.batchSize);
-  const out: BatchColumns[] = [];
-  try {
-    for await (const b of src.batches()) out.push(b);
-  } finally {
-    src.close();
-  }
-  return out;
-}
+const batches = parquetBatches;
 
 /**
  * {@link batches} read on a pool as a replay's reader worker reads them: each batch taken (copied),
@@ -70,13 +61,7 @@ describe('the flat decoder of Parquet event logs (src/io/parquetColumns.ts)', ()
         fc.integer({ min: 1, max: 60 }),
         fc.integer({ min: 1, max: 40 }),
         async (logs, rowGroupRows, merge, from, batchSize) => {
-          const paths = logs.map((lines, i) => {
-            const log = join(dir, `f${k}-${i}.ndjson`);
-            writeFileSync(log, `${lines.join('\n')}\n`);
-            return log;
-          });
-          const pq = join(dir, `f${k++}.parquet`);
-          await convertToParquet(paths, pq, { rowGroupRows, merge });
+          const { paths, pq } = await convertedLogs(dir, `f${k++}`, logs, { rowGroupRows, merge });
           const want = await batches(pq, { decoder: 'hyparquet' });
           // Read flat, every row group (no fall back to hyparquet).
           expect(await batches(pq, { decoder: 'flat-only' })).toEqual(want);
@@ -87,6 +72,8 @@ describe('the flat decoder of Parquet event logs (src/io/parquetColumns.ts)', ()
           expect(await pooled(pq, { batchSize })).toEqual(cut);
           if (paths.length === 1) {
             const wantFrom = await batches(pq, { decoder: 'hyparquet', startLine: from, batchSize });
+            // The rows from that line on are those of the whole file (row groups before left unread).
+            expect(rowsOf(wantFrom)).toEqual(rowsOf(want).filter((r) => r.line >= from));
             expect(await batches(pq, { startLine: from, batchSize })).toEqual(wantFrom);
             expect(await pooled(pq, { startLine: from, batchSize })).toEqual(wantFrom);
           }
@@ -95,6 +82,43 @@ describe('the flat decoder of Parquet event logs (src/io/parquetColumns.ts)', ()
       { seed: 20261128, numRuns: 60 },
     );
   }, 180_000);
+
+  it("read from a line, the row groups wholly before it are not read (the line column's statistics)", async () => {
+    const lines: string[] = [];
+    for (let i = 0; i < 400; i++) {
+      const t = `2024-03-01T00:${String(Math.floor(i / 60)).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}Z`;
+      lines.push(i === 150 ? 'not json' : `{"type":"trade","time":"${t}","symbol_id":"S_SPOT_BTC_USD","price":${100 + i},"size":"1"}`);
+    }
+    const log = join(dir, 'skip.ndjson');
+    writeFileSync(log, `${lines.join('\n')}\n`);
+    const pq = join(dir, 'skip.parquet');
+    await convertToParquet([log], pq, { rowGroupRows: 100 });
+    const whole = rowsOf(await batches(pq, {}));
+    // The pages of the first two row groups (lines 1-200) written over: they cannot be decoded.
+    const bytes = readFileSync(pq);
+    const md = parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+    for (const rg of md.row_groups.slice(0, 2))
+      for (const c of rg.columns) {
+        const m = c.meta_data!;
+        const from = Number(m.dictionary_page_offset ?? m.data_page_offset);
+        bytes.fill(0xff, from, from + Number(m.total_compressed_size));
+      }
+    const broken = join(dir, 'skip-broken.parquet');
+    writeFileSync(broken, bytes);
+    for (const from of [201, 250, 400]) {
+      for (const decoder of ['flat-only', 'hyparquet'] as const) {
+        const src = openParquetBatches(broken, { startLine: from, decoder });
+        const got: BatchColumns[] = [];
+        for await (const b of src.batches()) got.push(b);
+        expect(src.bytesRead()).toBe(src.totalBytes);
+        src.close();
+        expect(rowsOf(got)).toEqual(whole.filter((r) => r.line >= from));
+      }
+    }
+    // From a line within a written-over row group, or from the start, the file cannot be read.
+    await expect(batches(broken, { startLine: 200, decoder: 'flat-only' })).rejects.toThrow();
+    await expect(batches(broken, { decoder: 'flat-only' })).rejects.toThrow();
+  });
 
   it('many distinct symbols (plain, not dictionary, pages), long row groups', async () => {
     const lines: string[] = [];

@@ -2,15 +2,17 @@
  * The pre-scan of an NDJSON input in two parts (src/replay/prescan.ts: the second half of a large
  * file is scanned in a worker thread): the first part scanned, the second scanned on its own and
  * appended (`PrescanStats.append`) give the stats of one scan of the whole, field by field, and
- * the same plans; also after earlier inputs, and with inputs read after. The built command's
- * worker thread gives the same stats as one thread.
+ * the same plans; also after earlier inputs, and with inputs read after. So do a Parquet log's
+ * two slices of row groups, each scanned on its own. The built command's worker threads give the
+ * same stats as one thread.
  */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MINUTE_US, PrescanStats, planPartitions, scanNdjsonRange } from '../../src/replay/prescan.js';
+import { convertToParquet } from '../../src/io/parquetConvert.js';
+import { MINUTE_US, PrescanStats, planPartitions, scanNdjsonRange, scanParquet } from '../../src/replay/prescan.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-prescan-split-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -94,6 +96,30 @@ describe('pre-scan in two parts', () => {
     );
   });
 
+  it('a Parquet log as two slices of its row groups, each scanned on its own and appended: the stats of one scan, also between other inputs', async () => {
+    await fc.assert(
+      fc.asyncProperty(logArb, logArb, logArb, fc.integer({ min: 1, max: 40 }), async (before, log, after, rowGroupRows) => {
+        const [a, c] = [file(before), file(after)];
+        const b = join(dir, `${run++}.parquet`);
+        await convertToParquet([file(log)], b, { rowGroupRows });
+        const whole = new PrescanStats();
+        await scanNdjsonRange(a, 0, whole, 1 << 20);
+        await scanParquet(b, 1, whole);
+        await scanNdjsonRange(c, 2, whole, 1 << 20);
+        const split = new PrescanStats();
+        await scanNdjsonRange(a, 0, split, 1 << 20);
+        for (const index of [0, 1]) {
+          const half = new PrescanStats();
+          await scanParquet(b, 1, half, { index, count: 2 });
+          split.append(half.part(0), 0);
+        }
+        await scanNdjsonRange(c, 2, split, 1 << 20);
+        expect(fields(split)).toEqual(fields(whole));
+      }),
+      { seed: 10, numRuns: 100 },
+    );
+  }, 120_000);
+
   it("gives with the built command's worker thread the stats of one thread", async () => {
     const built = new URL('../../dist/replay/prescan.js', import.meta.url);
     // Only once built (npm test builds first).
@@ -105,5 +131,12 @@ describe('pre-scan in two parts', () => {
     const two = await prescan([p], { splitBytes: 0 });
     expect(fields(two as unknown as PrescanStats)).toEqual(fields(one as unknown as PrescanStats));
     expect(two.events).toBeGreaterThan(0);
+    // A Parquet log: its two halves of row groups in two worker threads.
+    const pq = join(dir, 'built.parquet');
+    await convertToParquet([p], pq, { rowGroupRows: 97 });
+    const pqOne = await prescan([pq], { splitBytes: Number.POSITIVE_INFINITY });
+    const pqTwo = await prescan([pq], { splitBytes: 0 });
+    expect(fields(pqTwo as unknown as PrescanStats)).toEqual(fields(pqOne as unknown as PrescanStats));
+    expect(fields(pqOne as unknown as PrescanStats)).toEqual(fields(one as unknown as PrescanStats));
   });
 });
