@@ -40,7 +40,7 @@ const LINE = FLAT_COLUMNS.indexOf('line');
 /** What {@link readFooter} gives. */
 export interface Footer {
   plans: Plans;
-  /** The key-value metadata (a key without a value: undefined). */
+  /** The key-value metadata (a key without a value: undefined; a key given twice: its first value). */
   kv: Map<string, string | undefined>;
 }
 
@@ -162,7 +162,8 @@ export function readFooter(bytes: Uint8Array): Footer {
           else return false;
           return true;
         });
-        if (key !== undefined) kv.set(key, value);
+        // A key given twice: its first value, as hyparquet's readers take it.
+        if (key !== undefined && !kv.has(key)) kv.set(key, value);
       });
     } else return false;
     return true;

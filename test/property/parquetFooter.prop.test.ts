@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import fc from 'fast-check';
 import { type FileMetaData, parquetMetadata } from 'hyparquet';
+import { parquetWriteBuffer } from 'hyparquet-writer';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type BatchColumns, eventAt } from '../../src/core/batch.js';
 import { convertToParquet } from '../../src/io/parquetConvert.js';
@@ -88,8 +89,11 @@ function metadataOf(path: string): FileMetaData {
   return parquetMetadata(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
 }
 
+/** The key-value metadata as hyparquet's readers take it (`find`: a key's first value). */
 function kvOf(md: FileMetaData): Map<string, string | undefined> {
-  return new Map((md.key_value_metadata ?? []).map((kv) => [kv.key, kv.value]));
+  const kv = new Map<string, string | undefined>();
+  for (const { key, value } of md.key_value_metadata ?? []) if (!kv.has(key)) kv.set(key, value);
+  return kv;
 }
 
 const batches = parquetBatches;
@@ -162,6 +166,28 @@ describe("a Parquet event log's footer read lean (src/io/parquetFooter.ts)", () 
     const from = 4500;
     expect(rowsOf(await batches(duck, { startLine: from }))).toEqual(rowsOf(want).filter((r) => r.line >= from));
   }, 60_000);
+
+  it('a key given twice in the key-value metadata: its first value, as hyparquet takes it', () => {
+    const path = join(dir, 'twice.parquet');
+    const buf = parquetWriteBuffer({
+      columnData: [{ name: 'line', data: [1n, 2n], type: 'INT64' }],
+      kvMetadata: [
+        { key: 'xrate.kind', value: 'events/1' },
+        { key: 'xrate.kind', value: 'other' },
+        { key: 'x', value: 'y' },
+      ],
+    });
+    writeFileSync(path, new Uint8Array(buf));
+    const md = metadataOf(path);
+    const kv = readFooter(footerBytes(path)).kv;
+    expect(kv.get('xrate.kind')).toBe(md.key_value_metadata?.find((e) => e.key === 'xrate.kind')?.value);
+    expect(kv).toEqual(
+      new Map([
+        ['xrate.kind', 'events/1'],
+        ['x', 'y'],
+      ]),
+    );
+  });
 
   it('a footer cut short fails with an Error; one with a byte changed fails so or reads as some footer', () => {
     const log = join(dir, 'damaged.ndjson');
