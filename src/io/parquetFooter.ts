@@ -59,14 +59,10 @@ export function readFooter(bytes: Uint8Array): Footer {
   const optional = new Map<string, boolean>();
   const groups: GroupPlan[] = [];
   const kv = new Map<string, string | undefined>();
-  const expect = (t: number, want: number, field: string): void => {
-    if (t !== want) throw new Error(`parquet footer: ${field} of thrift type ${t}`);
-  };
   // One row group's columns as read (its rows come after them in the struct).
   const values = new Float64Array(FLAT_COLUMNS.length);
-  const column = { k: -1, type: -1, codec: -1, values: 0, compressed: 0, data: -1, dictionary: -1, max: undefined as number | undefined };
   const readColumn = (plan: Required<Pick<GroupPlan, 'ranges' | 'codes'>> & { lastLine?: number }): void => {
-    Object.assign(column, { k: -1, type: -1, codec: -1, values: 0, compressed: 0, data: -1, dictionary: -1, max: undefined });
+    const column = { k: -1, type: -1, codec: -1, values: 0, compressed: 0, data: -1, dictionary: -1, max: undefined as number | undefined };
     let path = 0;
     r.struct((id, t) => {
       if (id !== 3 || t !== STRUCT) return false;
@@ -171,9 +167,14 @@ export function readFooter(bytes: Uint8Array): Footer {
   return { plans: { groups, names, optional: FLAT_COLUMNS.map((n) => optional.get(n) ?? true) }, kv };
 }
 
+/** Throws unless a field's compact type `t` is the one it is read as. */
+function expect(t: number, want: number, field: string): void {
+  if (t !== want) throw new Error(`parquet footer: ${field} of thrift type ${t}`);
+}
+
 /** An integer field of compact type `want` (i32 or i64, zigzag-encoded). */
 function int(r: Compact, t: number, want: number, field: string): number {
-  if (t !== want) throw new Error(`parquet footer: ${field} of thrift type ${t}`);
+  expect(t, want, field);
   return r.zigzag();
 }
 

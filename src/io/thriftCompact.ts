@@ -73,12 +73,9 @@ export class Compact {
         this.advance(this.varint());
         return;
       case 9:
-      case 10: {
-        const h = this.byte();
-        const n = h >> 4 === 15 ? this.varint() : h >> 4;
-        for (let i = 0; i < n; i++) this.skip(h & 0x0f, true);
+      case 10:
+        this.list((et) => this.skip(et, true));
         return;
-      }
       case 11: {
         const n = this.varint();
         if (n === 0) return;

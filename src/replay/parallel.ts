@@ -238,6 +238,15 @@ async function replayParallelToFile(opts: ParallelOptions, out: string, watch: I
   }
 }
 
+/**
+ * With the heap budget (the process is the replay's), a full collection between a partitioned
+ * replay's stages: what each stage leaves is freed before the next one's buffers are made, instead
+ * of when the heap's size calls a collection.
+ */
+function collectBetweenStages(opts: Pick<ParallelOptions, 'heapBudget'>): void {
+  if (opts.heapBudget) collectNow();
+}
+
 /** {@link replayParallel} into the database `target`. */
 async function replayParallelInto(given: ParallelOptions, target: string, watch: InputWatch): Promise<ReplaySummary> {
   const opts: IntoOptions = { ...given, db: target, out: undefined };
@@ -252,8 +261,8 @@ async function replayParallelInto(given: ParallelOptions, target: string, watch:
     throw new XrateError(reportedCode(e, 'failed'), `reading the inputs to plan the partitions failed: ${e.message}`, { cause: e });
   });
   const plan = planPartitions(stats, Math.max(1, opts.workers), H, Math.max(H, SYMBOL_WARM_UP_US), opts.cuts);
-  // With the heap budget (the process is the replay's), what the pre-scan left is freed before the partitions start.
-  if (opts.heapBudget) collectNow();
+  // What the pre-scan left is freed before the partitions start.
+  collectBetweenStages(opts);
   const common = {
     inputs: opts.inputs,
     format: opts.format,
@@ -463,9 +472,7 @@ function finish(
     snapshots.slice(0, -1).map((s) => s.engine),
   );
   const lastJob = jobs[jobs.length - 1];
-  // With the heap budget (the process is the replay's), the buffers each stage leaves are freed
-  // before the next one's are made, instead of when the heap's size calls a collection.
-  const collect = (): void => void (opts.heapBudget && collectNow());
+  const collect = (): void => collectBetweenStages(opts);
   // The last partition's bins, read into temporary files (a day of a dense log's is tens of
   // megabytes), from which the final snapshot is written and its engine restored.
   const binsOnDisk = new FileSpill();

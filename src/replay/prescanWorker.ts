@@ -13,13 +13,15 @@ import { type PrescanJob, PrescanStats, scanNdjsonRange, scanParquet } from './p
 
 const job = workerData as PrescanJob;
 const stats = new PrescanStats();
-// A Parquet slice's scan makes strings and records of its rows: its heap kept near what it holds.
-const budget = new HeapBudget(WORKER_HEAP_FLOOR_MB);
-// A Parquet slice's lines are its rows' own: its part is appended with no line offset.
+// A Parquet slice's scan makes strings and records of its rows: its heap kept near what it holds
+// (a heap budget). Its lines are its rows' own: its part is appended with no line offset.
 const scanned =
-  job.kind === 'ndjson'
-    ? scanNdjsonRange(job.path, job.input, stats, job.maxLineBytes, job.start, job.end)
-    : scanParquet(job.path, job.input, stats, job.slice, () => budget.check()).then(() => 0);
+  job.kind === 'ndjson' ? scanNdjsonRange(job.path, job.input, stats, job.maxLineBytes, job.start, job.end) : scanParquetSlice(job);
+
+function scanParquetSlice(slice: Extract<PrescanJob, { kind: 'parquet' }>): Promise<number> {
+  const budget = new HeapBudget(WORKER_HEAP_FLOOR_MB);
+  return scanParquet(slice.path, slice.input, stats, slice.slice, () => budget.check()).then(() => 0);
+}
 scanned.then(
   (lines) => parentPort?.postMessage({ part: stats.part(lines) }),
   (e: unknown) => parentPort?.postMessage({ error: messageOf(e), code: isXrateError(e) ? e.code : undefined }),

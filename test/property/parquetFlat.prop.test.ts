@@ -18,13 +18,11 @@ import { rebatched } from '../../src/io/rebatch.js';
 import { parquetMetadata } from 'hyparquet';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { EVENT_COLUMNS, PARQUET_EVENTS_KIND, PARQUET_KIND_KEY } from '../../src/io/parquetSchema.js';
-import { convertedLogs, parquetBatches, rowsOf } from '../helpers/parquetBatches.js';
+import { parquetBatches as batches, convertedLogs, rowsOf } from '../helpers/parquetBatches.js';
 import { parquetLine } from '../helpers/parquetLines.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-parquet-flat-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-const batches = parquetBatches;
 
 /**
  * {@link batches} read on a pool as a replay's reader worker reads them: each batch taken (copied),

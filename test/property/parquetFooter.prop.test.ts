@@ -21,7 +21,7 @@ import { readFooter } from '../../src/io/parquetFooter.js';
 import { FLAT_COLUMNS, type Plans } from '../../src/io/parquetPlan.js';
 import { parquetRawOf } from '../../src/io/parquetRead.js';
 import { Compact } from '../../src/io/thriftCompact.js';
-import { convertedLogs, parquetBatches, rowsOf } from '../helpers/parquetBatches.js';
+import { parquetBatches as batches, convertedLogs, rowsOf } from '../helpers/parquetBatches.js';
 import { parquetLine } from '../helpers/parquetLines.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-parquet-footer-'));
@@ -95,8 +95,6 @@ function kvOf(md: FileMetaData): Map<string, string | undefined> {
   for (const { key, value } of md.key_value_metadata ?? []) if (!kv.has(key)) kv.set(key, value);
   return kv;
 }
-
-const batches = parquetBatches;
 
 describe("a Parquet event log's footer read lean (src/io/parquetFooter.ts)", () => {
   it('the Thrift reader skips a binary field whole, then reads the next', () => {
