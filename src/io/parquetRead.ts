@@ -5,7 +5,7 @@
  * {@link EventSource} openSource gives for a file that starts with `PAR1`).
  *
  * Pure JavaScript, synchronous file reads, no native code: usable in a worker thread. A row group's
- * column chunks are read at once and decoded straight into typed arrays (parquetColumns.ts), and
+ * column chunks are read at once and decoded straight into typed arrays (parquetFlat.ts), and
  * its batches are made from those columns, without an object per row; a row group whose pages the
  * flat decoder does not read (another codec or encoding) goes through hyparquet's general decoder.
  * Memory is bounded by a row group ({@link ROW_GROUP_ROWS} rows when xrate wrote the file).
@@ -34,9 +34,10 @@ import {
 import { XrateError } from '../core/errors.js';
 import type { QuoteEvent, TakerSide, TradeEvent } from '../core/types.js';
 import { type BatchSource, rawOf } from './batch.js';
-import { type ChunkSpec, decodeChunk, type FlatColumn, UnsupportedParquet } from './parquetColumns.js';
+import { type FlatColumn, UnsupportedParquet } from './parquetColumns.js';
+import { BatchSymbols, type FlatGroup, readFlatGroup, readTimesGroup, timesBatch } from './parquetFlat.js';
 import { type Footer, readAt, readMetadata } from './parquetFooter.js';
-import { FLAT_COLUMNS, type GroupPlan, type Plans, type RowGroupSlice, sliceOf } from './parquetPlan.js';
+import { type RowGroupSlice, sliceOf } from './parquetPlan.js';
 import {
   canonicalRaw,
   EVENT_COLUMNS,
@@ -78,6 +79,12 @@ export interface ParquetReadOptions {
    * the buffers of the batches its reader is done with. Default: a new buffer each.
    */
   pool?: BufferPool;
+  /**
+   * Quote and trade rows read for their line, time, symbol and kind alone (parquetFlat.ts
+   * `timesBatch`: their values zero, no raw text), what a pre-scan needs: a row group decoded
+   * flat whose rows are all quotes and trades is read so; any other, whole. Default false.
+   */
+  timesOnly?: boolean;
 }
 
 /** Column values of one row group, by column name. */
@@ -196,42 +203,6 @@ function groupBatch(g: Group, rows: number, startLine: number): BatchColumns {
   return bb.finish(rawAll);
 }
 
-/** The bytes of the row group being decoded flat (decoding is synchronous). */
-let groupBytes = new Uint8Array(0);
-
-/**
- * Row group `g` of an open file, its columns decoded straight into typed arrays (parquetColumns.ts),
- * by name; into the arrays of `reuse` (the row group before, done with) where they are long enough.
- */
-function readFlatGroup(fd: number, plans: Plans, g: GroupPlan, reuse: Record<string, FlatColumn>): Record<string, FlatColumn> {
-  const { ranges, codes } = g;
-  if (ranges === undefined || codes === undefined) throw new UnsupportedParquet(g.unsupported);
-  let lo = Number.POSITIVE_INFINITY;
-  let hi = 0;
-  for (let k = 0; k < FLAT_COLUMNS.length; k++) {
-    lo = Math.min(lo, ranges[2 * k]);
-    hi = Math.max(hi, ranges[2 * k + 1]);
-  }
-  // The row group's column chunks, read at once (they follow one another in the file) into the
-  // buffer of the row group before: decoding copies every value out of them.
-  if (groupBytes.length < hi - lo) groupBytes = new Uint8Array(Math.max(hi - lo, 2 * groupBytes.length));
-  const bytes = readAt(fd, lo, hi - lo, groupBytes);
-  const out: Record<string, FlatColumn> = {};
-  FLAT_COLUMNS.forEach((name, k) => {
-    const from = ranges[2 * k];
-    const to = ranges[2 * k + 1];
-    if (to - lo > bytes.length) throw new Error('parquet column chunk past the end of the file');
-    const spec: ChunkSpec = {
-      type: plans.names[codes[2 * k]],
-      optional: plans.optional[k],
-      codec: plans.names[codes[2 * k + 1]],
-      rows: g.rows,
-    };
-    out[name] = decodeChunk(bytes.subarray(from - lo, to - lo), spec, reuse[name]);
-  });
-  return out;
-}
-
 /** A JSON cell: its text parsed. */
 const json = <T>(c: FlatColumn, i: number): T | null => (c.codes![i] < 0 ? null : (JSON.parse(c.texts![c.codes![i]]) as T));
 /** A text cell. */
@@ -242,7 +213,7 @@ const textAt = (c: FlatColumn, i: number): string | null => (c.codes![i] < 0 ? n
  * below `startLine` left out): the batch {@link groupBatch} gives for them, made without an object
  * per row.
  */
-function flatBatch(g: Record<string, FlatColumn>, from: number, to: number, startLine: number, pool?: BufferPool): BatchColumns {
+function flatBatch(g: FlatGroup, from: number, to: number, startLine: number, pool?: BufferPool): BatchColumns {
   const line = g.line.num!;
   const time = g.time.num!;
   const rawForm = g.raw_form.num!;
@@ -258,18 +229,7 @@ function flatBatch(g: Record<string, FlatColumn>, from: number, to: number, star
   // Per text of the chunk's dictionaries: a quote?, a side's code, a symbol's index in the batch (on first use).
   const isQuote = (type.texts ?? []).map((s) => s === 'quote');
   const sideCode = (side.texts ?? []).map((s) => Math.max(0, SIDE_CODES.indexOf(s as TakerSide)));
-  const symbolAt = new Int32Array((symbol.texts?.length ?? 0) + 1).fill(-1);
-  const symbols: string[] = [];
-  const symbolIds = new Map<string, number>();
-  const symbolIndex = (id: string): number => {
-    let k = symbolIds.get(id);
-    if (k === undefined) {
-      k = symbols.push(id) - 1;
-      symbolIds.set(id, k);
-    }
-    return k;
-  };
-  let nullSymbol = -1;
+  const symbols = new BatchSymbols(symbol.texts ?? []);
   const n = to - from;
   // The columns as views of one buffer (batchArrays). A row leaves some cells as a fresh buffer
   // has them (zero): the time of another row, the values a quote or trade has not, the side of a
@@ -339,19 +299,7 @@ function flatBatch(g: Record<string, FlatColumn>, from: number, to: number, star
     rawStart[r] = rs;
     rawEnd[r] = re;
     timeOut[r] = time[i];
-    const sc = symbol.codes![i];
-    let s: number;
-    if (sc < 0) {
-      if (nullSymbol < 0) nullSymbol = symbolIndex('');
-      s = nullSymbol;
-    } else {
-      s = symbolAt[sc];
-      if (s < 0) {
-        s = symbolIndex(symbol.texts![sc]);
-        symbolAt[sc] = s;
-      }
-    }
-    symbolOut[r] = s;
+    symbolOut[r] = symbols.of(symbol.codes![i]);
     const c = CELLS * r;
     const tc = type.codes![i];
     const ex = sparse ? json<Record<string, string>>(texts, i) : null;
@@ -387,7 +335,7 @@ function flatBatch(g: Record<string, FlatColumn>, from: number, to: number, star
     line: cut(lineOut),
     time: cut(timeOut),
     symbol: cut(symbolOut),
-    symbols,
+    symbols: symbols.list,
     side: cut(sideOut),
     v: cut(v, CELLS),
     textCells: Int32Array.from(textCells),
@@ -473,7 +421,7 @@ export function openParquetBatches(path: string, opts: ParquetReadOptions = {}):
     async *batches() {
       let start = 0;
       // The columns of the row group before, whose arrays the next one is decoded into.
-      let last: Record<string, FlatColumn> = {};
+      let last: FlatGroup = {};
       const [first, end] = sliceOf(plans.groups.length, opts.slice);
       for (let k = 0; k < plans.groups.length; k++) {
         const plan = plans.groups[k];
@@ -485,10 +433,13 @@ export function openParquetBatches(path: string, opts: ParquetReadOptions = {}):
           done += plan.compressed;
           continue;
         }
-        let g: Record<string, FlatColumn> | undefined;
+        let g: FlatGroup | undefined;
+        let batchOf = flatBatch;
         if (flat) {
           try {
-            g = readFlatGroup(fd, plans, plan, last);
+            const lean = opts.timesOnly ? readTimesGroup(fd, plans, plan, last) : undefined;
+            if (lean !== undefined) batchOf = timesBatch;
+            g = lean ?? readFlatGroup(fd, plans, plan, last);
             last = g;
           } catch (e) {
             if (!(e instanceof UnsupportedParquet) || opts.decoder === 'flat-only')
@@ -509,7 +460,7 @@ export function openParquetBatches(path: string, opts: ParquetReadOptions = {}):
         for (let from = 0; from < rows; from += batchSize) {
           const to = Math.min(rows, from + batchSize);
           if (to === rows) done += plan.compressed;
-          const b = flatBatch(g, from, to, startLine, opts.pool);
+          const b = batchOf(g, from, to, startLine, opts.pool);
           if (b.length > 0) yield b;
           if (closed) return;
         }

@@ -214,9 +214,10 @@ export async function scanParquet(
   slice?: RowGroupSlice,
   afterBatch?: () => void,
 ): Promise<void> {
-  // Each row group's batch is built on the buffer of the one before (megabytes each).
+  // Each row group's batch is built on the buffer of the one before (megabytes each); a quote's
+  // or trade's values and raw text are not read.
   const pool = new BufferPool();
-  const src = openParquetBatches(path, { slice, pool });
+  const src = openParquetBatches(path, { slice, pool, timesOnly: true });
   try {
     for await (const b of src.batches()) {
       for (let r = 0; r < b.length; r++) {

@@ -37,18 +37,23 @@ const canonical = fc
       ? `${head},"bid_price":${d[0]},"bid_size":${d[1]},"ask_price":${d[2]},"ask_size":${d[3]}}`
       : `${head},"price":${d[0]},"size":${d[1]}${side}}`;
   });
+/** A quote or a trade as logs write them. */
+const quoteLine = fc
+  .tuple(time, sym, num, num, num, num, sp)
+  .map(
+    ([t, s, a, b, c, d, w]) =>
+      `{"type":"quote","time":${t},"symbol_id":"${s}","bid_price":${a},"bid_size":${b},"ask_price":${c},"ask_size":${d}${w}}`,
+  );
+const tradeLine = fc
+  .tuple(time, sym, num, num, fc.constantFrom('', ',"taker_side":"BUY"', ',"taker_side":"sell"', ',"taker_side":null'))
+  .map(([t, s, p, z, side]) => `{"type":"trade","time":${t},"symbol_id":"${s}","price":${p},"size":${z}${side}}`);
+/** A line of a quote or a trade, canonical or not. */
+export const marketLine = fc.oneof(canonical, quoteLine, tradeLine);
 /** One line of a log (see the module description). */
 export const parquetLine = fc.oneof(
   canonical,
-  fc
-    .tuple(time, sym, num, num, num, num, sp)
-    .map(
-      ([t, s, a, b, c, d, w]) =>
-        `{"type":"quote","time":${t},"symbol_id":"${s}","bid_price":${a},"bid_size":${b},"ask_price":${c},"ask_size":${d}${w}}`,
-    ),
-  fc
-    .tuple(time, sym, num, num, fc.constantFrom('', ',"taker_side":"BUY"', ',"taker_side":"sell"', ',"taker_side":null'))
-    .map(([t, s, p, z, side]) => `{"type":"trade","time":${t},"symbol_id":"${s}","price":${p},"size":${z}${side}}`),
+  quoteLine,
+  tradeLine,
   fc.constantFrom(
     '{"type":"exchange","time":"2024-03-01T00:00:00Z","exchange_id":"K","legitimate":true}',
     '{ "type": "trade", "time": "2024-03-01T00:00:02Z", "symbol_id": "K_SPOT_BTC_USD", "price": "1.0", "size": 2 }',

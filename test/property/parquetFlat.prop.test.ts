@@ -4,14 +4,15 @@
  * raw bytes included), whatever the row-group size, the inputs (one, several, merged), the
  * line a read starts from and the replay's batch size, on new buffers or on those of batches before
  * (a reader worker's pool); and a row group it cannot read (an encoding it does not know) is read
- * by hyparquet.
+ * by hyparquet. Read for times only (a pre-scan), a row group of quotes and trades alone gives each
+ * row's line, time, kind and symbol as the whole batch has them.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type BatchColumns, BufferPool, batchTransferList } from '../../src/core/batch.js';
+import { type BatchColumns, BufferPool, batchTransferList, ROW_OTHER } from '../../src/core/batch.js';
 import { convertToParquet } from '../../src/io/parquetConvert.js';
 import { openParquetBatches, type ParquetReadOptions } from '../../src/io/parquetRead.js';
 import { rebatched } from '../../src/io/rebatch.js';
@@ -19,7 +20,7 @@ import { parquetMetadata } from 'hyparquet';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { EVENT_COLUMNS, PARQUET_EVENTS_KIND, PARQUET_KIND_KEY } from '../../src/io/parquetSchema.js';
 import { parquetBatches as batches, convertedLogs, rowsOf } from '../helpers/parquetBatches.js';
-import { parquetLine } from '../helpers/parquetLines.js';
+import { marketLine, parquetLine } from '../helpers/parquetLines.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-parquet-flat-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -46,6 +47,17 @@ async function pooled(path: string, opts: ParquetReadOptions): Promise<BatchColu
     src.close();
   }
   return out;
+}
+
+/** Each row of `bs` as a pre-scan reads it: line, time, kind and symbol; another row whole. */
+function timesOf(bs: BatchColumns[]): unknown[] {
+  return bs.flatMap((b) =>
+    Array.from({ length: b.length }, (_, i) =>
+      b.kind[i] === ROW_OTHER
+        ? { line: b.line[i], other: b.others[b.otherIndex[i]] }
+        : { line: b.line[i], time: b.time[i], kind: b.kind[i], symbol: b.symbols[b.symbol[i]] },
+    ),
+  );
 }
 
 describe('the flat decoder of Parquet event logs (src/io/parquetColumns.ts)', () => {
@@ -79,6 +91,37 @@ describe('the flat decoder of Parquet event logs (src/io/parquetColumns.ts)', ()
       ),
       { seed: 20261128, numRuns: 60 },
     );
+  }, 180_000);
+
+  it("read for times only (a pre-scan): every row's line, time, kind and symbol as read whole, other rows and rejects whole", async () => {
+    let k = 0;
+    let lean = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        // Mostly quotes and trades: many row groups have no other row.
+        fc.array(
+          fc.array(fc.oneof({ arbitrary: marketLine, weight: 8 }, { arbitrary: parquetLine, weight: 1 }), { minLength: 1, maxLength: 80 }),
+          {
+            minLength: 1,
+            maxLength: 2,
+          },
+        ),
+        fc.integer({ min: 1, max: 40 }),
+        fc.boolean(),
+        fc.integer({ min: 1, max: 40 }),
+        async (logs, rowGroupRows, merge, batchSize) => {
+          const { pq } = await convertedLogs(dir, `t${k++}`, logs, { rowGroupRows, merge });
+          const want = timesOf(await batches(pq, { batchSize }));
+          const got = await batches(pq, { batchSize, timesOnly: true });
+          expect(timesOf(got)).toEqual(want);
+          expect(timesOf(await pooled(pq, { batchSize, timesOnly: true }))).toEqual(want);
+          // What shows a batch read for times only: a quote or trade row without its raw text.
+          lean += got.filter((b) => b.length > 0 && b.rawEnd.every((e, i) => e === -1 && b.kind[i] !== ROW_OTHER)).length;
+        },
+      ),
+      { seed: 20261129, numRuns: 60 },
+    );
+    expect(lean).toBeGreaterThan(20);
   }, 180_000);
 
   it("read from a line, the row groups wholly before it are not read (the line column's statistics)", async () => {

@@ -54,23 +54,28 @@ describe('prescan', () => {
     );
   });
 
-  it('scans a Parquet log from its columns as from its records', async () => {
-    const log = join(dir, 'for-parquet.csv');
-    await writeLog(log, { seed: 6, events: 20_000, rate: 0.5, badRate: 0.01, lateRate: 0.01 });
-    const parquet = join(dir, 'log.parquet');
-    await convertToParquet([log], parquet, { rowGroupRows: 4096 });
-    // The reference: every record of the record reader, as the scan of other formats reads them.
-    const want = new PrescanStats();
-    const src = openSource(parquet, { batchSize: 512 });
-    for await (const batch of src.batches())
-      for (const rec of batch) {
-        const { time, metadata, symbolId } = recordTime(rec);
-        want.add(0, rec.line, time, metadata, symbolId);
-      }
-    src.close();
-    const got = await prescan([parquet]);
-    expect(got.events).toBeGreaterThan(19_000);
-    expect(got).toEqual(want);
+  it('scans a Parquet log from its columns as from its records: row groups with rejects, and of quotes and trades alone', async () => {
+    for (const [name, badRate] of [
+      ['bad', 0.01],
+      ['clean', 0],
+    ] as const) {
+      const log = join(dir, `for-parquet-${name}.csv`);
+      await writeLog(log, { seed: 6, events: 20_000, rate: 0.5, badRate, lateRate: 0.01 });
+      const parquet = join(dir, `${name}.parquet`);
+      await convertToParquet([log], parquet, { rowGroupRows: badRate > 0 ? 4096 : 512 });
+      // The reference: every record of the record reader, as the scan of other formats reads them.
+      const want = new PrescanStats();
+      const src = openSource(parquet, { batchSize: 512 });
+      for await (const batch of src.batches())
+        for (const rec of batch) {
+          const { time, metadata, symbolId } = recordTime(rec);
+          want.add(0, rec.line, time, metadata, symbolId);
+        }
+      src.close();
+      const got = await prescan([parquet]);
+      expect(got.events).toBeGreaterThan(19_000);
+      expect(got).toEqual(want);
+    }
   });
 
   it("cuts where told: the planner's own cuts give its plan; others whole seconds after the first tick, or refused", async () => {
