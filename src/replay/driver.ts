@@ -404,7 +404,8 @@ export class Driver implements DriverClock, RecordSink {
       this.engine.flush();
       if (this.opts.store) {
         if (this.opts.windowState) this.opts.windowState.window = null;
-        this.ingest.saveSnapshot({ input: this.opts.inputs.length, line: 0, final: true, driver: st }, this.opts.now());
+        const bins = this.opts.partition?.finalBins ?? true;
+        this.ingest.saveSnapshot({ input: this.opts.inputs.length, line: 0, final: true, driver: st, bins }, this.opts.now());
       }
     });
   }

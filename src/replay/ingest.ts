@@ -26,6 +26,7 @@ import type { PeriodRecord } from '../core/periods.js';
 import type { ConnectivityEvent, PositionEvent } from '../core/positions/events.js';
 import { isReject, type Reject, type RejectReason, type XrateEvent } from '../core/types.js';
 import { clipText } from '../io/lineLimit.js';
+import { NO_BINS } from './partition.js';
 import type { RateFileWriter } from '../io/rateFile.js';
 import type { SourceRecord } from '../io/source.js';
 import type { ReplayStore } from '../io/store.js';
@@ -383,10 +384,12 @@ export class Ingest {
    *
    * @param createdAt - wall clock, ms
    */
-  saveSnapshot(at: { input: number; line: number; final: boolean; driver: unknown }, createdAt: number): void {
+  saveSnapshot(at: { input: number; line: number; final: boolean; driver: unknown; bins?: boolean }, createdAt: number): void {
     if (!this.store || this.run === undefined) return;
-    // The trade bins as bytes, encoded by the store as it writes them (src/io/snapshotBlob.ts).
+    // The trade bins as bytes, encoded by the store as it writes them (src/io/snapshotBlob.ts);
+    // none when told (a partition's final snapshot the merge takes none from).
     const engine = this.engine.snapshot({ packed: true });
+    if (at.bins === false && engine.symbols) engine.symbols = { ...engine.symbols, bins: NO_BINS };
     const cp = { input: at.input, line: at.line, batch: this.batchNo, final: at.final, engine, driver: at.driver };
     this.store.saveSnapshot(this.run, cp, new Date(createdAt).toISOString());
   }

@@ -293,6 +293,8 @@ async function replayParallelInto(given: ParallelOptions, target: string, watch:
         clockUs: p.clockUs,
         markets: p.markets,
         ...(reportAt.length > 0 && { reportAt }),
+        // The final engine's trade bins are the last partition's (`finish`).
+        ...(k < plan.length - 1 && { finalBins: false }),
       },
     };
   });

@@ -32,6 +32,11 @@ export interface PartitionStart {
    * first records of later windows that this partition reads, in reading order.
    */
   reportAt?: readonly { input: number; line: number }[];
+  /**
+   * Whether its final snapshot keeps the engine's trade bins (default true). A partition before
+   * the last is told false: the merge takes the final engine's bins from the last partition alone.
+   */
+  finalBins?: boolean;
 }
 
 /**
@@ -62,6 +67,11 @@ export class PartitionRun {
   ) {
     this.reportAt = !resumed ? (part.reportAt ?? []) : [];
     this.acceptedMetadata = this.reportAt.length > 0 ? [...part.metadata] : [];
+  }
+
+  /** Whether the final snapshot keeps the trade bins ({@link PartitionStart.finalBins}). */
+  get finalBins(): boolean {
+    return this.part.finalBins !== false;
   }
 
   /** The first record to read: the window's start (line 0 is the input's start). */
