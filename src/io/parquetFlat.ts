@@ -120,8 +120,8 @@ export class BatchSymbols {
 /**
  * The batch of rows `[from, to)` of a row group read by {@link readTimesGroup} (rows with a line
  * below `startLine` left out): each row's line, time, symbol and kind as the whole batch has them;
- * its values are not read (zero), nor its raw text (`rawStart` and `rawEnd` -1). What a
- * pre-scan needs, and nothing else may take it for the rows.
+ * its values are not read (zero), nor its raw text (`rawStart` and `rawEnd` -1): what a
+ * pre-scan needs, not a batch to apply.
  */
 export function timesBatch(g: FlatGroup, from: number, to: number, startLine: number, pool?: BufferPool): BatchColumns {
   const line = g.line.num!;

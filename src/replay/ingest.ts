@@ -26,10 +26,10 @@ import type { PeriodRecord } from '../core/periods.js';
 import type { ConnectivityEvent, PositionEvent } from '../core/positions/events.js';
 import { isReject, type Reject, type RejectReason, type XrateEvent } from '../core/types.js';
 import { clipText } from '../io/lineLimit.js';
-import { NO_BINS } from './partition.js';
 import type { RateFileWriter } from '../io/rateFile.js';
 import type { SourceRecord } from '../io/source.js';
 import type { ReplayStore } from '../io/store.js';
+import { NO_BINS } from './partition.js';
 
 /**
  * Characters of a reject's raw text kept in `rejects.raw`; a longer text is cut and marked
@@ -379,15 +379,15 @@ export class Ingest {
   }
 
   /**
-   * Stores a snapshot of the engine with the driver's state at the current batch; no-op without a
-   * database or a run.
+   * Stores a snapshot of the engine with the driver's state at the current batch (without the
+   * engine's trade bins when `at.bins` is false); no-op without a database or a run.
    *
    * @param createdAt - wall clock, ms
    */
   saveSnapshot(at: { input: number; line: number; final: boolean; driver: unknown; bins?: boolean }, createdAt: number): void {
     if (!this.store || this.run === undefined) return;
     // The trade bins as bytes, encoded by the store as it writes them (src/io/snapshotBlob.ts);
-    // none when told (a partition's final snapshot the merge takes none from).
+    // none when told (the final snapshot of a partition before the last: the merge takes none).
     const engine = this.engine.snapshot({ packed: true });
     if (at.bins === false && engine.symbols) engine.symbols = { ...engine.symbols, bins: NO_BINS };
     const cp = { input: at.input, line: at.line, batch: this.batchNo, final: at.final, engine, driver: at.driver };

@@ -37,13 +37,14 @@ const canonical = fc
       ? `${head},"bid_price":${d[0]},"bid_size":${d[1]},"ask_price":${d[2]},"ask_size":${d[3]}}`
       : `${head},"price":${d[0]},"size":${d[1]}${side}}`;
   });
-/** A quote or a trade as logs write them. */
+/** A quote as logs write it, decimals in any form. */
 const quoteLine = fc
   .tuple(time, sym, num, num, num, num, sp)
   .map(
     ([t, s, a, b, c, d, w]) =>
       `{"type":"quote","time":${t},"symbol_id":"${s}","bid_price":${a},"bid_size":${b},"ask_price":${c},"ask_size":${d}${w}}`,
   );
+/** A trade as logs write it, with any taker side or none. */
 const tradeLine = fc
   .tuple(time, sym, num, num, fc.constantFrom('', ',"taker_side":"BUY"', ',"taker_side":"sell"', ',"taker_side":null'))
   .map(([t, s, p, z, side]) => `{"type":"trade","time":${t},"symbol_id":"${s}","price":${p},"size":${z}${side}}`);

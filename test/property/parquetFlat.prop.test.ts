@@ -109,12 +109,18 @@ describe('the flat decoder of Parquet event logs (src/io/parquetColumns.ts)', ()
         fc.integer({ min: 1, max: 40 }),
         fc.boolean(),
         fc.integer({ min: 1, max: 40 }),
-        async (logs, rowGroupRows, merge, batchSize) => {
-          const { pq } = await convertedLogs(dir, `t${k++}`, logs, { rowGroupRows, merge });
+        fc.integer({ min: 1, max: 60 }),
+        async (logs, rowGroupRows, merge, batchSize, from) => {
+          const { paths, pq } = await convertedLogs(dir, `t${k++}`, logs, { rowGroupRows, merge });
           const want = timesOf(await batches(pq, { batchSize }));
           const got = await batches(pq, { batchSize, timesOnly: true });
           expect(timesOf(got)).toEqual(want);
           expect(timesOf(await pooled(pq, { batchSize, timesOnly: true }))).toEqual(want);
+          // From a line (one input: its lines ascend), the rows from that line on.
+          if (paths.length === 1)
+            expect(timesOf(await batches(pq, { batchSize, timesOnly: true, startLine: from }))).toEqual(
+              timesOf(await batches(pq, { batchSize, startLine: from })),
+            );
           // What shows a batch read for times only: a quote or trade row without its raw text.
           lean += got.filter((b) => b.length > 0 && b.rawEnd.every((e, i) => e === -1 && b.kind[i] !== ROW_OTHER)).length;
         },
