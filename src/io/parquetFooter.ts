@@ -180,18 +180,13 @@ function int(r: Compact, t: number, want: number, field: string): number {
 
 /** A row group's plan once its columns are read: unsupported when a column is missing or of another length. */
 function finished(plan: GroupPlan & Required<Pick<GroupPlan, 'ranges' | 'codes'>>, values: Float64Array): GroupPlan {
-  for (let k = 0; k < FLAT_COLUMNS.length; k++) {
-    if (values[k] >= 0 && values[k] !== plan.rows)
-      return {
-        rows: plan.rows,
-        compressed: plan.compressed,
-        lastLine: plan.lastLine,
-        unsupported: 'parquet column chunk of another length than its row group',
-      };
-  }
-  if (plan.ranges.some((v) => v < 0))
-    return { rows: plan.rows, compressed: plan.compressed, lastLine: plan.lastLine, unsupported: 'parquet row group without every column' };
-  return plan;
+  const unsupported = values.some((n) => n >= 0 && n !== plan.rows)
+    ? 'parquet column chunk of another length than its row group'
+    : plan.ranges.some((v) => v < 0)
+      ? 'parquet row group without every column'
+      : undefined;
+  if (unsupported === undefined) return plan;
+  return { rows: plan.rows, compressed: plan.compressed, lastLine: plan.lastLine, unsupported };
 }
 
 /** Reads `length` bytes at `position` of an open file (into `into`, at least that long: a view of it). */
