@@ -110,6 +110,14 @@ export interface BatchSource {
    * source reading ahead may wait for it before reading the next (readAhead.ts, for a file's first batch).
    */
   reached?(): void;
+  /**
+   * Lets go of all the source holds between two readings of it: a merge that has placed an input by
+   * its first batch and will reach it later calls this, then ends that iteration of `batches()`; a
+   * later call of `batches()` reads the input again from its start, in whole batches.
+   */
+  park?(): void;
+  /** A parked input the merge will reach soon, at event time `time`: a source reading ahead starts reading it again. */
+  wake?(time: number): void;
   /** Stops reading and releases the file and any worker (safe to call more than once). */
   close(): void;
 }

@@ -11,7 +11,13 @@
  *   sorted (its rows come out in its order, each when it is the earliest head);
  * - one batch of each input is held at a time, plus the output batch; a binary heap of the inputs
  *   picks the next row in O(log k); an input is told when the merge takes the first row of its
- *   batch (`BatchSource.reached`: a read-ahead may wait for it).
+ *   batch (`BatchSource.reached`: a read-ahead may wait for it);
+ * - an input that can be parked (`BatchSource.park`: a vendor file) is placed by its first batch and
+ *   then parked, holding nothing but its next row's time until the merge reaches it, when it is
+ *   read again from its start: a merge of thousands of files over many days holds only the files
+ *   of the time it is at. The parked inputs are reached in the order of their times (then of the
+ *   inputs), so the next {@link WAKE_AHEAD} of them in that order are told (`wake`) before, for a
+ *   read-ahead to have their first batches ready.
  *
  * Rows are copied column by column (values, exact texts, raw bytes, symbols through the output
  * batch's dictionary, other rows as they are); a row whose raw text its source gives through
@@ -59,8 +65,12 @@ interface RawRefs {
   rows: Int32Array;
 }
 
+/** Parked inputs woken ahead of the merge (see the module description). */
+export const WAKE_AHEAD = 32;
+
 interface Cursor {
-  it: AsyncIterator<BatchColumns>;
+  /** Undefined while the input is parked. */
+  it: AsyncIterator<BatchColumns> | undefined;
   src: BatchSource;
   b: BatchColumns | undefined;
   pos: number;
@@ -216,6 +226,8 @@ export function mergeBatchSources(sources: readonly BatchSource[], opts: MergeBa
   /** The merge time of each input's next row. */
   const keys = new Float64Array(sources.length).fill(Number.NEGATIVE_INFINITY);
   const heap: number[] = [];
+  /** The inputs parked after their first batch. */
+  const parked: number[] = [];
   const less = (a: number, b: number): boolean => {
     const ka = keys[a];
     const kb = keys[b];
@@ -224,7 +236,7 @@ export function mergeBatchSources(sources: readonly BatchSource[], opts: MergeBa
   /** The next non-empty batch of input `i` into its cursor; false at its end. */
   const load = async (i: number, c: Cursor): Promise<boolean> => {
     for (;;) {
-      const r = await c.it.next();
+      const r = await c.it!.next();
       if (r.done) {
         c.b = undefined;
         return false;
@@ -245,7 +257,7 @@ export function mergeBatchSources(sources: readonly BatchSource[], opts: MergeBa
   const closeAll = (): void => {
     for (let i = 0; i < sources.length; i++) {
       const c = cursors[i];
-      if (c) void c.it.return?.();
+      if (c) void c.it?.return?.();
       cursors[i] = undefined;
       sources[i].close();
     }
@@ -276,11 +288,39 @@ export function mergeBatchSources(sources: readonly BatchSource[], opts: MergeBa
           if (await load(i, c)) {
             heap.push(i);
             siftUp(heap, heap.length - 1, less);
+            if (c.src.park !== undefined) {
+              // Placed by its first row's time (kept in keys): parked until the merge reaches it.
+              c.src.park();
+              const it = c.it;
+              c.it = undefined;
+              c.b = undefined;
+              await it?.return?.(undefined);
+              parked.push(i);
+            }
           }
         }
+        // The order the parked inputs will be reached in: by time, then input.
+        parked.sort((a, b) => keys[a] - keys[b] || a - b);
+        let woken = 0;
+        const wake = (): void => {
+          if (woken < parked.length && !closed) {
+            const k = parked[woken++];
+            sources[k].wake?.(keys[k]);
+          }
+        };
+        while (woken < WAKE_AHEAD && woken < parked.length) wake();
         while (heap.length > 0 && !closed) {
           const i = heap[0];
           const c = cursors[i]!;
+          if (c.it === undefined) {
+            // A parked input reached: read again from its start (its first row's time is its key still,
+            // unless the file changed: then it goes where its new first row puts it).
+            wake();
+            c.it = c.src.batches()[Symbol.asyncIterator]();
+            if (await load(i, c)) siftDown(heap, 0, less);
+            else popTop(heap, less);
+            continue;
+          }
           if (c.pos === 0) c.src.reached?.();
           out.add(c, i);
           c.pos++;

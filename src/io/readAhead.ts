@@ -11,8 +11,10 @@
  * being merged and the next, read already. At the start every file's first batch is asked for, in
  * the order the merge loads them. A file read with a short first batch (`first`) is parked after
  * it (vendorBatches.ts), and its next batch is asked for only once the merge reaches the file
- * (`reached`, told by mergeBatches.ts) or pulls that batch: a merge of many days of files keeps
- * open only the files of the days it is in.
+ * (`reached`, told by mergeBatches.ts) or pulls that batch. The merge parks the file's source
+ * (`park`) after placing it: the worker then lets the file go whole (its parser too), and reads it
+ * again from its start when the merge wakes it (`wake`, a few files before it reaches it) or
+ * pulls it: a merge of many days of files holds only the files of the time it is at.
  *
  * The batches are the ones `openVendorBatches` gives in the merge's thread, row for row, and a
  * file's error comes out of its source where it would have (its earlier batches first). The
@@ -32,6 +34,8 @@ import { startIoWorker } from './ioWorker.js';
 
 /** Asks held before they are posted (all of them when the merge waits). */
 const ASKS = 8;
+/** Parks held before they are posted (the worker lets the files go when it takes them). */
+const PARKS = 64;
 /** Milliseconds a wait for the worker lasts before this thread's events are seen (a worker that failed). */
 const WAIT_MS = 50;
 
@@ -87,12 +91,12 @@ export function readAhead(): ReadAhead {
   let live = 0;
   let received = 0;
   let stopped = false;
-  let asks: ReadAheadWant = { add: [], files: [], times: [] };
+  let asks: ReadAheadWant = { add: [], park: [], files: [], times: [] };
 
   const flush = (): void => {
-    if (asks.files.length === 0 || stopped) return;
+    if ((asks.files.length === 0 && asks.park.length === 0) || stopped) return;
     out.port1.postMessage(asks);
-    asks = { add: [], files: [], times: [] };
+    asks = { add: [], park: [], files: [], times: [] };
     Atomics.add(count, 1, 1);
     Atomics.notify(count, 1);
   };
@@ -136,6 +140,12 @@ export function readAhead(): ReadAhead {
   const source = (i: number, file: ReadAheadFile): BatchSource => {
     /** The first batch's next one, not asked for until the merge reaches the file: its need time. */
     let waiting: number | undefined;
+    /** Parked: the reading being ended is not the file's end. */
+    let parking = false;
+    /** Parked before: read again from its start, in whole batches. */
+    let again = false;
+    /** The first batch of the reading after a park asked for (by `wake`, or at its start). */
+    let asked = false;
     const askWaiting = (): void => {
       if (waiting === undefined) return;
       ask(i, waiting);
@@ -149,24 +159,41 @@ export function readAhead(): ReadAhead {
       totalBytes: file.opts.size,
       bytesRead: () => bytes[i],
       async *batches() {
+        if (again && !asked && !gone[i]) ask(i, Number.NEGATIVE_INFINITY);
+        asked = true;
         try {
           for (let k = 0; !gone[i]; k++) {
             const r = await next(i);
             if ('error' in r) throw r.code === undefined ? new Error(r.error) : new XrateError(r.code, r.error);
-            bytes[i] = r.bytesRead;
+            bytes[i] = Math.max(bytes[i], r.bytesRead);
             if ('done' in r) return;
             // The next batch, read while this one is merged: needed when the merge is past this one's
-            // last row. After a parked file's first batch (`first`), once the merge reaches the file.
-            if (k === 0 && file.opts.first !== undefined) waiting = lastTime(r.batch);
+            // last row. After a short first batch (`first`), once the merge reaches the file.
+            if (k === 0 && file.opts.first !== undefined && !again) waiting = lastTime(r.batch);
             else ask(i, lastTime(r.batch));
             yield r.batch;
             askWaiting();
           }
         } finally {
-          leave(i);
+          if (parking) parking = false;
+          else leave(i);
         }
       },
       reached: askWaiting,
+      park() {
+        if (gone[i]) return;
+        parking = true;
+        again = true;
+        asked = false;
+        waiting = undefined;
+        asks.park.push(i);
+        if (asks.park.length >= PARKS) flush();
+      },
+      wake(time) {
+        if (!again || asked || gone[i]) return;
+        asked = true;
+        ask(i, time);
+      },
       close() {
         leave(i);
       },

@@ -35,6 +35,8 @@ export interface ReadAheadJob {
 export interface ReadAheadWant {
   /** Files added to those read (numbered on from those before), before the asks. */
   add: ReadAheadJobFile[];
+  /** Files parked, before the asks: each let go, and read again from its start at its next ask. */
+  park: number[];
   files: number[];
   times: number[];
 }

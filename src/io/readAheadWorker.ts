@@ -12,6 +12,8 @@ import { receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { type BatchColumns, batchTransferList } from '../core/batch.js';
 import { isXrateError, messageOf } from '../core/errors.js';
 import { popTop, siftUp } from '../core/heap.js';
+import { HeapBudget } from './heapBudget.js';
+import { WORKER_HEAP_FLOOR_MB } from './ioWorker.js';
 import type { BatchSource } from './batch.js';
 import type { ReadAheadJob, ReadAheadJobFile, ReadAheadMessage, ReadAheadResult, ReadAheadWant } from './readAheadJob.js';
 import { openVendorBatches } from './vendorBatches.js';
@@ -26,6 +28,8 @@ const counts = new Int32Array(job.counts);
 const files: ReadAheadJobFile[] = [];
 const sources: (BatchSource | undefined)[] = [];
 const readers: (AsyncIterator<BatchColumns> | undefined)[] = [];
+/** Keeps the heap near what it holds: the files being read and their next batches. */
+const budget = new HeapBudget(WORKER_HEAP_FLOOR_MB);
 let asksSeen = 0;
 
 /** The asks waiting: a binary heap by time, then by the order asked. */
@@ -53,6 +57,7 @@ function takeAsks(): void {
     asksSeen++;
     const w = m.message as ReadAheadWant;
     for (const f of w.add) files.push(f);
+    for (const i of w.park) park(i);
     for (let k = 0; k < w.files.length; k++) push(w.files[k], w.times[k]);
   }
 }
@@ -83,6 +88,15 @@ async function readOne(i: number, transfer: ArrayBuffer[]): Promise<ReadAheadRes
   }
 }
 
+/** Parked by the merge: its reading ended, all it holds let go; its next ask reads it from its start, in whole batches. */
+function park(i: number): void {
+  const it = readers[i];
+  readers[i] = undefined;
+  sources[i] = undefined;
+  void it?.return?.(undefined);
+  files[i] = { path: files[i].path, opts: { ...files[i].opts, first: undefined } };
+}
+
 function end(i: number): void {
   sources[i]?.close();
   sources[i] = undefined;
@@ -93,6 +107,7 @@ function post(results: ReadAheadResult[], transfer: ArrayBuffer[]): void {
   job.results.postMessage({ results } satisfies ReadAheadMessage, transfer);
   Atomics.add(counts, 0, 1);
   Atomics.notify(counts, 0);
+  budget.check();
 }
 
 /** Serves the asks, soonest needed first, until the thread is terminated. */

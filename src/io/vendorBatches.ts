@@ -50,16 +50,16 @@ export interface VendorBatchOptions {
   gzip?: boolean;
   /**
    * Rows of the first batch, about (the lines up to this many are parsed for it, the rest for the
-   * next batch): a merge waits for every file's first batch before its first row, and holds it
-   * until it reaches the file. After that batch the file is parked: its inflate state and read
-   * buffers are let go, and the next pull opens it again, passing over the bytes read before
-   * (inflating them again, about a read). So a merge of thousands of files keeps open only those
-   * it has reached.
+   * next batch): a merge reads every file's first batch before its first row, to place it. After
+   * that batch the file's inflate state and read buffers are let go, and the next pull opens it
+   * again, passing over the bytes read before (inflating them again, about a read). A merge parks
+   * the source then (`park`): the parser goes too, and the file is read again from its start,
+   * without a short first batch, when the merge reaches it.
    */
   first?: number;
 }
 
-/** What a parked file holds to read: nothing (its reader let go, not kept by the suspended reading). */
+/** What a file holds to read once parked, or read to its end: nothing (its reader let go, not kept by the suspended reading). */
 const PARKED: ByteReader = { next: () => undefined, bytesRead: () => 0, close() {} };
 
 /** Text bytes pulled per read while the first batch (`first`) is read: it is short, and read again when the file is reopened. */
@@ -100,6 +100,8 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
   const maxLineBytes = Math.floor(opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
   const pull = pullBytes(batchSize);
   let closed = false;
+  /** Parked (`park`): later readings start over without a short first batch. */
+  let again = false;
   let read = 0;
   const open = new Set<{ bytesRead(): number; close(): void }>();
   return {
@@ -152,7 +154,7 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
         return r;
       };
       /** Before the first batch is cut (with `first`): the text bytes pushed so far. */
-      let firstText = opts.first === undefined ? -1 : 0;
+      let firstText = opts.first === undefined || again ? -1 : 0;
       try {
         for (;;) {
           let chunk: Buffer | undefined;
@@ -202,6 +204,12 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
             'input',
             `${kind.format === 'coinapi' ? 'CoinAPI' : 'tardis'} ${kind.data} file "${path}" has no header row`,
           );
+        // Read to its end: its reader (inflate state, read buffer) goes before the last batch is
+        // taken, which a merge may not do for a while (a file read ahead of it).
+        read = Math.max(read, bytes.bytesRead());
+        open.delete(bytes);
+        bytes.close();
+        bytes = PARKED;
         if (p.length > 0 && !closed) yield p.finish();
       } finally {
         // Stopped by an error between two batches: drop the rows built (the builder is shared).
@@ -210,6 +218,9 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
         open.delete(bytes);
         bytes.close();
       }
+    },
+    park() {
+      again = true;
     },
     close() {
       closed = true;

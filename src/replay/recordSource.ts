@@ -162,11 +162,12 @@ const MERGE_INPUT_BATCH = 64;
 const VENDOR_MERGE_BATCH = 256;
 
 /**
- * Rows of a vendor file's first batch in a merge, about: the merge reads every file's first batch
- * before its first row, and the file is then parked until the merge reaches it (vendorBatches.ts
- * `first`), so only the files it has reached are held open.
+ * Rows of a vendor file's first batch in a merge, about (vendorBatches.ts `first`): the merge reads
+ * every file's first batch before its first row, only to place the file by its first row's time; it
+ * then parks the file (mergeBatches.ts) and reads it again from its start when it reaches it, so
+ * only the files it has reached hold anything but their place.
  */
-const VENDOR_FIRST_ROWS = 16;
+const VENDOR_FIRST_ROWS = 1;
 
 /** All inputs at once, by event time (src/io/mergeBatches.ts): a few rows of each input held at a time; `batchSize` rows a batch. */
 export function mergedFiles(paths: readonly string[], open: OpenOptions): RecordSource {

@@ -3,12 +3,13 @@
  * (src/io/merge.ts): on random inputs (quotes and trades with exact texts, records with a time
  * text, rows without a readable time, inputs in time order or not, any batch sizes), the merged
  * batches turned back row by row give the same records from the same inputs in the same order,
- * their raw texts copied into each batch or read from the inputs' batches (`standalone: false`).
+ * their raw texts copied into each batch or read from the inputs' batches (`standalone: false`),
+ * and with inputs parked after their first batch and read again from their start when reached.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { eventAt, ROW_OTHER } from '../../src/core/batch.js';
-import { batchesOf, recordAt } from '../../src/io/batch.js';
+import { type BatchSource, batchesOf, recordAt } from '../../src/io/batch.js';
 import { mergeSources } from '../../src/io/merge.js';
 import { mergeBatchSources } from '../../src/io/mergeBatches.js';
 import type { EventSource, SourceRecord } from '../../src/io/source.js';
@@ -130,6 +131,66 @@ async function newMerge(inputs: Input[], batchSize: number): Promise<unknown[]> 
   return out;
 }
 
+/**
+ * The merge with some inputs that can be parked (`park`, `wake`): each parked after its first batch,
+ * read again from its start when the merge reaches it, woken before that in the order it is reached.
+ */
+async function parkedMerge(inputs: Input[], parkable: boolean[], batchSize: number): Promise<unknown[]> {
+  const closed = { n: 0 };
+  const out: unknown[] = [];
+  const readings = inputs.map(() => 0);
+  const parks = inputs.map(() => 0);
+  const woken: number[] = [];
+  /** Input k's merge time at its start: its first row's (-Infinity when that row has none). */
+  const firstTime = (k: number): number => {
+    const t = inputs[k].times[0];
+    return t === undefined ? Number.NEGATIVE_INFINITY : T0 + t;
+  };
+  const sources = inputs.map((input, k): BatchSource => {
+    const src = batchesOf(source(input, closed));
+    const read: BatchSource = {
+      ...src,
+      batches() {
+        readings[k]++;
+        // Read again only after a park.
+        if (readings[k] > 1) expect(parks[k]).toBe(1);
+        return src.batches();
+      },
+      close: () => src.close(),
+    };
+    if (!parkable[k]) return read;
+    return {
+      ...read,
+      park() {
+        parks[k]++;
+      },
+      wake(time: number) {
+        expect(readings[k]).toBe(1);
+        expect(parks[k]).toBe(1);
+        expect(time).toBe(firstTime(k));
+        woken.push(k);
+      },
+    };
+  });
+  const m = mergeBatchSources(sources, { batchSize });
+  for await (const b of m.batches()) {
+    const copy = structuredClone(b);
+    for (let i = 0; i < copy.length; i++) out.push({ input: copy.input![i], record: recordAt(copy, i) });
+  }
+  for (let k = 0; k < inputs.length; k++) {
+    const rows = inputs[k].times.length;
+    // A parkable input with rows: parked once, read twice; woken before it was read again.
+    expect(parks[k]).toBe(parkable[k] && rows > 0 ? 1 : 0);
+    expect(readings[k]).toBe(parkable[k] && rows > 0 ? 2 : 1);
+  }
+  // Woken in the order of the parked inputs' first rows' times (then inputs): the order they are reached in.
+  const order = [...woken].sort((a, b) => firstTime(a) - firstTime(b) || a - b);
+  expect(woken).toEqual(order);
+  expect(new Set(woken).size).toBe(woken.length);
+  expect(woken.length).toBe(parks.filter((n) => n > 0).length);
+  return out;
+}
+
 /** The merge with `standalone: false`: each row as a record, its raw text from the merge's `rawOf`. */
 async function referencedMerge(inputs: Input[], batchSize: number): Promise<unknown[]> {
   const closed = { n: 0 };
@@ -153,10 +214,12 @@ describe('mergeBatchSources', () => {
         fc.asyncProperty(
           fc.array(inputArb(sorted), { minLength: 1, maxLength: 6 }),
           fc.integer({ min: 1, max: 50 }),
-          async (inputs, batchSize) => {
+          fc.array(fc.boolean(), { minLength: 6, maxLength: 6 }),
+          async (inputs, batchSize, parkable) => {
             const want = await oldMerge(inputs, batchSize);
             expect(await newMerge(inputs, batchSize)).toEqual(want);
             expect(await referencedMerge(inputs, batchSize)).toEqual(want);
+            expect(await parkedMerge(inputs, parkable, batchSize)).toEqual(want);
           },
         ),
         RUNS,

@@ -295,6 +295,50 @@ async function viaReadAhead(paths: string[], opts: VendorBatchOptions, schedule:
   return out;
 }
 
+/**
+ * Each file read for its short first batch (`opts.first`), parked (`park`, the reading ended, woken
+ * with `wake` when `wake`), and read again whole: its rows and error then, or the error of its first batch.
+ */
+async function viaParked(paths: string[], opts: VendorBatchOptions, ahead: boolean, wake: boolean): Promise<unknown[]> {
+  const ra = ahead ? readAhead() : undefined;
+  const out: { rows: unknown[]; error?: string }[] = [];
+  try {
+    const srcs = paths.map((path) => {
+      const f = sniffVendorFile(path);
+      const o = { ...opts, kind: f.kind, size: f.size, gzip: f.gzip };
+      return ra ? ra.add({ path, opts: o }) : openVendorBatches(path, o);
+    });
+    const parked: boolean[] = [];
+    for (const src of srcs) {
+      const it = src.batches()[Symbol.asyncIterator]();
+      try {
+        await it.next();
+        src.park?.();
+        await it.return?.(undefined);
+        parked.push(true);
+      } catch (e) {
+        out.push({ rows: [], error: (e as Error).message });
+        parked.push(false);
+        continue;
+      }
+      out.push({ rows: [] });
+    }
+    if (wake) for (let i = 0; i < srcs.length; i++) if (parked[i]) srcs[i].wake?.(i);
+    for (let i = 0; i < srcs.length; i++) {
+      if (!parked[i]) continue;
+      try {
+        for await (const b of srcs[i].batches()) for (let j = 0; j < b.length; j++) out[i].rows.push(recordAt(b, j));
+      } catch (e) {
+        out[i].error = (e as Error).message;
+      }
+    }
+    for (const src of srcs) src.close();
+  } finally {
+    ra?.close();
+  }
+  return out;
+}
+
 /** A file's rows and error as openVendorBatches gives them in this thread. */
 async function inThread(path: string, opts: VendorBatchOptions): Promise<{ rows: unknown[]; error?: string }> {
   const got = await viaBatches(
@@ -308,7 +352,7 @@ async function inThread(path: string, opts: VendorBatchOptions): Promise<{ rows:
 }
 
 describe("a merge's vendor files read ahead in a worker", () => {
-  it('give the rows and errors of openVendorBatches, with a short first batch or not, pulled in any order', async () => {
+  it('give the rows and errors of openVendorBatches, with a short first batch or not, pulled in any order, parked or not', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(caseArb, { minLength: 1, maxLength: 4 }),
@@ -317,7 +361,8 @@ describe("a merge's vendor files read ahead in a worker", () => {
         fc.constantFrom(1 << 20, 60),
         fc.constantFrom(1, 3),
         fc.array(fc.nat(), { maxLength: 12 }),
-        async (cases, batchSize, first, maxLineBytes, startLine, schedule) => {
+        fc.boolean(),
+        async (cases, batchSize, first, maxLineBytes, startLine, schedule, ahead) => {
           const paths = cases.map(writeCase);
           const opts: VendorBatchOptions = { batchSize, maxLineBytes, startLine, time: 'receive' };
           const want = await Promise.all(paths.map((p) => inThread(p, opts)));
@@ -332,6 +377,13 @@ describe("a merge's vendor files read ahead in a worker", () => {
           }
           expect(await viaReadAhead(paths, opts, schedule)).toEqual(want);
           expect(await viaReadAhead(paths, { ...opts, first }, schedule)).toEqual(want);
+          // Parked after the first batch and read again from the start, here or in the worker, woken or not.
+          const parked = (await viaParked(paths, { ...opts, first }, ahead, schedule.length % 2 === 0)) as typeof want;
+          parked.forEach((got, i) => {
+            // A file that fails within its first batch fails there (a merge stops at it).
+            if (got.rows.length === 0 && got.error !== undefined && want[i].error !== undefined) expect(got.error).toBe(want[i].error);
+            else expect(got).toEqual(want[i]);
+          });
         },
       ),
       { seed: 2729, numRuns: 40 },
@@ -396,6 +448,46 @@ describe("a merge's vendor files read ahead in a worker", () => {
       for (const it of its) expect(askPrices((await it.next()).value as BatchColumns)).toEqual(Array(44).fill('1.6'));
     } finally {
       ra.close();
+    }
+  });
+
+  it('let a file go whole when parked: read again from its start, as it is then, woken or not', async () => {
+    const rows = (px: string, n: number) =>
+      Array.from({ length: n }, (_v, k) => `12:00:00.${String(k).padStart(4, '0')};12:00:00.${k};${px};2;1.4;3`);
+    const text = (px: string, n: number) => `time_exchange;time_coinapi;ask_px;ask_sx;bid_px;bid_sx\n${rows(px, n).join('\n')}\n`;
+    const askPrices = (b: BatchColumns) => Array.from({ length: b.length }, (_v, i) => recordAt(b, i).raw.split(';')[2]);
+    for (const ahead of [false, true]) {
+      const paths = Array.from({ length: 12 }, (_v, k) =>
+        join(dir, `let-go-${ahead}`, 'D-20230701', `IDDI-${k}+SC-K_SPOT_A_B${k}+S-AB${k}.csv.gz`),
+      );
+      mkdirSync(join(paths[0], '..'), { recursive: true });
+      for (const p of paths) writeFileSync(p, gzipSync(text('1.5', 60)));
+      const ra = ahead ? readAhead() : undefined;
+      const srcs = paths.map((p) => {
+        const f = sniffVendorFile(p);
+        const opts = { batchSize: 256, first: 16, kind: f.kind, size: f.size, gzip: f.gzip };
+        return ra ? ra.add({ path: p, opts }) : openVendorBatches(p, opts);
+      });
+      try {
+        for (const src of srcs) {
+          const it = src.batches()[Symbol.asyncIterator]();
+          expect(askPrices((await it.next()).value as BatchColumns)).toEqual(Array(16).fill('1.5'));
+          src.park?.();
+          await it.return?.(undefined);
+        }
+        // Changed while parked (shorter, other prices): read again whole from the start, in whole batches.
+        for (const p of paths) writeFileSync(p, gzipSync(text('1.6', 40)));
+        for (let k = 0; k < srcs.length; k += 2) srcs[k].wake?.(k);
+        for (const src of srcs) {
+          const got: BatchColumns[] = [];
+          for await (const b of src.batches()) got.push(b);
+          expect(got.map((b) => b.length)).toEqual([40]);
+          expect(askPrices(got[0])).toEqual(Array(40).fill('1.6'));
+        }
+      } finally {
+        for (const src of srcs) src.close();
+        ra?.close();
+      }
     }
   });
 

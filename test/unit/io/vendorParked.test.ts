@@ -1,8 +1,9 @@
 /**
- * A merge of thousands of vendor files holds each file's first batch, and the file parked after it
- * (src/io/vendorBatches.ts `first`): what a parked file keeps is that batch and its parser, not its
- * inflate state or read buffers, even when the files are opened and parked one after another
- * without a turn of the event loop (an inflater's close ends on a later turn).
+ * A merge of thousands of vendor files reads each file's first batch to place it
+ * (src/io/vendorBatches.ts `first`): what a file keeps after that batch is its parser, not its
+ * inflate state or read buffers, even when the files are opened one after another without a turn
+ * of the event loop (an inflater's close ends on a later turn); and once the merge parks it
+ * (src/io/mergeBatches.ts), not even that, until the merge reaches it.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +12,9 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
+import { mergeBatchSources } from '../../../src/io/mergeBatches.js';
 import { openVendorBatches } from '../../../src/io/vendorBatches.js';
+import { sniffVendorFile } from '../../../src/io/vendorSniff.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-vendor-parked-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -42,5 +45,48 @@ describe('parked vendor files', () => {
     // The first batches and parsers: about 2.5 KB a file (with each file's read buffer, about 19 KB).
     expect(grown).toBeLessThan(8 << 20);
     expect(held.length).toBe(2 * FILES);
+  });
+
+  it('hold little each once a merge has placed and parked them: 1,500 files, under 2 KB a file', async () => {
+    // File k's rows are at second k: the merge reaches the files one after another.
+    const paths = Array.from({ length: FILES }, (_v, k) =>
+      join(dir, 'merged', 'D-20230701', `IDDI-${k}+SC-K_SPOT_M${k}_B+S-M${k}B.csv.gz`),
+    );
+    mkdirSync(join(paths[0], '..'), { recursive: true });
+    paths.forEach((p, k) => {
+      const t = new Date(Date.UTC(2023, 6, 1, 0, 0, k)).toISOString().slice(11, 19);
+      const rows = Array.from({ length: 200 }, (_v, j) => `${t}.${String(j).padStart(4, '0')};${t}.${j};1.5;2;1.4;3`);
+      writeFileSync(p, gzipSync(`time_exchange;time_coinapi;ask_px;ask_sx;bid_px;bid_sx\n${rows.join('\n')}\n`));
+    });
+    const sniffed = paths.map((p) => ({ p, f: sniffVendorFile(p) }));
+    gc();
+    const before = process.memoryUsage();
+    const m = mergeBatchSources(
+      sniffed.map(({ p, f }) => openVendorBatches(p, { batchSize: 256, first: 1, kind: f.kind, size: f.size, gzip: f.gzip })),
+      { batchSize: 64 },
+    );
+    const it = m.batches()[Symbol.asyncIterator]();
+    // Every file placed; the merge is in the first file's rows.
+    const first = await it.next();
+    expect(first.value?.input?.[63]).toBe(0);
+    await new Promise((r) => setTimeout(r, 20));
+    gc();
+    const after = process.memoryUsage();
+    const grown = after.heapUsed + after.arrayBuffers - before.heapUsed - before.arrayBuffers;
+    // Parked whole, a file holds its source and its place in the merge, about 1 KB; with its parser
+    // and first batch, about 6 KB.
+    expect(grown / FILES).toBeLessThan(2048);
+    // And each is read again from its start when reached: all 200 rows of every file, in order.
+    let rows = first.value?.length ?? 0;
+    let last = 0;
+    for (let r = await it.next(); !r.done; r = await it.next()) {
+      rows += r.value.length;
+      for (let i = 0; i < r.value.length; i++) {
+        expect(r.value.input![i]).toBeGreaterThanOrEqual(last);
+        last = r.value.input![i];
+      }
+    }
+    expect(rows).toBe(200 * FILES);
+    m.close();
   });
 });
