@@ -57,6 +57,8 @@ export interface MergeBatchOptions {
    * threads, or outlives the merge); false: they stay in the inputs' batches, read by `rawOf`.
    */
   standalone?: boolean;
+  /** Parked inputs woken ahead of the merge (default {@link WAKE_AHEAD}). */
+  wakeAhead?: number;
 }
 
 /** Where the raw texts of a batch's rows are when they were not copied: row i's in `batches[i]`, its row `rows[i]`. */
@@ -308,7 +310,8 @@ export function mergeBatchSources(sources: readonly BatchSource[], opts: MergeBa
             sources[k].wake?.(keys[k]);
           }
         };
-        while (woken < WAKE_AHEAD && woken < parked.length) wake();
+        const ahead = Math.max(1, Math.floor(opts.wakeAhead ?? WAKE_AHEAD));
+        while (woken < ahead && woken < parked.length) wake();
         while (heap.length > 0 && !closed) {
           const i = heap[0];
           const c = cursors[i]!;

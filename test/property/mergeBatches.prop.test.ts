@@ -133,9 +133,10 @@ async function newMerge(inputs: Input[], batchSize: number): Promise<unknown[]> 
 
 /**
  * The merge with some inputs that can be parked (`park`, `wake`): each parked after its first batch,
- * read again from its start when the merge reaches it, woken before that in the order it is reached.
+ * read again from its start when the merge reaches it, woken before that (`wakeAhead` parked inputs
+ * ahead) in the order it is reached.
  */
-async function parkedMerge(inputs: Input[], parkable: boolean[], batchSize: number): Promise<unknown[]> {
+async function parkedMerge(inputs: Input[], parkable: boolean[], batchSize: number, wakeAhead: number): Promise<unknown[]> {
   const closed = { n: 0 };
   const out: unknown[] = [];
   const readings = inputs.map(() => 0);
@@ -152,8 +153,11 @@ async function parkedMerge(inputs: Input[], parkable: boolean[], batchSize: numb
       ...src,
       batches() {
         readings[k]++;
-        // Read again only after a park.
-        if (readings[k] > 1) expect(parks[k]).toBe(1);
+        // Read again only after a park, and once woken (`wakeAhead` before it is reached).
+        if (readings[k] > 1) {
+          expect(parks[k]).toBe(1);
+          expect(woken).toContain(k);
+        }
         return src.batches();
       },
       close: () => src.close(),
@@ -172,7 +176,7 @@ async function parkedMerge(inputs: Input[], parkable: boolean[], batchSize: numb
       },
     };
   });
-  const m = mergeBatchSources(sources, { batchSize });
+  const m = mergeBatchSources(sources, { batchSize, wakeAhead });
   for await (const b of m.batches()) {
     const copy = structuredClone(b);
     for (let i = 0; i < copy.length; i++) out.push({ input: copy.input![i], record: recordAt(copy, i) });
@@ -215,11 +219,12 @@ describe('mergeBatchSources', () => {
           fc.array(inputArb(sorted), { minLength: 1, maxLength: 6 }),
           fc.integer({ min: 1, max: 50 }),
           fc.array(fc.boolean(), { minLength: 6, maxLength: 6 }),
-          async (inputs, batchSize, parkable) => {
+          fc.integer({ min: 1, max: 4 }),
+          async (inputs, batchSize, parkable, wakeAhead) => {
             const want = await oldMerge(inputs, batchSize);
             expect(await newMerge(inputs, batchSize)).toEqual(want);
             expect(await referencedMerge(inputs, batchSize)).toEqual(want);
-            expect(await parkedMerge(inputs, parkable, batchSize)).toEqual(want);
+            expect(await parkedMerge(inputs, parkable, batchSize, wakeAhead)).toEqual(want);
           },
         ),
         RUNS,
