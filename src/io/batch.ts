@@ -113,9 +113,11 @@ export interface BatchSource {
   /**
    * Lets go of all the source holds between two readings of it: a merge that has placed an input by
    * its first batch and will reach it later calls this, then ends that iteration of `batches()`; a
-   * later call of `batches()` reads the input again from its start, in whole batches.
+   * later call of `batches()` reads the input again from its start, in whole batches. False when
+   * the source cannot let go now (a read-ahead already reading its next batch): the merge then
+   * keeps it as it is.
    */
-  park?(): void;
+  park?(): boolean;
   /** A parked input the merge will reach soon, at event time `time`: a source reading ahead starts reading it again. */
   wake?(time: number): void;
   /** Stops reading and releases the file and any worker (safe to call more than once). */

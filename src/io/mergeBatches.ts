@@ -290,9 +290,8 @@ export function mergeBatchSources(sources: readonly BatchSource[], opts: MergeBa
           if (await load(i, c)) {
             heap.push(i);
             siftUp(heap, heap.length - 1, less);
-            if (c.src.park !== undefined) {
+            if (c.src.park?.()) {
               // Placed by its first row's time (kept in keys): parked until the merge reaches it.
-              c.src.park();
               const it = c.it;
               c.it = undefined;
               c.b = undefined;

@@ -146,9 +146,15 @@ export function readAhead(): ReadAhead {
     let again = false;
     /** The first batch of the reading after a park asked for (by `wake`, or at its start). */
     let asked = false;
+    /** A batch asked for and not taken yet (the first one is asked for as the file is added). */
+    let outstanding = true;
+    const askNext = (time: number): void => {
+      outstanding = true;
+      ask(i, time);
+    };
     const askWaiting = (): void => {
       if (waiting === undefined) return;
-      ask(i, waiting);
+      askNext(waiting);
       waiting = undefined;
       // Posted now: the merge needs it within the first batch's few rows.
       flush();
@@ -159,18 +165,19 @@ export function readAhead(): ReadAhead {
       totalBytes: file.opts.size,
       bytesRead: () => bytes[i],
       async *batches() {
-        if (again && !asked && !gone[i]) ask(i, Number.NEGATIVE_INFINITY);
+        if (again && !asked && !gone[i]) askNext(Number.NEGATIVE_INFINITY);
         asked = true;
         try {
           for (let k = 0; !gone[i]; k++) {
             const r = await next(i);
+            outstanding = false;
             if ('error' in r) throw r.code === undefined ? new Error(r.error) : new XrateError(r.code, r.error);
             bytes[i] = Math.max(bytes[i], r.bytesRead);
             if ('done' in r) return;
             // The next batch, read while this one is merged: needed when the merge is past this one's
             // last row. After a short first batch (`first`), once the merge reaches the file.
             if (k === 0 && file.opts.first !== undefined && !again) waiting = lastTime(r.batch);
-            else ask(i, lastTime(r.batch));
+            else askNext(lastTime(r.batch));
             yield r.batch;
             askWaiting();
           }
@@ -181,18 +188,20 @@ export function readAhead(): ReadAhead {
       },
       reached: askWaiting,
       park() {
-        if (gone[i]) return;
+        // Only with no batch asked for: after a short first batch (`first`), before the merge reaches it.
+        if (gone[i] || outstanding) return false;
         parking = true;
         again = true;
         asked = false;
         waiting = undefined;
         asks.park.push(i);
         if (asks.park.length >= PARKS) flush();
+        return true;
       },
       wake(time) {
         if (!again || asked || gone[i]) return;
         asked = true;
-        ask(i, time);
+        askNext(time);
       },
       close() {
         leave(i);

@@ -221,6 +221,7 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
     },
     park() {
       again = true;
+      return true;
     },
     close() {
       closed = true;

@@ -132,9 +132,9 @@ async function newMerge(inputs: Input[], batchSize: number): Promise<unknown[]> 
 }
 
 /**
- * The merge with some inputs that can be parked (`park`, `wake`): each parked after its first batch,
- * read again from its start when the merge reaches it, woken before that (`wakeAhead` parked inputs
- * ahead) in the order it is reached.
+ * The merge with inputs asked to park (`park`), some able to and some not: each parked after its
+ * first batch, read again from its start when the merge reaches it, woken (`wake`) before that
+ * (`wakeAhead` parked inputs ahead) in the order it is reached; the others kept as they are.
  */
 async function parkedMerge(inputs: Input[], parkable: boolean[], batchSize: number, wakeAhead: number): Promise<unknown[]> {
   const closed = { n: 0 };
@@ -162,13 +162,15 @@ async function parkedMerge(inputs: Input[], parkable: boolean[], batchSize: numb
       },
       close: () => src.close(),
     };
-    if (!parkable[k]) return read;
     return {
       ...read,
+      // Asked once, after the first batch; an input that cannot let go says so and is kept.
       park() {
         parks[k]++;
+        return parkable[k];
       },
       wake(time: number) {
+        expect(parkable[k]).toBe(true);
         expect(readings[k]).toBe(1);
         expect(parks[k]).toBe(1);
         expect(time).toBe(firstTime(k));
@@ -183,15 +185,15 @@ async function parkedMerge(inputs: Input[], parkable: boolean[], batchSize: numb
   }
   for (let k = 0; k < inputs.length; k++) {
     const rows = inputs[k].times.length;
-    // A parkable input with rows: parked once, read twice; woken before it was read again.
-    expect(parks[k]).toBe(parkable[k] && rows > 0 ? 1 : 0);
+    // An input with rows: asked to park once; parked, it is read twice, woken before it was read again.
+    expect(parks[k]).toBe(rows > 0 ? 1 : 0);
     expect(readings[k]).toBe(parkable[k] && rows > 0 ? 2 : 1);
   }
   // Woken in the order of the parked inputs' first rows' times (then inputs): the order they are reached in.
   const order = [...woken].sort((a, b) => firstTime(a) - firstTime(b) || a - b);
   expect(woken).toEqual(order);
   expect(new Set(woken).size).toBe(woken.length);
-  expect(woken.length).toBe(parks.filter((n) => n > 0).length);
+  expect(woken.length).toBe(parks.filter((n, k) => n > 0 && parkable[k]).length);
   return out;
 }
 

@@ -491,6 +491,28 @@ describe("a merge's vendor files read ahead in a worker", () => {
     }
   });
 
+  it('do not let a file go while its next batch is being read ahead: without a short first batch, a read-ahead refuses to park', async () => {
+    const p = join(dir, 'no-park', 'D-20230701', 'IDDI-1+SC-K_SPOT_A_B+S-AB.csv.gz');
+    mkdirSync(join(p, '..'), { recursive: true });
+    const rows = Array.from({ length: 2000 }, (_v, k) => `12:00:00.${String(k).padStart(4, '0')};12:00:00.${k};1.5;2;1.4;3`);
+    writeFileSync(p, gzipSync(`time_exchange;time_coinapi;ask_px;ask_sx;bid_px;bid_sx\n${rows.join('\n')}\n`));
+    const f = sniffVendorFile(p);
+    const ra = readAhead();
+    const src = ra.add({ path: p, opts: { batchSize: 256, kind: f.kind, size: f.size, gzip: f.gzip } });
+    try {
+      const lengths: number[] = [];
+      for await (const b of src.batches()) {
+        // Its next batch is asked for as this one comes: it cannot let go, and reads on.
+        if (lengths.length === 0) expect(src.park?.()).toBe(false);
+        lengths.push(b.length);
+      }
+      expect(lengths.length).toBeGreaterThan(2);
+      expect(lengths.reduce((x, y) => x + y, 0)).toBe(2000);
+    } finally {
+      ra.close();
+    }
+  });
+
   it('stop a broken gzip file with the error the replay thread gives, after the same rows', async () => {
     const p = join(dir, 'broken-ahead', 'D-20230701', 'IDDI-1+SC-K_SPOT_A_B+S-AB.csv.gz');
     mkdirSync(join(p, '..'), { recursive: true });
