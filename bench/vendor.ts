@@ -9,8 +9,9 @@
  * The same entry times the reading and merging alone (no engine): the record readers and
  * `mergeSources` (`read_records_events_per_s`, `read_records_cpu_ms`) against the columnar vendor
  * reader and `mergeBatchSources` (`read_batches_events_per_s`, `read_batches_cpu_ms`; the metadata
- * NDJSON file through `batchesOf`), in alternating rounds; `read_speedup` = records time /
- * batches time.
+ * NDJSON file through `batchesOf`; each vendor file parked after its first batch and read again
+ * from its start when the merge reaches it, as in a replay), in alternating rounds; `read_speedup`
+ * = records time / batches time.
  *
  * @module
  */
