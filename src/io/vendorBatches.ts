@@ -153,6 +153,13 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
         }
         return r;
       };
+      /** Lets reader `r` go (its bytes read counted): parked, read to its end, or stopped; what takes its place. */
+      const letGo = (r: ByteReader): ByteReader => {
+        read = Math.max(read, r.bytesRead());
+        open.delete(r);
+        r.close();
+        return PARKED;
+      };
       /** Before the first batch is cut (with `first`): the text bytes pushed so far. */
       let firstText = opts.first === undefined || again ? -1 : 0;
       try {
@@ -180,10 +187,7 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
             // Parked until the next pull: the read's state goes, the parser's (a line's carry at most) stays.
             const text = firstText;
             firstText = -1;
-            read = Math.max(read, bytes.bytesRead());
-            open.delete(bytes);
-            bytes.close();
-            bytes = PARKED;
+            bytes = letGo(bytes);
             if (p.length > 0) {
               yield p.finish();
               if (closed) return;
@@ -206,17 +210,12 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
           );
         // Read to its end: its reader (inflate state, read buffer) goes before the last batch is
         // taken, which a merge may not do for a while (a file read ahead of it).
-        read = Math.max(read, bytes.bytesRead());
-        open.delete(bytes);
-        bytes.close();
-        bytes = PARKED;
+        bytes = letGo(bytes);
         if (p.length > 0 && !closed) yield p.finish();
       } finally {
         // Stopped by an error between two batches: drop the rows built (the builder is shared).
         if (p.length > 0) p.finish();
-        read = Math.max(read, bytes.bytesRead());
-        open.delete(bytes);
-        bytes.close();
+        letGo(bytes);
       }
     },
     park() {
