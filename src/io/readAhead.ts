@@ -144,9 +144,10 @@ export function readAhead(): ReadAhead {
     let parking = false;
     /** Parked before: read again from its start, in whole batches. */
     let again = false;
-    /** The first batch of the reading after a park asked for (by `wake`, or at its start). */
-    let asked = false;
-    /** A batch asked for and not taken yet (the first one is asked for as the file is added). */
+    /**
+     * A batch asked for and not taken yet: the first one is asked for as the file is added; after a
+     * park, by `wake` or at the next reading's start, whichever comes first.
+     */
     let outstanding = true;
     const askNext = (time: number): void => {
       outstanding = true;
@@ -165,8 +166,7 @@ export function readAhead(): ReadAhead {
       totalBytes: file.opts.size,
       bytesRead: () => bytes[i],
       async *batches() {
-        if (again && !asked && !gone[i]) askNext(Number.NEGATIVE_INFINITY);
-        asked = true;
+        if (again && !outstanding && !gone[i]) askNext(Number.NEGATIVE_INFINITY);
         try {
           for (let k = 0; !gone[i]; k++) {
             const r = await next(i);
@@ -192,16 +192,13 @@ export function readAhead(): ReadAhead {
         if (gone[i] || outstanding) return false;
         parking = true;
         again = true;
-        asked = false;
         waiting = undefined;
         asks.park.push(i);
         if (asks.park.length >= PARKS) flush();
         return true;
       },
       wake(time) {
-        if (!again || asked || gone[i]) return;
-        asked = true;
-        askNext(time);
+        if (again && !outstanding && !gone[i]) askNext(time);
       },
       close() {
         leave(i);
