@@ -3,7 +3,7 @@
  * against the serial replay of the same log in the same run.
  *
  * The log is 20 days at 1 event a second (scripts/gen-log.ts, seed 12). Each round runs, one
- * after the other, the built CLI as a child process:
+ * after the other, the `xrate` command (bin/xrate, the file npm links) as a child process:
  * - `xrate replay LOG --db FILE --quiet --workers 1` (serial),
  * - the same with `--workers 2` (two worker threads),
  * - the same with `--queue redis://… --workers 2`, two `xrate worker` processes (started once,
@@ -24,6 +24,8 @@ import { ensureCliBuilt, median, p99 } from './replay-db.js';
 import type { BenchResult } from './run.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+/** The command as a user runs it: a replay in partitions starts with malloc's threshold fixed there. */
+const COMMAND = join(ROOT, 'bin', 'xrate');
 const BIN = join(ROOT, 'bin', 'xrate.js');
 const ROUNDS = 3;
 const LOG = { seed: 12, events: 20 * 86_400, rate: 1, span: '20 days' } as const;
@@ -31,7 +33,7 @@ const LOG = { seed: 12, events: 20 * 86_400, rate: 1, span: '20 days' } as const
 function runReplay(log: string, db: string, extra: string[]): number {
   for (const f of [db, `${db}-wal`, `${db}-shm`]) rmSync(f, { force: true });
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, [BIN, 'replay', log, '--db', db, '--quiet', ...extra], { cwd: ROOT, encoding: 'utf8' });
+  const r = spawnSync(COMMAND, ['replay', log, '--db', db, '--quiet', ...extra], { cwd: ROOT, encoding: 'utf8' });
   const seconds = (performance.now() - t0) / 1000;
   if (r.status !== 0) throw new Error(`xrate replay ${extra.join(' ')} exited with ${r.status}: ${r.stderr || r.error?.message}`);
   for (const f of [db, `${db}-wal`, `${db}-shm`]) rmSync(f, { force: true });

@@ -95,6 +95,7 @@ beforeAll(() => {
 describe('the packed package', () => {
   it('ships the command, the build, the demo log and the page, and no tests or sources', () => {
     for (const f of [
+      'bin/xrate',
       'bin/xrate.js',
       'cjs/esm-only.cjs',
       'dist/index.js',

@@ -4,7 +4,8 @@
  * each command prints must be what the page shows (placeholders: test/helpers/docExamples.ts).
  * The commands run with bash in a fresh directory that looks like a clone of the repository (bin,
  * dist, fixtures, node_modules, package.json and ui linked from it; `docs/` and `out/` its own),
- * where `npx xrate` runs the built command (`node bin/xrate.js`) and `npm start` the quick start.
+ * where `npx xrate` runs the command npm installs (bin/xrate, which runs the built CLI in Node) and
+ * `npm start` the quick start.
  *
  * UPDATE_README=1 rewrites, in place, the expected outputs that no longer match (keeping the
  * placeholders that still do), for a change that is meant to change what the commands print.
@@ -13,10 +14,10 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandWords, type ConsoleBlock, matchOutput, parseDoc, refreshOutput } from '../helpers/docExamples.js';
-import { BIN, ROOT } from './helpers.js';
+import { ROOT } from './helpers.js';
 
 const UPDATE = process.env.UPDATE_README === '1';
 const DOCS = [
@@ -27,6 +28,7 @@ const DOCS = [
     .map((f) => `docs/${f}`),
 ];
 const README_MAX_LINES = 250;
+const COMMAND = join(ROOT, 'bin', 'xrate');
 
 const work = mkdtempSync(join(tmpdir(), 'xrate-docs-'));
 const shim = join(work, '.shim');
@@ -44,7 +46,7 @@ beforeAll(() => {
     join(shim, 'npx'),
     [
       '#!/bin/sh',
-      `if [ "$1" = xrate ]; then shift; exec '${process.execPath}' '${BIN}' "$@"; fi`,
+      `if [ "$1" = xrate ]; then shift; exec '${COMMAND}' "$@"; fi`,
       'echo "docs test: only npx xrate runs here (got: npx $*)" >&2; exit 127',
       '',
     ].join('\n'),
@@ -53,7 +55,8 @@ beforeAll(() => {
   writeFileSync(join(work, '.npmrc-empty'), '');
   // A shell as a user's: no variables of npm or of the test runner, npm without the user's config.
   env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(npm_|vitest|NODE_ENV$|NODE_OPTIONS$)/i.test(k)));
-  env.PATH = `${shim}${delimiter}${process.env.PATH ?? ''}`;
+  // The command starts the `node` of the PATH: this one.
+  env.PATH = [shim, dirname(process.execPath), process.env.PATH ?? ''].join(delimiter);
   env.NPM_CONFIG_USERCONFIG = join(work, '.npmrc-empty');
   env.NPM_CONFIG_UPDATE_NOTIFIER = 'false';
   // The quick start, so that every page's examples find out/xrate.sqlite whichever run first.

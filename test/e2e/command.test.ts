@@ -1,0 +1,136 @@
+/**
+ * The `xrate` command as npm installs it (bin/xrate, a POSIX shell script run through a link): it
+ * replaces itself with Node running bin/xrate.js on the same arguments, and starts a replay in
+ * partitions on threads with glibc's mmap threshold fixed (MALLOC_MMAP_THRESHOLD_=1048576) unless
+ * the user set one. What Node starts with is read by a module preloaded through NODE_OPTIONS,
+ * which writes its environment and arguments and ends the process before the CLI runs; a real
+ * partitioned replay is then run through the command.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeLog } from '../../scripts/gen-log.js';
+import { bin, ensureBuilt, expectSameOutputs, ROOT } from './helpers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'xrate-e2e-command-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const COMMAND = join(ROOT, 'bin', 'xrate');
+// As npm links it: node_modules/.bin/xrate -> ../xrate/bin/xrate (relative), here through a second, absolute link.
+const pkg = join(dir, 'node_modules', 'xrate');
+const dotBin = join(dir, 'node_modules', '.bin');
+const LINKED = join(dotBin, 'xrate');
+const preload = join(dir, 'started.mjs');
+const seen = join(dir, 'started.json');
+
+beforeAll(() => {
+  ensureBuilt();
+  mkdirSync(join(pkg), { recursive: true });
+  mkdirSync(dotBin, { recursive: true });
+  symlinkSync(join(ROOT, 'bin'), join(pkg, 'bin'));
+  symlinkSync(relative(dotBin, join(pkg, 'bin', 'xrate')), LINKED);
+  writeFileSync(
+    preload,
+    [
+      "import { writeFileSync } from 'node:fs';",
+      `writeFileSync(${JSON.stringify(seen)}, JSON.stringify({ threshold: process.env.MALLOC_MMAP_THRESHOLD_ ?? null, main: process.argv[1], args: process.argv.slice(2) }));`,
+      'process.exit(0);',
+    ].join('\n'),
+  );
+}, 180_000);
+
+interface Started {
+  threshold: string | null;
+  main: string;
+  args: string[];
+}
+
+/** What Node started with when `command` ran `args` (`env`: added to this process's environment). */
+function started(args: string[], env: Record<string, string> = {}, command = LINKED): Started {
+  rmSync(seen, { force: true });
+  const base = { ...process.env };
+  delete base.MALLOC_MMAP_THRESHOLD_;
+  delete base.GLIBC_TUNABLES;
+  const r = spawnSync(command, args, {
+    encoding: 'utf8',
+    env: { ...base, NODE_OPTIONS: `--import=${pathToFileURL(preload).href}`, ...env },
+  });
+  expect(r.status, `${command} ${args.join(' ')}: ${r.stderr}`).toBe(0);
+  return JSON.parse(readFileSync(seen, 'utf8')) as Started;
+}
+
+describe('the xrate command (bin/xrate)', () => {
+  it('runs bin/xrate.js in Node with the same arguments, through the links npm makes', () => {
+    const args = ['rate', 'a log with spaces.ndjson', '--pair', 'BTC/USD', '*', '', "it's", '"quoted"', '$HOME', '--'];
+    for (const command of [LINKED, COMMAND]) {
+      const s = started(args, {}, command);
+      expect(realpathSync(s.main)).toBe(realpathSync(join(ROOT, 'bin', 'xrate.js')));
+      expect(s.args).toEqual(args);
+      expect(s.threshold).toBeNull();
+    }
+  });
+
+  it('fixes the threshold for a replay in partitions on threads, and for no other command line', () => {
+    const fixed: string[][] = [
+      ['replay', 'log', '--workers', '2'],
+      ['replay', 'log', '--workers=3', '--db', 'x'],
+      ['replay', 'log', '--workers', 'auto'],
+      ['replay', 'log', '--workers', '1', '--workers', '2'],
+    ];
+    const not: string[][] = [
+      ['replay', 'log'],
+      ['replay', 'log', '--workers', '1'],
+      ['replay', 'log', '--workers', '2', '--workers=1'],
+      ['replay', 'log', '--workers', '2', '--queue', 'redis://localhost:6379'],
+      ['replay', 'log', '--queue=redis://localhost:6379', '--workers=2'],
+      ['replay', 'log', '--', '--workers', '2'],
+      ['replay', 'log', '--workers', 'two'],
+      ['replay', 'log', '--workers'],
+      ['convert', 'log', '--workers', '2'],
+      ['serve', '--workers', '2'],
+      ['--workers', '2', 'replay'],
+    ];
+    for (const args of fixed) expect(started(args).threshold, args.join(' ')).toBe('1048576');
+    for (const args of not) expect(started(args).threshold, args.join(' ')).toBeNull();
+  });
+
+  it("leaves the user's own threshold as it is", () => {
+    const args = ['replay', 'log', '--workers', '2'];
+    expect(started(args, { MALLOC_MMAP_THRESHOLD_: '65536' }).threshold).toBe('65536');
+    expect(started(args, { MALLOC_MMAP_THRESHOLD_: '' }).threshold).toBe('');
+    expect(started(args, { GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=262144' }).threshold).toBeNull();
+    expect(started(args, { GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' }).threshold).toBe('1048576');
+  });
+
+  it('a partitioned replay through it: one process (Node in its place), the threshold set, outputs equal to the serial replay', async () => {
+    const log = join(dir, 'log.ndjson');
+    // About 3 hours of 12 exchanges: a few seconds with --workers 2.
+    await writeLog(log, { seed: 3, events: 300_000, rate: 50, exchanges: 12, assets: 20 });
+    const db = join(dir, 'w2.sqlite');
+    const p = spawn(LINKED, ['replay', log, '--db', db, '--workers', '2', '--quiet'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    p.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => p.once('exit', (code) => resolve(code)));
+    // The process the command started is Node itself once it runs (exec), with the threshold in its environment.
+    let cmdline = '';
+    for (let i = 0; i < 200 && !cmdline.includes('xrate.js'); i++) {
+      cmdline = readFileSync(`/proc/${p.pid}/cmdline`, 'utf8');
+      if (!cmdline.includes('xrate.js')) await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(realpathSync(cmdline.split('\0')[1])).toBe(realpathSync(join(ROOT, 'bin', 'xrate.js')));
+    expect(readFileSync(`/proc/${p.pid}/environ`, 'utf8').split('\0')).toContain('MALLOC_MMAP_THRESHOLD_=1048576');
+    expect(await exited, err).toBe(0);
+    const serial = join(dir, 'serial.sqlite');
+    expect(bin(['replay', log, '--db', serial, '--quiet'], { timeout: 120_000 }).status).toBe(0);
+    expectSameOutputs(db, serial);
+    // A flag the CLI refuses: its exit code and message, through the command.
+    const bad = spawnSync(LINKED, ['replay', log, '--workers', '2', '--no-such-flag'], { encoding: 'utf8' });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/--no-such-flag/);
+  }, 180_000);
+});
