@@ -57,6 +57,11 @@ export interface VendorBatchOptions {
    * without a short first batch, when the merge reaches it.
    */
   first?: number;
+  /**
+   * The file was read before, in a reading this one repeats (a parked file read again from its
+   * start in another source): a file that cannot be read now says so, not that none of it was read.
+   */
+  readBefore?: boolean;
 }
 
 /** What a file holds to read once parked, or read to its end: nothing (its reader let go, not kept by the suspended reading). */
@@ -147,9 +152,7 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
           }
         } catch (e) {
           r.close();
-          const line = p.lastLine;
-          const msg = (e as Error).message;
-          throw new XrateError('input', `${msg}; the last line read whole was line ${line}`, { cause: e });
+          throw new XrateError('input', `${(e as Error).message}; ${readSoFar(p.lastLine, true)}`, { cause: e });
         }
         return r;
       };
@@ -168,13 +171,9 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
           try {
             chunk = bytes.next(firstText >= 0 ? Math.min(pull, FIRST_PULL) : pull);
           } catch (e) {
-            const line = p.lastLine;
-            const msg = (e as Error).message;
-            throw new XrateError(
-              'input',
-              line > 0 ? `${msg}; the last line read whole was line ${line}` : `${msg}; no whole line was read`,
-              { cause: e },
-            );
+            throw new XrateError('input', `${(e as Error).message}; ${readSoFar(p.lastLine, again || opts.readBefore === true)}`, {
+              cause: e,
+            });
           }
           if (chunk === undefined) break;
           if (firstText >= 0) {
@@ -227,6 +226,12 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
       for (const r of open) r.close();
     },
   };
+}
+
+/** What a failed reading had read: its last whole line, or none (`before`: in a reading before it, which this one repeated). */
+function readSoFar(line: number, before: boolean): string {
+  if (line > 0) return `the last line read whole was line ${line}`;
+  return before ? 'its first rows were read before (to place it in a merge): was it moved or changed since?' : 'no whole line was read';
 }
 
 /** The index after the `n`th newline of `b` (its length when it has fewer). */
