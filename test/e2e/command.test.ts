@@ -28,7 +28,7 @@ const seen = join(dir, 'started.json');
 
 beforeAll(() => {
   ensureBuilt();
-  mkdirSync(join(pkg), { recursive: true });
+  mkdirSync(pkg, { recursive: true });
   mkdirSync(dotBin, { recursive: true });
   symlinkSync(join(ROOT, 'bin'), join(pkg, 'bin'));
   symlinkSync(relative(dotBin, join(pkg, 'bin', 'xrate')), LINKED);
