@@ -425,39 +425,6 @@ describe("a merge's vendor files read ahead in a worker", () => {
     }
   });
 
-  it('say of a parked file gone before it is read again that its first rows were read before, here or in the worker', async () => {
-    const rows = Array.from({ length: 40 }, (_v, k) => `12:00:00.${String(k).padStart(4, '0')};12:00:00.${k};1.5;2;1.4;3`);
-    const text = `time_exchange;time_coinapi;ask_px;ask_sx;bid_px;bid_sx\n${rows.join('\n')}\n`;
-    for (const ahead of [false, true]) {
-      const p = join(dir, `gone-${ahead}`, 'D-20230701', 'IDDI-1+SC-K_SPOT_A_B+S-AB.csv.gz');
-      mkdirSync(join(p, '..'), { recursive: true });
-      writeFileSync(p, gzipSync(text));
-      const got = await viaParked([p], { batchSize: 256, first: 1 }, ahead, true);
-      expect(got).toEqual([{ rows: Array.from({ length: 40 }, (_v, k) => expect.objectContaining({ line: k + 2 })) }]);
-      const ra = ahead ? readAhead() : undefined;
-      const f = sniffVendorFile(p);
-      const opts: VendorBatchOptions = { batchSize: 256, first: 1, kind: f.kind, size: f.size, gzip: f.gzip };
-      const src = ra ? ra.add({ path: p, opts: { ...opts, size: f.size } }) : openVendorBatches(p, opts);
-      try {
-        const it = src.batches()[Symbol.asyncIterator]();
-        expect((await it.next()).value?.length).toBe(1);
-        expect(src.park?.()).toBe(true);
-        await it.return?.(undefined);
-        rmSync(p);
-        await expect(
-          (async () => {
-            for await (const _b of src.batches());
-          })(),
-        ).rejects.toThrow(
-          /^cannot read ".*gone-.*": ENOENT.*; its first rows were read before \(to place it in a merge\): was it moved or changed since\?$/,
-        );
-      } finally {
-        src.close();
-        ra?.close();
-      }
-    }
-  });
-
   it("read no parked file's next batch before the merge reaches the file or pulls the batch", async () => {
     const rows = (px: string) =>
       Array.from({ length: 60 }, (_v, k) => `12:00:00.${String(k).padStart(4, '0')};12:00:00.${k};${px};2;1.4;3`);

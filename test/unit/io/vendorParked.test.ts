@@ -3,7 +3,8 @@
  * (src/io/vendorBatches.ts `first`): what a file keeps after that batch is its parser, not its
  * inflate state or read buffers, even when the files are opened one after another without a turn
  * of the event loop (an inflater's close ends on a later turn); and once the merge parks it
- * (src/io/mergeBatches.ts), not even that, until the merge reaches it.
+ * (src/io/mergeBatches.ts), not even that, until the merge reaches it. A file gone by then says
+ * that its first rows were read before.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,8 +13,10 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
+import { recordAt } from '../../../src/io/batch.js';
 import { mergeBatchSources } from '../../../src/io/mergeBatches.js';
-import { openVendorBatches } from '../../../src/io/vendorBatches.js';
+import { readAhead } from '../../../src/io/readAhead.js';
+import { openVendorBatches, type VendorBatchOptions } from '../../../src/io/vendorBatches.js';
 import { sniffVendorFile } from '../../../src/io/vendorSniff.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-vendor-parked-'));
@@ -88,5 +91,41 @@ describe('parked vendor files', () => {
     }
     expect(rows).toBe(200 * FILES);
     m.close();
+  });
+
+  it('a file gone before it is read again says its first rows were read before, here or in the worker', async () => {
+    const rows = Array.from({ length: 40 }, (_v, k) => `12:00:00.${String(k).padStart(4, '0')};12:00:00.${k};1.5;2;1.4;3`);
+    const gz = gzipSync(`time_exchange;time_coinapi;ask_px;ask_sx;bid_px;bid_sx\n${rows.join('\n')}\n`);
+    /** Its first row read, then parked; `gone`: the file deleted before it is read again. Its lines read again, or the error. */
+    const parkedThen = async (name: string, ahead: boolean, gone: boolean): Promise<number[] | string> => {
+      const p = join(dir, 'gone', 'D-20230701', `IDDI-1+SC-K_SPOT_A_B+S-${name}-${ahead}.csv.gz`);
+      mkdirSync(join(p, '..'), { recursive: true });
+      writeFileSync(p, gz);
+      const f = sniffVendorFile(p);
+      const opts: VendorBatchOptions = { batchSize: 256, first: 1, kind: f.kind, size: f.size, gzip: f.gzip };
+      const ra = ahead ? readAhead() : undefined;
+      const src = ra ? ra.add({ path: p, opts: { ...opts, size: f.size } }) : openVendorBatches(p, opts);
+      try {
+        const it = src.batches()[Symbol.asyncIterator]();
+        expect((await it.next()).value?.length).toBe(1);
+        expect(src.park?.()).toBe(true);
+        await it.return?.(undefined);
+        if (gone) rmSync(p);
+        const lines: number[] = [];
+        for await (const b of src.batches()) for (let i = 0; i < b.length; i++) lines.push(recordAt(b, i).line);
+        return lines;
+      } catch (e) {
+        return (e as Error).message;
+      } finally {
+        src.close();
+        ra?.close();
+      }
+    };
+    for (const ahead of [false, true]) {
+      expect(await parkedThen('KEPT', ahead, false)).toEqual(Array.from({ length: 40 }, (_v, k) => k + 2));
+      expect(await parkedThen('GONE', ahead, true)).toMatch(
+        /^cannot read ".*GONE.*": ENOENT.*; its first rows were read before \(to place it in a merge\): was it moved or changed since\?$/,
+      );
+    }
   });
 });
