@@ -41,6 +41,11 @@ export interface TextStream {
   close(): void;
 }
 
+/** What a reading that failed had read, for its error: its last whole line (a line number from 1), or none. */
+export function lastLineRead(line: number): string {
+  return line > 0 ? `the last line read whole was line ${line}` : 'no whole line was read';
+}
+
 /**
  * `chunks` (text, or bytes), with a read error that names the last line read whole (`lastLine()`, asked when the
  * error comes: the records before it were handed over).
@@ -49,9 +54,7 @@ export async function* withLastLine<T = string>(chunks: AsyncIterable<T>, lastLi
   try {
     yield* chunks;
   } catch (e) {
-    const msg = messageOf(e);
-    const line = lastLine();
-    const said = line > 0 ? `${msg}; the last line read whole was line ${line}` : `${msg}; no whole line was read`;
+    const said = `${messageOf(e)}; ${lastLineRead(lastLine())}`;
     throw isXrateError(e) ? new XrateError(e.code, said, { cause: e }) : new Error(said);
   }
 }

@@ -26,6 +26,7 @@ import { XrateError } from '../core/errors.js';
 import { batchesOf, type BatchSource } from './batch.js';
 import { DEFAULT_MAX_LINE_BYTES } from './lineLimit.js';
 import { DEFAULT_BATCH_SIZE } from './source.js';
+import { lastLineRead } from './textStream.js';
 import { type ByteReader, openBytes } from './vendorBytes.js';
 import { openVendorCsv, type VendorKind, type VendorTime } from './vendorCsv.js';
 import { VendorLineParser } from './vendorLines.js';
@@ -230,8 +231,9 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
 
 /** What a failed reading had read: its last whole line, or none (`before`: in a reading before it, which this one repeated). */
 function readSoFar(line: number, before: boolean): string {
-  if (line > 0) return `the last line read whole was line ${line}`;
-  return before ? 'its first rows were read before (to place it in a merge): was it moved or changed since?' : 'no whole line was read';
+  return line <= 0 && before
+    ? 'its first rows were read before (to place it in a merge): was it moved or changed since?'
+    : lastLineRead(line);
 }
 
 /** The index after the `n`th newline of `b` (its length when it has fewer). */

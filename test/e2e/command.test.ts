@@ -9,16 +9,15 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeLog } from '../../scripts/gen-log.js';
-import { bin, ensureBuilt, expectSameOutputs, ROOT } from './helpers.js';
+import { BIN, bin, COMMAND, ensureBuilt, expectSameOutputs } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-e2e-command-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const COMMAND = join(ROOT, 'bin', 'xrate');
 // As npm links it: node_modules/.bin/xrate -> ../xrate/bin/xrate (relative), here through a second, absolute link.
 const pkg = join(dir, 'node_modules', 'xrate');
 const dotBin = join(dir, 'node_modules', '.bin');
@@ -30,7 +29,7 @@ beforeAll(() => {
   ensureBuilt();
   mkdirSync(pkg, { recursive: true });
   mkdirSync(dotBin, { recursive: true });
-  symlinkSync(join(ROOT, 'bin'), join(pkg, 'bin'));
+  symlinkSync(dirname(COMMAND), join(pkg, 'bin'));
   symlinkSync(relative(dotBin, join(pkg, 'bin', 'xrate')), LINKED);
   writeFileSync(
     preload,
@@ -67,7 +66,7 @@ describe('the xrate command (bin/xrate)', () => {
     const args = ['rate', 'a log with spaces.ndjson', '--pair', 'BTC/USD', '*', '', "it's", '"quoted"', '$HOME', '--'];
     for (const command of [LINKED, COMMAND]) {
       const s = started(args, {}, command);
-      expect(realpathSync(s.main)).toBe(realpathSync(join(ROOT, 'bin', 'xrate.js')));
+      expect(realpathSync(s.main)).toBe(realpathSync(BIN));
       expect(s.args).toEqual(args);
       expect(s.threshold).toBeNull();
     }
@@ -122,7 +121,7 @@ describe('the xrate command (bin/xrate)', () => {
       cmdline = readFileSync(`/proc/${p.pid}/cmdline`, 'utf8');
       if (!cmdline.includes('xrate.js')) await new Promise((r) => setTimeout(r, 10));
     }
-    expect(realpathSync(cmdline.split('\0')[1])).toBe(realpathSync(join(ROOT, 'bin', 'xrate.js')));
+    expect(realpathSync(cmdline.split('\0')[1])).toBe(realpathSync(BIN));
     expect(readFileSync(`/proc/${p.pid}/environ`, 'utf8').split('\0')).toContain('MALLOC_MMAP_THRESHOLD_=1048576');
     expect(await exited, err).toBe(0);
     const serial = join(dir, 'serial.sqlite');

@@ -21,6 +21,8 @@ export type { BinProcess } from '../helpers/process.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const BIN = join(ROOT, 'bin', 'xrate.js');
+/** The command npm links as `xrate` (a shell script that runs {@link BIN} in Node). */
+export const COMMAND = join(ROOT, 'bin', 'xrate');
 export const DEMO = join(ROOT, 'fixtures', 'demo', 'demo.ndjson.gz');
 
 /** What one CLI run printed, and its exit code. */

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandWords, type ConsoleBlock, matchOutput, parseDoc, refreshOutput } from '../helpers/docExamples.js';
-import { ROOT } from './helpers.js';
+import { COMMAND, ROOT } from './helpers.js';
 
 const UPDATE = process.env.UPDATE_README === '1';
 const DOCS = [
@@ -28,7 +28,6 @@ const DOCS = [
     .map((f) => `docs/${f}`),
 ];
 const README_MAX_LINES = 250;
-const COMMAND = join(ROOT, 'bin', 'xrate');
 
 const work = mkdtempSync(join(tmpdir(), 'xrate-docs-'));
 const shim = join(work, '.shim');
