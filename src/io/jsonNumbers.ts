@@ -12,11 +12,24 @@ const POW10 = [
 ];
 const TWO_53 = 2 ** 53;
 
+/** Where the literal read by the last {@link jsonNumberFrom} ended. */
+export let numberEnd = 0;
+
 /**
  * The value of the JSON number literal b[from, to) (`Number` of its text), or NaN when it is not
  * one: -?(0|[1-9]d*)(.d+)?([eE][+-]?d+)?
  */
 export function jsonNumberAt(b: Uint8Array, from: number, to: number): number {
+  const v = jsonNumberFrom(b, from, to);
+  return numberEnd === to ? v : Number.NaN;
+}
+
+/**
+ * The value of the longest JSON number literal at b[from] (within `to`), its end in
+ * {@link numberEnd}; NaN when no literal starts there, or when one stops short of its digits
+ * (`1.`, `1e`, `-`).
+ */
+export function jsonNumberFrom(b: Uint8Array, from: number, to: number): number {
   let i = from;
   const neg = b[i] === 45;
   if (neg) i++;
@@ -62,10 +75,10 @@ export function jsonNumberAt(b: Uint8Array, from: number, to: number): number {
     if (i === start) return Number.NaN;
     scale -= eneg ? -e : e;
   }
-  if (i !== to) return Number.NaN;
+  numberEnd = i;
   let v: number;
   if (exact && scale >= -22 && scale <= 22) v = scale >= 0 ? m / POW10[scale] : m * POW10[-scale];
-  else v = Number(latin1.decode(b.subarray(neg ? from + 1 : from, to)));
+  else v = Number(latin1.decode(b.subarray(neg ? from + 1 : from, i)));
   return neg ? -v : v;
 }
 

@@ -17,6 +17,12 @@
  * departs from every shape kept, at any byte, is scanned key by key. A log's lines have one shape
  * per kind of event, so keys are matched once per shape, not once per line.
  *
+ * Bytes are read four at a time where they are only compared or checked: the bytes between the
+ * values against a shape's, a string's bytes for a quote, a backslash, a control character or a
+ * byte over 0x7f (then read one at a time from that word on), a time's second and minute against
+ * the last ones, and symbol ids (symbolDict.ts). A number literal's value and end are read in one
+ * pass.
+ *
  * Numbers: the value of a literal of at most 2^53 - 1 as mantissa and a power of ten of at most
  * 22 either way is computed from its digits (one correctly rounded multiplication or division,
  * so it is `Number(literal)` exactly); any other goes through `Number` on its text. A JSON number
@@ -29,7 +35,8 @@
 import { type BatchBuilder, CELLS, SIDE_CODES } from '../core/batch.js';
 import { parseDec } from '../core/decimal.js';
 import { parseTime } from '../core/time.js';
-import { isPlain, jsonNumberAt } from './jsonNumbers.js';
+import { isPlain, jsonNumberAt, jsonNumberFrom, numberEnd } from './jsonNumbers.js';
+import { SymbolDict } from './symbolDict.js';
 
 const Q = 34;
 const BACKSLASH = 92;
@@ -104,41 +111,6 @@ function slotAt(b: Uint8Array, i: number, end: number): number {
   }
 }
 
-/** Symbol ids by their bytes: a line's id is looked up, not decoded. */
-class SymbolDict {
-  private readonly table = new Map<number, { bytes: Uint8Array; id: string; gen: number; index: number }[]>();
-
-  /** The batch dictionary index of the id b[s, e) (ASCII), in `bb` of generation `gen`. */
-  index(b: Uint8Array, s: number, e: number, bb: BatchBuilder, gen: number): number {
-    let h = 0x811c9dc5;
-    for (let k = s; k < e; k++) h = Math.imul(h ^ b[k], 16777619);
-    h &= 0x3fffffff; // a small integer: no number object per look-up
-    let list = this.table.get(h);
-    if (list === undefined) {
-      list = [];
-      this.table.set(h, list);
-    }
-    const n = e - s;
-    for (const en of list) {
-      const w = en.bytes;
-      if (w.length !== n) continue;
-      let k = 0;
-      while (k < n && w[k] === b[s + k]) k++;
-      if (k < n) continue;
-      if (en.gen !== gen) {
-        en.gen = gen;
-        en.index = bb.symbolIndex(en.id);
-      }
-      return en.index;
-    }
-    const id = latin1.decode(b.subarray(s, e));
-    // A copy (a Buffer's slice is a view): the reader's chunks are reused.
-    const en = { bytes: Uint8Array.prototype.slice.call(b, s, e), id, gen, index: bb.symbolIndex(id) };
-    list.push(en);
-    return en.index;
-  }
-}
-
 /** Scratch of the scan: kind, start and end of each slot. */
 const F = new Int32Array(3 * N_FIELDS);
 /** Scratch of the scan: the value of each slot holding a JSON number. */
@@ -157,6 +129,8 @@ const TOKEN_SLOTS = new Int8Array(MAX_TOKENS);
  */
 interface Shape {
   gaps: Uint8Array;
+  /** A view of `gaps`, to compare four bytes at a time. */
+  view: DataView;
   gapEnd: Int32Array;
   slots: Int8Array;
 }
@@ -168,10 +142,20 @@ const S_CONTROL = 3;
 const STRING_BYTE = new Uint8Array(256).map((_, x) =>
   x === Q ? S_QUOTE : x === BACKSLASH || x > 127 ? S_DECLINE : x < 32 ? S_CONTROL : 0,
 );
-/** 1 for a byte a number literal's token runs over: digits, `.`, `e`, `E`, `+`, `-`. */
-const NUMBER_BYTE = new Uint8Array(256).map((_, x) =>
-  (x >= 48 && x <= 57) || x === 46 || x === 101 || x === 69 || x === 43 || x === 45 ? 1 : 0,
-);
+
+/**
+ * Whether the four bytes of `w` (little-endian) hold one that ends a plain run of a string's
+ * bytes: a quote, a backslash, a control character or a byte over 0x7f (each flagged in its
+ * byte's top bit; a flag may be set falsely only above a byte rightly flagged).
+ */
+function special(w: number): boolean {
+  const q = w ^ 0x22222222;
+  const bs = w ^ 0x5c5c5c5c;
+  const quote = ((q - 0x01010101) | 0) & ~q;
+  const backslash = ((bs - 0x01010101) | 0) & ~bs;
+  const control = ((w - 0x20202020) | 0) & ~w;
+  return ((quote | backslash | control | w) & 0x80808080) !== 0;
+}
 
 /**
  * Reads the value token at b[i] (i < e) of the field in `slot` (-1: a key not read): the slot's
@@ -180,7 +164,7 @@ const NUMBER_BYTE = new Uint8Array(256).map((_, x) =>
  * (an escape, a byte over 0x7f, a control character in a symbol id or in a value not read, a
  * number that is not a JSON number, an object or array).
  */
-function value(b: Uint8Array, i: number, e: number, slot: number): number {
+function value(b: Uint8Array, dv: DataView, i: number, e: number, slot: number): number {
   const c = b[i];
   let vk: number;
   let vs: number;
@@ -189,6 +173,8 @@ function value(b: Uint8Array, i: number, e: number, slot: number): number {
   if (c === Q) {
     let vEnd = i + 1;
     let ctl = false;
+    // Four bytes at a time while none is one the loop below stops at.
+    while (vEnd + 4 <= e && !special(dv.getInt32(vEnd, true))) vEnd += 4;
     for (; vEnd < e; vEnd++) {
       const k = STRING_BYTE[b[vEnd]];
       if (k === 0) continue;
@@ -203,8 +189,13 @@ function value(b: Uint8Array, i: number, e: number, slot: number): number {
     ve = vEnd;
     next = vEnd + 1;
   } else if (c === 45 || (c >= 48 && c <= 57)) {
-    let k = i + 1;
-    while (k < e && NUMBER_BYTE[b[k]] === 1) k++;
+    // The literal's value and end in one pass. A literal followed by more of what a number runs
+    // over (`01`, `1-2`) is no JSON number: the caller then meets that byte where a gap of the
+    // line's shape, a comma or the closing brace must be, and declines the line.
+    const v = jsonNumberFrom(b, i, e);
+    const k = numberEnd;
+    if (Number.isNaN(v)) return -1;
+    if (slot >= 0) NUM[slot] = v;
     vk = K_NUMBER;
     vs = i;
     ve = k;
@@ -218,11 +209,6 @@ function value(b: Uint8Array, i: number, e: number, slot: number): number {
     vs = i;
     ve = next = i + 5;
   } else return -1;
-  if (vk === K_NUMBER) {
-    const v = jsonNumberAt(b, vs, ve);
-    if (Number.isNaN(v)) return -1;
-    if (slot >= 0) NUM[slot] = v;
-  }
   if (slot >= 0) {
     F[slot] = vk;
     F[N_FIELDS + slot] = vs;
@@ -237,10 +223,12 @@ function value(b: Uint8Array, i: number, e: number, slot: number): number {
  */
 export class ByteLineParser {
   private readonly prefix = new Uint8Array(19);
+  private readonly prefixView = new DataView(this.prefix.buffer);
   private hasPrefix = false;
   private base = 0;
   /** The minute of the last standard-shape time parsed whole (`YYYY-MM-DDTHH:MM`), and its µs. */
   private readonly minute = new Uint8Array(16);
+  private readonly minuteView = new DataView(this.minute.buffer);
   private hasMinute = false;
   private minuteBase = 0;
   private readonly symbols = new SymbolDict();
@@ -249,6 +237,18 @@ export class ByteLineParser {
   private nextShape = 0;
   /** Values scanned in the line being read. */
   private tokens = 0;
+  /** A view of the bytes last read (`viewOf`), to read four at a time. */
+  private view: DataView = new DataView(new ArrayBuffer(0));
+  private viewOf: Uint8Array | undefined;
+
+  /** A view of `b` (the one of the bytes last read, or a new one), in {@link view}. */
+  private viewFor(b: Uint8Array): DataView {
+    if (b !== this.viewOf) {
+      this.viewOf = b;
+      this.view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+    }
+    return this.view;
+  }
 
   /**
    * The µs after the whole second of the time b[s, e) (ending in `Z`): 0 for `:SSZ`, the
@@ -278,19 +278,23 @@ export class ByteLineParser {
   timeAt(b: Uint8Array, s: number, e: number): number | undefined {
     const len = e - s;
     if (len >= 20 && b[e - 1] === 90) {
+      const dv = this.viewFor(b);
       if (this.hasPrefix) {
+        // The first 16 bytes four at a time, then 3.
         const p = this.prefix;
+        const pv = this.prefixView;
         let k = 0;
-        while (k < 19 && b[s + k] === p[k]) k++;
+        while (k < 16 && dv.getInt32(s + k, true) === pv.getInt32(k, true)) k += 4;
+        if (k === 16) while (k < 19 && b[s + k] === p[k]) k++;
         if (k === 19) {
           const frac = ByteLineParser.fraction(b, s, e);
           if (frac >= 0) return this.base + frac;
         }
       }
       if (this.hasMinute && b[s + 16] === 58) {
-        const m = this.minute;
+        const mv = this.minuteView;
         let k = 0;
-        while (k < 16 && b[s + k] === m[k]) k++;
+        while (k < 16 && dv.getInt32(s + k, true) === mv.getInt32(k, true)) k += 4;
         const s1 = b[s + 17] - 48;
         const s2 = b[s + 18] - 48;
         if (k === 16 && s1 >= 0 && s1 <= 5 && s2 >= 0 && s2 <= 9) {
@@ -331,6 +335,7 @@ export class ByteLineParser {
    */
   line(b: Uint8Array, s: number, e: number, lineNo: number, bb: BatchBuilder, gen: number, delta: number): boolean {
     if (b[s] !== 123) return false;
+    this.viewFor(b);
     const shaped = this.shaped(b, s, e);
     if (!shaped && !this.scan(b, s, e)) return false;
     if (!this.fields(b, s, e, lineNo, bb, gen, delta)) return false;
@@ -371,7 +376,7 @@ export class ByteLineParser {
       if (i >= e) return false;
       const t = this.tokens;
       const from = i;
-      i = value(b, i, e, slot);
+      i = value(b, this.view, i, e, slot);
       if (i < 0) return false;
       if (t < MAX_TOKENS) {
         TOKENS[2 * t] = from;
@@ -400,9 +405,11 @@ export class ByteLineParser {
    */
   private shaped(b: Uint8Array, s: number, e: number): boolean {
     const f = F;
+    const dv = this.view;
     for (let n = 0; n < this.shapes.length; n++) {
       const sh = this.shapes[n];
       const gaps = sh.gaps;
+      const gv = sh.view;
       const gapEnd = sh.gapEnd;
       const values = sh.slots.length;
       for (let k = 0; k < N_FIELDS; k++) f[k] = K_ABSENT;
@@ -411,6 +418,10 @@ export class ByteLineParser {
       for (let v = 0; ; v++) {
         const ge = gapEnd[v];
         if (i + (ge - g) > e) break;
+        while (g + 4 <= ge && dv.getInt32(i, true) === gv.getInt32(g, true)) {
+          g += 4;
+          i += 4;
+        }
         while (g < ge && b[i] === gaps[g]) {
           g++;
           i++;
@@ -421,7 +432,7 @@ export class ByteLineParser {
           break;
         }
         if (i >= e) break;
-        i = value(b, i, e, sh.slots[v]);
+        i = value(b, dv, i, e, sh.slots[v]);
         if (i < 0) break;
       }
     }
@@ -446,7 +457,7 @@ export class ByteLineParser {
       gaps.set(b.subarray(from, to), t === 0 ? 0 : gapEnd[t - 1]);
       if (t < n) from = TOKENS[2 * t + 1];
     }
-    const shape: Shape = { gaps, gapEnd, slots: TOKEN_SLOTS.slice(0, n) };
+    const shape: Shape = { gaps, view: new DataView(gaps.buffer), gapEnd, slots: TOKEN_SLOTS.slice(0, n) };
     if (this.shapes.length < MAX_SHAPES) this.shapes.push(shape);
     else this.shapes[this.nextShape] = shape;
     this.nextShape = (this.nextShape + 1) % MAX_SHAPES;
@@ -472,7 +483,7 @@ export class ByteLineParser {
     if (isQuote) {
       if (!this.dec(b, f, F_BID, 0, true) || !this.dec(b, f, F_BID_SIZE, 1, false)) return false;
       if (!this.dec(b, f, F_ASK, 2, true) || !this.dec(b, f, F_ASK_SIZE, 3, false)) return false;
-      const sym = this.symbols.index(b, sS, sE, bb, gen);
+      const sym = this.symbols.index(b, this.view, sS, sE, bb, gen);
       const row = bb.quote(lineNo, time, sym, cells[0], cells[1], cells[2], cells[3], s + delta, e + delta);
       for (let k = 0; k < 4; k++) if (texts[k] !== undefined) bb.text(CELLS * row + k, texts[k] as string);
       return true;
@@ -491,7 +502,7 @@ export class ByteLineParser {
       }
       if (side === 0) return false;
     } else if (!(sk === K_ABSENT || (sk === K_OTHER && isAt(b, sideS, sideE, NULL)) || sk === K_STRING)) return false;
-    const sym = this.symbols.index(b, sS, sE, bb, gen);
+    const sym = this.symbols.index(b, this.view, sS, sE, bb, gen);
     const row = bb.trade(lineNo, time, sym, cells[0], cells[1], side, s + delta, e + delta);
     for (let k = 0; k < 2; k++) if (texts[k] !== undefined) bb.text(CELLS * row + k, texts[k] as string);
     return true;

@@ -12,11 +12,12 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { BatchColumns } from '../../src/core/batch.js';
+import { BatchBuilder, type BatchColumns } from '../../src/core/batch.js';
 import { recordAt } from '../../src/io/batch.js';
 import { openBatchSource } from '../../src/io/batchSource.js';
 import { jsonNumberAt } from '../../src/io/jsonNumbers.js';
 import { ByteLineParser } from '../../src/io/ndjsonBytes.js';
+import { SymbolDict } from '../../src/io/symbolDict.js';
 import { parseTime } from '../../src/core/time.js';
 import { ndjsonBatches } from '../../src/io/ndjsonBatches.js';
 import { openSource, type SourceRecord } from '../../src/io/source.js';
@@ -209,6 +210,8 @@ describe('NDJSON on bytes into batches', () => {
       time,
       fc.constantFrom('"quote"', '"trade"', '"Quote"', '"BUY"', '"sell"', '"a\\"b"', '"tab\tin"', '"é"', '""', '"x'),
       fc.constantFrom('null', 'true', 'false', 'nul', '{}', '[1]', '-', '1e', '"', '1.5x'),
+      // A literal followed by bytes a number runs over: not a JSON number.
+      fc.constantFrom('01', '-01', '1-2', '1.5.5', '2e5e1', '0-', '1E+', '3.25e-1-', '7+', '00'),
     );
     /** A value for `k` that the fast path reads, mostly; any value now and then. */
     const valueFor = (k: string, type: string): fc.Arbitrary<string> => {
@@ -260,6 +263,68 @@ describe('NDJSON on bytes into batches', () => {
       { seed: 20261128, numRuns: 600 },
     );
     expect(columnar).toBeGreaterThan(300);
+  });
+
+  it('looks up symbol ids by their bytes: hundreds of one length, alike but in their first bytes', async () => {
+    // 18 bytes each (four words and two bytes, the last six alike), and 120 of them cut short
+    // by 1 to 9 bytes: the look-up's table grows and its searches meet other ids, which only
+    // their first bytes or their length tell apart.
+    const whole = Array.from({ length: 700 }, (_, n) => `${n.toString(36).padStart(4, '0')}_SPOT_BTC_USDT`);
+    const ids = [...whole, ...whole.slice(0, 120).map((id, n) => id.slice(0, id.length - 1 - (n % 9)))];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.nat({ max: ids.length - 1 }), { minLength: 1500, maxLength: 2500 }),
+        fc.integer({ min: 1, max: 600 }),
+        async (picks, batchSize) => {
+          const t = picks
+            .map(
+              (n, i) =>
+                `{"type":"trade","time":"2024-03-01T00:00:${String(i % 60).padStart(2, '0')}Z","symbol_id":"${ids[n]}","price":1.5,"size":2}`,
+            )
+            .join('\n');
+          const o = { batchSize, startLine: 1, maxLineBytes: 1 << 20 };
+          const bytes = Buffer.from(t);
+          async function* chunks(): AsyncGenerator<Uint8Array> {
+            yield bytes;
+          }
+          const got = await collect(ndjsonBatches(chunks(), o));
+          expect(got.every((b) => b.kind.every((k) => k !== 3))).toBe(true);
+          expect(records(got)).toEqual(await reference(file(bytes), o));
+        },
+      ),
+      { seed: 29, numRuns: 12 },
+    );
+  });
+
+  it('gives each symbol id its own index, in a table that starts with two slots', () => {
+    // Ids of a few letters (many share a start, or all but their end), looked up in batches of
+    // new generations: each look-up searches past others of every length.
+    const id = fc.string({ unit: fc.constantFrom('A', 'B', '_'), minLength: 1, maxLength: 13 });
+    fc.assert(
+      fc.property(fc.array(fc.tuple(id, fc.nat({ max: 7 })), { minLength: 1, maxLength: 300 }), (looks) => {
+        const dict = new SymbolDict(2);
+        let bb = new BatchBuilder();
+        let gen = 0;
+        let found: [number, string][] = [];
+        // The batch's dictionary, once finished, holds each id where its look-up said.
+        const check = () => {
+          const symbols = bb.finish(new Uint8Array(0)).symbols;
+          for (const [at, s] of found) expect(symbols[at]).toBe(s);
+          found = [];
+        };
+        for (const [s, pad] of looks) {
+          if (pad === 0) {
+            check();
+            bb = new BatchBuilder();
+            gen++;
+          }
+          const b = Buffer.from(`${'x'.repeat(pad)}${s}~`);
+          found.push([dict.index(b, new DataView(b.buffer, b.byteOffset, b.byteLength), pad, pad + s.length, bb, gen), s]);
+        }
+        check();
+      }),
+      { seed: 31, numRuns: 300 },
+    );
   });
 
   it('reads each time as parseTime does, whatever the times read before', () => {
