@@ -2,8 +2,8 @@
  * The rows of one batch's transaction as a job for the replay database's writer thread
  * (writerThread.ts): each row is its statement (an index into the statements the thread was
  * sent) and its values, kept in typed-array columns (a tag, a float and a string index per value)
- * and a table of strings, so that posting a batch costs a transfer of a few buffers, no object
- * per row. The thread runs each row's statement with the same values, in the order written.
+ * and a table of strings, each listed once, so that posting a batch costs a transfer of a few
+ * buffers and its distinct strings, no object per row. The thread runs each row's statement with the same values, in the order written.
  *
  * @module
  */
@@ -61,6 +61,8 @@ export class RowJobBuilder {
   private numbers = new Float64Array(8192);
   private refs = new Int32Array(8192);
   private strings: string[] = [];
+  /** Where each string of the job is in `strings`: each listed once (most are a pair's assets, again and again). */
+  private stringAt = new Map<string, number>();
   private others: unknown[] = [];
 
   /** The sink of statement `sql` (the same statement, the same index in every job). */
@@ -95,7 +97,12 @@ export class RowJobBuilder {
         this.numbers[c] = v;
       } else if (typeof v === 'string') {
         this.tags[c] = STRING;
-        this.refs[c] = this.strings.push(v) - 1;
+        let at = this.stringAt.get(v);
+        if (at === undefined) {
+          at = this.strings.push(v) - 1;
+          this.stringAt.set(v, at);
+        }
+        this.refs[c] = at;
       } else if (v === null || v === undefined) this.tags[c] = NULL;
       else {
         this.tags[c] = OTHER;
@@ -128,6 +135,7 @@ export class RowJobBuilder {
     this.rows = 0;
     this.cells = 0;
     this.strings = [];
+    this.stringAt = new Map();
     this.others = [];
   }
 }

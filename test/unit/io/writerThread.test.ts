@@ -2,6 +2,7 @@
  * The replay database written by its writer thread (src/io/writerThread.ts) holds what the same
  * writes on its own connection leave: every table, every row in rowid order, the snapshots' bytes;
  * a batch rolled back writes nothing; a failed write fails the run with the connection's message.
+ * A batch's job lists each string once and gives its rows back as written.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,7 @@ import { OwnMetricBatch } from '../../../src/core/engine/ownMetricBatch.js';
 import type { PairRateChange } from '../../../src/core/engine.js';
 import { parseDec } from '../../../src/core/decimal.js';
 import { type ReplayCheckpoint, ReplayStore } from '../../../src/io/store.js';
+import { forEachRow, RowJobBuilder } from '../../../src/io/rowJob.js';
 import { WriterThread } from '../../../src/io/writerThread.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-writer-'));
@@ -236,5 +238,42 @@ describe('a snapshot blob handed to the writer thread', () => {
     expect(rows.map((r) => r.batch)).toEqual([1, 2]);
     expect(rows[0].state.equals(Buffer.alloc(1 << 20, 7))).toBe(true);
     expect(rows[1].state.toString()).toBe('a slice of the shared pool');
+  });
+});
+
+describe("a batch's job of rows", () => {
+  it('lists each string once, and gives every row its values back in order', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.array(fc.oneof(fc.constantFrom('BTC', 'USD', 'ETH', ''), fc.double(), fc.constant(null)), { minLength: 2, maxLength: 2 }),
+          {
+            maxLength: 40,
+          },
+        ),
+        fc.boolean(),
+        (rows, dropFirst) => {
+          const b = new RowJobBuilder();
+          const sink = b.sink('INSERT INTO t(a, b) VALUES (?, ?)');
+          if (dropFirst) {
+            // A rolled-back batch's strings are not the next job's.
+            sink('XRP', 'XRP');
+            b.drop();
+          }
+          for (const [x, y] of rows) sink(x, y);
+          const job = b.take();
+          expect(new Set(job.strings).size).toBe(job.strings.length);
+          expect(job.strings.includes('XRP')).toBe(false);
+          const back: unknown[][] = [];
+          forEachRow(
+            job,
+            (_, values) => back.push(values),
+            () => 2,
+          );
+          expect(back).toEqual(rows);
+        },
+      ),
+      { seed: 45, numRuns: 200 },
+    );
   });
 });
