@@ -3,7 +3,8 @@
  * (writerThread.ts): each row is its statement (an index into the statements the thread was
  * sent) and its values, kept in typed-array columns (a tag, a float and a string index per value)
  * and a table of strings, each listed once, so that posting a batch costs a transfer of a few
- * buffers and its distinct strings, no object per row. The thread runs each row's statement with the same values, in the order written.
+ * buffers and its distinct strings, no object per row. The thread runs each row's statement with
+ * the same values, in the order written.
  *
  * @module
  */
