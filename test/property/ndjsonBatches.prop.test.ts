@@ -117,6 +117,11 @@ function records(batches: BatchColumns[]): SourceRecord[][] {
   return batches.map((b) => Array.from({ length: b.length }, (_, i) => recordAt(b, i)));
 }
 
+/** `bytes` as one chunk. */
+async function* oneChunk(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
+  yield bytes;
+}
+
 async function collect(it: AsyncIterable<BatchColumns>): Promise<BatchColumns[]> {
   const out: BatchColumns[] = [];
   for await (const b of it) out.push(b);
@@ -253,10 +258,7 @@ describe('NDJSON on bytes into batches', () => {
       fc.asyncProperty(text, async (t) => {
         const o = { batchSize: 7, startLine: 1, maxLineBytes: 1 << 20 };
         const bytes = Buffer.from(t);
-        async function* chunks(): AsyncGenerator<Uint8Array> {
-          yield new Uint8Array(bytes);
-        }
-        const got = await collect(ndjsonBatches(chunks(), o));
+        const got = await collect(ndjsonBatches(oneChunk(new Uint8Array(bytes)), o));
         expect(records(got)).toEqual(await reference(file(bytes), o));
         for (const b of got) columnar += b.kind.filter((k) => k !== 3).length;
       }),
@@ -284,10 +286,7 @@ describe('NDJSON on bytes into batches', () => {
             .join('\n');
           const o = { batchSize, startLine: 1, maxLineBytes: 1 << 20 };
           const bytes = Buffer.from(t);
-          async function* chunks(): AsyncGenerator<Uint8Array> {
-            yield bytes;
-          }
-          const got = await collect(ndjsonBatches(chunks(), o));
+          const got = await collect(ndjsonBatches(oneChunk(bytes), o));
           expect(got.every((b) => b.kind.every((k) => k !== 3))).toBe(true);
           expect(records(got)).toEqual(await reference(file(bytes), o));
         },
