@@ -192,7 +192,7 @@ function ownsItsMemory(v: Uint8Array): v is Uint8Array<ArrayBuffer> {
  *
  * @example
  * ```ts
- * forEachRow(job, (i, values) => stmts[i].run(values));
+ * forEachRow(job, (i, values) => stmts[i].run(...values));
  * ```
  */
 export function forEachRow(job: RowJob, run: (statement: number, values: unknown[]) => void, columns: (statement: number) => number): void {
@@ -208,4 +208,19 @@ export function forEachRow(job: RowJob, run: (statement: number, values: unknown
     }
     run(s, values);
   }
+}
+
+/**
+ * The statement inserting `k` rows at once of `sql`, a statement inserting one row of parameters
+ * (`INSERT ... VALUES (?, ..., ?)`): its tuple of parameters repeated `k` times. Undefined for a
+ * statement of another shape (a tuple with a literal, an `INSERT ... SELECT`, an upsert clause).
+ *
+ * @example
+ * ```ts
+ * multiRowSql('INSERT INTO t(a, b) VALUES (?, ?)', 2); // 'INSERT INTO t(a, b) VALUES (?, ?), (?, ?)'
+ * ```
+ */
+export function multiRowSql(sql: string, k: number): string | undefined {
+  const m = /^(\s*INSERT\b[\s\S]*\bVALUES\s*)(\((?:\s*\?\s*,)*\s*\?\s*\))\s*$/i.exec(sql);
+  return m ? m[1] + Array(k).fill(m[2]).join(', ') : undefined;
 }

@@ -14,7 +14,7 @@ import { OwnMetricBatch } from '../../../src/core/engine/ownMetricBatch.js';
 import type { PairRateChange } from '../../../src/core/engine.js';
 import { parseDec } from '../../../src/core/decimal.js';
 import { type ReplayCheckpoint, ReplayStore } from '../../../src/io/store.js';
-import { forEachRow, RowJobBuilder } from '../../../src/io/rowJob.js';
+import { forEachRow, multiRowSql, RowJobBuilder } from '../../../src/io/rowJob.js';
 import { WriterThread } from '../../../src/io/writerThread.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-writer-'));
@@ -59,8 +59,16 @@ function checkpoint(batch: number): ReplayCheckpoint {
   return { input: 0, line: batch * 10, batch, final: false, engine: { lastTick: batch * 1e6 } as never, driver: { n: batch } };
 }
 
+/** A batch of {@link write}: its rate rows, OHLC rows of keys that repeat (written amid the rates, at `split`). */
+interface Batch {
+  rates: [number, string, number | null][];
+  buckets: [number, number][];
+  split: number;
+  rollback: boolean;
+}
+
 /** One run of batches on a store: rows of every table, a snapshot, a rolled-back batch, a batch that clears. */
-function write(store: ReplayStore, batches: { rates: [number, string, number | null][]; rollback: boolean }[]): void {
+function write(store: ReplayStore, batches: Batch[]): void {
   const run = store.beginRun(['log'], {}, {}, '2024-01-01T00:00:00Z', false);
   const w = store.writers();
   const own = new OwnMetricBatch();
@@ -68,7 +76,19 @@ function write(store: ReplayStore, batches: { rates: [number, string, number | n
     const batch = i + 1;
     store.begin();
     if (i === 0) store.clearOutputs(run);
-    for (const [tick, base, rate] of b.rates) w.rate(change(tick, base, rate), batch);
+    // Runs of rows of one statement, longer and shorter than the writer thread inserts at once,
+    // and buckets of one key replaced within a run.
+    const cut = b.split % (b.rates.length + 1);
+    for (const [tick, base, rate] of b.rates.slice(0, cut)) w.rate(change(tick, base, rate), batch);
+    for (const [start, close] of b.buckets)
+      w.bucket(
+        'ETH',
+        'USD',
+        '1MIN',
+        { start, end: start + 60, timeOpen: start, timeClose: start + 1, open: 1, high: 2, low: 0.5, close, count: 2 },
+        batch,
+      );
+    for (const [tick, base, rate] of b.rates.slice(cut)) w.rate(change(tick, base, rate), batch);
     w.bucket(
       'BTC',
       'USD',
@@ -130,6 +150,8 @@ describe('the writer thread', () => {
         rates: fc.array(fc.tuple(fc.nat(1e6), fc.constantFrom('BTC', 'ETH', 'é'), fc.option(fc.double({ noNaN: true }), { nil: null })), {
           maxLength: 300,
         }),
+        buckets: fc.array(fc.tuple(fc.nat(4), fc.double({ noNaN: true, min: -1e9, max: 1e9 })), { maxLength: 80 }),
+        split: fc.nat(),
         rollback: fc.boolean(),
       }),
       { minLength: 1, maxLength: 6 },
@@ -275,5 +297,31 @@ describe("a batch's job of rows", () => {
       ),
       { seed: 45, numRuns: 200 },
     );
+  });
+});
+
+describe('the multi-row form of a statement (the writer thread inserts rows that follow each other so)', () => {
+  it("repeats a one-row INSERT's tuple of parameters; a statement of another shape has none", () => {
+    expect(multiRowSql('INSERT INTO t(a, b) VALUES (?, ?)', 3)).toBe('INSERT INTO t(a, b) VALUES (?, ?), (?, ?), (?, ?)');
+    expect(multiRowSql('INSERT OR REPLACE INTO ohlc(a, "end")\n       VALUES (?,?)  ', 2)).toBe(
+      'INSERT OR REPLACE INTO ohlc(a, "end")\n       VALUES (?,?), (?,?)',
+    );
+    for (const sql of [
+      'INSERT INTO t(a, b) VALUES (?, 0)',
+      'INSERT INTO t(a) SELECT ?',
+      'INSERT INTO t(a) VALUES (?) ON CONFLICT(a) DO NOTHING',
+      'UPDATE t SET a = ?',
+      'INSERT INTO t(a, b) VALUES (?, ?), (?, ?)',
+    ])
+      expect(multiRowSql(sql, 2), sql).toBeUndefined();
+    // The form inserts the rows in order, as one statement a row does (later rows replace earlier ones).
+    const db = new Database(':memory:');
+    db.exec('CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT)');
+    db.prepare(multiRowSql('INSERT OR REPLACE INTO t(k, v) VALUES (?, ?)', 3)!).run(1, 'a', 2, 'b', 1, 'c');
+    expect(db.prepare('SELECT k, v FROM t ORDER BY k').raw().all()).toEqual([
+      [1, 'c'],
+      [2, 'b'],
+    ]);
+    db.close();
   });
 });
