@@ -33,7 +33,9 @@ export class EdgeData {
   rankEpoch = 0;
   /** Tick stamp the data was derived for (-1: never). */
   private stamp = -1;
-  private pending: number[] = [];
+  /** Pairs changed since the last refresh: the first `pendingCount` (the array keeps its room). */
+  private readonly pending: number[] = [];
+  private pendingCount = 0;
   private pendingFlag = new Uint8Array(0);
   private fullRefresh = true;
 
@@ -65,7 +67,8 @@ export class EdgeData {
     // Only the edges of pairs that changed since the last refresh (see notePairChanged).
     let ranksMoved = false;
     const pairEdge = topo.pairEdge;
-    for (const pr of this.pending) {
+    for (let i = 0; i < this.pendingCount; i++) {
+      const pr = this.pending[i];
       const e = pr < pairEdge.length ? pairEdge[pr] : -1;
       if (e >= 0 && this.updateEdge(topo, order, e, view)) ranksMoved = true;
     }
@@ -83,12 +86,13 @@ export class EdgeData {
     }
     if (this.pendingFlag[pr]) return;
     this.pendingFlag[pr] = 1;
-    this.pending.push(pr);
+    this.pending[this.pendingCount++] = pr;
   }
 
   private pendingClear(): void {
-    for (const pr of this.pending) this.pendingFlag[pr] = 0;
-    this.pending.length = 0;
+    // Not `length = 0`: V8 would free the array's room, to allocate it again at the next change.
+    for (let i = 0; i < this.pendingCount; i++) this.pendingFlag[this.pending[i]] = 0;
+    this.pendingCount = 0;
   }
 
   /** Chooses edge e's pair for the current data and writes its two CSR slots; true when its rank changed. */

@@ -78,7 +78,8 @@ export class ExchangeTable {
       this.rank[x] = this.stagedRank[x];
       this.staged[x] = 0;
     }
-    this.stagedList.length = 0;
+    // Most ticks have no exchange event: no call to truncate an empty list.
+    if (this.stagedList.length > 0) this.stagedList.length = 0;
   }
 
   /** The table as plain JSON (see {@link ExchangeTableJSON}). */

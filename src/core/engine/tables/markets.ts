@@ -179,8 +179,12 @@ export class MarketTable {
   private sLong = new Uint8Array(64);
   private sSlot = new Int32Array(64);
   private sPair = new Int32Array(64);
-  /** Markets with a staged quote, in order of arrival. */
-  readonly stagedList: number[] = [];
+  /**
+   * Markets with a staged quote, in order of arrival: the first {@link stagedCount}. The lists by
+   * position keep their room from tick to tick (truncating them, V8 frees it, to allocate it again).
+   */
+  private readonly stagedList: number[] = [];
+  private stagedCount = 0;
   /** Time of the last quote discarded by rule 5, NaN when none. */
   discardedAt = new Float64Array(0);
   /** Eligible at the last refresh (rule 8). */
@@ -332,14 +336,14 @@ export class MarketTable {
       rec[r + R_TEXT] = (rec[r + R_TEXT] & ~3) | long;
       return at;
     }
-    const i = this.stagedList.length;
+    const i = this.stagedCount++;
     rec[r + R_STAGE] = this.stageBase + i;
     // The quote staged before is the committed one now.
     rec[r + R_TEXT] = ((rec[r + R_TEXT] & 3) << 2) | long;
-    this.stagedList.push(m);
-    this.sQuote.push(undefined);
-    this.sTexts.push(undefined);
-    if (this.stagedList.length > this.sLong.length) {
+    this.stagedList[i] = m;
+    this.sQuote[i] = undefined;
+    this.sTexts[i] = undefined;
+    if (this.stagedCount > this.sLong.length) {
       const cap = 2 * this.sLong.length;
       this.sq = growF64(this.sq, QS * cap);
       this.sLong = growU8(this.sLong, cap);
@@ -379,7 +383,7 @@ export class MarketTable {
     const { sQuote, sTexts, mq, text, pair, sq, sLong, sSlot, sPair, pq } = this;
     const layout = this.layoutValid;
     const list = this.stagedList;
-    const n = list.length;
+    const n = this.stagedCount;
     for (let i = 0; i < n; i++) {
       const m = list[i];
       const o = QS * i;
@@ -405,10 +409,10 @@ export class MarketTable {
         }
       }
       if (pr >= 0) pairDirty[pr] = 1;
+      sQuote[i] = undefined;
+      sTexts[i] = undefined;
     }
-    list.length = 0;
-    sQuote.length = 0;
-    sTexts.length = 0;
+    this.stagedCount = 0;
     this.stageBase += n;
     if (this.stageBase > STAGE_LIMIT) {
       const rec = this.rec;
@@ -503,7 +507,7 @@ export class MarketTable {
     this.pExchange = pExchange;
     this.pq = pq;
     const list = this.stagedList;
-    for (let i = 0; i < list.length; i++) {
+    for (let i = 0; i < this.stagedCount; i++) {
       this.sSlot[i] = rec[RS * list[i] + R_SLOT];
       this.sPair[i] = rec[RS * list[i] + R_PAIR];
     }
@@ -553,8 +557,8 @@ export class MarketTable {
       pair: Array.from(this.pair.subarray(0, n)),
       quote_state: [Q_BID, Q_ASK, Q_BID_SIZE, Q_ASK_SIZE, Q_TIME].map((k) => this.quoteColumn(k, n)),
       quote_text: Array.from({ length: n }, (_, m) => this.keptTexts(m)),
-      staged: [...this.stagedList],
-      staged_quotes: this.stagedList.map((m, i) => this.stagedEvent(m, i)),
+      staged: this.stagedList.slice(0, this.stagedCount),
+      staged_quotes: this.stagedList.slice(0, this.stagedCount).map((m, i) => this.stagedEvent(m, i)),
       eligible: Array.from(this.eligible.subarray(0, n)),
       why_not: Array.from(this.whyNot.subarray(0, n)),
       volume: nullableColumn(this.volume, n) as number[],
