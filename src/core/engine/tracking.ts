@@ -31,6 +31,12 @@ interface Track {
   /** The graph's edge between b and q (-1: none) in its topology build `edgeBuild` (-1: not looked up). */
   edge: number;
   edgeBuild: number;
+  /**
+   * The rate fed at the last computed tick (NaN: none) and the change stamp of `edge` then (-1: not
+   * to be relied on): while the stamp stays, so do the rate and the own pair's (see {@link Tracking.update}).
+   */
+  fed: number;
+  edgeSeen: number;
 }
 
 /** Tracked pairs and their OHLC aggregators; buckets go to the state's current listener. */
@@ -61,7 +67,7 @@ export class Tracking {
   private add(track: TrackedPair, snap: OhlcAggregatorSnapshot | undefined, last = Number.NaN, follow = false): void {
     const onClose = (i: number, b: OhlcBucket): void => this.state.listener.onBucket?.(track, track.periods[i], b);
     const agg = snap ? OhlcAggregator.fromJSON(snap, track.periods, onClose) : new OhlcAggregator(track.periods, onClose);
-    this.tracked.push({ track, agg, b: -1, q: -1, last, follow, pr: -1, edge: -1, edgeBuild: -1 });
+    this.tracked.push({ track, agg, b: -1, q: -1, last, follow, pr: -1, edge: -1, edgeBuild: -1, fed: Number.NaN, edgeSeen: -1 });
     this.keys.set(`${track.base}/${track.quote}`, track);
   }
 
@@ -115,9 +121,23 @@ export class Tracking {
    * when it is fresh (identity is always 1), and reports a change of the fed rate.
    */
   update(T: number, view: PairView): void {
+    const s = this.state;
+    const graph = s.graph;
+    const bfs = s.config.crossMethod === 'bfs';
     for (const t of this.tracked) {
+      // A direct pair whose edge was not derived again since the last computed tick (nor the
+      // topology rebuilt), its own pair known: its rate over the edge and its own pair's fresh
+      // rate are those of then, so what it is fed is, and there is no change to report.
+      if (bfs && t.pr >= 0 && t.edge >= 0 && t.edgeBuild === graph.topologyBuilds) {
+        if (graph.edgeStamp(t.edge, view, s.tickCounter) === t.edgeSeen) {
+          if (!Number.isNaN(t.fed)) t.agg.update(T, t.fed);
+          continue;
+        }
+      }
       const r = this.freshRate(t, view);
       this.changed(t, T, r);
+      t.fed = r;
+      t.edgeSeen = bfs && t.edge >= 0 && t.edgeBuild === graph.topologyBuilds ? graph.edgeStamp(t.edge, view, s.tickCounter) : -1;
       if (!Number.isNaN(r)) t.agg.update(T, r);
     }
   }
@@ -167,6 +187,7 @@ export class Tracking {
     const fresh: Track[] = [];
     const rates: number[] = [];
     for (const t of this.tracked) {
+      t.edgeSeen = -1;
       const r = this.freshRate(t, view);
       this.changed(t, from, r);
       if (Number.isNaN(r)) continue;

@@ -27,6 +27,13 @@ export class EdgeData {
   slotRate = new Float64Array(0);
   slotTime = new Float64Array(0);
   slotFresh = new Uint8Array(0);
+  /**
+   * Per edge: a stamp set anew whenever the edge is re-derived (its pair's data may have changed),
+   * from a count that runs on across topologies: an edge whose stamp is the one seen before has the
+   * same rate, time, rank and freshness.
+   */
+  changeStamp = new Float64Array(0);
+  private changes = 0;
   /** The distinct edge ranks, highest first (the levels of the max-min rank search). */
   levels: number[] = [];
   /** Changes whenever an edge's rank may have changed (what the searches' choices depend on). */
@@ -51,6 +58,7 @@ export class EdgeData {
     this.slotRate = new Float64Array(2 * E);
     this.slotTime = new Float64Array(2 * E);
     this.slotFresh = new Uint8Array(2 * E);
+    this.changeStamp = new Float64Array(E);
   }
 
   /** Chooses each edge's pair and rank for the current tick (once per tick stamp). */
@@ -109,6 +117,7 @@ export class EdgeData {
     } else c = aOk ? a : bOk ? b : -1;
     const oldRank = this.rank[e];
     const rank = c >= 0 ? view.rank[c] : -Infinity;
+    this.changeStamp[e] = ++this.changes;
     this.choice[e] = c;
     this.rank[e] = rank;
     const ku = topo.slotOfU[e];

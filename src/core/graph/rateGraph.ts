@@ -129,6 +129,16 @@ export class RateGraph {
     return topo.edgeBetween(from, to) ?? -1;
   }
 
+  /**
+   * Edge e's change stamp at the tick `tickStamp` identifies (its data derived first): the same
+   * stamp as asked before, in the same topology ({@link topologyBuilds}), means the same rate,
+   * time, rank and freshness over it.
+   */
+  edgeStamp(e: number, view: PairView, tickStamp: number): number {
+    this.refreshEdges(view, tickStamp);
+    return this.edgeData.changeStamp[e];
+  }
+
   /** {@link directRate} over edge e (from {@link edgeOf}) leaving asset `from`; sets {@link directFresh}. */
   rateOnEdge(e: number, from: number, view: PairView, tickStamp: number): number {
     this.refreshEdges(view, tickStamp);
