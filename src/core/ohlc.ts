@@ -113,6 +113,17 @@ export class OhlcAggregator {
   private readonly state: Float64Array;
   private readonly counts: Float64Array;
   private lastTick = -Infinity;
+  /**
+   * A series whose rate stays costs a comparison a tick: after an {@link update}, every period's
+   * open bucket holds its tick, at `lastRate`; until the earliest of their ends (`minEnd`), a tick
+   * at that rate changes only each bucket's last tick and count. Such ticks are counted
+   * (`pending`, the last at `pendingLast`) and applied to the state ({@link settle}) before the
+   * state is read or changed otherwise.
+   */
+  private lastRate = Number.NaN;
+  private minEnd = Number.NEGATIVE_INFINITY;
+  private pending = 0;
+  private pendingLast = 0;
 
   /**
    * @param periods - periods to aggregate (second or month based, any order, duplicates allowed).
@@ -151,6 +162,14 @@ export class OhlcAggregator {
    * agg.update(1_700_000_000_000_000, 43_250.5);
    */
   update(tickUs: number, rate: number): void {
+    if (rate === this.lastRate && tickUs < this.minEnd && tickUs > this.lastTick) {
+      // Inside every open bucket at the rate of the last tick (see `lastRate`).
+      this.lastTick = tickUs;
+      this.pending++;
+      this.pendingLast = tickUs;
+      return;
+    }
+    if (this.pending > 0) this.settle();
     if (!(tickUs > this.lastTick) || !Number.isFinite(tickUs)) {
       throw new RangeError(`OhlcAggregator: tick ${tickUs} is not after previous tick ${this.lastTick}`);
     }
@@ -171,6 +190,27 @@ export class OhlcAggregator {
       }
       this.open(i, tickUs, rate);
     }
+    this.held(rate);
+  }
+
+  /** After a tick at `rate` that every open bucket holds: the ticks at that rate before the earliest end are counted only. */
+  private held(rate: number): void {
+    let end = Number.POSITIVE_INFINITY;
+    const st = this.state;
+    for (let o = S_END; o < st.length; o += STRIDE) if (st[o] < end) end = st[o];
+    this.lastRate = rate;
+    this.minEnd = this.n > 0 ? end : Number.NEGATIVE_INFINITY;
+  }
+
+  /** Applies the ticks counted since the last one applied (see `lastRate`): each bucket's last tick and count. */
+  private settle(): void {
+    const st = this.state;
+    const counts = this.counts;
+    for (let i = 0, o = 0; i < this.n; i++, o += STRIDE) {
+      st[o + S_TCLOSE] = this.pendingLast;
+      counts[i] += this.pending;
+    }
+    this.pending = 0;
   }
 
   /**
@@ -196,6 +236,7 @@ export class OhlcAggregator {
     }
     this.update(fromUs, rate);
     if (toUs === fromUs) return;
+    if (this.pending > 0) this.settle();
     this.lastTick = toUs;
     const st = this.state;
     const counts = this.counts;
@@ -218,6 +259,7 @@ export class OhlcAggregator {
         }
       }
     }
+    this.held(rate);
   }
 
   /**
@@ -270,6 +312,9 @@ export class OhlcAggregator {
    * agg.flush();
    */
   flush(): void {
+    if (this.pending > 0) this.settle();
+    this.lastRate = Number.NaN;
+    this.minEnd = Number.NEGATIVE_INFINITY;
     for (let i = 0; i < this.n; i++) {
       if (this.counts[i] > 0) {
         const b = this.bucketAt(i);
@@ -322,6 +367,7 @@ export class OhlcAggregator {
    * const text = JSON.stringify(agg); // calls toJSON()
    */
   toJSON(): OhlcAggregatorSnapshot {
+    if (this.pending > 0) this.settle();
     return {
       v: 1,
       periods: this.periods.map((p) => p.period_id),
@@ -376,6 +422,7 @@ export class OhlcAggregator {
   }
 
   private bucketAt(i: number): OhlcBucket {
+    if (this.pending > 0) this.settle();
     const st = this.state;
     const o = i * STRIDE;
     return {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { OhlcAggregator, rollUp, rollUpTicks, type OhlcBucket } from '../../src/core/ohlc.js';
+import { OhlcAggregator, type OhlcAggregatorSnapshot, rollUp, rollUpTicks, type OhlcBucket } from '../../src/core/ohlc.js';
 import { EXCHANGE_RATE_PERIODS, MONTH_PERIODS, getPeriod, isRollupOf, type PeriodRecord } from '../../src/core/periods.js';
 
 const US = 1_000_000;
@@ -143,6 +143,110 @@ describe('OhlcAggregator properties', () => {
         b.flush();
         expect(got).toEqual(expected);
       }),
+      RUNS,
+    );
+  });
+});
+
+/**
+ * A rate that stays is counted, not applied, until a bucket ends or the aggregator is read: every
+ * read, snapshot, run and flush between such ticks sees what feeding each tick would give.
+ */
+describe('OhlcAggregator: ticks at an unchanged rate', () => {
+  type Op =
+    | { op: 'tick'; gap: number; rate: number }
+    | { op: 'run'; gap: number; seconds: number; rate: number }
+    | { op: 'read' | 'snapshot' | 'flush' | 'nextClose' };
+  // Few rates, so that most ticks repeat the one before; gaps within a second, a minute and beyond.
+  const fewRates = fc.constantFrom(1, 2, 2.5);
+  const opArb: fc.Arbitrary<Op> = fc.oneof(
+    { weight: 12, arbitrary: fc.record({ op: fc.constant('tick' as const), gap: gap(2), rate: fewRates }) },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        op: fc.constant('run' as const),
+        gap: fc.integer({ min: 1, max: 90 }).map((s) => s * US),
+        seconds: fc.integer({ min: 0, max: 150 }),
+        rate: fewRates,
+      }),
+    },
+    { weight: 3, arbitrary: fc.constantFrom({ op: 'read' as const }, { op: 'snapshot' as const }, { op: 'nextClose' as const }) },
+    { weight: 1, arbitrary: fc.constant({ op: 'flush' as const }) },
+  );
+  const p = (id: string): PeriodRecord => getPeriod(id) ?? MONTH_PERIODS.find((m) => m.period_id === id)!;
+  // With 1SEC every tick a second on ends a bucket; without it (a replay's default), runs of them do not.
+  const periodSets = [['1SEC', '10SEC', '1MIN', '1HRS', '1MTH'], ['1MIN', '1HRS', '1DAY'], ['10SEC', '1MTH'], ['2MIN']].map((ids) =>
+    ids.map(p),
+  );
+
+  it('closed buckets, open buckets, snapshots and nextClose equal those of the ticks fed one by one', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...periodSets),
+        fc.integer({ min: 0, max: 2_000_000_000 }),
+        fc.array(opArb, { minLength: 1, maxLength: 120 }),
+        (periods, startS, ops) => {
+          const closed: OhlcBucket[][] = periods.map(() => []);
+          const onClose = (i: number, b: OhlcBucket): void => void closed[i].push(b);
+          let agg = new OhlcAggregator(periods, onClose);
+          /** The reference: every bucket of the ticks fed since the last flush, and of those before. */
+          const expected: OhlcBucket[][] = periods.map(() => []);
+          let segment: Tick[] = [];
+          let t = startS * US;
+          let first = true;
+          const feed = (x: Tick): void => {
+            segment.push(x);
+            t = x.t;
+            first = false;
+          };
+          const refBuckets = (): OhlcBucket[][] => periods.map((p) => rollUpTicks(segment, p));
+          for (const o of ops) {
+            if (o.op === 'tick') {
+              const x = { t: first ? t : t + o.gap, rate: o.rate };
+              agg.update(x.t, x.rate);
+              feed(x);
+            } else if (o.op === 'run') {
+              const from = first ? t : t + o.gap;
+              const to = from + o.seconds * US;
+              agg.updateRun(from, to, US, o.rate);
+              for (let s = from; s <= to; s += US) feed({ t: s, rate: o.rate });
+            } else if (o.op === 'flush') {
+              agg.flush();
+              for (const [i, bs] of refBuckets().entries()) expected[i].push(...bs);
+              segment = [];
+            } else if (o.op === 'snapshot') {
+              const snap = JSON.parse(JSON.stringify(agg)) as OhlcAggregatorSnapshot;
+              // Each period's open bucket as stored (8 numbers: start, end, timeOpen, timeClose, open,
+              // high, low, close; its count): the reference's last bucket.
+              refBuckets().forEach((bs, i) => {
+                const b = bs.at(-1);
+                const stored = snap.state.slice(8 * i, 8 * i + 8);
+                if (b === undefined) expect(snap.counts[i]).toBe(0);
+                else {
+                  expect(stored).toEqual([b.start, b.end, b.timeOpen, b.timeClose, b.open, b.high, b.low, b.close]);
+                  expect(snap.counts[i]).toBe(b.count);
+                }
+              });
+              agg = OhlcAggregator.fromJSON(snap, periods, onClose);
+            } else {
+              const ref = refBuckets();
+              // Closed so far: the reference's buckets before each period's last (open) one.
+              periods.forEach((_, i) => {
+                const open = ref[i].at(-1);
+                expect(closed[i]).toEqual([...expected[i], ...ref[i].slice(0, -1)]);
+                expect(agg.openBucket(i)).toEqual(open);
+              });
+              if (o.op === 'nextClose') {
+                const ends = ref.map((bs) => bs.at(-1)?.end ?? Number.POSITIVE_INFINITY);
+                expect(agg.nextClose()).toBe(Math.min(...ends));
+              } else expect(agg.openBuckets()).toEqual(ref.map((bs) => bs.at(-1)).filter((b) => b !== undefined));
+            }
+          }
+          agg.flush();
+          for (const [i, bs] of refBuckets().entries()) expected[i].push(...bs);
+          expect(closed).toEqual(expected);
+        },
+      ),
       RUNS,
     );
   });
