@@ -104,6 +104,48 @@ describe("xrate's own metrics", () => {
     expect(usdChecked).toBeGreaterThan(50);
   });
 
+  it('after emitAllAtNextTick the next computed tick writes every series that has a value', () => {
+    let forcedTicks = 0;
+    fc.assert(
+      fc.property(logArb(), fc.nat(), (log, at) => {
+        const key = (p: MetricEvent): string => `${p.metricId}|${p.exchangeId}|${p.symbolId ?? p.assetId ?? ''}`;
+        const before = new Set<string>();
+        let forced: Set<string> | undefined;
+        let usdFresh: string[] = [];
+        let asked = false;
+        let engine: Engine | undefined;
+        const listener = {
+          onOwnMetrics: (b: OwnMetricBatch) => {
+            const points = b.events();
+            if (asked && forced === undefined) {
+              forced = new Set(points.map(key));
+              // The rates to USD fresh at this tick (the engine's state is that of the tick).
+              usdFresh = engine!.assetIds().filter((a) => a !== 'USD' && engine!.rate(a, 'USD')?.fresh === true);
+            } else if (!asked) for (const p of points) before.add(key(p));
+          },
+        };
+        engine = createEngine(log.config, listener);
+        for (const [b, q] of TRACKED) engine.track(b, q);
+        const stop = at % log.events.length;
+        log.events.forEach((e, i) => {
+          engine!.apply(e);
+          if (i === stop) {
+            engine!.emitAllAtNextTick();
+            asked = true;
+          }
+        });
+        engine.advanceTo(log.end);
+        if (forced === undefined) return;
+        forcedTicks++;
+        // Every series written before has a value still (a rate to USD only while fresh).
+        for (const k of before) if (!k.startsWith('XRATE_ASSET_USD_RATE|')) expect(forced.has(k), k).toBe(true);
+        for (const a of usdFresh) expect(forced.has(`XRATE_ASSET_USD_RATE|XRATE|${a}`), a).toBe(true);
+      }),
+      { seed: 11, numRuns: 100 },
+    );
+    expect(forcedTicks).toBeGreaterThan(50);
+  });
+
   it('a replay stopped and resumed from a snapshot writes the points an uninterrupted one writes', () => {
     fc.assert(
       fc.property(logArb(), fc.nat(), (log, at) => {

@@ -92,6 +92,9 @@ const SHARE_OUT = 3;
 const TOUCHED = 1;
 const SHARE_PENDING = 2;
 
+/** Touched markets listed as they are flagged, at most: more than that, and the emit scans the flags. */
+const LISTED = 32;
+
 /** The own metrics of one engine (see the module description). */
 export class OwnMetrics {
   /**
@@ -143,6 +146,13 @@ export class OwnMetrics {
    */
   private touched = new Uint8Array(0);
   private anyTouched = false;
+  /**
+   * The positions flagged since the last emit, as each was first flagged (the first `listCount`
+   * of them; a count past {@link LISTED}: too many to list, or flags moved or set otherwise, and
+   * the emit scans the flags). A tick that touches a few markets of many sorts the few.
+   */
+  private readonly listed = new Int32Array(LISTED);
+  private listCount = 0;
   /** Whether an eligibility refresh set volumes since the last emit. */
   private volumesPending = false;
   /** Scratch of {@link emit}: the positions of the touched markets, then of those whose share changed. */
@@ -194,6 +204,7 @@ export class OwnMetrics {
     }
     this.mv = mv;
     this.touched = touched;
+    this.listCount = LISTED + 1;
     if (this.layoutMarkets !== undefined) this.placeSlots();
   }
 
@@ -239,8 +250,15 @@ export class OwnMetrics {
 
   /** Flags the market at position p as touched. */
   private touch(p: number): void {
+    if (this.touched[p] === 0) this.list(p);
     this.touched[p] |= TOUCHED;
     this.anyTouched = true;
+  }
+
+  /** Lists position p, whose flag is being set from none (see {@link listed}). */
+  private list(p: number): void {
+    const n = this.listCount++;
+    if (n < LISTED) this.listed[n] = p;
   }
 
   /** The touched markets, by id. */
@@ -333,7 +351,9 @@ export class OwnMetrics {
       if (w === slotShare[sl]) continue;
       // The share stays in its slot (written in sequence); only the market's flag is set here.
       slotShare[sl] = w;
-      touched[slotPos[sl]] |= SHARE_PENDING;
+      const p = slotPos[sl];
+      if (touched[p] === 0) this.list(p);
+      touched[p] |= SHARE_PENDING;
       changed = true;
     }
     if (changed) this.anyTouched = true;
@@ -378,7 +398,8 @@ export class OwnMetrics {
   /**
    * Writes, to `onMetrics` (when there is any), every series whose value changed at tick T:
    * markets touched since the last emit, every exchange (`rank`: their ranks now; `exchangeCount`
-   * of them) and every asset with a fresh rate to USD (`usd`, undefined when USD is no asset).
+   * of them) and every asset with a fresh rate to USD (`usd`; undefined when USD is no asset, or
+   * when the graph is as it was at the last emit given one: every such rate is as written then).
    */
   emit(
     T: number,
@@ -471,8 +492,22 @@ export class OwnMetrics {
    * flags, which are kept in that order) and returns how many ({@link emit} clears their flags).
    */
   private touchedInOrder(): number {
+    const listed = this.listCount;
+    this.listCount = 0;
     if (!this.anyTouched) return 0;
+    this.anyTouched = false;
     const { touched: flag, touchedOrder: out } = this;
+    if (listed <= LISTED && 4 * listed <= this.marketOrder.length) {
+      // A few of many: the listed positions, sorted (insertion sort: at most LISTED of them).
+      const l = this.listed;
+      for (let i = 0; i < listed; i++) {
+        const p = l[i];
+        let j = i;
+        for (; j > 0 && out[j - 1] > p; j--) out[j] = out[j - 1];
+        out[j] = p;
+      }
+      return listed;
+    }
     let n = 0;
     // Without a branch: every position is written, only the touched kept (a flag is 0 to 3).
     for (let p = 0, end = this.marketOrder.length; p < end; p++) {
@@ -480,7 +515,6 @@ export class OwnMetrics {
       out[n] = p;
       n += (f | (f >> 1)) & 1;
     }
-    this.anyTouched = false;
     return n;
   }
 
@@ -497,6 +531,7 @@ export class OwnMetrics {
       mv[STRIDE * p + SHARE_OUT] = Number.NaN;
       touched[p] |= TOUCHED;
     }
+    this.listCount = LISTED + 1;
     if (this.marketOrder.length > 0) this.anyTouched = true;
     this.volumeOut = [];
     this.volumesPending = true;

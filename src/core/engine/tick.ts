@@ -13,7 +13,7 @@ import { firstTickAfter, type PairComputer } from './pairCompute.js';
 import type { EngineState } from './state.js';
 import type { RateQueries } from './queries.js';
 import type { Tracking } from './tracking.js';
-import type { OwnMetricBatch, OwnMetrics } from './ownMetrics.js';
+import type { OwnMetricBatch, OwnMetrics, UsdRates } from './ownMetrics.js';
 import type { EngineListener } from './types.js';
 
 /** The asset XRATE_ASSET_USD_RATE prices in. */
@@ -25,6 +25,12 @@ export class TickPipeline {
   private topologyChanged = false;
   /** Whether the own metrics were computed at the last computed tick. */
   private ownActive = false;
+  /**
+   * The graph the own metrics' USD rates were last written from (its {@link RateGraph.topologyBuilds}
+   * and {@link RateGraph.edgeChanges}; -1: none since the own metrics were switched on or rewritten).
+   */
+  private usdBuild = -1;
+  private usdChanges = -1;
 
   constructor(
     private readonly state: EngineState,
@@ -114,7 +120,10 @@ export class TickPipeline {
     const onMetrics = s.listener.onOwnMetrics;
     const own = onMetrics === undefined ? undefined : s.ownMetrics;
     // Own metrics switched on: every pair is computed once, so every market's share is known.
-    if (own !== undefined && !this.ownActive) s.allDirty = true;
+    if (own !== undefined && !this.ownActive) {
+      s.allDirty = true;
+      this.usdBuild = -1;
+    }
     this.ownActive = own !== undefined;
     s.exchanges.commitStaged(s.markets.pair, s.pairs.dirty);
     s.markets.commitStaged(s.pairs.dirty);
@@ -127,7 +136,10 @@ export class TickPipeline {
       if (own !== undefined) this.volumesRefreshed(T, own);
     }
     own?.beginTick(s.markets.index.size, s.exchanges.index.size);
-    if (s.forceEmit) own?.rewriteAll();
+    if (s.forceEmit && own !== undefined) {
+      own.rewriteAll();
+      this.usdBuild = -1;
+    }
     const onPairRate = s.listener.onPairRate;
     const report = onPairRate !== undefined || this.tracking.autoTrackPeriods !== undefined;
     const changed = this.recompute(T, report, own);
@@ -161,8 +173,18 @@ export class TickPipeline {
       exchangeNames: s.exchanges.index.names,
       assetNames: s.assets.names,
     };
-    const toUsd = this.queries.ratesTo(USD);
-    const usd = toUsd === undefined ? undefined : { rate: toUsd.rate, fresh: toUsd.fresh, usd: s.assets.get(USD)! };
+    // rate(asset, USD) depends on the graph alone: with the same topology and no edge derived
+    // again since they were last written, every one is what was written then (nothing to write).
+    const graph = s.graph;
+    const bfs = s.config.crossMethod === 'bfs';
+    const changes = bfs ? graph.edgeChanges(s.pairs.view(), s.tickCounter) : -1;
+    let usd: UsdRates | undefined;
+    if (!bfs || changes !== this.usdChanges || graph.topologyBuilds !== this.usdBuild) {
+      const toUsd = this.queries.ratesTo(USD);
+      usd = toUsd === undefined ? undefined : { rate: toUsd.rate, fresh: toUsd.fresh, usd: s.assets.get(USD)! };
+      this.usdChanges = changes;
+      this.usdBuild = bfs ? graph.topologyBuilds : -1;
+    }
     own.emit(T, names, s.exchanges.rank, s.exchanges.index.size, usd, onMetrics);
   }
 

@@ -124,12 +124,16 @@ export class Tracking {
     const s = this.state;
     const graph = s.graph;
     const bfs = s.config.crossMethod === 'bfs';
+    const builds = graph.topologyBuilds;
+    /** The edges' stamps at this tick (read at the first pair that needs them). */
+    let stamps: Float64Array | undefined;
     for (const t of this.tracked) {
       // A direct pair whose edge was not derived again since the last computed tick (nor the
       // topology rebuilt), its own pair known: its rate over the edge and its own pair's fresh
       // rate are those of then, so what it is fed is, and there is no change to report.
-      if (bfs && t.pr >= 0 && t.edge >= 0 && t.edgeBuild === graph.topologyBuilds) {
-        if (graph.edgeStamp(t.edge, view, s.tickCounter) === t.edgeSeen) {
+      if (bfs && t.pr >= 0 && t.edge >= 0 && t.edgeBuild === builds) {
+        stamps ??= graph.edgeStamps(view, s.tickCounter);
+        if (stamps[t.edge] === t.edgeSeen) {
           if (!Number.isNaN(t.fed)) t.agg.update(T, t.fed);
           continue;
         }

@@ -34,6 +34,11 @@ export class EdgeData {
    */
   changeStamp = new Float64Array(0);
   private changes = 0;
+
+  /** Edges derived so far, across topologies: the same count as before means no edge changed since. */
+  get changeCount(): number {
+    return this.changes;
+  }
   /** The distinct edge ranks, highest first (the levels of the max-min rank search). */
   levels: number[] = [];
   /** Changes whenever an edge's rank may have changed (what the searches' choices depend on). */

@@ -139,6 +139,25 @@ export class RateGraph {
     return this.edgeData.changeStamp[e];
   }
 
+  /**
+   * Every edge's {@link edgeStamp} at the tick `tickStamp` identifies, by edge: read, not kept (a
+   * new topology gives another array).
+   */
+  edgeStamps(view: PairView, tickStamp: number): Float64Array {
+    this.refreshEdges(view, tickStamp);
+    return this.edgeData.changeStamp;
+  }
+
+  /**
+   * Edges derived so far at the tick `tickStamp` identifies, a count that runs on across
+   * topologies: the same count as asked before, in the same topology ({@link topologyBuilds}),
+   * means every edge has the same rate, time, rank and freshness as then.
+   */
+  edgeChanges(view: PairView, tickStamp: number): number {
+    this.refreshEdges(view, tickStamp);
+    return this.edgeData.changeCount;
+  }
+
   /** {@link directRate} over edge e (from {@link edgeOf}) leaving asset `from`; sets {@link directFresh}. */
   rateOnEdge(e: number, from: number, view: PairView, tickStamp: number): number {
     this.refreshEdges(view, tickStamp);
