@@ -248,7 +248,20 @@ export function floatToSafe(v: number): boolean {
   const scale = POW10[k];
   let n = Math.round(v * scale);
   if (n / scale !== v) return false;
-  while (k > 0 && n % 10 === 0) {
+  // Its trailing zeros, at most k (13 at most): 8, 4, 2 and 1 at a time, each division exact.
+  if (k >= 8 && n % 1e8 === 0) {
+    n /= 1e8;
+    k -= 8;
+  }
+  if (k >= 4 && n % 1e4 === 0) {
+    n /= 1e4;
+    k -= 4;
+  }
+  if (k >= 2 && n % 100 === 0) {
+    n /= 100;
+    k -= 2;
+  }
+  if (k >= 1 && n % 10 === 0) {
     n /= 10;
     k--;
   }
