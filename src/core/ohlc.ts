@@ -198,7 +198,8 @@ export class OhlcAggregator {
     let end = Number.POSITIVE_INFINITY;
     const st = this.state;
     for (let o = S_END; o < st.length; o += STRIDE) if (st[o] < end) end = st[o];
-    this.lastRate = rate;
+    // Not for a zero: -0 and 0 are equal to `===`, not to the close they would set.
+    this.lastRate = rate === 0 ? Number.NaN : rate;
     this.minEnd = this.n > 0 ? end : Number.NEGATIVE_INFINITY;
   }
 

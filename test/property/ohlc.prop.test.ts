@@ -158,7 +158,7 @@ describe('OhlcAggregator: ticks at an unchanged rate', () => {
     | { op: 'run'; gap: number; seconds: number; rate: number }
     | { op: 'read' | 'snapshot' | 'flush' | 'nextClose' };
   // Few rates, so that most ticks repeat the one before; gaps within a second, a minute and beyond.
-  const fewRates = fc.constantFrom(1, 2, 2.5);
+  const fewRates = fc.constantFrom(1, 2, 2.5, 0);
   const opArb: fc.Arbitrary<Op> = fc.oneof(
     { weight: 12, arbitrary: fc.record({ op: fc.constant('tick' as const), gap: gap(2), rate: fewRates }) },
     {

@@ -131,6 +131,32 @@ describe('OhlcAggregator', () => {
     expect(agg.openBucket(0)?.count).toBe(2);
   });
 
+  it('a tick at the rate of the one before is counted as any other; its close keeps the sign of a zero', () => {
+    const { agg, out } = collect([P('1MIN'), P('1HRS')]);
+    agg.update(1 * US, 1.5);
+    agg.update(2 * US, 1.5);
+    agg.update(3 * US, 1.5);
+    expect(agg.openBucket(0)).toEqual({
+      start: 0,
+      end: 60 * US,
+      timeOpen: US,
+      timeClose: 3 * US,
+      open: 1.5,
+      high: 1.5,
+      low: 1.5,
+      close: 1.5,
+      count: 3,
+    });
+    agg.updateRun(4 * US, 59 * US, US, 1.5);
+    agg.update(60 * US, 1.5); // closes the minute: the same rate past the earliest end
+    expect(out.map((c) => [c.i, c.b.count, c.b.timeClose])).toEqual([[0, 59, 59 * US]]);
+    expect(agg.openBucket(1)).toMatchObject({ timeClose: 60 * US, count: 60 });
+    agg.update(61 * US, 0);
+    agg.update(62 * US, -0);
+    expect(Object.is(agg.openBucket(0)?.close, -0)).toBe(true);
+    expect(agg.openBucket(1)).toMatchObject({ low: 0, count: 62 });
+  });
+
   it('snapshot/restore mid-stream equals an uninterrupted run', () => {
     const periods = [...EXCHANGE_RATE_PERIODS, P('1MTH'), P('3MTH'), P('1YRS')];
     const ticks: { t: number; rate: number }[] = [];
