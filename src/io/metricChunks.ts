@@ -75,6 +75,17 @@ function columns(times: ArrayLike<number>, values: ArrayLike<number>, seqs: Arra
   return a;
 }
 
+/** {@link columns} of `n` points kept as (time, value, seq) triples. */
+function columnsOf(pts: Float64Array, n: number): Float64Array {
+  const a = new Float64Array(3 * n);
+  for (let i = 0, o = 0; i < n; i++, o += 3) {
+    a[i] = pts[o];
+    a[n + i] = pts[o + 1];
+    a[2 * n + i] = pts[o + 2];
+  }
+  return a;
+}
+
 /**
  * The values of {@link CHUNK_INSERT} for a chunk of series `ids` of `n` points, given as
  * {@link columns} makes them (an array of its own: the points column is its buffer, which a job
@@ -95,13 +106,13 @@ const ownText = (v: number): string => String(v);
 
 /**
  * A chunk's texts column: the texts that are not their value's own, as a JSON array of
- * [index, text] pairs; null when there is none.
+ * [index, text] pairs; null when there is none. Point i's value is `values[at + stride * i]`.
  */
-function textsColumn(texts: readonly (string | undefined)[], values: Float64Array, n: number): string | null {
+function textsColumn(texts: readonly (string | undefined)[], values: ArrayLike<number>, n: number, stride = 1, at = 0): string | null {
   const out: [number, string][] = [];
   for (let i = 0; i < n; i++) {
     const t = texts[i];
-    if (t !== undefined && t !== ownText(values[i])) out.push([i, t]);
+    if (t !== undefined && t !== ownText(values[at + stride * i])) out.push([i, t]);
   }
   return out.length > 0 ? JSON.stringify(out) : null;
 }
@@ -133,9 +144,11 @@ interface Slot {
   /** The batch whose ids these are (resolved again in each batch). */
   batch: number;
   n: number;
-  times: Float64Array;
-  values: Float64Array;
-  seqs: Float64Array;
+  /**
+   * Point i's time, value and seq at 3i, 3i + 1 and 3i + 2: one place a point, written where the
+   * point before was (three arrays a series were three places, scattered over the series of a tick).
+   */
+  pts: Float64Array;
   texts: (string | undefined)[];
   /** Whether the slot is in the writer's list of slots with points. */
   listed: boolean;
@@ -230,9 +243,7 @@ export class OwnChunkWriter {
           ids: ['', '', '', ''],
           batch: -1,
           n: 0,
-          times: new Float64Array(SLOT_ROOM),
-          values: new Float64Array(SLOT_ROOM),
-          seqs: new Float64Array(SLOT_ROOM),
+          pts: new Float64Array(3 * SLOT_ROOM),
           texts: [],
           listed: false,
           kept: 0,
@@ -251,16 +262,14 @@ export class OwnChunkWriter {
         this.active.push(s);
       }
       const k = s.n;
-      if (k === s.times.length) {
-        s.times = room(s.times, k, k + 1);
-        s.values = room(s.values, k, k + 1);
-        s.seqs = room(s.seqs, k, k + 1);
-      }
+      const o = 3 * k;
+      if (o === s.pts.length) s.pts = room(s.pts, o, o + 3);
+      const pts = s.pts;
       const v = b.value[i];
-      s.times[k] = time;
+      pts[o] = time;
       // As SQLite keeps a REAL: -0 as 0.
-      s.values[k] = v === 0 ? 0 : v;
-      s.seqs[k] = seq + i;
+      pts[o + 1] = v === 0 ? 0 : v;
+      pts[o + 2] = seq + i;
       if (metric === MARKET_VOLUME_24H) s.texts[k] = b.text(i) ?? '';
       s.n = k + 1;
     }
@@ -289,8 +298,8 @@ export class OwnChunkWriter {
   /** Writes slot `s`'s points as a chunk of the current batch and empties it. */
   private write(s: Slot): void {
     const n = s.n;
-    const texts = s.texts.length === 0 ? null : textsColumn(s.texts, s.values, n);
-    this.sink(...chunkRow(s.ids, columns(s.times, s.values, s.seqs, n), n, texts, this.batch));
+    const texts = s.texts.length === 0 ? null : textsColumn(s.texts, s.pts, n, 3, 1);
+    this.sink(...chunkRow(s.ids, columnsOf(s.pts, n), n, texts, this.batch));
     this.gathered -= n;
     this.empty(s);
   }
@@ -303,7 +312,7 @@ export class OwnChunkWriter {
   private empty(s: Slot): void {
     s.n = 0;
     s.texts.length = 0;
-    const cap = s.times.length;
+    const cap = s.pts.length / 3;
     if (cap <= 4 * SLOT_ROOM) return;
     const others = this.retained - s.kept;
     if (others + cap <= this.retainLimit) {
@@ -313,9 +322,7 @@ export class OwnChunkWriter {
     }
     this.retained = others;
     s.kept = 0;
-    s.times = new Float64Array(SLOT_ROOM);
-    s.values = new Float64Array(SLOT_ROOM);
-    s.seqs = new Float64Array(SLOT_ROOM);
+    s.pts = new Float64Array(3 * SLOT_ROOM);
   }
 
   /** Forgets the gathered points (their transaction rolled back, or written). */

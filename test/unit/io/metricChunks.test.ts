@@ -77,4 +77,40 @@ describe('own metric chunks', () => {
     expect(r.got).toEqual(r.want);
     expect(r.maxRoom).toBe(0);
   });
+
+  it("writes a chunk's times, values and seqs as columns, and only the texts that are not their value's own", () => {
+    const VOLUME = OWN_METRIC_IDS.indexOf('XRATE_MARKET_VOLUME_24H');
+    const rows: unknown[][] = [];
+    const w = new OwnChunkWriter(
+      () =>
+        (...v) =>
+          void rows.push(v),
+      256,
+    );
+    const texts = ['1.50', '2', '0.1', '3.000', '-0', '7.25'];
+    const T0 = 1_700_000_000_000_000;
+    for (let t = 0; t < texts.length; t++) {
+      const b = new OwnMetricBatch();
+      b.reset(T0 + t * 1_000_000, NAMES);
+      b.push(SPREAD, 1, t + 0.5);
+      b.push(VOLUME, 1, Number(texts[t]), texts[t]);
+      w.add(b, 10 + 2 * t, 1);
+    }
+    w.flush(true);
+    expect(rows.length).toBe(2);
+    const [spread, volume] = rows;
+    // first, last, n, seq_first, seq_last; the texts column only where the text is not String(value).
+    expect(volume.slice(4, 9)).toEqual([T0, T0 + 5_000_000, 6, 11, 21]);
+    expect(JSON.parse(volume[10] as string)).toEqual([
+      [0, '1.50'],
+      [3, '3.000'],
+      [4, '-0'],
+    ]);
+    expect(spread[10]).toBeNull();
+    const p = decodeChunk({ n: 6, points: volume[9] as Uint8Array, texts: volume[10] as string | null });
+    expect(Array.from(p.times)).toEqual(texts.map((_, t) => T0 + t * 1_000_000));
+    expect(Array.from(p.values)).toEqual([1.5, 2, 0.1, 3, 0, 7.25]);
+    expect(Array.from(p.seqs)).toEqual([11, 13, 15, 17, 19, 21]);
+    expect(texts.map((_, i) => p.text(i))).toEqual(texts);
+  });
 });
