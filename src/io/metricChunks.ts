@@ -64,24 +64,16 @@ export function float64s(b: Uint8Array, n: number): Float64Array {
   return a;
 }
 
-/** `n` points' times, values and seqs in one array, in that order: what a chunk's points column packs. */
-function columns(times: ArrayLike<number>, values: ArrayLike<number>, seqs: ArrayLike<number>, n: number): Float64Array {
+/**
+ * `n` points' times, values and seqs in one array, in that order: what a chunk's points column
+ * packs. Point i's are `times[stride * i]`, `values[stride * i]` and `seqs[stride * i]`.
+ */
+function columns(times: ArrayLike<number>, values: ArrayLike<number>, seqs: ArrayLike<number>, n: number, stride = 1): Float64Array {
   const a = new Float64Array(3 * n);
-  for (let i = 0; i < n; i++) {
-    a[i] = times[i];
-    a[n + i] = values[i];
-    a[2 * n + i] = seqs[i];
-  }
-  return a;
-}
-
-/** {@link columns} of `n` points kept as (time, value, seq) triples. */
-function columnsOf(pts: Float64Array, n: number): Float64Array {
-  const a = new Float64Array(3 * n);
-  for (let i = 0, o = 0; i < n; i++, o += 3) {
-    a[i] = pts[o];
-    a[n + i] = pts[o + 1];
-    a[2 * n + i] = pts[o + 2];
+  for (let i = 0, o = 0; i < n; i++, o += stride) {
+    a[i] = times[o];
+    a[n + i] = values[o];
+    a[2 * n + i] = seqs[o];
   }
   return a;
 }
@@ -106,13 +98,13 @@ const ownText = (v: number): string => String(v);
 
 /**
  * A chunk's texts column: the texts that are not their value's own, as a JSON array of
- * [index, text] pairs; null when there is none. Point i's value is `values[at + stride * i]`.
+ * [index, text] pairs; null when there is none. Point i's value is `values[stride * i]`.
  */
-function textsColumn(texts: readonly (string | undefined)[], values: ArrayLike<number>, n: number, stride = 1, at = 0): string | null {
+function textsColumn(texts: readonly (string | undefined)[], values: ArrayLike<number>, n: number, stride = 1): string | null {
   const out: [number, string][] = [];
   for (let i = 0; i < n; i++) {
     const t = texts[i];
-    if (t !== undefined && t !== ownText(values[at + stride * i])) out.push([i, t]);
+    if (t !== undefined && t !== ownText(values[stride * i])) out.push([i, t]);
   }
   return out.length > 0 ? JSON.stringify(out) : null;
 }
@@ -298,8 +290,11 @@ export class OwnChunkWriter {
   /** Writes slot `s`'s points as a chunk of the current batch and empties it. */
   private write(s: Slot): void {
     const n = s.n;
-    const texts = s.texts.length === 0 ? null : textsColumn(s.texts, s.pts, n, 3, 1);
-    this.sink(...chunkRow(s.ids, columnsOf(s.pts, n), n, texts, this.batch));
+    // The triples as three strided columns.
+    const p = s.pts;
+    const values = p.subarray(1);
+    const texts = s.texts.length === 0 ? null : textsColumn(s.texts, values, n, 3);
+    this.sink(...chunkRow(s.ids, columns(p, values, p.subarray(2), n, 3), n, texts, this.batch));
     this.gathered -= n;
     this.empty(s);
   }

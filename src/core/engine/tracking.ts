@@ -141,7 +141,10 @@ export class Tracking {
       const r = this.freshRate(t, view);
       this.changed(t, T, r);
       t.fed = r;
-      t.edgeSeen = bfs && t.edge >= 0 && t.edgeBuild === graph.topologyBuilds ? graph.edgeStamp(t.edge, view, s.tickCounter) : -1;
+      if (bfs && t.edge >= 0 && t.edgeBuild === builds) {
+        stamps ??= graph.edgeStamps(view, s.tickCounter);
+        t.edgeSeen = stamps[t.edge];
+      } else t.edgeSeen = -1;
       if (!Number.isNaN(r)) t.agg.update(T, r);
     }
   }

@@ -130,18 +130,10 @@ export class RateGraph {
   }
 
   /**
-   * Edge e's change stamp at the tick `tickStamp` identifies (its data derived first): the same
-   * stamp as asked before, in the same topology ({@link topologyBuilds}), means the same rate,
-   * time, rank and freshness over it.
-   */
-  edgeStamp(e: number, view: PairView, tickStamp: number): number {
-    this.refreshEdges(view, tickStamp);
-    return this.edgeData.changeStamp[e];
-  }
-
-  /**
-   * Every edge's {@link edgeStamp} at the tick `tickStamp` identifies, by edge: read, not kept (a
-   * new topology gives another array).
+   * Every edge's change stamp at the tick `tickStamp` identifies (the edges' data derived first),
+   * by edge: the same stamp as seen before, in the same topology ({@link topologyBuilds}), means the
+   * same rate, time, rank and freshness over the edge. Read, not kept (a new topology gives another
+   * array).
    */
   edgeStamps(view: PairView, tickStamp: number): Float64Array {
     this.refreshEdges(view, tickStamp);

@@ -548,6 +548,7 @@ export class MarketTable {
   /** The table as plain JSON (see {@link MarketTableJSON}); the volume window is snapshotted separately. */
   toJSON(): MarketTableJSON {
     const n = this.index.size;
+    const staged = this.stagedList.slice(0, this.stagedCount);
     return {
       names: [...this.index.names],
       exchange: Array.from(this.exchange.subarray(0, n)),
@@ -557,8 +558,8 @@ export class MarketTable {
       pair: Array.from(this.pair.subarray(0, n)),
       quote_state: [Q_BID, Q_ASK, Q_BID_SIZE, Q_ASK_SIZE, Q_TIME].map((k) => this.quoteColumn(k, n)),
       quote_text: Array.from({ length: n }, (_, m) => this.keptTexts(m)),
-      staged: this.stagedList.slice(0, this.stagedCount),
-      staged_quotes: this.stagedList.slice(0, this.stagedCount).map((m, i) => this.stagedEvent(m, i)),
+      staged,
+      staged_quotes: staged.map((m, i) => this.stagedEvent(m, i)),
       eligible: Array.from(this.eligible.subarray(0, n)),
       why_not: Array.from(this.whyNot.subarray(0, n)),
       volume: nullableColumn(this.volume, n) as number[],
