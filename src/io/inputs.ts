@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { readdirSync, realpathSync, statSync } from 'node:fs';
+import { type Dirent, readdirSync, realpathSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { detectFormat } from './source.js';
 import { XrateError } from '../core/errors.js';
@@ -29,6 +29,15 @@ export function comparePaths(a: string, b: string): number {
  * ```
  */
 export function expandInputs(paths: readonly string[]): string[] {
+  return expand(paths).files;
+}
+
+/**
+ * {@link expandInputs}, and with `reals` each file's real path too (symbolic links resolved; a path
+ * that does not exist as its absolute path): a directory's real path joined with the name of each
+ * plain file in it, not resolved again file by file.
+ */
+function expand(paths: readonly string[], reals?: string[]): { files: string[]; reals?: string[] } {
   const out: string[] = [];
   for (const p of paths) {
     let dir = false;
@@ -39,20 +48,34 @@ export function expandInputs(paths: readonly string[]): string[] {
     }
     if (!dir) {
       out.push(p);
+      reals?.push(realOf(p));
       continue;
     }
-    const files: string[] = [];
-    walk(p, files, new Set());
+    const found: Found = { files: [], reals: reals === undefined ? undefined : [] };
+    walk(p, found, new Set());
+    const files = found.files;
     if (files.length === 0) {
       throw new XrateError(
         'input',
         `directory "${p}" holds no event log (files named .ndjson, .jsonl, .json, .csv, each optionally .gz, .sqlite, .sqlite3 or .db)`,
       );
     }
-    files.sort(comparePaths);
-    for (const f of files) out.push(f);
+    const order = files.map((_, i) => i).sort((a, b) => comparePaths(files[a], files[b]));
+    for (const i of order) {
+      out.push(files[i]);
+      reals?.push((found.reals as string[])[i]);
+    }
   }
-  return out;
+  return { files: out, reals };
+}
+
+/** The real path of `path` (symbolic links resolved), or its absolute path when it cannot be resolved. */
+function realOf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
 }
 
 /** One way a file was reached: its path, and the argument it came from (itself, or a directory). */
@@ -84,13 +107,11 @@ export interface DuplicateInput {
 export function findDuplicateInput(args: readonly string[]): DuplicateInput | undefined {
   const seen = new Map<string, InputPath>();
   for (const arg of args) {
-    for (const path of expandInputs([arg])) {
-      let real: string;
-      try {
-        real = realpathSync(path);
-      } catch {
-        real = resolve(path);
-      }
+    const reals: string[] = [];
+    const { files } = expand([arg], reals);
+    for (let k = 0; k < files.length; k++) {
+      const path = files[k];
+      const real = reals[k];
       const first = seen.get(real);
       if (first) return { real, first, second: { path, arg } };
       seen.set(real, { path, arg });
@@ -118,7 +139,13 @@ export function duplicateMessage(d: DuplicateInput, flag: string): string {
   return `${what}: its records would be applied twice; give it once, or add ${flag} if that is meant`;
 }
 
-function walk(dir: string, files: string[], seen: Set<string>): void {
+/** The files a walk found, and their real paths when asked for. */
+interface Found {
+  files: string[];
+  reals?: string[];
+}
+
+function walk(dir: string, found: Found, seen: Set<string>): void {
   let real: string;
   try {
     real = realpathSync(dir);
@@ -127,22 +154,34 @@ function walk(dir: string, files: string[], seen: Set<string>): void {
   }
   if (seen.has(real)) return;
   seen.add(real);
-  let names: string[];
+  let entries: Dirent[];
   try {
-    names = readdirSync(dir);
+    entries = readdirSync(dir, { withFileTypes: true });
   } catch (e) {
     throw new XrateError('input', `cannot read directory "${dir}": ${(e as Error).message}`);
   }
-  for (const name of names) {
+  for (const e of entries) {
+    const name = e.name;
     if (name.startsWith('.')) continue;
     const full = join(dir, name);
-    let st: ReturnType<typeof statSync>;
-    try {
-      st = statSync(full);
-    } catch {
-      continue; // a dangling link
+    // The entry's type as the directory tells it; a link (or a type it does not tell) by what it leads to.
+    let isDir = e.isDirectory();
+    let isFile = e.isFile();
+    if (!isDir && !isFile) {
+      let st: ReturnType<typeof statSync>;
+      try {
+        st = statSync(full);
+      } catch {
+        continue; // a dangling link
+      }
+      isDir = st.isDirectory();
+      isFile = st.isFile();
     }
-    if (st.isDirectory()) walk(full, files, seen);
-    else if (st.isFile() && detectFormat(name) !== undefined) files.push(full);
+    if (isDir) walk(full, found, seen);
+    else if (isFile && detectFormat(name) !== undefined) {
+      found.files.push(full);
+      // A plain file's real path is its directory's and its name; a link's is resolved.
+      found.reals?.push(e.isFile() ? join(real, name) : realOf(full));
+    }
   }
 }

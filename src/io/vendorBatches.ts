@@ -122,7 +122,7 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
     async *batches() {
       if (closed) return;
       const readSize = Math.max(1 << 12, pull >> 1);
-      let bytes = openBytes(path, gzip, readSize);
+      let bytes = openBytes(path, gzip, readSize, size);
       if (bytes === undefined) {
         // No synchronous inflate in this runtime: the streaming record reader, as batches.
         const src = openVendorCsv(path, kind, { batchSize, startLine, gzip, totalBytes: size, maxLineBytes, time: opts.time, lean: true });
@@ -140,7 +140,7 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
       const p = new VendorLineParser(kind, path, { startLine, maxLineBytes, time: opts.time });
       /** The file opened again, past its first `text` bytes of text (read and dropped). */
       const reopen = (text: number): ByteReader => {
-        const r = openBytes(path, gzip, readSize) as ByteReader;
+        const r = openBytes(path, gzip, readSize, size) as ByteReader;
         try {
           for (let left = text; left > 0; ) {
             const skipped = r.next(Math.min(left, 1 << 17));

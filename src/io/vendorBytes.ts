@@ -18,7 +18,7 @@
  * @module
  */
 import { closeSync, openSync, readSync } from 'node:fs';
-import { constants, createGunzip } from 'node:zlib';
+import { constants, createGunzip, type Gunzip, type ZlibReset } from 'node:zlib';
 import { XrateError } from '../core/errors.js';
 import { ignoreStreamError, writeChecked, zlibSync } from './zlibSync.js';
 
@@ -41,6 +41,14 @@ export interface ByteReader {
 
 const NO_BYTES = Buffer.alloc(0);
 
+/**
+ * Inflaters reset and kept for the next files of the thread, at most {@link IDLE_INFLATERS}: a merge
+ * reads thousands of files, some twice, and making a gunzip stream and its state costs more than
+ * inflating a small file.
+ */
+const idle: Gunzip[] = [];
+const IDLE_INFLATERS = 8;
+
 /** The output buffer shared by every reader of the thread (one file is read at a time). */
 let outBuf: Buffer | undefined;
 
@@ -60,20 +68,30 @@ function readAt(path: string, buf: Buffer, len: number, pos: number): number {
   }
 }
 
-/** A plain file's bytes. */
-function plainBytes(path: string): ByteReader {
+/**
+ * A plain file's bytes; `size` (its size when opened, when known): a read that ends short at or
+ * past it is its last, not followed by one more to see nothing is left.
+ */
+function plainBytes(path: string, size: number): ByteReader {
   let pos = 0;
   let done = false;
+  let last = false;
   return {
     next(max) {
       if (done) return undefined;
+      if (last) {
+        done = true;
+        return undefined;
+      }
       outBuf ??= Buffer.allocUnsafe(OUT);
-      const n = readAt(path, outBuf, Math.min(max, OUT), pos);
+      const want = Math.min(max, OUT);
+      const n = readAt(path, outBuf, want, pos);
       if (n === 0) {
         done = true;
         return undefined;
       }
       pos += n;
+      if (n < want && pos >= size) last = true;
       return outBuf.subarray(0, n);
     },
     bytesRead: () => pos,
@@ -86,18 +104,20 @@ function plainBytes(path: string): ByteReader {
 /**
  * A gzip file's bytes, inflated (concatenated gzip members included, as `createGunzip` reads
  * them); undefined when the runtime's zlib has no synchronous handle. `read`: compressed bytes
- * read from the file at a time (the reader's own input buffer).
+ * read from the file at a time (the reader's own input buffer); `size`: as for {@link plainBytes}.
  */
-function gzipBytes(path: string, read: number): ByteReader | undefined {
-  const z = createGunzip({ chunkSize: constants.Z_MIN_CHUNK }); // its own output buffer is not used
+function gzipBytes(path: string, read: number, size: number): ByteReader | undefined {
+  const z = idle.pop() ?? createGunzip({ chunkSize: constants.Z_MIN_CHUNK }); // its own output buffer is not used
   const sync = zlibSync(z);
   if (sync === undefined) {
     z.close();
     return undefined;
   }
   const { state } = sync;
-  z.on('error', ignoreStreamError); // next() throws it (see `finish`)
-  let inBuf = Buffer.allocUnsafe(read);
+  if (z.listenerCount('error') === 0) z.on('error', ignoreStreamError); // next() throws it (see `finish`)
+  // A file smaller than a read gets a buffer of its size and one byte (a small one comes from Node's
+  // shared pool), so its one read comes short and is its last.
+  let inBuf = Buffer.allocUnsafe(Math.max(1, Math.min(read, size + 1)));
   let inOff = 0;
   let inLen = 0;
   /** Compressed bytes read from the file, and taken by the inflater. */
@@ -113,7 +133,11 @@ function gzipBytes(path: string, read: number): ByteReader | undefined {
     );
   const finish = (): void => {
     finished = true;
-    z.close();
+    // A sound inflater is reset for the next file this thread reads; a failed one is let go.
+    if (!z.destroyed && idle.length < IDLE_INFLATERS) {
+      (z as Gunzip & ZlibReset).reset();
+      idle.push(z);
+    } else z.close();
     // The stream lives on until its close is done (a later turn of the event loop), and with it
     // what its listeners' scope holds: not the read buffer. A merge parks thousands of files in a turn.
     inBuf = NO_BYTES;
@@ -126,9 +150,10 @@ function gzipBytes(path: string, read: number): ByteReader | undefined {
       for (;;) {
         if (inLen === 0 && !eof) {
           inOff = 0;
-          inLen = readAt(path, inBuf, read, filePos);
+          inLen = readAt(path, inBuf, inBuf.length, filePos);
           filePos += inLen;
-          if (inLen === 0) eof = true;
+          // A file of thousands read a slice at a time: the read that ends it is not followed by an empty one.
+          if (inLen === 0 || (inLen < inBuf.length && filePos >= size)) eof = true;
         }
         try {
           writeChecked(z, sync, eof ? constants.Z_FINISH : constants.Z_NO_FLUSH, inBuf, inOff, inLen, outBuf, 0, room);
@@ -161,8 +186,10 @@ function gzipBytes(path: string, read: number): ByteReader | undefined {
 
 /**
  * The bytes of `path` (inflated when `gzip`, reading `read` compressed bytes at a time), or
- * undefined when gzip cannot be inflated synchronously here.
+ * undefined when gzip cannot be inflated synchronously here. `size`: the file's size when it was
+ * opened, when known (see {@link plainBytes}): a read that comes short of what it asked for at that
+ * size or past it found the file's end, so no read follows it.
  */
-export function openBytes(path: string, gzip: boolean, read = 1 << 15): ByteReader | undefined {
-  return gzip ? gzipBytes(path, read) : plainBytes(path);
+export function openBytes(path: string, gzip: boolean, read = 1 << 15, size = Number.POSITIVE_INFINITY): ByteReader | undefined {
+  return gzip ? gzipBytes(path, read, size) : plainBytes(path, size);
 }

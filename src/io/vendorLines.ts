@@ -43,12 +43,15 @@ interface RowSink {
   bb: BatchBuilder;
   raw: Buffer;
   rawLen: number;
+  /** Field bounds of the line being read (a line is read within one call, so every parser of the thread can share them). */
+  fs: Int32Array;
+  fe: Int32Array;
 }
 
 let sink: RowSink | undefined;
 
 function rowSink(): RowSink {
-  sink ??= { bb: new BatchBuilder(), raw: Buffer.allocUnsafe(1 << 16), rawLen: 0 };
+  sink ??= { bb: new BatchBuilder(), raw: Buffer.allocUnsafe(1 << 16), rawLen: 0, fs: new Int32Array(64), fe: new Int32Array(64) };
   return sink;
 }
 
@@ -78,9 +81,9 @@ export class VendorLineParser {
   private cSide = -1;
   private cExchange = -1;
   private cSymbol = -1;
-  /** Field bounds of the line being read. */
-  private fs = new Int32Array(64);
-  private fe = new Int32Array(64);
+  /** Field bounds of the line being read: the thread's (RowSink). */
+  private fs = this.out.fs;
+  private fe = this.out.fe;
   /** The symbol's dictionary index in the batch being built (CoinAPI: one symbol a file). */
   private sym = -1;
   /** The date of the last ISO time read (`YYYY-MM-DD` bytes) and the µs of its midnight. */
@@ -284,8 +287,8 @@ export class VendorLineParser {
       this.cSide = this.quotes ? -1 : at('side');
     }
     if (width > this.fs.length) {
-      this.fs = new Int32Array(width);
-      this.fe = new Int32Array(width);
+      this.fs = this.out.fs = new Int32Array(width);
+      this.fe = this.out.fe = new Int32Array(width);
     }
   }
 

@@ -31,25 +31,29 @@ export interface VendorFile {
  */
 export function sniffVendorFile(path: string, sniff = true): VendorFile {
   let size: number;
+  // A name ending in .gz says gzip: the file is opened once, to read its header (a merge opens thousands).
+  const named = path.toLowerCase().endsWith('.gz');
   const magic = Buffer.alloc(2);
   try {
     const st = statSync(path);
     if (!st.isFile()) throw new Error('not a regular file');
     size = st.size;
-    const fd = openSync(path, 'r');
-    try {
-      readSync(fd, magic, 0, 2, 0);
-    } finally {
-      closeSync(fd);
+    if (!named) {
+      const fd = openSync(path, 'r');
+      try {
+        readSync(fd, magic, 0, 2, 0);
+      } finally {
+        closeSync(fd);
+      }
     }
   } catch (e) {
     throw new XrateError('input', `cannot open event log "${path}": ${(e as Error).message}`);
   }
-  const gzip = path.toLowerCase().endsWith('.gz') || (size >= 2 && magic[0] === 0x1f && magic[1] === 0x8b);
+  const gzip = named || (size >= 2 && magic[0] === 0x1f && magic[1] === 0x8b);
   if (!sniff) return { size, gzip };
   let line: string | undefined;
   try {
-    const bytes = openBytes(path, gzip, 4096);
+    const bytes = openBytes(path, gzip, 4096, size);
     const head = bytes?.next(HEAD);
     bytes?.close();
     const nl = head === undefined ? -1 : head.indexOf(10);
