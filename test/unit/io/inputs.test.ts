@@ -87,6 +87,19 @@ describe('findDuplicateInput', () => {
     expect(findDuplicateInput([link, d])).toMatchObject({ real: real(b), first: { arg: link }, second: { arg: d } });
   });
 
+  it('resolves a symbolic link inside a directory to the file it leads to', () => {
+    const c = touch('elsewhere/c.ndjson');
+    const held = join(dir, 'holds-link');
+    mkdirSync(held, { recursive: true });
+    symlinkSync(c, join(held, 'c-link.ndjson'));
+    expect(findDuplicateInput([held])).toBeUndefined();
+    expect(findDuplicateInput([c, held])).toEqual({
+      real: real(c),
+      first: { path: c, arg: c },
+      second: { path: join(held, 'c-link.ndjson'), arg: held },
+    });
+  });
+
   it('words the refusal with the file, the ways it came and the flag', () => {
     const d = join(dir, 'dup');
     expect(duplicateMessage(findDuplicateInput([a, a])!, '--allow-duplicates')).toBe(
