@@ -225,7 +225,7 @@ export const REPLAY_TABLE: ModeTable<ReplayMode> = {
     { flag: '--merge', field: 'merge', modes: ['merged'], refusal: partitionedOr('--merge', MERGE_REFUSAL) },
     { flag: '--time', field: 'time', modes: NOT_PARTITIONED, refusal: partitionedOr('--time') },
     // A partitioned replay keeps every core busy with its partitions already. A merge reads its
-    // vendor files in a read-ahead worker (src/io/readAhead.ts), or in its own thread with 1.
+    // vendor files in a read-ahead worker (src/io/readAhead.ts) with 3 or more, else in its own thread.
     {
       flag: '--threads',
       field: 'threads',

@@ -169,13 +169,22 @@ const VENDOR_MERGE_BATCH = 256;
  */
 const VENDOR_FIRST_ROWS = 1;
 
+/**
+ * The `threads` from which a merge reads its vendor files in a read-ahead worker (src/io/readAhead.ts);
+ * below, in the replay's thread. The worker takes a core of its own: on two cores, shared with the
+ * replay's thread and the database writer's, its reading (run by a new, cold JavaScript engine
+ * each run, its compilation included) cost more CPU than it took off the merge's thread, and a
+ * merge of 1,034 CoinAPI files ran a seventh faster without it (docs/performance.md).
+ */
+export const MERGE_READ_AHEAD_THREADS = 3;
+
 /** All inputs at once, by event time (src/io/mergeBatches.ts): a few rows of each input held at a time; `batchSize` rows a batch. */
 export function mergedFiles(paths: readonly string[], open: OpenOptions): RecordSource {
   let merged: MergedBatchSource | undefined;
   return {
     async *batches() {
       const sources: BatchSource[] = [];
-      /** The worker reading the vendor files ahead (with threads), started at the first one. */
+      /** The worker reading the vendor files ahead (with {@link MERGE_READ_AHEAD_THREADS} threads or more), started at the first one. */
       let ahead: ReadAhead | undefined;
       try {
         for (const path of paths) {
@@ -192,7 +201,7 @@ export function mergedFiles(paths: readonly string[], open: OpenOptions): Record
               maxLineBytes: open.maxLineBytes,
               time: open.time,
             };
-            if ((open.threads ?? 1) > 1) {
+            if ((open.threads ?? 1) >= MERGE_READ_AHEAD_THREADS) {
               ahead ??= readAhead();
               sources.push(ahead.add({ path, opts }));
             } else sources.push(openVendorBatches(path, opts));

@@ -92,8 +92,9 @@ export interface ReplayOptions {
   /**
    * Threads reading each input (src/io/batchSource.ts `openBatchSource`): 1 reads in the
    * replay's thread; more, file reads, gunzip and parsing in a worker thread. Default: the cores
-   * available (`defaultThreads`, os.availableParallelism). With `merge`, one worker reads every
-   * vendor file ahead of the merge (src/io/readAhead.ts). Not with `workers` yet.
+   * available (`defaultThreads`, os.availableParallelism). With `merge`, from 3 on, one worker reads
+   * every vendor file ahead of the merge (src/io/readAhead.ts); below, the replay's thread reads
+   * them (on two cores the worker cost more than it saved). Not with `workers` yet.
    */
   threads?: number;
   /**

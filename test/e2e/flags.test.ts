@@ -35,6 +35,7 @@ import {
 } from '../../src/cli/flags.js';
 import { readerWorkersStarted } from '../../src/io/batchSource.js';
 import { applies, type ModeTable, replayModeOf } from '../../src/replay/options.js';
+import { MERGE_READ_AHEAD_THREADS } from '../../src/replay/recordSource.js';
 import { freePort } from '../helpers/redis.js';
 import {
   type Args,
@@ -218,10 +219,19 @@ const REPLAY: () => Command = () => ({
           : { set: { resume: true }, also: { db: copyOf(env, env.resumable), from: FROM } },
       'no-own-metrics': { set: { 'no-own-metrics': true } },
       'batch-size': { set: { 'batch-size': '7' } },
-      // Not the default (the cores): 1 reads in the replay's thread, more in a reader worker.
-      // A merge reads its vendor files in a read-ahead worker (its other inputs in its own thread).
+      // Not the default (the cores): 1 reads in the replay's thread, more in a reader worker. A
+      // merge reads its vendor files in a read-ahead worker from 3 on (its other inputs in its own thread).
       threads: {
-        set: { threads: availableParallelism() > 1 ? '1' : '2' },
+        set: {
+          threads:
+            mode === 'merged'
+              ? availableParallelism() >= MERGE_READ_AHEAD_THREADS
+                ? '1'
+                : String(MERGE_READ_AHEAD_THREADS)
+              : availableParallelism() > 1
+                ? '1'
+                : '2',
+        },
         observe: 'threads',
         ...(mode === 'merged' && { positionals: [TARDIS, env.log] }),
       },
