@@ -94,7 +94,7 @@ function park(i: number): void {
   readers[i] = undefined;
   sources[i] = undefined;
   void it?.return?.(undefined);
-  files[i] = { path: files[i].path, opts: { ...files[i].opts, first: undefined, readBefore: true } };
+  files[i] = { path: files[i].path, opts: { ...files[i].opts, first: undefined, head: undefined, readBefore: true } };
 }
 
 function end(i: number): void {

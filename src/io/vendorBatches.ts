@@ -59,6 +59,12 @@ export interface VendorBatchOptions {
    */
   first?: number;
   /**
+   * With `first`: the file's first lines as text, each with its line feed, as read to tell its
+   * format (vendorSniff.ts `head`): when they hold the lines of the first batch, that batch is
+   * read from them, without opening the file, and a reading that goes on opens it past them.
+   */
+  head?: Uint8Array;
+  /**
    * The file was read before, in a reading this one repeats (a parked file read again from its
    * start in another source): a file that cannot be read now says so, not that none of it was read.
    */
@@ -106,6 +112,8 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
   const maxLineBytes = Math.floor(opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
   const pull = pullBytes(batchSize);
   let closed = false;
+  /** The first lines given (`head`), until a reading takes them or the file is parked. */
+  let headText = opts.head;
   /** Parked (`park`): later readings start over without a short first batch. */
   let again = false;
   let read = 0;
@@ -167,6 +175,20 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
       /** Before the first batch is cut (with `first`): the text bytes pushed so far. */
       let firstText = opts.first === undefined || again ? -1 : 0;
       try {
+        const head = firstText === 0 ? firstLines(headText, opts.first as number) : undefined;
+        headText = undefined;
+        if (head !== undefined) {
+          // The first batch from the lines read to tell the format: the file is opened only to go on.
+          bytes = letGo(bytes);
+          p.push(head);
+          firstText = -1;
+          if (p.length > 0) {
+            yield p.finish();
+            if (closed) return;
+          }
+          bytes = reopen(head.length);
+          open.add(bytes);
+        }
         for (;;) {
           let chunk: Buffer | undefined;
           try {
@@ -220,6 +242,7 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
     },
     park() {
       again = true;
+      headText = undefined;
       return true;
     },
     close() {
@@ -234,6 +257,23 @@ function readSoFar(line: number, before: boolean): string {
   return line <= 0 && before
     ? 'its first rows were read before (to place it in a merge): was it moved or changed since?'
     : lastLineRead(line);
+}
+
+/**
+ * The text of the first batch's lines, `first` rows after the header, when `head` holds them all
+ * (undefined when it holds fewer, or there is none), as a Buffer (a head that crossed threads is a
+ * plain Uint8Array).
+ */
+function firstLines(head: Uint8Array | undefined, first: number): Buffer | undefined {
+  if (head === undefined) return undefined;
+  const b = Buffer.from(head.buffer, head.byteOffset, head.byteLength);
+  let at = 0;
+  for (let k = 0; k <= first; k++) {
+    const lf = b.indexOf(10, at);
+    if (lf < 0) return undefined;
+    at = lf + 1;
+  }
+  return b.subarray(0, at);
 }
 
 /** The index after the `n`th newline of `b` (its length when it has fewer). */

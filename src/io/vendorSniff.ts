@@ -23,7 +23,16 @@ export interface VendorFile {
   gzip: boolean;
   /** The vendor format, from the header (undefined: not a vendor file, or not asked). */
   kind?: VendorKind;
+  /**
+   * With `kind`: the file's first two lines (its header and first row, each with its line feed)
+   * as read to tell the format, when they came whole within {@link HEAD_KEPT} bytes: a merge
+   * places the file by that row without opening it again (vendorBatches.ts `head`).
+   */
+  head?: Buffer;
 }
+
+/** The most text bytes {@link VendorFile.head} keeps (a merge holds one a file until it places it). */
+const HEAD_KEPT = 1024;
 
 /**
  * The size, compression and vendor format of `path` (the format as `detectVendor` tells it; not
@@ -52,15 +61,22 @@ export function sniffVendorFile(path: string, sniff = true): VendorFile {
   const gzip = named || (size >= 2 && magic[0] === 0x1f && magic[1] === 0x8b);
   if (!sniff) return { size, gzip };
   let line: string | undefined;
+  let kept: Buffer | undefined;
   try {
     const bytes = openBytes(path, gzip, 4096, size);
     const head = bytes?.next(HEAD);
     bytes?.close();
     const nl = head === undefined ? -1 : head.indexOf(10);
-    if (head !== undefined && nl >= 0) line = head.toString('utf8', 0, nl);
+    if (head !== undefined && nl >= 0) {
+      line = head.toString('utf8', 0, nl);
+      const second = head.indexOf(10, nl + 1);
+      // A copy: the bytes read are a view of a buffer the thread's next read writes over.
+      if (second >= 0 && second < HEAD_KEPT) kept = Buffer.from(head.subarray(0, second + 1));
+    }
   } catch {
     line = undefined;
   }
   const kind = line === undefined ? detectVendor(path, gzip) : sniffVendor(line);
-  return kind === undefined ? { size, gzip } : { size, gzip, kind };
+  if (kind === undefined) return { size, gzip };
+  return kept === undefined ? { size, gzip, kind } : { size, gzip, kind, head: kept };
 }

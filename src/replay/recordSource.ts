@@ -198,6 +198,8 @@ export function mergedFiles(paths: readonly string[], open: OpenOptions): Record
               gzip: vendor.gzip,
               batchSize: VENDOR_MERGE_BATCH,
               first: VENDOR_FIRST_ROWS,
+              // Its header and first row as the sniff read them: the first batch needs no reading.
+              head: vendor.head,
               maxLineBytes: open.maxLineBytes,
               time: open.time,
             };

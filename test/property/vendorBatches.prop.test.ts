@@ -4,7 +4,8 @@
  * values, wrong field counts, blank lines, quotes, lines over the limit, CRLF, a byte order
  * mark, non-ASCII text, gzip), its batches turned back row by row (`recordAt`) equal the records
  * openSource gives, rejects and raw texts included, whatever the batch size. So do its batches
- * with a short first one (`first`), and those a merge's read-ahead worker reads (src/io/readAhead.ts),
+ * with a short first one (`first`, read from the first lines the sniff read or not: `head`), and
+ * those a merge's read-ahead worker reads (src/io/readAhead.ts),
  * files pulled in any order, errors included.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -58,8 +59,9 @@ async function viaBatches(
   startLine: number,
   batchSize: number,
   first?: number,
+  head?: Uint8Array,
 ): Promise<unknown> {
-  const src = openVendorBatches(path, { maxLineBytes, time, startLine, batchSize, first });
+  const src = openVendorBatches(path, { maxLineBytes, time, startLine, batchSize, first, head });
   const out: Record<string, unknown>[] = [];
   try {
     for await (const b of src.batches()) {
@@ -265,12 +267,12 @@ describe('openVendorBatches equals openSource row by row', () => {
 });
 
 /** Each file's rows (and error) as its batches give them, read through a read-ahead worker, the files pulled in the order `schedule` picks. */
-async function viaReadAhead(paths: string[], opts: VendorBatchOptions, schedule: number[]): Promise<unknown[]> {
+async function viaReadAhead(paths: string[], opts: VendorBatchOptions, schedule: number[], head = false): Promise<unknown[]> {
   const ra = readAhead();
   const its = paths.map((path) => {
     const f = sniffVendorFile(path);
     return ra
-      .add({ path, opts: { ...opts, kind: f.kind, size: f.size, gzip: f.gzip } })
+      .add({ path, opts: { ...opts, kind: f.kind, size: f.size, gzip: f.gzip, head: head ? f.head : undefined } })
       .batches()
       [Symbol.asyncIterator]();
   });
@@ -299,13 +301,13 @@ async function viaReadAhead(paths: string[], opts: VendorBatchOptions, schedule:
  * Each file read for its short first batch (`opts.first`), parked (`park`, the reading ended, woken
  * with `wake` when `wake`), and read again whole: its rows and error then, or the error of its first batch.
  */
-async function viaParked(paths: string[], opts: VendorBatchOptions, ahead: boolean, wake: boolean): Promise<unknown[]> {
+async function viaParked(paths: string[], opts: VendorBatchOptions, ahead: boolean, wake: boolean, head = false): Promise<unknown[]> {
   const ra = ahead ? readAhead() : undefined;
   const out: { rows: unknown[]; error?: string }[] = [];
   try {
     const srcs = paths.map((path) => {
       const f = sniffVendorFile(path);
-      const o = { ...opts, kind: f.kind, size: f.size, gzip: f.gzip };
+      const o = { ...opts, kind: f.kind, size: f.size, gzip: f.gzip, head: head ? f.head : undefined };
       return ra ? ra.add({ path, opts: o }) : openVendorBatches(path, o);
     });
     const parked: boolean[] = [];
@@ -367,28 +369,34 @@ describe("a merge's vendor files read ahead in a worker", () => {
           const opts: VendorBatchOptions = { batchSize, maxLineBytes, startLine, time: 'receive' };
           const want = await Promise.all(paths.map((p) => inThread(p, opts)));
           // A short first batch, the file parked after it and opened again: the same rows and error.
+          // So with the first lines the sniff read given (`head`): the first batch from them, the rest read past them.
           for (let i = 0; i < paths.length; i++) {
-            const split = await viaBatches(paths[i], maxLineBytes, 'receive', startLine, batchSize, first);
-            expect(
-              Array.isArray(split)
-                ? { rows: split }
-                : { rows: (split as { out: unknown[] }).out, error: (split as { error: string }).error },
-            ).toEqual(want[i]);
+            for (const head of [undefined, sniffVendorFile(paths[i]).head]) {
+              const split = await viaBatches(paths[i], maxLineBytes, 'receive', startLine, batchSize, first, head);
+              expect(
+                Array.isArray(split)
+                  ? { rows: split }
+                  : { rows: (split as { out: unknown[] }).out, error: (split as { error: string }).error },
+              ).toEqual(want[i]);
+            }
           }
           expect(await viaReadAhead(paths, opts, schedule)).toEqual(want);
           expect(await viaReadAhead(paths, { ...opts, first }, schedule)).toEqual(want);
+          expect(await viaReadAhead(paths, { ...opts, first }, schedule, true)).toEqual(want);
           // Parked after the first batch and read again from the start, here or in the worker, woken or not.
-          const parked = (await viaParked(paths, { ...opts, first }, ahead, schedule.length % 2 === 0)) as typeof want;
-          parked.forEach((got, i) => {
-            // A file that fails within its first batch fails there (a merge stops at it).
-            if (got.rows.length === 0 && got.error !== undefined && want[i].error !== undefined) expect(got.error).toBe(want[i].error);
-            else expect(got).toEqual(want[i]);
-          });
+          for (const head of [false, true]) {
+            const parked = (await viaParked(paths, { ...opts, first }, ahead, schedule.length % 2 === 0, head)) as typeof want;
+            parked.forEach((got, i) => {
+              // A file that fails within its first batch fails there (a merge stops at it).
+              if (got.rows.length === 0 && got.error !== undefined && want[i].error !== undefined) expect(got.error).toBe(want[i].error);
+              else expect(got).toEqual(want[i]);
+            });
+          }
         },
       ),
       { seed: 2729, numRuns: 40 },
     );
-  });
+  }, 240_000);
 
   it('hold no reader of a parked file: opened again at the next pull, past the text read, or failing to', async () => {
     const rows = Array.from({ length: 400 }, (_v, k) => `12:00:00.${String(k).padStart(4, '0')};12:00:00.${k};1.5;2;1.4;3`);
