@@ -92,8 +92,8 @@ Options:
   --batch-size N          records per transaction (default 4096)
   --threads N             threads reading each LOG: 1 reads in the replay's thread; more, the file
                           reads, gunzip and parsing of NDJSON, Parquet and vendor files in a worker
-                          thread, with --merge one for all vendor files (default: the cores; not
-                          with --workers or --queue yet)
+                          thread, with --merge from 3 on one for all vendor files (default: the
+                          cores; not with --workers or --queue yet)
   --workers N|auto        replay in N time partitions at once, one worker thread each (auto: the
                           cores), merged into --db with the outputs of a serial replay
                           (docs/parallel.md; not with --from, --to, --resume,
