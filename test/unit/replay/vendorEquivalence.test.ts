@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { generateLog } from '../../../scripts/gen-log.js';
 import { parseTime } from '../../../src/core/time.js';
 import { COMPARED_TABLES, compareReplays } from '../../../src/io/compareReplays.js';
+import { MERGE_READ_AHEAD_THREADS } from '../../../src/replay/recordSource.js';
 import { replay } from '../../../src/replay/replay.js';
 import { type ExportOptions, exportVendor } from '../../helpers/vendorExport.js';
 
@@ -27,13 +28,17 @@ const LINES = [
 ];
 
 let n = 0;
-async function sameOutputs(opts: ExportOptions, span: { from?: number; to?: number } = {}): Promise<Record<string, number>> {
+async function sameOutputs(
+  opts: ExportOptions,
+  span: { from?: number; to?: number } = {},
+  threads?: number,
+): Promise<Record<string, number>> {
   const d = join(dir, `case-${n++}`);
   mkdirSync(d);
   const x = exportVendor(LINES, d, opts);
   expect(x.files.length).toBeGreaterThan(4);
   const want = await replay({ inputs: [x.ndjson], db: join(d, 'ndjson.sqlite'), ...span });
-  const got = await replay({ inputs: [x.meta, x.tree], merge: true, time: opts.time, db: join(d, 'vendor.sqlite'), ...span });
+  const got = await replay({ inputs: [x.meta, x.tree], merge: true, time: opts.time, db: join(d, 'vendor.sqlite'), threads, ...span });
   expect(got.inputs).toEqual([x.meta, ...x.files.map((f) => join(x.tree, f))]);
   for (const k of ['eventsRead', 'eventsAccepted', 'eventsRejected', 'rateChanges', 'buckets', 'ticks', 'lastTick'] as const)
     expect(got[k], k).toEqual(want[k]);
@@ -71,5 +76,12 @@ describe('a log replayed as NDJSON and as vendor files (merged) gives the same o
 
   it('tardis CSV by exchange timestamp (--time exchange)', async () => {
     await sameOutputs({ vendor: 'tardis', time: 'exchange' });
+  });
+
+  it('read in the replay thread (--threads 1) or ahead of the merge in a worker (--threads 3)', async () => {
+    for (const threads of [1, MERGE_READ_AHEAD_THREADS]) {
+      await sameOutputs({ vendor: 'coinapi', gzip: true, idSite: true }, {}, threads);
+      await sameOutputs({ vendor: 'tardis', gzip: true }, {}, threads);
+    }
   });
 });
