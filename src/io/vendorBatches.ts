@@ -267,22 +267,23 @@ function readSoFar(line: number, before: boolean): string {
 function firstLines(head: Uint8Array | undefined, first: number): Buffer | undefined {
   if (head === undefined) return undefined;
   const b = Buffer.from(head.buffer, head.byteOffset, head.byteLength);
+  const at = linesEnd(b, first + 1);
+  return at < 0 ? undefined : b.subarray(0, at);
+}
+
+/** The index after the `n`th newline of `b`, or -1 when it has fewer. */
+function linesEnd(b: Buffer, n: number): number {
   let at = 0;
-  for (let k = 0; k <= first; k++) {
+  for (let k = 0; k < n; k++) {
     const lf = b.indexOf(10, at);
-    if (lf < 0) return undefined;
+    if (lf < 0) return -1;
     at = lf + 1;
   }
-  return b.subarray(0, at);
+  return at;
 }
 
 /** The index after the `n`th newline of `b` (its length when it has fewer). */
 function afterLines(b: Buffer, n: number): number {
-  let at = 0;
-  for (let k = 0; k < n; k++) {
-    const lf = b.indexOf(10, at);
-    if (lf < 0) return b.length;
-    at = lf + 1;
-  }
-  return at;
+  const at = linesEnd(b, n);
+  return at < 0 ? b.length : at;
 }

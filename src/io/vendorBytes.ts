@@ -49,6 +49,13 @@ const NO_BYTES = Buffer.alloc(0);
 const idle: Gunzip[] = [];
 const IDLE_INFLATERS = 8;
 
+/** A gunzip stream used through its handle: its own output buffer is not used, and its errors come out of `next()` (see `finish`). */
+function newInflater(): Gunzip {
+  const z = createGunzip({ chunkSize: constants.Z_MIN_CHUNK });
+  z.on('error', ignoreStreamError);
+  return z;
+}
+
 /** The output buffer shared by every reader of the thread (one file is read at a time). */
 let outBuf: Buffer | undefined;
 
@@ -75,14 +82,9 @@ function readAt(path: string, buf: Buffer, len: number, pos: number): number {
 function plainBytes(path: string, size: number): ByteReader {
   let pos = 0;
   let done = false;
-  let last = false;
   return {
     next(max) {
       if (done) return undefined;
-      if (last) {
-        done = true;
-        return undefined;
-      }
       outBuf ??= Buffer.allocUnsafe(OUT);
       const want = Math.min(max, OUT);
       const n = readAt(path, outBuf, want, pos);
@@ -91,7 +93,8 @@ function plainBytes(path: string, size: number): ByteReader {
         return undefined;
       }
       pos += n;
-      if (n < want && pos >= size) last = true;
+      // The file's end: these bytes are its last.
+      if (n < want && pos >= size) done = true;
       return outBuf.subarray(0, n);
     },
     bytesRead: () => pos,
@@ -107,14 +110,13 @@ function plainBytes(path: string, size: number): ByteReader {
  * read from the file at a time (the reader's own input buffer); `size`: as for {@link plainBytes}.
  */
 function gzipBytes(path: string, read: number, size: number): ByteReader | undefined {
-  const z = idle.pop() ?? createGunzip({ chunkSize: constants.Z_MIN_CHUNK }); // its own output buffer is not used
+  const z = idle.pop() ?? newInflater();
   const sync = zlibSync(z);
   if (sync === undefined) {
     z.close();
     return undefined;
   }
   const { state } = sync;
-  if (z.listenerCount('error') === 0) z.on('error', ignoreStreamError); // next() throws it (see `finish`)
   // A file smaller than a read gets a buffer of its size and one byte (a small one comes from Node's
   // shared pool), so its one read comes short and is its last.
   let inBuf = Buffer.allocUnsafe(Math.max(1, Math.min(read, size + 1)));
