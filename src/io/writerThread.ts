@@ -2,13 +2,14 @@
  * The replay database's writes on a thread of their own (writerWorker.ts, its own connection):
  * the engine's thread only packs each batch's rows into a {@link RowJob} and posts it at the
  * commit, and goes on with the next batch while the thread inserts and commits this one, in the
- * order posted, one transaction per batch as before (its snapshot and its rows commit together).
+ * order posted: a batch's snapshot and rows commit together, and batches that wait for the thread
+ * commit together (writerWorker.ts), so the database holds the outputs up to the end of a batch.
  *
  * {@link drain} waits (blocking) until every posted job is committed; the replay database drains
  * before anything else it does on its own connection (a read, the run's row, closing), so what
  * it reads and writes there follows every batch posted. A job that fails is rolled back, the later
  * ones are not run, and its error is thrown by the next commit or drain: the run fails with it.
- * At most {@link MAX_QUEUED} jobs wait at a time. {@link close} drains, closes the thread's
+ * At most {@link MAX_QUEUED} jobs wait to be run at a time. {@link close} drains, closes the thread's
  * connection and ends the thread.
  *
  * @module
@@ -18,13 +19,18 @@ import { type RowJob, RowJobBuilder, rowJobTransfer, type RowSink } from './rowJ
 import { OUTPUT_TABLES } from './storeSchema.js';
 import { startIoWorker } from './ioWorker.js';
 
-/** Indexes in the shared state: jobs done, whether the thread has closed its connection. */
-export const WRITER_STATE = { done: 0, closed: 1 } as const;
+/**
+ * Indexes in the shared state: jobs (and snapshot parts) done, that is committed; whether the
+ * thread has closed its connection; jobs posted, counted once each is on its way (the thread keeps
+ * a transaction open for a job it knows is coming); the transactions committed; and jobs run,
+ * committed or not (their memory is free: what bounds the jobs that wait).
+ */
+export const WRITER_STATE = { done: 0, closed: 1, posted: 2, commits: 3, ran: 4 } as const;
 
 /** What clearing the outputs deletes (ReplayStore.clearOutputs), the snapshots then too (snapshotParts.ts `deleteSnapshots`). */
 export const CLEAR_SQL = OUTPUT_TABLES.map((t) => `DELETE FROM ${t}`);
 
-/** Jobs posted and not done at most: the engine waits for the thread beyond that. */
+/** Jobs posted and not run at most: the engine waits for the thread beyond that. */
 const MAX_QUEUED = 3;
 
 /**
@@ -40,7 +46,7 @@ const MAX_QUEUED = 3;
  * ```
  */
 export class WriterThread {
-  private readonly shared = new Int32Array(new SharedArrayBuffer(8));
+  private readonly shared = new Int32Array(new SharedArrayBuffer(20));
   private readonly errors: MessagePort;
   private readonly worker: Worker;
   private readonly builder = new RowJobBuilder();
@@ -94,7 +100,8 @@ export class WriterThread {
     this.worker.postMessage({ part, seq }, [part.buffer as ArrayBuffer]);
     // Counted as a job: at most MAX_QUEUED parts and jobs wait, whatever the blob's size.
     this.posted++;
-    while (this.posted - Atomics.load(this.shared, WRITER_STATE.done) > MAX_QUEUED) this.wait();
+    Atomics.store(this.shared, WRITER_STATE.posted, this.posted);
+    while (this.posted - Atomics.load(this.shared, WRITER_STATE.ran) > MAX_QUEUED) this.wait(WRITER_STATE.ran);
   }
 
   /** Posts the current job; throws the error of a failed earlier job. */
@@ -110,7 +117,8 @@ export class WriterThread {
     this.throwFailure();
     this.worker.postMessage({ job }, rowJobTransfer(job));
     this.posted++;
-    while (this.posted - Atomics.load(this.shared, WRITER_STATE.done) > MAX_QUEUED) this.wait();
+    Atomics.store(this.shared, WRITER_STATE.posted, this.posted);
+    while (this.posted - Atomics.load(this.shared, WRITER_STATE.ran) > MAX_QUEUED) this.wait(WRITER_STATE.ran);
     this.throwFailure();
   }
 
@@ -123,15 +131,21 @@ export class WriterThread {
     this.inJob = false;
   }
 
+  /** The transactions the thread has committed: fewer than the jobs when jobs that waited were committed together. */
+  get commits(): number {
+    return Atomics.load(this.shared, WRITER_STATE.commits);
+  }
+
   /** Waits until every posted job is done; throws the error of a failed one (once). */
   drain(): void {
     while (Atomics.load(this.shared, WRITER_STATE.done) < this.posted) this.wait();
     this.throwFailure();
   }
 
-  private wait(): void {
-    const done = Atomics.load(this.shared, WRITER_STATE.done);
-    if (done < this.posted) Atomics.wait(this.shared, WRITER_STATE.done, done);
+  /** Waits for a change of the count at `index` (jobs done, by default), if it is short of the jobs posted. */
+  private wait(index: number = WRITER_STATE.done): void {
+    const n = Atomics.load(this.shared, index);
+    if (n < this.posted) Atomics.wait(this.shared, index, n);
   }
 
   private throwFailure(): void {

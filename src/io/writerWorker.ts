@@ -1,9 +1,10 @@
 /**
  * The replay database's writer thread (writerThread.ts starts it): its own connection to the
- * database (`workerData.path`), running each posted {@link RowJob} as one transaction (the
- * previous outputs cleared first when the job says so, its rows in order, its snapshot), then
- * counting it done in the shared state. A failed job is rolled back and its error posted on
- * `workerData.errors`; the jobs after it are counted done unrun (the run fails with that error).
+ * database (`workerData.path`), running each posted {@link RowJob} (the previous outputs cleared
+ * first when the job says so, its rows in order, its snapshot) in a transaction, alone or with the
+ * jobs already posted behind it, then counting them done in the shared state. A failed job is
+ * rolled back and its error posted on `workerData.errors`; the jobs after it are counted done
+ * unrun (the run fails with that error).
  *
  * @module
  */
@@ -40,10 +41,26 @@ function fail(e: unknown): void {
   errors.postMessage({ message: String(err?.message ?? e), name: err?.name, code: err?.code });
 }
 
+/**
+ * Pages the write-ahead log holds before the commit that passes them copies them into the database
+ * (SQLite's default is 1,000): each such checkpoint waits for two syncs of the disk, and a page
+ * that several batches change is copied once a checkpoint, not once a batch. 8,192 pages of 4 KiB:
+ * a log of about 32 MiB at most, deleted when the replay closes the database.
+ */
+const WAL_CHECKPOINT_PAGES = 8192;
+
+/** Jobs committed in one transaction at most (see {@link runJob}). */
+const GROUP_MAX = 8;
+
 function openDb(): Database.Database | undefined {
   try {
     const d = new Database(path, { fileMustExist: true });
     d.pragma('synchronous = NORMAL');
+    // A multi-row statement keeps the pages it changes in a statement journal (to undo the
+    // statement alone): in memory, where it was a new temporary file a transaction, written
+    // through the kernel (a third of the replay's writes).
+    d.pragma('temp_store = MEMORY');
+    d.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`);
     return d;
   } catch (e) {
     fail(e);
@@ -52,6 +69,7 @@ function openDb(): Database.Database | undefined {
 }
 const db = openDb();
 
+/** Runs a job in the open transaction: its statements prepared, the outputs cleared if it says so, its rows, its snapshot. */
 function run(job: RowJob, db: Database.Database): void {
   for (const sql of job.newStatements) {
     statements.push(db.prepare(sql));
@@ -61,27 +79,20 @@ function run(job: RowJob, db: Database.Database): void {
     multi.push(many === undefined ? undefined : db.prepare(many));
     waiting.push(new Array(c * ROWS_AT_ONCE));
   }
-  db.prepare('BEGIN').run();
-  try {
-    if (job.clear) {
-      for (const sql of CLEAR_SQL) db.exec(sql);
-      deleteSnapshots(db);
-      if (job.clear.runId !== undefined)
-        db.prepare(`INSERT OR REPLACE INTO meta(key, value) VALUES ('outputs_run', ?)`).run(String(job.clear.runId));
-    }
-    runRows(job);
-    if (job.snapshot) {
-      const v = [...job.snapshot];
-      const blob = v[6] as Uint8Array;
-      v[6] = Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength);
-      insertSnapshot(db, v, job.snapshotEarly ? early : undefined);
-    }
-    early = undefined;
-    db.prepare('COMMIT').run();
-  } catch (e) {
-    if (db.inTransaction) db.prepare('ROLLBACK').run();
-    throw e;
+  if (job.clear) {
+    for (const sql of CLEAR_SQL) db.exec(sql);
+    deleteSnapshots(db);
+    if (job.clear.runId !== undefined)
+      db.prepare(`INSERT OR REPLACE INTO meta(key, value) VALUES ('outputs_run', ?)`).run(String(job.clear.runId));
   }
+  runRows(job);
+  if (job.snapshot) {
+    const v = [...job.snapshot];
+    const blob = v[6] as Uint8Array;
+    v[6] = Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength);
+    insertSnapshot(db, v, job.snapshotEarly ? early : undefined);
+  }
+  early = undefined;
 }
 
 /**
@@ -129,7 +140,83 @@ function runRows(job: RowJob): void {
 /** The id of the snapshot whose blob's parts came ahead of its job (snapshotParts.ts `insertEarlyPart`). */
 let early: number | undefined;
 
-parentPort?.on('message', (m: { job?: RowJob; part?: Uint8Array; seq?: number; close?: true }) => {
+type Message = { job?: RowJob; part?: Uint8Array; seq?: number; close?: true };
+
+/** Messages handled, jobs and parts (against {@link WRITER_STATE}'s `posted`). */
+let received = 0;
+/** Jobs run in the open transaction, not yet committed (nor counted done). */
+let open = 0;
+
+/** Counts `n` jobs (or parts) done. */
+function done(n: number): void {
+  Atomics.add(shared, WRITER_STATE.done, n);
+  Atomics.notify(shared, WRITER_STATE.done);
+}
+
+/** Counts a job (or part) run, committed or not: the engine's thread may post another. */
+function ran(): void {
+  Atomics.add(shared, WRITER_STATE.ran, 1);
+  Atomics.notify(shared, WRITER_STATE.ran);
+}
+
+/** Commits the open transaction and counts its jobs done (a failed commit fails the run). */
+function commitOpen(): void {
+  if (open === 0) return;
+  try {
+    db?.prepare('COMMIT').run();
+    Atomics.add(shared, WRITER_STATE.commits, 1);
+  } catch (e) {
+    if (db?.inTransaction) db.prepare('ROLLBACK').run();
+    fail(e);
+  }
+  done(open);
+  open = 0;
+}
+
+/**
+ * A job runs in the open transaction, or begins one. While the thread keeps up, it commits at the
+ * end of each job; when the next job is already posted, the transaction stays open for it, up to
+ * {@link GROUP_MAX} jobs: jobs that wait commit together, each whole (a snapshot always with its
+ * batch's rows), so what a reader or a resumed replay finds is still the outputs up to the end of
+ * some batch. A job is counted done once committed. A job after the first of a transaction runs in
+ * a savepoint: when it fails, it alone is undone and the jobs before it are committed, as if each
+ * had committed alone; the jobs after it are counted done unrun.
+ */
+function runJob(job: RowJob, db: Database.Database): void {
+  const first = ++open === 1;
+  try {
+    db.prepare(first ? 'BEGIN' : 'SAVEPOINT job').run();
+    run(job, db);
+    if (!first) db.prepare('RELEASE job').run();
+  } catch (e) {
+    try {
+      if (db.inTransaction && first) db.prepare('ROLLBACK').run();
+      else if (db.inTransaction) {
+        db.exec('ROLLBACK TO job; RELEASE job; COMMIT');
+        Atomics.add(shared, WRITER_STATE.commits, 1);
+      }
+    } catch {
+      if (db.inTransaction) db.prepare('ROLLBACK').run();
+    }
+    fail(e);
+    done(open);
+    open = 0;
+    return;
+  }
+  if (open < GROUP_MAX && Atomics.load(shared, WRITER_STATE.posted) > received) return;
+  commitOpen();
+}
+
+parentPort?.on('message', (m: Message) => {
+  received++;
+  if (m.job) {
+    if (!failed && db) runJob(m.job, db);
+    else done(1);
+    ran();
+    return;
+  }
+  // Anything else comes after the jobs before it are committed.
+  commitOpen();
   if (m.part) {
     try {
       if (!failed && db)
@@ -138,18 +225,8 @@ parentPort?.on('message', (m: { job?: RowJob; part?: Uint8Array; seq?: number; c
       fail(e);
     }
     // Counted as a job done (the engine's thread bounds what waits: writerThread.ts).
-    Atomics.add(shared, WRITER_STATE.done, 1);
-    Atomics.notify(shared, WRITER_STATE.done);
-    return;
-  }
-  if (m.job) {
-    try {
-      if (!failed && db) run(m.job, db);
-    } catch (e) {
-      fail(e);
-    }
-    Atomics.add(shared, WRITER_STATE.done, 1);
-    Atomics.notify(shared, WRITER_STATE.done);
+    done(1);
+    ran();
     return;
   }
   try {

@@ -234,6 +234,90 @@ describe('the writer thread', () => {
   });
 });
 
+describe('jobs that wait for the writer thread', () => {
+  const RATE = 'INSERT INTO rates(tick, base, quote, rate, time, rank, used, fresh, volume, batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
+  /** Posts a batch of `rows` rate rows (a base of null is refused by the table: NOT NULL); returns the error thrown, if any. */
+  function post(w: WriterThread, batch: number, rows: number, base: string | null = 'BTC'): unknown {
+    const sink = w.sink(RATE);
+    w.begin();
+    for (let i = 0; i < rows; i++) sink(batch * 1e6 + i, base, 'USD', 1, 0, 1, 1, 1, 0, batch);
+    try {
+      w.commit();
+    } catch (e) {
+      return e;
+    }
+    return undefined;
+  }
+  const batches = (path: string): Record<number, number> => {
+    const db = new Database(path, { readonly: true });
+    const rows = db.prepare('SELECT batch, count(*) AS n FROM rates GROUP BY batch ORDER BY batch').all() as { batch: number; n: number }[];
+    db.close();
+    return Object.fromEntries(rows.map((r) => [r.batch, r.n]));
+  };
+
+  /**
+   * Posts the batches while another connection holds the database's write lock, so that they all
+   * wait behind the first (whose first insert waits for the lock), then lets the thread go on.
+   */
+  function postBehindLock(path: string, w: WriterThread, bases: (string | null)[]): unknown {
+    const lock = new Database(path);
+    lock.prepare('BEGIN IMMEDIATE').run();
+    let error: unknown;
+    try {
+      for (let b = 0; b < bases.length && error === undefined; b++) error = post(w, b + 1, 1000, bases[b]);
+    } finally {
+      lock.prepare('COMMIT').run();
+      lock.close();
+    }
+    try {
+      w.drain();
+    } catch (e) {
+      error ??= e;
+    }
+    return error;
+  }
+
+  it('are committed together, each whole, in the order posted', () => {
+    const path = join(dir, `group-${n++}.sqlite`);
+    ReplayStore.open(path).close(); // the schema
+    const w = new WriterThread(path);
+    try {
+      expect(postBehindLock(path, w, ['BTC', 'ETH', 'SOL'])).toBeUndefined();
+      expect(w.commits).toBe(1);
+      // Alone, a job commits by itself.
+      post(w, 4, 10);
+      w.drain();
+      expect(w.commits).toBe(2);
+    } finally {
+      w.close();
+    }
+    expect(batches(path)).toEqual({ 1: 1000, 2: 1000, 3: 1000, 4: 10 });
+    const db = new Database(path, { readonly: true });
+    const ticks = db.prepare('SELECT tick FROM rates ORDER BY rowid').pluck().all() as number[];
+    db.close();
+    expect(ticks.every((t, i) => i === 0 || t > ticks[i - 1])).toBe(true);
+  });
+
+  it('commit the jobs before a failed one, and none after it', () => {
+    const path = join(dir, `group-fail-${n++}.sqlite`);
+    ReplayStore.open(path).close();
+    const w = new WriterThread(path);
+    let error: unknown;
+    try {
+      // 1, 2 and 3 wait together, 3 fails: 1 and 2 are committed.
+      error = postBehindLock(path, w, ['BTC', 'ETH', null]);
+      expect(w.commits).toBe(1);
+      // After a failure nothing more is written.
+      expect(post(w, 4, 10)).toBeUndefined();
+      w.drain();
+    } finally {
+      w.close();
+    }
+    expect((error as Error).message).toContain('NOT NULL constraint failed: rates.base');
+    expect(batches(path)).toEqual({ 1: 1000, 2: 1000 });
+  });
+});
+
 describe('a snapshot blob handed to the writer thread', () => {
   it('moves to the thread (not copied) when it owns its memory, and is stored byte for byte', () => {
     const path = join(dir, `moved-${n++}.sqlite`);
