@@ -1,7 +1,7 @@
 /**
  * The replay database (better-sqlite3, WAL): rate changes, OHLC buckets, the OHLC change series of tracked pairs, rejects, runs and
- * engine snapshots, written one transaction per input batch, and the queries the CLI and the
- * service read back.
+ * engine snapshots, written batch by batch, each batch in one transaction (or, through the writer
+ * thread, with the batches that waited for it), and the queries the CLI and the service read back.
  *
  * Every output row carries the number of the batch that wrote it. A snapshot is written in the
  * same transaction as the batch it follows, so after a crash the database holds a consistent
