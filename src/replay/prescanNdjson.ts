@@ -158,6 +158,13 @@ const ESCAPED = -2;
 const MINUTE_PREFIX = 17;
 
 /**
+ * A chunk is read in windows of at most this many bytes, each with a Latin-1 view of its own: V8
+ * makes a string of 128 KiB or more in its large-object space, a mapping of fresh pages each time
+ * (a 1 MiB chunk's view cost about 1.7 ms, sixteen 64 KiB ones about 0.12 ms).
+ */
+const WINDOW = 1 << 16;
+
+/**
  * The NDJSON pre-scan of one input over its bytes (see the module description): `push` each chunk
  * of the file in order, then `end`.
  *
@@ -187,10 +194,14 @@ export class NdjsonScanner {
   private readonly minute = new Uint8Array(MINUTE_PREFIX);
   private minuteUs = Number.NaN;
 
+  /**
+   * @param window - the most bytes read with one Latin-1 view ({@link WINDOW}; smaller in tests)
+   */
   constructor(
     private readonly input: number,
     private readonly sink: ScanSink,
     private readonly maxLineBytes: number,
+    private readonly window = WINDOW,
   ) {}
 
   /** The lines read so far. */
@@ -200,6 +211,13 @@ export class NdjsonScanner {
 
   /** Takes the next bytes of the file (`chunk` may be reused once this returns). */
   push(chunk: Buffer): void {
+    const w = this.window;
+    if (chunk.length <= w) this.pushWindow(chunk);
+    else for (let at = 0; at < chunk.length; at += w) this.pushWindow(chunk.subarray(at, at + w));
+  }
+
+  /** Takes the next bytes of the file, at most a window of them. */
+  private pushWindow(chunk: Buffer): void {
     if (chunk.length === 0) return;
     const text = chunk.toString('latin1');
     let from = 0;

@@ -58,9 +58,9 @@ function stringScan(bytes: Buffer, cuts: number[], maxLineBytes: number): Added[
  * The byte scan, given the bytes in chunks cut at `cuts`, each in the same buffer (as a file is
  * read: a chunk is gone once the next is read), that buffer's end past the chunk written over.
  */
-function byteScan(bytes: Buffer, cuts: number[], maxLineBytes: number): Added[] {
+function byteScan(bytes: Buffer, cuts: number[], maxLineBytes: number, window?: number): Added[] {
   const sink = recorder();
-  const scan = new NdjsonScanner(0, sink, maxLineBytes);
+  const scan = new NdjsonScanner(0, sink, maxLineBytes, window);
   const reused = Buffer.alloc(bytes.length + 1);
   let from = 0;
   for (const c of [...cuts, bytes.length]) {
@@ -227,6 +227,8 @@ describe('NDJSON byte scan', () => {
     fc.assert(
       fc.property(fileArb, ({ bytes, cuts, maxLineBytes }) => {
         expect(byteScan(bytes, cuts, maxLineBytes)).toEqual(stringScan(bytes, cuts, maxLineBytes));
+        // Chunks read in windows (of 64 KiB in a replay), a window of any size.
+        expect(byteScan(bytes, cuts, maxLineBytes, 1 + (bytes.length % 97))).toEqual(stringScan(bytes, cuts, maxLineBytes));
         // One chunk, and one byte at a time.
         expect(byteScan(bytes, [], maxLineBytes)).toEqual(stringScan(bytes, [], maxLineBytes));
         const each = Array.from({ length: bytes.length }, (_, i) => i + 1);
