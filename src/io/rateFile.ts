@@ -112,7 +112,11 @@ export class RateFileWriter {
    * takes them.
    */
   drained(): Promise<void> {
-    if (!this.full) return Promise.resolve();
+    // The file may have taken it all since it was full: its 'drain' came before this was asked.
+    if (!this.full || !this.stream!.writableNeedDrain) {
+      this.full = false;
+      return Promise.resolve();
+    }
     return new Promise((resolve, reject) => {
       const done = (e?: Error): void => {
         this.stream!.off('drain', done);

@@ -48,4 +48,16 @@ describe('RateFileWriter', () => {
     expect(lines[n - 1]).toBe(rateChangeToNdjson(change(n - 1)).trimEnd());
     expect(waited).toBeGreaterThan(0);
   });
+
+  it('does not wait for a drain that came before it was asked', async () => {
+    const w = new RateFileWriter(join(dir, 'drained.ndjson'));
+    // More than a flush: the stream is full, then left to take it all.
+    for (let i = 0; i < 2_000; i++) w.write(change(i));
+    const stream = (w as unknown as { stream: { writableNeedDrain: boolean } }).stream;
+    expect(stream.writableNeedDrain).toBe(true);
+    while (stream.writableNeedDrain) await new Promise((r) => setTimeout(r, 5));
+    const late = await Promise.race([w.drained().then(() => 'drained'), new Promise((r) => setTimeout(() => r('still waiting'), 2_000))]);
+    expect(late).toBe('drained');
+    await w.close();
+  });
 });
