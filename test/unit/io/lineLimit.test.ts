@@ -242,6 +242,29 @@ describe('SQLite: maximum row length', () => {
       [4, 'ok'],
     ]);
   });
+
+  it('reads the pages without a row over the limit as they are, before and after one with', async () => {
+    const p = path('pages.sqlite');
+    const db = new Database(p);
+    db.exec('CREATE TABLE events (type TEXT, symbol_id TEXT, price REAL)');
+    const ins = db.prepare('INSERT INTO events VALUES (?, ?, ?)');
+    for (let i = 1; i <= 7; i++) ins.run('trade', i === 4 ? 'y'.repeat(60) : `S${i}`, i + 0.5);
+    db.close();
+    const rs = await readAll(p, { maxLineBytes: 50, batchSize: 2 });
+    expect(kinds(rs)).toEqual([
+      [1, 'ok'],
+      [2, 'ok'],
+      [3, 'ok'],
+      [4, 'line_too_long'],
+      [5, 'ok'],
+      [6, 'ok'],
+      [7, 'ok'],
+    ]);
+    expect(rs.map((r) => r.record?.symbol_id)).toEqual(['S1', 'S2', 'S3', undefined, 'S5', 'S6', 'S7']);
+    expect(rs[2].raw).toBe('{"type":"trade","symbol_id":"S3","price":3.5}');
+    expect(rs[6].raw).toBe('{"type":"trade","symbol_id":"S7","price":7.5}');
+    expect(rs[3].raw).toBe(`{"type":"trade","symbol_id":"${'y'.repeat(60)}","price":4.5}`);
+  });
 });
 
 describe('replay: line_too_long rejects and bounded rejects.raw', () => {
