@@ -200,6 +200,14 @@ describe('a partitioned replay', () => {
     expect(byReason).toEqual(serial.rejectsByReason);
   });
 
+  it("reads the partitions' databases as they are, never turning one into a WAL database (which syncs its whole file)", () => {
+    for (const p of parts) {
+      expect(existsSync(`${p.db}-wal`)).toBe(false);
+      // The header's file format versions: 1 (a rollback journal's), where WAL's are 2.
+      expect([...readFileSync(p.db).subarray(18, 20)]).toEqual([1, 1]);
+    }
+  });
+
   it('merges into one database whose every output table equals the serial one, row for row', () => {
     const rows = expectSameOutputs(mergedDb, serialDb, OUTPUTS);
     expect(rows.metric_points).toBeGreaterThan(10_000);
