@@ -28,6 +28,7 @@
 import type { RejectReason } from '../core/types.js';
 import { clipText, DEFAULT_MAX_LINE_BYTES, KEEP_CHARS, LineBuffer, LineLimit, tooLongMessage, utf8Bytes } from './lineLimit.js';
 import { JsonRecord } from './record.js';
+import { type RecordMaker, recordMaker } from './recordShape.js';
 import type { EventSource, ReaderOptions, SourceRecord } from './source.js';
 import { textSource, withLastLine } from './textStream.js';
 import { XrateError } from '../core/errors.js';
@@ -317,6 +318,8 @@ export function openCsv(path: string, ro: ReaderOptions): EventSource {
   return textSource('csv', path, ro, async function* (ts, isClosed) {
     const sp = new CsvSplitter(true, ro.maxLineBytes);
     let header: (string | undefined)[] | undefined;
+    /** The record of a row's fields, by the header (one shape a file: recordShape.ts). */
+    let make: RecordMaker | undefined;
     let batch: SourceRecord[] = [];
     let lastLine = 0;
     const take = (rows: CsvRow[]): void => {
@@ -327,6 +330,7 @@ export function openCsv(path: string, ro: ReaderOptions): EventSource {
             throw new XrateError('input', `CSV header of "${path}" cannot be read (line ${row.line}: ${row.error})`);
           }
           header = readHeader(row.fields, path);
+          make = recordMaker(header);
           continue;
         }
         if (row.line < startLine) continue;
@@ -343,12 +347,7 @@ export function openCsv(path: string, ro: ReaderOptions): EventSource {
           batch.push({ line: row.line, raw: f.join(','), error: `row has ${f.length} fields, the header has ${header.length}` });
           continue;
         }
-        const record: Record<string, unknown> = {};
-        for (let k = 0; k < f.length; k++) {
-          const name = header[k];
-          if (name !== undefined) record[name] = f[k];
-        }
-        batch.push(new JsonRecord(row.line, record));
+        batch.push(new JsonRecord(row.line, make!(f)));
       }
     };
     for await (const chunk of withLastLine(ts.chunks(), () => lastLine)) {

@@ -19,6 +19,7 @@ import { existsSync, unlinkSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { clipText, KEEP_CHARS, tooLongMessage, tooLongRecord } from './lineLimit.js';
 import { JsonRecord } from './record.js';
+import { type RecordMaker, recordMaker } from './recordShape.js';
 import type { EventSource, ReaderOptions, SourceRecord } from './source.js';
 import { isXrateError, messageOf, XrateError } from '../core/errors.js';
 
@@ -82,19 +83,12 @@ export function openSqlite(path: string, ro: ReaderOptions): EventSource {
         for (;;) {
           // A page without a row over the limit is read as it is (its values need no cutting); the
           // count and the page in one read transaction, so that they see the same rows.
-          const { rows, sized, names } = page(next, batchSize);
-          const first = sized ? 2 : 1;
+          const { rows, sized, make } = page(next, batchSize);
           if (rows.length === 0) break;
           const batch: SourceRecord[] = new Array(rows.length);
           for (let r = 0; r < rows.length; r++) {
             const row = rows[r];
-            const record: Record<string, unknown> = {};
-            for (let k = first; k < row.length; k++) {
-              const name = names[k];
-              if (name === '__proto__') continue;
-              const v = row[k];
-              record[name] = Buffer.isBuffer(v) ? v.toString('utf8') : v;
-            }
+            const record = make(row);
             const line = Number(row[0]);
             const bytes = sized ? (row[1] as number) : 0;
             batch[r] = bytes > ro.maxLineBytes ? tooLongRow(line, record, bytes, ro.maxLineBytes) : new JsonRecord(line, record);
@@ -113,22 +107,35 @@ export function openSqlite(path: string, ro: ReaderOptions): EventSource {
   };
 }
 
-/** A statement reading a page of rows (`raw` rows), and its columns' names. */
+/** A statement reading a page of rows (`raw` rows), and the maker of a row's record (its columns after the first `first`). */
 interface PageStatement {
   stmt: Database.Statement;
-  names: string[];
+  make: RecordMaker;
 }
 
-function pageStatement(db: Database.Database, sql: string): PageStatement {
+/** A BLOB as text (UTF-8); any other value as it is. */
+const blobText = (v: unknown): unknown => (v !== null && typeof v === 'object' && Buffer.isBuffer(v) ? v.toString('utf8') : v);
+
+function pageStatement(db: Database.Database, sql: string, first: number): PageStatement {
   const stmt = db.prepare(sql).raw(true);
-  return { stmt, names: stmt.columns().map((c) => c.name) };
+  return {
+    stmt,
+    make: recordMaker(
+      stmt
+        .columns()
+        .slice(first)
+        .map((c) => c.name),
+      first,
+      blobText,
+    ),
+  };
 }
 
-/** A page of rows: `__line` (the rowid), with `sized` `__bytes` (the row's size), then the columns, named by `names`. */
+/** A page of rows: `__line` (the rowid), with `sized` `__bytes` (the row's size), then the columns; `make` makes a row's record. */
 interface Page {
   rows: unknown[][];
   sized: boolean;
-  names: string[];
+  make: RecordMaker;
 }
 
 /**
@@ -143,8 +150,8 @@ interface Page {
  */
 function pageReader(db: Database.Database, max: number): (from: number, limit: number) => Page {
   const from = `FROM ${SQLITE_TABLE} WHERE rowid >= ? ORDER BY rowid LIMIT ?`;
-  const plain = pageStatement(db, `SELECT rowid AS __line, * ${from}`);
-  const asIs = (at: number, limit: number): Page => ({ rows: plain.stmt.all(at, limit) as unknown[][], sized: false, names: plain.names });
+  const plain = pageStatement(db, `SELECT rowid AS __line, * ${from}`, 1);
+  const asIs = (at: number, limit: number): Page => ({ rows: plain.stmt.all(at, limit) as unknown[][], sized: false, make: plain.make });
   let sized: PageStatement;
   let over: Database.Statement;
   try {
@@ -154,14 +161,14 @@ function pageReader(db: Database.Database, max: number): (from: number, limit: n
       .map((c) => `"${c.name.replaceAll('"', '""')}"`);
     const size = names.length > 0 ? names.map((c) => `coalesce(octet_length(${c}), 0)`).join(' + ') : '0';
     const cols = names.map((c) => `, CASE WHEN octet_length(${c}) > ${max} THEN substr(${c}, 1, ${KEEP_CHARS}) ELSE ${c} END AS ${c}`);
-    sized = pageStatement(db, `SELECT rowid AS __line, ${size} AS __bytes${cols.join('')} ${from}`);
+    sized = pageStatement(db, `SELECT rowid AS __line, ${size} AS __bytes${cols.join('')} ${from}`, 2);
     over = db.prepare(`SELECT count(*) FROM (SELECT ${size} AS bytes ${from}) WHERE bytes > ${max}`).pluck();
   } catch {
     return asIs;
   }
   return db.transaction((at: number, limit: number): Page => {
     if ((over.get(at, limit) as number) === 0) return asIs(at, limit);
-    return { rows: sized.stmt.all(at, limit) as unknown[][], sized: true, names: sized.names };
+    return { rows: sized.stmt.all(at, limit) as unknown[][], sized: true, make: sized.make };
   });
 }
 
