@@ -3,6 +3,7 @@
  * assigning the columns one by one (names, their order, values, a name twice, `__proto__` and
  * unnamed columns left out), for any names, quotes, backslashes, line breaks and U+2028 included.
  */
+import { execFileSync } from 'node:child_process';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { recordMaker } from '../../src/io/recordShape.js';
@@ -55,6 +56,22 @@ describe('recordMaker', () => {
       ),
       { seed: 31, numRuns: 3000 },
     );
+  });
+
+  it('makes the same record in a process that allows no code made from strings (by assignments)', () => {
+    const names = ['type', undefined, '__proto__', 'a"b', 'type'];
+    const row = [0, 'quote', 'x', 'y', 'z', 'trade'];
+    const code = `import { recordMaker } from './src/io/recordShape.ts';
+      process.stdout.write(JSON.stringify(recordMaker(${JSON.stringify(names)}.map((n) => n ?? undefined), 1)(${JSON.stringify(row)})));`;
+    const out = execFileSync(
+      process.execPath,
+      ['--disallow-code-generation-from-strings', '--import', 'tsx', '--input-type=module', '-e', code],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect(JSON.parse(out)).toEqual(assigned(names, row, 1));
+    expect(out).toBe(JSON.stringify(recordMaker(names, 1)(row)));
   });
 
   it('gives each value through the conversion when one is given', () => {
