@@ -13,6 +13,7 @@ import type { OhlcBucket } from '../core/ohlc.js';
 import { ParquetRateWriter } from './parquetRates.js';
 import { formatTime } from '../core/time.js';
 import { wireText } from '../core/wire.js';
+import { STRING_WINDOW } from './textStream.js';
 
 /** Columns of a rate-change record, in output order. */
 export const RATE_COLUMNS = ['tick', 'asset_id_base', 'asset_id_quote', 'rate', 'time', 'rank', 'used', 'fresh'] as const;
@@ -45,11 +46,11 @@ export function rateChangeToCsv(c: PairRateChange): string {
 }
 
 /**
- * The lines a text output gathers before they are joined and written, in characters: below the
- * 128 KiB at which V8 makes a string in its large-object space, a mapping of fresh pages each time
- * (1 MiB before: the dense bench log's replay with `--out` took 2.22-2.31 s against 2.11-2.20 s).
+ * The lines a text output gathers before they are joined and written, in characters: a string
+ * below V8's large-object size (textStream.ts `STRING_WINDOW`; 1 MiB before: the dense bench log's
+ * replay with `--out` took 2.22-2.31 s against 2.11-2.20 s).
  */
-const FLUSH_CHARS = 1 << 16;
+const FLUSH_CHARS = STRING_WINDOW;
 
 /**
  * Buffered writer of rate changes to `path` (format from the extension: .csv, .parquet, else

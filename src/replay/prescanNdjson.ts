@@ -19,6 +19,7 @@ import { isReject, type XrateEvent } from '../core/types.js';
 import { TimeCache } from '../io/fastNdjson.js';
 import { utf8Bytes } from '../io/lineLimit.js';
 import type { SourceRecord } from '../io/source.js';
+import { STRING_WINDOW } from '../io/textStream.js';
 
 /** What the pre-scan keeps of a record: its time (undefined: unreadable), the event when it is metadata, the symbol id it names. */
 export interface ScannedRecord {
@@ -158,11 +159,11 @@ const ESCAPED = -2;
 const MINUTE_PREFIX = 17;
 
 /**
- * A chunk is read in windows of at most this many bytes, each with a Latin-1 view of its own: V8
- * makes a string of 128 KiB or more in its large-object space, a mapping of fresh pages each time
- * (a 1 MiB chunk's view cost about 1.7 ms, sixteen 64 KiB ones about 0.12 ms).
+ * A chunk is read in windows of at most this many bytes, each with a Latin-1 view of its own below
+ * V8's large-object size (textStream.ts `STRING_WINDOW`: a 1 MiB chunk's view cost about 1.7 ms,
+ * sixteen 64 KiB ones about 0.12 ms).
  */
-const WINDOW = 1 << 16;
+const WINDOW = STRING_WINDOW;
 
 /**
  * The NDJSON pre-scan of one input over its bytes (see the module description): `push` each chunk
