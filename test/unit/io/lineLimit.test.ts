@@ -211,17 +211,25 @@ describe('CSV: maximum line length', () => {
   });
 });
 
+/** A SQLite log `name` of trades, each row its symbol_id and price. */
+function tradesDb(name: string, rows: [string, number][]): string {
+  const p = path(name);
+  const db = new Database(p);
+  db.exec('CREATE TABLE events (type TEXT, symbol_id TEXT, price REAL)');
+  const ins = db.prepare('INSERT INTO events VALUES (?, ?, ?)');
+  for (const [symbol, price] of rows) ins.run('trade', symbol, price);
+  db.close();
+  return p;
+}
+
 describe('SQLite: maximum row length', () => {
   it('rejects a row whose values add up to more than the limit, without reading the huge value', async () => {
-    const p = path('a.sqlite');
-    const db = new Database(p);
-    db.exec('CREATE TABLE events (type TEXT, symbol_id TEXT, price REAL)');
-    const ins = db.prepare('INSERT INTO events VALUES (?, ?, ?)');
-    ins.run('trade', 'S', 1.5);
-    ins.run('trade', 'é'.repeat(3 * MiB), 2);
-    ins.run('trade', 'x'.repeat(40), 12.25); // 5 + 40 + 5 bytes
-    ins.run('trade', 'x'.repeat(41), 12.25);
-    db.close();
+    const p = tradesDb('a.sqlite', [
+      ['S', 1.5],
+      ['é'.repeat(3 * MiB), 2],
+      ['x'.repeat(40), 12.25], // 5 + 40 + 5 bytes
+      ['x'.repeat(41), 12.25],
+    ]);
     const rs = await readAll(p, { maxLineBytes: 50, batchSize: 2 });
     expect(kinds(rs)).toEqual([
       [1, 'ok'],
@@ -244,12 +252,10 @@ describe('SQLite: maximum row length', () => {
   });
 
   it('reads the pages without a row over the limit as they are, before and after one with', async () => {
-    const p = path('pages.sqlite');
-    const db = new Database(p);
-    db.exec('CREATE TABLE events (type TEXT, symbol_id TEXT, price REAL)');
-    const ins = db.prepare('INSERT INTO events VALUES (?, ?, ?)');
-    for (let i = 1; i <= 7; i++) ins.run('trade', i === 4 ? 'y'.repeat(60) : `S${i}`, i + 0.5);
-    db.close();
+    const p = tradesDb(
+      'pages.sqlite',
+      Array.from({ length: 7 }, (_, k): [string, number] => [k === 3 ? 'y'.repeat(60) : `S${k + 1}`, k + 1.5]),
+    );
     const rs = await readAll(p, { maxLineBytes: 50, batchSize: 2 });
     expect(kinds(rs)).toEqual([
       [1, 'ok'],
