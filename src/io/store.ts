@@ -286,11 +286,13 @@ export class ReplayStore {
    * prepared statement, or packed into the batch's job for the writer thread.
    */
   writers(): RowWriters {
+    // Without a writer thread, a row's sink is its statement's own `run`, bound (a rest parameter
+    // spread again would make an array a row).
     const make: RowSinkMaker = this.thread
       ? (sql) => this.thread!.sink(sql)
       : (sql) => {
           const stmt = this.conn.prepare(sql);
-          return (...values) => void stmt.run(...values);
+          return stmt.run.bind(stmt);
         };
     const rate = make(
       `INSERT INTO rates(tick, base, quote, rate, time, rank, used, fresh, volume, batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
