@@ -31,7 +31,7 @@ import { metricsHistoryBench } from './metrics.js';
 import { feedBench } from './feed.js';
 import { parallelBench } from './parallel.js';
 import { replayParquetBench } from './parquet.js';
-import { replayDbBench } from './replay-db.js';
+import { median, replayDbBench } from './replay-db.js';
 import { threadsBenches } from './threads.js';
 import { vendorMergeBench } from './vendor.js';
 import { Universe, type SizeName } from './universe.js';
@@ -128,7 +128,7 @@ async function tickOwnMetricsBench(): Promise<BenchResult> {
   return r;
 }
 
-/** Ticks a block of the alternating measure; blocks of each engine (the first two of each a warm-up). */
+/** The alternating measure: ticks in a block, and blocks of each engine (its first two a warm-up). */
 const OWN_BLOCK = 25;
 const OWN_BLOCKS = 22;
 
@@ -149,10 +149,6 @@ function alternatingOwnMetricsTicks(): { plain_ms: number; own_ms: number; ticks
       }
     }
   }
-  const median = (xs: number[]): number => {
-    const s = [...xs].sort((a, b) => a - b);
-    return s.length % 2 === 1 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-  };
   return { plain_ms: median(engines[0].times), own_ms: median(engines[1].times), ticks: engines[0].times.length, block: OWN_BLOCK };
 }
 
