@@ -128,23 +128,35 @@ async function tickOwnMetricsBench(): Promise<BenchResult> {
   return r;
 }
 
+/** V8's collector (the bench runs with --expose-gc): the generators' garbage is collected outside timed parts. */
+const gc = (globalThis as { gc?: (o?: { type: string }) => void }).gc;
+
+/** Applies second T's quotes to a warm engine, then collects the generator's garbage (untimed). */
+function applySecond(engine: Engine, u: Universe, T: number): void {
+  for (const q of u.secondOfQuotes(T, QUOTE_FRACTION)) engine.apply(q);
+  gc?.({ type: 'minor' });
+}
+
+/** The timed tick of the tick benches: the tick at T and the cross rates from USD. */
+function tickAt(engine: Engine, T: number): void {
+  engine.advanceTo(T);
+  engine.ratesFrom('USD');
+}
+
 /** The alternating measure: ticks in a block, and blocks of each engine (its first two a warm-up). */
 const OWN_BLOCK = 25;
 const OWN_BLOCKS = 22;
 
 function alternatingOwnMetricsTicks(): { plain_ms: number; own_ms: number; ticks: number; block: number } {
-  const gc = (globalThis as { gc?: (o?: { type: string }) => void }).gc;
   const engines = [warmEngine('L', false), warmEngine('L', true)].map((w) => ({ ...w, times: [] as number[] }));
   for (let k = 0; k < OWN_BLOCKS; k++) {
     for (const i of k % 2 === 0 ? [0, 1] : [1, 0]) {
       const e = engines[i];
       for (let j = 0; j < OWN_BLOCK; j++) {
         e.tick += S;
-        for (const q of e.u.secondOfQuotes(e.tick, QUOTE_FRACTION)) e.engine.apply(q);
-        gc?.({ type: 'minor' });
+        applySecond(e.engine, e.u, e.tick);
         const t0 = performance.now();
-        e.engine.advanceTo(e.tick);
-        e.engine.ratesFrom('USD');
+        tickAt(e.engine, e.tick);
         if (k >= 2) e.times.push(performance.now() - t0);
       }
     }
@@ -157,21 +169,12 @@ async function timeTicks(name: string, size: SizeName, ownMetrics: boolean): Pro
   const { engine, u } = warmEngine(size, ownMetrics);
   let T = START + S;
   const bench = new Bench({ time: size === 'L' ? 3000 : 1500, warmupTime: 300 });
-  bench.add(
-    name,
-    () => {
-      engine.advanceTo(T);
-      engine.ratesFrom('USD');
+  bench.add(name, () => tickAt(engine, T), {
+    beforeEach() {
+      T += S;
+      applySecond(engine, u, T);
     },
-    {
-      beforeEach() {
-        T += S;
-        for (const q of u.secondOfQuotes(T, QUOTE_FRACTION)) engine.apply(q);
-        // Collect the generator's garbage here, not inside the timed tick.
-        (globalThis as { gc?: (o?: { type: string }) => void }).gc?.({ type: 'minor' });
-      },
-    },
-  );
+  });
   await bench.run();
   return stats(bench.tasks[0]);
 }
@@ -228,7 +231,6 @@ async function applyBench(kind: 'quote' | 'trade' | 'metric'): Promise<BenchResu
   // timed part.
   let T = START + S;
   let events: XrateEvent[] = [];
-  const gc = (globalThis as { gc?: (o?: { type: string }) => void }).gc;
   const bench = new Bench({ time: 3000, warmupTime: 300 });
   bench.add(
     `apply/${kind}`,
