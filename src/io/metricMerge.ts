@@ -114,7 +114,7 @@ export function mergePartitionMetrics(db: Database.Database, s: string, trim: bo
       const keep: number[] = [];
       for (let i = 0; i < c.n; i++) if (kept(i)) keep.push(i);
       writeChunk(
-        (...v) => void insert.run(...v),
+        insert.run.bind(insert),
         [c.metric_id, c.exchange_id, c.symbol_id, c.asset_id],
         {
           times: keep.map((i) => d.times[i]),

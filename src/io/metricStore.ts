@@ -62,7 +62,7 @@ export const METRIC_TABLES = ['metric_points', 'metric_definitions', 'metric_chu
  *
  * @example
  * ```ts
- * const make = (sql) => { const s = db.prepare(sql); return (...v) => void s.run(...v); };
+ * const make = (sql) => { const s = db.prepare(sql); return s.run.bind(s); };
  * const own = new OwnChunkWriter(make);
  * const w = metricWriters(make, own);
  * w.point(event, 1, batch);

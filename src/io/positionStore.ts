@@ -48,7 +48,7 @@ export const CONNECTIVITY_COLUMNS = 'exchange_id, reachable, time';
  *
  * @example
  * ```ts
- * const w = positionWriters((sql) => { const s = db.prepare(sql); return (...v) => void s.run(...v); });
+ * const w = positionWriters((sql) => { const s = db.prepare(sql); return s.run.bind(s); });
  * w.position(event, { base: 'BTC', quote: 'USDT' }, 1, batch);
  * ```
  */
