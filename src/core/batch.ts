@@ -93,7 +93,7 @@ export interface BatchColumns {
    * A merged batch (`--merge`): row i is of input `input[i]` (an index into the run's inputs).
    * Absent: every row is of the batch's one input.
    */
-  input?: Uint16Array;
+  input?: Uint32Array;
 }
 
 /** The buffers of a batch, for `postMessage(batch, batchTransferList(batch))`. */

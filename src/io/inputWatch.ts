@@ -19,15 +19,6 @@ import { messageOf, XrateError } from '../core/errors.js';
 /** Bytes read at each end of a file for its fingerprint. */
 const EDGE_BYTES = 16 * 1024;
 
-interface FileMark {
-  path: string;
-  dev: number;
-  ino: number;
-  size: number;
-  mtimeMs: number;
-  fingerprint: string;
-}
-
 interface DirMark {
   path: string;
   files: string[];
@@ -43,11 +34,20 @@ export interface InputWatch {
   check(): void;
 }
 
-function fingerprint(path: string, size: number): string {
+/**
+ * The bytes a fingerprint reads, one buffer for every file (the hash copies what it is given): a
+ * merge of tens of thousands of files made a buffer of up to 16 KiB each, hundreds of megabytes of
+ * memory waiting for a collection before the replay began.
+ */
+let edges: Buffer | undefined;
+
+/** The SHA-256 of a file's first and last {@link EDGE_BYTES} bytes (32 bytes). */
+function fingerprint(path: string, size: number): Buffer {
   const h = createHash('sha256');
   const fd = openSync(path, 'r');
   try {
-    const buf = Buffer.allocUnsafe(Math.min(EDGE_BYTES, size));
+    edges ??= Buffer.allocUnsafe(EDGE_BYTES);
+    const buf = edges.subarray(0, Math.min(EDGE_BYTES, size));
     const read = (at: number): void => {
       let n = 0;
       while (n < buf.length) {
@@ -62,18 +62,7 @@ function fingerprint(path: string, size: number): string {
   } finally {
     closeSync(fd);
   }
-  return h.digest('hex');
-}
-
-function markFile(path: string): FileMark | undefined {
-  try {
-    const st = statSync(path);
-    if (!st.isFile()) return undefined;
-    return { path, dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, fingerprint: fingerprint(path, st.size) };
-  } catch {
-    // Not there, or not readable: the reader says so when it opens it.
-    return undefined;
-  }
+  return h.digest();
 }
 
 function isDirectory(path: string): boolean {
@@ -84,21 +73,66 @@ function isDirectory(path: string): boolean {
   }
 }
 
-/** Describes how `now` differs from `was`, or undefined when it does not. */
-function fileChange(was: FileMark): string | undefined {
-  let st: ReturnType<typeof statSync>;
-  try {
-    st = statSync(was.path);
-  } catch {
-    return `input "${was.path}" was removed while the replay read it`;
+/** Numbers kept of a file: its device, inode, size and modification time. */
+const NUMS = 4;
+/** Bytes of a fingerprint. */
+const DIGEST = 32;
+
+/**
+ * The files' marks (identity, size, modification time, fingerprint), in columns: a merge of tens
+ * of thousands of files holds one a file, where an object of numbers and a hex text took about 200
+ * bytes each.
+ */
+class FileMarks {
+  readonly paths: string[] = [];
+  private nums = new Float64Array(NUMS * 64);
+  private digests = new Uint8Array(DIGEST * 64);
+
+  /** Marks `path`; a path that is not there, or not a readable file, is not marked (the reader says so when it opens it). */
+  add(path: string): void {
+    let nums: number[];
+    let digest: Buffer;
+    try {
+      const st = statSync(path);
+      if (!st.isFile()) return;
+      nums = [st.dev, st.ino, st.size, st.mtimeMs];
+      digest = fingerprint(path, st.size);
+    } catch {
+      return;
+    }
+    const k = this.paths.length;
+    if (NUMS * (k + 1) > this.nums.length) {
+      const grown = new Float64Array(2 * this.nums.length);
+      grown.set(this.nums);
+      this.nums = grown;
+      const digests = new Uint8Array(2 * this.digests.length);
+      digests.set(this.digests);
+      this.digests = digests;
+    }
+    this.nums.set(nums, NUMS * k);
+    this.digests.set(digest, DIGEST * k);
+    this.paths.push(path);
   }
-  const what: string[] = [];
-  if (st.dev !== was.dev || st.ino !== was.ino) what.push('it was replaced by another file');
-  if (st.size !== was.size) what.push(`its size went from ${was.size} to ${st.size} bytes`);
-  if (st.mtimeMs !== was.mtimeMs)
-    what.push(`it was modified at ${new Date(st.mtimeMs).toISOString()} (was ${new Date(was.mtimeMs).toISOString()})`);
-  if (what.length === 0 && st.isFile() && fingerprint(was.path, st.size) !== was.fingerprint) what.push('its first or last bytes differ');
-  return what.length === 0 ? undefined : `input "${was.path}" changed while the replay read it: ${what.join(', ')}`;
+
+  /** How file `k` differs now from its mark, or undefined when it does not. */
+  change(k: number): string | undefined {
+    const path = this.paths[k];
+    const [dev, ino, size, mtimeMs] = this.nums.subarray(NUMS * k, NUMS * (k + 1));
+    let st: ReturnType<typeof statSync>;
+    try {
+      st = statSync(path);
+    } catch {
+      return `input "${path}" was removed while the replay read it`;
+    }
+    const what: string[] = [];
+    if (st.dev !== dev || st.ino !== ino) what.push('it was replaced by another file');
+    if (st.size !== size) what.push(`its size went from ${size} to ${st.size} bytes`);
+    if (st.mtimeMs !== mtimeMs)
+      what.push(`it was modified at ${new Date(st.mtimeMs).toISOString()} (was ${new Date(mtimeMs).toISOString()})`);
+    if (what.length === 0 && st.isFile() && !fingerprint(path, st.size).equals(this.digests.subarray(DIGEST * k, DIGEST * (k + 1))))
+      what.push('its first or last bytes differ');
+    return what.length === 0 ? undefined : `input "${path}" changed while the replay read it: ${what.join(', ')}`;
+  }
 }
 
 function dirChange(was: DirMark): string | undefined {
@@ -120,9 +154,14 @@ function dirChange(was: DirMark): string | undefined {
   return `the event logs of input directory "${was.path}" changed while the replay read them: ${what.join('; ')}`;
 }
 
+/** Files marked, or checked, between two calls of `keepHeap` (a file's stat and hash are garbage at once). */
+const KEEP_HEAP_EVERY = 256;
+
 /**
  * Marks the inputs of a run: `given` as the user gave them (directories included), `files` the
  * files the run reads (`expandInputs(given)`). Call {@link InputWatch.check} once they have been read.
+ * `keepHeap` (a replay's heap budget) is called every {@link KEEP_HEAP_EVERY} files marked or
+ * checked: tens of thousands of files' marks made garbage enough to grow the heap past 150 MB.
  *
  * @example
  * ```ts
@@ -131,16 +170,20 @@ function dirChange(was: DirMark): string | undefined {
  * watch.check(); // throws `input "logs/a.ndjson" changed while the replay read it: ...`
  * ```
  */
-export function watchInputs(given: readonly string[], files: readonly string[]): InputWatch {
+export function watchInputs(given: readonly string[], files: readonly string[], keepHeap?: () => void): InputWatch {
   const dirs: DirMark[] = [];
-  for (const p of given) if (isDirectory(p)) dirs.push({ path: p, files: expandInputs([p]) });
-  const marks: FileMark[] = [];
+  // A directory's files as the run's own strings (a merge of tens of thousands of files held each path twice).
+  const own = new Map<string, string>();
+  for (const f of files) own.set(f, f);
+  for (const p of given) if (isDirectory(p)) dirs.push({ path: p, files: expandInputs([p]).map((f) => own.get(f) ?? f) });
+  own.clear();
+  const marks = new FileMarks();
   const seen = new Set<string>();
   for (const f of files) {
     if (seen.has(f)) continue;
     seen.add(f);
-    const m = markFile(f);
-    if (m) marks.push(m);
+    if (seen.size % KEEP_HEAP_EVERY === 0) keepHeap?.();
+    marks.add(f);
   }
   const changes = (): string[] => {
     const out: string[] = [];
@@ -148,8 +191,9 @@ export function watchInputs(given: readonly string[], files: readonly string[]):
       const c = dirChange(d);
       if (c) out.push(c);
     }
-    for (const m of marks) {
-      const c = fileChange(m);
+    for (let k = 0; k < marks.paths.length; k++) {
+      if (k % KEEP_HEAP_EVERY === KEEP_HEAP_EVERY - 1) keepHeap?.();
+      const c = marks.change(k);
       if (c) out.push(c);
     }
     return out;

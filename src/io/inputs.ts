@@ -9,9 +9,26 @@ import { join, resolve } from 'node:path';
 import { detectFormat } from './source.js';
 import { XrateError } from '../core/errors.js';
 
-/** Byte order of two paths (their UTF-8 bytes), the order a directory's files are read in. */
+/**
+ * Byte order of two paths (their UTF-8 bytes), the order a directory's files are read in: -1, 0
+ * or 1. UTF-8's byte order is the order of code points, which is that of UTF-16 code units where
+ * no surrogate takes part: those are compared as they are, without encoding either path (the sort
+ * of a directory of 60,000 files encoded two paths a comparison, about a million times, in buffers
+ * of Node's pool: the listing grew the RSS by 15 MB more, and a merge of those files peaked 20 MB higher).
+ */
 export function comparePaths(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  let k = 0;
+  while (k < n && a.charCodeAt(k) === b.charCodeAt(k)) k++;
+  const x = k < a.length ? a.charCodeAt(k) : -1;
+  const y = k < b.length ? b.charCodeAt(k) : -1;
+  if (!surrogate(x) && !surrogate(y) && (k === 0 || !surrogate(a.charCodeAt(k - 1)))) return x < y ? -1 : x > y ? 1 : 0;
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+/** Whether UTF-16 code unit `c` is half of a surrogate pair (or a lone one). */
+function surrogate(c: number): boolean {
+  return c >= 0xd800 && c <= 0xdfff;
 }
 
 /**

@@ -59,6 +59,9 @@ export interface MergeBatchOptions {
   standalone?: boolean;
   /** Parked inputs woken ahead of the merge (default {@link WAKE_AHEAD}). */
   wakeAhead?: number;
+  /** Called every `placingEvery` inputs (default 256) loaded before the first row (a heap budget's check). */
+  placing?: () => void;
+  placingEvery?: number;
 }
 
 /** Where the raw texts of a batch's rows are when they were not copied: row i's in `batches[i]`, its row `rows[i]`. */
@@ -71,8 +74,7 @@ interface RawRefs {
 export const WAKE_AHEAD = 32;
 
 interface Cursor {
-  /** Undefined while the input is parked. */
-  it: AsyncIterator<BatchColumns> | undefined;
+  it: AsyncIterator<BatchColumns>;
   src: BatchSource;
   b: BatchColumns | undefined;
   pos: number;
@@ -81,6 +83,11 @@ interface Cursor {
   /** `b`'s symbol indices in the output batch's dictionary (-1: not yet), valid for output batch `symGen`. */
   symMap: Int32Array;
   symGen: number;
+}
+
+/** A cursor at the start of a reading of `src`. */
+function cursorOf(src: BatchSource): Cursor {
+  return { it: src.batches()[Symbol.asyncIterator](), src, b: undefined, pos: 0, text: 0, symMap: new Int32Array(16), symGen: -1 };
 }
 
 /** The merge time of row `i`, or undefined when it has none that can be read. */
@@ -92,7 +99,7 @@ function rowTime(b: BatchColumns, i: number): number | undefined {
 /** The output side: rows copied into a batch with an input column. */
 class MergedBuilder {
   private readonly bb = new BatchBuilder();
-  private input = new Uint16Array(1024);
+  private input = new Uint32Array(1024);
   private raw = new Uint8Array(1 << 16);
   private rawLen = 0;
   /** Incremented at each finish (the symbol maps of the cursors are then stale). */
@@ -179,7 +186,7 @@ class MergedBuilder {
       c.text = t;
     }
     if (row >= this.input.length) {
-      const next = new Uint16Array(this.input.length * 2);
+      const next = new Uint32Array(this.input.length * 2);
       next.set(this.input);
       this.input = next;
     }
@@ -211,7 +218,7 @@ class MergedBuilder {
 
 /**
  * Merges `sources` (see the module description); the sources are closed by `close()` or at the
- * end of `batches()`. At most 65536 inputs (the `input` column is 16-bit).
+ * end of `batches()`.
  *
  * @example
  * ```ts
@@ -220,7 +227,6 @@ class MergedBuilder {
  * ```
  */
 export function mergeBatchSources(sources: readonly BatchSource[], opts: MergeBatchOptions = {}): MergedBatchSource {
-  if (sources.length > 65536) throw new RangeError(`mergeBatchSources: ${sources.length} inputs, at most 65536`);
   const batchSize = Math.max(1, Math.floor(opts.batchSize ?? 4096));
   let closed = false;
   const totalBytes = sources.reduce((s, x) => s + x.totalBytes, 0);
@@ -238,7 +244,7 @@ export function mergeBatchSources(sources: readonly BatchSource[], opts: MergeBa
   /** The next non-empty batch of input `i` into its cursor; false at its end. */
   const load = async (i: number, c: Cursor): Promise<boolean> => {
     for (;;) {
-      const r = await c.it!.next();
+      const r = await c.it.next();
       if (r.done) {
         c.b = undefined;
         return false;
@@ -256,10 +262,15 @@ export function mergeBatchSources(sources: readonly BatchSource[], opts: MergeBa
       }
     }
   };
+  /** Input `i` read to its end (the top of the heap): it leaves the heap, its cursor goes. */
+  const done = (i: number): void => {
+    popTop(heap, less);
+    cursors[i] = undefined;
+  };
   const closeAll = (): void => {
     for (let i = 0; i < sources.length; i++) {
       const c = cursors[i];
-      if (c) void c.it?.return?.();
+      if (c) void c.it.return?.();
       cursors[i] = undefined;
       sources[i].close();
     }
@@ -276,29 +287,22 @@ export function mergeBatchSources(sources: readonly BatchSource[], opts: MergeBa
     async *batches() {
       const out = new MergedBuilder(opts.standalone ?? true, refs);
       try {
+        const every = Math.max(1, Math.floor(opts.placingEvery ?? 256));
         for (let i = 0; i < sources.length && !closed; i++) {
-          const c: Cursor = {
-            it: sources[i].batches()[Symbol.asyncIterator](),
-            src: sources[i],
-            b: undefined,
-            pos: 0,
-            text: 0,
-            symMap: new Int32Array(16),
-            symGen: -1,
-          };
+          if (i % every === 0) opts.placing?.();
+          const c = cursorOf(sources[i]);
           cursors[i] = c;
           if (await load(i, c)) {
             heap.push(i);
             siftUp(heap, heap.length - 1, less);
             if (c.src.park?.()) {
-              // Placed by its first row's time (kept in keys): parked until the merge reaches it.
-              const it = c.it;
-              c.it = undefined;
-              c.b = undefined;
-              await it?.return?.(undefined);
+              // Placed by its first row's time (kept in keys): parked, holding nothing here but its
+              // place, until the merge reaches it.
+              cursors[i] = undefined;
+              await c.it.return?.(undefined);
               parked.push(i);
             }
-          }
+          } else cursors[i] = undefined;
         }
         // The order the parked inputs will be reached in: by time, then input.
         parked.sort((a, b) => keys[a] - keys[b] || a - b);
@@ -313,14 +317,15 @@ export function mergeBatchSources(sources: readonly BatchSource[], opts: MergeBa
         while (woken < ahead && woken < parked.length) wake();
         while (heap.length > 0 && !closed) {
           const i = heap[0];
-          const c = cursors[i]!;
-          if (c.it === undefined) {
+          const c = cursors[i];
+          if (c === undefined) {
             // A parked input reached: read again from its start (its first row's time is its key still,
             // unless the file changed: then it goes where its new first row puts it).
             wake();
-            c.it = c.src.batches()[Symbol.asyncIterator]();
-            if (await load(i, c)) siftDown(heap, 0, less);
-            else popTop(heap, less);
+            const again = cursorOf(sources[i]);
+            cursors[i] = again;
+            if (await load(i, again)) siftDown(heap, 0, less);
+            else done(i);
             continue;
           }
           if (c.pos === 0) c.src.reached?.();
@@ -331,7 +336,7 @@ export function mergeBatchSources(sources: readonly BatchSource[], opts: MergeBa
             siftDown(heap, 0, less);
           } else if (await load(i, c)) {
             siftDown(heap, 0, less);
-          } else popTop(heap, less);
+          } else done(i);
           if (out.length >= batchSize) yield out.finish();
         }
         if (out.length > 0 && !closed) yield out.finish();

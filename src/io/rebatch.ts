@@ -43,7 +43,7 @@ export function joinRows(spans: readonly Span[]): BatchColumns {
     rawStart: new Int32Array(n),
     rawEnd: new Int32Array(n),
   };
-  if (withInput) out.input = new Uint16Array(n);
+  if (withInput) out.input = new Uint32Array(n);
   const symbolIds = new Map<string, number>();
   const textCells: number[] = [];
   const others: OtherRow[] = out.others;

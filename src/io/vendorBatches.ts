@@ -23,6 +23,7 @@
  * @module
  */
 import { XrateError } from '../core/errors.js';
+import type { BatchColumns } from '../core/batch.js';
 import { batchesOf, type BatchSource } from './batch.js';
 import { DEFAULT_MAX_LINE_BYTES } from './lineLimit.js';
 import { DEFAULT_BATCH_SIZE } from './source.js';
@@ -250,6 +251,88 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
       for (const r of open) r.close();
     },
   };
+}
+
+/**
+ * What a merge reads a vendor file through when it reads it in its own thread: a source that
+ * holds only the file's path, size and kind between two readings, since a merge of months of
+ * files holds one a file. Each reading opens the file anew with {@link openVendorBatches}: the
+ * first with `shared.first` rows from `head` (to place it), a later one (once parked) from its
+ * start in whole batches; what a reading held goes when it ends, or is parked.
+ *
+ * @example
+ * ```ts
+ * const f = sniffVendorFile(path);
+ * const src = mergedVendorFile(path, f.kind!, f.size, f.gzip, f.head, { batchSize: 256, first: 1 });
+ * ```
+ */
+export function mergedVendorFile(
+  path: string,
+  kind: VendorKind,
+  size: number,
+  gzip: boolean,
+  head: Uint8Array | undefined,
+  shared: VendorBatchOptions,
+): BatchSource {
+  return new MergedVendorFile(path, kind, size, gzip, head, shared);
+}
+
+/** See {@link mergedVendorFile}. */
+class MergedVendorFile implements BatchSource {
+  /** The reading under way, if any. */
+  private reading: BatchSource | undefined;
+  /** Bytes read by the readings that ended. */
+  private read = 0;
+  /** Parked once: later readings start over in whole batches, and say so if the file changed. */
+  private again = false;
+  private closed = false;
+
+  constructor(
+    readonly path: string,
+    private readonly kind: VendorKind,
+    readonly totalBytes: number,
+    private readonly gzip: boolean,
+    private head: Uint8Array | undefined,
+    private readonly shared: VendorBatchOptions,
+  ) {}
+
+  get format(): 'coinapi' | 'tardis' {
+    return this.kind.format;
+  }
+
+  bytesRead(): number {
+    return Math.max(this.read, this.reading?.bytesRead() ?? 0);
+  }
+
+  async *batches(): AsyncGenerator<BatchColumns> {
+    if (this.closed) return;
+    const own = { kind: this.kind, size: this.totalBytes, gzip: this.gzip };
+    const reading = openVendorBatches(
+      this.path,
+      this.again ? { ...this.shared, ...own, first: undefined, readBefore: true } : { ...this.shared, ...own, head: this.head },
+    );
+    this.head = undefined;
+    this.reading = reading;
+    try {
+      yield* reading.batches();
+    } finally {
+      this.read = Math.max(this.read, reading.bytesRead());
+      reading.close();
+      if (this.reading === reading) this.reading = undefined;
+    }
+  }
+
+  park(): boolean {
+    if (this.reading?.park?.() !== true) return false;
+    this.again = true;
+    return true;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.head = undefined;
+    this.reading?.close();
+  }
 }
 
 /** What a failed reading had read: its last whole line, or none (`before`: in a reading before it, which this one repeated). */

@@ -95,15 +95,29 @@ export function sniffVendor(header: string): VendorKind | undefined {
   for (const delimiter of [';', ','] as const) {
     const names = new Set(headerNames(header, delimiter));
     if (names.has('time_exchange') && names.has('time_coinapi')) {
-      if (names.has('ask_px') || names.has('bid_px')) return { format: 'coinapi', data: 'quotes', delimiter };
-      if (names.has('base_amount') || names.has('taker_side') || names.has('guid')) return { format: 'coinapi', data: 'trades', delimiter };
+      if (names.has('ask_px') || names.has('bid_px')) return vendorKind('coinapi', 'quotes', delimiter);
+      if (names.has('base_amount') || names.has('taker_side') || names.has('guid')) return vendorKind('coinapi', 'trades', delimiter);
     }
     if (names.has('exchange') && names.has('symbol') && names.has('local_timestamp') && names.has('timestamp')) {
-      if (names.has('ask_price') || names.has('bid_price')) return { format: 'tardis', data: 'quotes', delimiter };
-      if (names.has('amount') || names.has('side')) return { format: 'tardis', data: 'trades', delimiter };
+      if (names.has('ask_price') || names.has('bid_price')) return vendorKind('tardis', 'quotes', delimiter);
+      if (names.has('amount') || names.has('side')) return vendorKind('tardis', 'trades', delimiter);
     }
   }
   return undefined;
+}
+
+/** The eight kinds, one object each: a merge of many thousand files holds one kind a file. */
+const KINDS = new Map<string, VendorKind>();
+
+/** The one (frozen) {@link VendorKind} of a format, data type and delimiter. */
+function vendorKind(format: VendorKind['format'], data: VendorKind['data'], delimiter: VendorKind['delimiter']): VendorKind {
+  const key = `${format}/${data}/${delimiter}`;
+  let kind = KINDS.get(key);
+  if (kind === undefined) {
+    kind = Object.freeze({ format, data, delimiter });
+    KINDS.set(key, kind);
+  }
+  return kind;
 }
 
 /** What a CoinAPI flat file's path says: the symbol (`SC-`) and the date (`D-YYYYMMDD`, as `YYYY-MM-DD`). */

@@ -70,8 +70,13 @@ export function sniffVendorFile(path: string, sniff = true): VendorFile {
     if (head !== undefined && nl >= 0) {
       line = head.toString('utf8', 0, nl);
       const second = head.indexOf(10, nl + 1);
-      // A copy: the bytes read are a view of a buffer the thread's next read writes over.
-      if (second >= 0 && second < HEAD_KEPT) kept = Buffer.from(head.subarray(0, second + 1));
+      // A copy: the bytes read are a view of a buffer the thread's next read writes over. Not from
+      // Node's pool: a merge holds every file's until it places it, and each pinned a pool slab of
+      // 8 KiB shared with the reads' garbage (6,973 slabs, 55 MB, for the 8.7 MB of 60,000 heads).
+      if (second >= 0 && second < HEAD_KEPT) {
+        kept = Buffer.allocUnsafeSlow(second + 1);
+        head.copy(kept, 0, 0, second + 1);
+      }
     }
   } catch {
     line = undefined;

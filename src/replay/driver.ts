@@ -354,6 +354,14 @@ export class Driver implements DriverClock, RecordSink {
   }
 
   /**
+   * Keeps the heap within its budget, if the replay has one (`heapBudget`): the driver does after
+   * each batch; a source calls it in long work before its first batch (a merge placing its files).
+   */
+  readonly keepHeap = (): void => {
+    this.heap?.check();
+  };
+
+  /**
    * Reads `source` batch by batch until its end or the stop at `to`; `afterBatch` runs after each
    * batch (once its rate-file writes drained).
    */

@@ -20,7 +20,7 @@ import { type BatchSource, rawOf, recordAt } from '../io/batch.js';
 import { type BatchSourceOptions, openBatchSource } from '../io/batchSource.js';
 import { type MergedBatchSource, mergeBatchSources } from '../io/mergeBatches.js';
 import { type ReadAhead, readAhead } from '../io/readAhead.js';
-import { openVendorBatches } from '../io/vendorBatches.js';
+import { mergedVendorFile } from '../io/vendorBatches.js';
 import { sniffVendorFile } from '../io/vendorSniff.js';
 import type { SourceRecord } from '../io/source.js';
 import type { FileTail } from '../io/tail.js';
@@ -178,35 +178,36 @@ const VENDOR_FIRST_ROWS = 1;
  */
 export const MERGE_READ_AHEAD_THREADS = 3;
 
-/** All inputs at once, by event time (src/io/mergeBatches.ts): a few rows of each input held at a time; `batchSize` rows a batch. */
-export function mergedFiles(paths: readonly string[], open: OpenOptions): RecordSource {
+/** Inputs opened, or placed by a merge, between two calls of a merge's `keepHeap`. */
+const KEEP_HEAP_EVERY = 256;
+
+/**
+ * All inputs at once, by event time (src/io/mergeBatches.ts): a few rows of each input held at a
+ * time; `batchSize` rows a batch. `keepHeap` is called every {@link KEEP_HEAP_EVERY} inputs opened
+ * and placed, before the first batch (the replay's heap budget: a merge of tens of thousands of
+ * files spends seconds there, making garbage).
+ */
+export function mergedFiles(paths: readonly string[], open: OpenOptions, keepHeap?: () => void): RecordSource {
   let merged: MergedBatchSource | undefined;
   return {
     async *batches() {
       const sources: BatchSource[] = [];
       /** The worker reading the vendor files ahead (with {@link MERGE_READ_AHEAD_THREADS} threads or more), started at the first one. */
       let ahead: ReadAhead | undefined;
+      const vendorOpts = { batchSize: VENDOR_MERGE_BATCH, first: VENDOR_FIRST_ROWS, maxLineBytes: open.maxLineBytes, time: open.time };
       try {
         for (const path of paths) {
+          if (sources.length % KEEP_HEAP_EVERY === 0) keepHeap?.();
           // A vendor file's batches as it reads them (the merge cuts its own); any other input by the one opener.
           const vendor =
             open.format === undefined || open.format === 'coinapi' || open.format === 'tardis' ? sniffVendorFile(path) : undefined;
           if (vendor?.kind !== undefined) {
-            const opts = {
-              kind: vendor.kind,
-              size: vendor.size,
-              gzip: vendor.gzip,
-              batchSize: VENDOR_MERGE_BATCH,
-              first: VENDOR_FIRST_ROWS,
-              // Its header and first row as the sniff read them: the first batch needs no reading.
-              head: vendor.head,
-              maxLineBytes: open.maxLineBytes,
-              time: open.time,
-            };
+            // Its header and first row as the sniff read them (`head`): the first batch needs no reading.
             if ((open.threads ?? 1) >= MERGE_READ_AHEAD_THREADS) {
               ahead ??= readAhead();
+              const opts = { ...vendorOpts, kind: vendor.kind, size: vendor.size, gzip: vendor.gzip, head: vendor.head };
               sources.push(ahead.add({ path, opts }));
-            } else sources.push(openVendorBatches(path, opts));
+            } else sources.push(mergedVendorFile(path, vendor.kind, vendor.size, vendor.gzip, vendor.head, vendorOpts));
           } else
             sources.push(
               openInputBatches(path, {
@@ -224,7 +225,12 @@ export function mergedFiles(paths: readonly string[], open: OpenOptions): Record
         throw e;
       }
       // The batches go to the driver in this thread, one at a time: their rows' raw bytes stay in the inputs' batches.
-      merged = mergeBatchSources(sources, { batchSize: open.batchSize, standalone: false });
+      merged = mergeBatchSources(sources, {
+        batchSize: open.batchSize,
+        standalone: false,
+        placing: keepHeap,
+        placingEvery: KEEP_HEAP_EVERY,
+      });
       const m = merged;
       try {
         for await (const b of merged.batches()) {

@@ -25,6 +25,7 @@ import { RateFileWriter } from '../io/rateFile.js';
 import { expandInputs } from '../io/inputs.js';
 import { defaultThreads } from '../io/batchSource.js';
 import { watchInputs } from '../io/inputWatch.js';
+import { HeapBudget } from '../io/heapBudget.js';
 import type { SourceFormat } from '../io/source.js';
 import type { VendorTime } from '../io/vendorCsv.js';
 import { CHUNK_POINTS } from '../io/metricChunks.js';
@@ -147,7 +148,11 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
   // Directories stand for the files under them: the run's inputs are those files.
   const opts: ReplayOptions = given.inputs.length > 0 ? { ...given, inputs: expandInputs(given.inputs) } : given;
   // What the run relies on in its inputs, checked once they are read (a changed input fails the run).
-  const watch = watchInputs(given.inputs, opts.inputs);
+  const budget =
+    opts.heapBudget === undefined || opts.heapBudget === false
+      ? undefined
+      : new HeapBudget(opts.heapBudget === true ? undefined : opts.heapBudget);
+  const watch = watchInputs(given.inputs, opts.inputs, budget && (() => void budget.check()));
   const now = opts.now ?? (() => Date.now());
   const started = now();
   // The options of the replay's mode only (src/replay/options.ts: the command line's check too).
@@ -232,7 +237,7 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
       const threads = opts.threads ?? (part ? 1 : defaultThreads());
       const open = { format: opts.format, batchSize: opts.batchSize, maxLineBytes: opts.maxLineBytes, time: opts.time, threads };
       const start = resumed ? { input: resumed.input, line: resumed.line + 1 } : partition?.start;
-      await driver.consume(opts.merge ? mergedFiles(opts.inputs, open) : fileSequence(opts.inputs, open, start));
+      await driver.consume(opts.merge ? mergedFiles(opts.inputs, open, driver.keepHeap) : fileSequence(opts.inputs, open, start));
       // An input that changed while it was read: the run is not complete (src/io/inputWatch.ts).
       watch.check();
       driver.finish();

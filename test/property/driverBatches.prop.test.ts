@@ -116,7 +116,7 @@ function scripted(
           feed(sink) {
             if (plan.columns) {
               const b = recordsToBatch(batch);
-              if (plan.merged) b.input = Uint16Array.from(ins);
+              if (plan.merged) b.input = Uint32Array.from(ins);
               const fed = sink.rows(b, 0, rawOf);
               return { input: 0, line: fed > 0 ? b.line[fed - 1] : 0 };
             }

@@ -234,6 +234,23 @@ describe('mergeBatchSources', () => {
     });
   }
 
+  it('merges more than 65,536 inputs, each row naming its own (the input column is 32-bit)', async () => {
+    const n = 70_000;
+    const closed = { n: 0 };
+    // Input k's one row at time (k * 7919) mod 1000: the inputs' rows interleave across the whole range.
+    const time = (k: number): number => (k * 7919) % 1000;
+    const m = mergeBatchSources(
+      Array.from({ length: n }, (_v, k) => batchesOf(source({ times: [time(k)], batch: 1 }, closed))),
+      { batchSize: 4096 },
+    );
+    const got: number[] = [];
+    for await (const b of m.batches()) for (let i = 0; i < b.length; i++) got.push(b.input![i]);
+    const want = Array.from({ length: n }, (_v, k) => k).sort((a, b) => time(a) - time(b) || a - b);
+    expect(got).toEqual(want);
+    expect(Math.max(...got)).toBe(n - 1);
+    expect(closed.n).toBeGreaterThanOrEqual(n);
+  });
+
   it('sums sizes and closes every input when closed early', async () => {
     const closed = { n: 0 };
     const m = mergeBatchSources(
