@@ -58,6 +58,17 @@ export function collectNow(): boolean {
 }
 
 /**
+ * Items of a replay's work before its first batch (files marked, opened or placed by a merge)
+ * between two checks of its budget: tens of thousands of files make garbage for seconds there.
+ */
+export const HEAP_CHECK_EVERY = 256;
+
+/** The budget a replay's `heapBudget` setting asks for: true, the default floor; a number, that floor in MB; else none. */
+export function heapBudgetOf(setting: boolean | number | undefined): HeapBudget | undefined {
+  return setting === true ? new HeapBudget() : typeof setting === 'number' ? new HeapBudget(setting) : undefined;
+}
+
+/**
  * The heap budget of one replay.
  *
  * @example

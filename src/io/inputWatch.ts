@@ -13,6 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { HEAP_CHECK_EVERY } from './heapBudget.js';
 import { expandInputs } from './inputs.js';
 import { messageOf, XrateError } from '../core/errors.js';
 
@@ -154,14 +155,11 @@ function dirChange(was: DirMark): string | undefined {
   return `the event logs of input directory "${was.path}" changed while the replay read them: ${what.join('; ')}`;
 }
 
-/** Files marked, or checked, between two calls of `keepHeap` (a file's stat and hash are garbage at once). */
-const KEEP_HEAP_EVERY = 256;
-
 /**
  * Marks the inputs of a run: `given` as the user gave them (directories included), `files` the
  * files the run reads (`expandInputs(given)`). Call {@link InputWatch.check} once they have been read.
- * `keepHeap` (a replay's heap budget) is called every {@link KEEP_HEAP_EVERY} files marked or
- * checked: tens of thousands of files' marks made garbage enough to grow the heap past 150 MB.
+ * `keepHeap` (a replay's heap budget) is called every `HEAP_CHECK_EVERY` files marked or checked
+ * (src/io/heapBudget.ts): tens of thousands of files' marks made garbage enough to grow the heap past 150 MB.
  *
  * @example
  * ```ts
@@ -182,7 +180,7 @@ export function watchInputs(given: readonly string[], files: readonly string[], 
   for (const f of files) {
     if (seen.has(f)) continue;
     seen.add(f);
-    if (seen.size % KEEP_HEAP_EVERY === 0) keepHeap?.();
+    if (seen.size % HEAP_CHECK_EVERY === 0) keepHeap?.();
     marks.add(f);
   }
   const changes = (): string[] => {
@@ -192,7 +190,7 @@ export function watchInputs(given: readonly string[], files: readonly string[], 
       if (c) out.push(c);
     }
     for (let k = 0; k < marks.paths.length; k++) {
-      if (k % KEEP_HEAP_EVERY === KEEP_HEAP_EVERY - 1) keepHeap?.();
+      if (k % HEAP_CHECK_EVERY === HEAP_CHECK_EVERY - 1) keepHeap?.();
       const c = marks.change(k);
       if (c) out.push(c);
     }

@@ -30,6 +30,7 @@
  */
 import { BatchBuilder, type BatchColumns, CELLS, type OtherRow, ROW_OTHER, ROW_QUOTE } from '../core/batch.js';
 import { type BatchSource, rawOf } from './batch.js';
+import { HEAP_CHECK_EVERY } from './heapBudget.js';
 import { recordTime } from './merge.js';
 import type { SourceRecord } from './source.js';
 import { popTop, siftDown, siftUp } from '../core/heap.js';
@@ -59,9 +60,8 @@ export interface MergeBatchOptions {
   standalone?: boolean;
   /** Parked inputs woken ahead of the merge (default {@link WAKE_AHEAD}). */
   wakeAhead?: number;
-  /** Called every `placingEvery` inputs (default 256) loaded before the first row (a heap budget's check). */
+  /** Called every `HEAP_CHECK_EVERY` inputs loaded before the first row (a heap budget's check: src/io/heapBudget.ts). */
   placing?: () => void;
-  placingEvery?: number;
 }
 
 /** Where the raw texts of a batch's rows are when they were not copied: row i's in `batches[i]`, its row `rows[i]`. */
@@ -287,9 +287,8 @@ export function mergeBatchSources(sources: readonly BatchSource[], opts: MergeBa
     async *batches() {
       const out = new MergedBuilder(opts.standalone ?? true, refs);
       try {
-        const every = Math.max(1, Math.floor(opts.placingEvery ?? 256));
         for (let i = 0; i < sources.length && !closed; i++) {
-          if (i % every === 0) opts.placing?.();
+          if (i % HEAP_CHECK_EVERY === 0) opts.placing?.();
           const c = cursorOf(sources[i]);
           cursors[i] = c;
           if (await load(i, c)) {

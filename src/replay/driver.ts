@@ -31,7 +31,7 @@ import type { RateFileWriter } from '../io/rateFile.js';
 import type { SourceRecord } from '../io/source.js';
 import type { ReplayCheckpoint, ReplayStore } from '../io/store.js';
 import type { DriverMarks, WindowState } from './driverState.js';
-import { HeapBudget } from '../io/heapBudget.js';
+import { HeapBudget, heapBudgetOf } from '../io/heapBudget.js';
 import { Ingest, type IngestState, type RunTotals } from './ingest.js';
 import type { PartitionRun } from './partitionRun.js';
 import {
@@ -104,8 +104,8 @@ export interface DriverOptions {
   ticks: TickPolicy;
   /** A partition of a partitioned replay. */
   partition?: PartitionRun;
-  /** Full collections between batches (src/io/heapBudget.ts); a number: the budget's floor, MB. */
-  heapBudget?: boolean | number;
+  /** Full collections between batches (src/io/heapBudget.ts); a number: the budget's floor, MB; or the replay's budget itself. */
+  heapBudget?: boolean | number | HeapBudget;
   onProgress?: (p: ReplayProgress) => void;
   progressEveryMs?: number;
   /** Told how long each event's pending ticks took, s (only then measured). */
@@ -163,7 +163,7 @@ export class Driver implements DriverClock, RecordSink {
     });
     this.engine = this.ingest.engine;
     const budget = opts.heapBudget;
-    this.heap = budget === true ? new HeapBudget() : typeof budget === 'number' ? new HeapBudget(budget) : undefined;
+    this.heap = budget instanceof HeapBudget ? budget : heapBudgetOf(budget);
   }
 
   /** The latest time of an accepted event, µs. */

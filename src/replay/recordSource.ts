@@ -18,6 +18,7 @@
 import { type BatchColumns, eventAt, ROW_OTHER } from '../core/batch.js';
 import { type BatchSource, rawOf, recordAt } from '../io/batch.js';
 import { type BatchSourceOptions, openBatchSource } from '../io/batchSource.js';
+import { HEAP_CHECK_EVERY } from '../io/heapBudget.js';
 import { type MergedBatchSource, mergeBatchSources } from '../io/mergeBatches.js';
 import { type ReadAhead, readAhead } from '../io/readAhead.js';
 import { mergedVendorFile } from '../io/vendorBatches.js';
@@ -178,12 +179,9 @@ const VENDOR_FIRST_ROWS = 1;
  */
 export const MERGE_READ_AHEAD_THREADS = 3;
 
-/** Inputs opened, or placed by a merge, between two calls of a merge's `keepHeap`. */
-const KEEP_HEAP_EVERY = 256;
-
 /**
  * All inputs at once, by event time (src/io/mergeBatches.ts): a few rows of each input held at a
- * time; `batchSize` rows a batch. `keepHeap` is called every {@link KEEP_HEAP_EVERY} inputs opened
+ * time; `batchSize` rows a batch. `keepHeap` is called every `HEAP_CHECK_EVERY` inputs opened
  * and placed, before the first batch (the replay's heap budget: a merge of tens of thousands of
  * files spends seconds there, making garbage).
  */
@@ -197,7 +195,7 @@ export function mergedFiles(paths: readonly string[], open: OpenOptions, keepHea
       const vendorOpts = { batchSize: VENDOR_MERGE_BATCH, first: VENDOR_FIRST_ROWS, maxLineBytes: open.maxLineBytes, time: open.time };
       try {
         for (const path of paths) {
-          if (sources.length % KEEP_HEAP_EVERY === 0) keepHeap?.();
+          if (sources.length % HEAP_CHECK_EVERY === 0) keepHeap?.();
           // A vendor file's batches as it reads them (the merge cuts its own); any other input by the one opener.
           const vendor =
             open.format === undefined || open.format === 'coinapi' || open.format === 'tardis' ? sniffVendorFile(path) : undefined;
@@ -225,12 +223,7 @@ export function mergedFiles(paths: readonly string[], open: OpenOptions, keepHea
         throw e;
       }
       // The batches go to the driver in this thread, one at a time: their rows' raw bytes stay in the inputs' batches.
-      merged = mergeBatchSources(sources, {
-        batchSize: open.batchSize,
-        standalone: false,
-        placing: keepHeap,
-        placingEvery: KEEP_HEAP_EVERY,
-      });
+      merged = mergeBatchSources(sources, { batchSize: open.batchSize, standalone: false, placing: keepHeap });
       const m = merged;
       try {
         for await (const b of merged.batches()) {

@@ -25,7 +25,7 @@ import { RateFileWriter } from '../io/rateFile.js';
 import { expandInputs } from '../io/inputs.js';
 import { defaultThreads } from '../io/batchSource.js';
 import { watchInputs } from '../io/inputWatch.js';
-import { HeapBudget } from '../io/heapBudget.js';
+import { heapBudgetOf } from '../io/heapBudget.js';
 import type { SourceFormat } from '../io/source.js';
 import type { VendorTime } from '../io/vendorCsv.js';
 import { CHUNK_POINTS } from '../io/metricChunks.js';
@@ -148,10 +148,8 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
   // Directories stand for the files under them: the run's inputs are those files.
   const opts: ReplayOptions = given.inputs.length > 0 ? { ...given, inputs: expandInputs(given.inputs) } : given;
   // What the run relies on in its inputs, checked once they are read (a changed input fails the run).
-  const budget =
-    opts.heapBudget === undefined || opts.heapBudget === false
-      ? undefined
-      : new HeapBudget(opts.heapBudget === true ? undefined : opts.heapBudget);
+  // One budget for the run: the watch's marks, then the driver's batches.
+  const budget = heapBudgetOf(opts.heapBudget);
   const watch = watchInputs(given.inputs, opts.inputs, budget && (() => void budget.check()));
   const now = opts.now ?? (() => Date.now());
   const started = now();
@@ -203,7 +201,7 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
       snapshotEveryUs: opts.snapshotEveryUs,
       ticks: new EventTimeTicks({ to: opts.to, tailUs: opts.tailUs }),
       partition,
-      heapBudget: opts.heapBudget,
+      heapBudget: budget,
       onProgress: opts.onProgress,
       progressEveryMs: opts.progressEveryMs,
       now,
