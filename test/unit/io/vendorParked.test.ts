@@ -40,6 +40,14 @@ function mergedFiles(): string[] {
   return paths;
 }
 
+/** The heap and array buffers held once the streams closed on a later turn are gone and a collection ran. */
+async function heldBytes(): Promise<number> {
+  await new Promise((r) => setTimeout(r, 20));
+  gc();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+}
+
 describe('parked vendor files', () => {
   it('keep no read buffer each: 1,500 parked in one turn hold less than 8 MB of array buffers', async () => {
     const rows = Array.from({ length: 200 }, (_v, k) => `12:00:00.${String(k).padStart(4, '0')};12:00:00.${k};1.5;2;1.4;3`);
@@ -66,8 +74,7 @@ describe('parked vendor files', () => {
   it('hold little each once a merge has placed and parked them: 1,500 files, under 2 KB a file', async () => {
     const paths = mergedFiles();
     const sniffed = paths.map((p) => ({ p, f: sniffVendorFile(p) }));
-    gc();
-    const before = process.memoryUsage();
+    const before = await heldBytes();
     const m = mergeBatchSources(
       sniffed.map(({ p, f }) => openVendorBatches(p, { batchSize: 256, first: 1, kind: f.kind, size: f.size, gzip: f.gzip })),
       { batchSize: 64 },
@@ -76,10 +83,7 @@ describe('parked vendor files', () => {
     // Every file placed; the merge is in the first file's rows.
     const first = await it.next();
     expect(first.value?.input?.[63]).toBe(0);
-    await new Promise((r) => setTimeout(r, 20));
-    gc();
-    const after = process.memoryUsage();
-    const grown = after.heapUsed + after.arrayBuffers - before.heapUsed - before.arrayBuffers;
+    const grown = (await heldBytes()) - before;
     // Parked whole, a file holds its source and its place in the merge, about 1 KB; with its parser
     // and first batch, about 6 KB.
     expect(grown / FILES).toBeLessThan(2048);
@@ -101,10 +105,8 @@ describe('parked vendor files', () => {
     // Read as a merge in the replay's thread reads them.
     const paths = mergedFiles();
     const shared = { batchSize: 256, first: 1 };
-    // What the test before let go (streams closed on a later turn) gone first.
-    await new Promise((r) => setTimeout(r, 20));
-    gc();
-    const before = process.memoryUsage();
+    // What the test before let go gone first.
+    const before = await heldBytes();
     // Sniffed as the replay does: each file's head kept until the merge places the file.
     const sniffed = paths.map((p) => ({ p, f: sniffVendorFile(p) }));
     const m = mergeBatchSources(
@@ -116,10 +118,7 @@ describe('parked vendor files', () => {
     expect(first.value?.input?.[63]).toBe(0);
     // The sniffs' heads go with the files placed: only the sources hold them.
     sniffed.length = 0;
-    await new Promise((r) => setTimeout(r, 20));
-    gc();
-    const after = process.memoryUsage();
-    const grown = after.heapUsed + after.arrayBuffers - before.heapUsed - before.arrayBuffers;
+    const grown = (await heldBytes()) - before;
     // The source (about 100 bytes) and the file's place in the merge; its head, parser, reading
     // and cursor let go (the source of the test above holds about 1 KB, a cursor about 250 bytes).
     expect(grown / FILES).toBeLessThan(256);
