@@ -16,7 +16,7 @@ import { HeapBudget } from './heapBudget.js';
 import { WORKER_HEAP_FLOOR_MB } from './ioWorker.js';
 import type { BatchSource } from './batch.js';
 import type { ReadAheadJob, ReadAheadJobFile, ReadAheadMessage, ReadAheadResult, ReadAheadWant } from './readAheadJob.js';
-import { openVendorBatches } from './vendorBatches.js';
+import { openVendorBatches, type VendorBatchOptions } from './vendorBatches.js';
 
 /** Results posted together at most (fewer when no ask waits). */
 const GROUP = 4;
@@ -25,7 +25,15 @@ const WAIT_MS = 100;
 
 const job = workerData as ReadAheadJob;
 const counts = new Int32Array(job.counts);
-const files: ReadAheadJobFile[] = [];
+/**
+ * The files given, in columns: each one's path, size and options (the options without the size,
+ * one object for all the files that share them: a merge of months of files gives tens of
+ * thousands, alike but for their paths and sizes).
+ */
+const paths: string[] = [];
+const sizes: number[] = [];
+const optsOf: VendorBatchOptions[] = [];
+const shared = new Map<string, VendorBatchOptions>();
 const sources: (BatchSource | undefined)[] = [];
 const readers: (AsyncIterator<BatchColumns> | undefined)[] = [];
 /** Keeps the heap near what it holds: the files being read and their next batches. */
@@ -56,10 +64,29 @@ function takeAsks(): void {
   for (let m = receiveMessageOnPort(job.asks); m !== undefined; m = receiveMessageOnPort(job.asks)) {
     asksSeen++;
     const w = m.message as ReadAheadWant;
-    for (const f of w.add) files.push(f);
+    for (const f of w.add) add(f);
     for (const i of w.park) park(i);
     for (let k = 0; k < w.files.length; k++) push(w.files[k], w.times[k]);
   }
+}
+
+/** Takes file `f` into the columns. */
+function add(f: ReadAheadJobFile): void {
+  paths.push(f.path);
+  sizes.push(f.opts.size ?? -1);
+  optsOf.push(optionsOf({ ...f.opts, size: undefined }));
+}
+
+/** The one object of options alike (a file's own first lines, `head`, are its own). */
+function optionsOf(o: VendorBatchOptions): VendorBatchOptions {
+  if (o.head !== undefined) return o;
+  const key = JSON.stringify(o);
+  let one = shared.get(key);
+  if (one === undefined) {
+    one = o;
+    shared.set(key, o);
+  }
+  return one;
 }
 
 /** The next batch of file `i` (opened at its first ask), its end, or its error (the file then closed). */
@@ -68,8 +95,7 @@ async function readOne(i: number, transfer: ArrayBuffer[]): Promise<ReadAheadRes
     let src = sources[i];
     let it = readers[i];
     if (src === undefined || it === undefined) {
-      const f = files[i];
-      src = openVendorBatches(f.path, f.opts);
+      src = openVendorBatches(paths[i], sizes[i] < 0 ? optsOf[i] : { ...optsOf[i], size: sizes[i] });
       it = src.batches()[Symbol.asyncIterator]();
       sources[i] = src;
       readers[i] = it;
@@ -94,7 +120,7 @@ function park(i: number): void {
   readers[i] = undefined;
   sources[i] = undefined;
   void it?.return?.(undefined);
-  files[i] = { path: files[i].path, opts: { ...files[i].opts, first: undefined, head: undefined, readBefore: true } };
+  optsOf[i] = optionsOf({ ...optsOf[i], first: undefined, head: undefined, readBefore: true });
 }
 
 function end(i: number): void {

@@ -200,12 +200,14 @@ export function mergedFiles(paths: readonly string[], open: OpenOptions, keepHea
           const vendor =
             open.format === undefined || open.format === 'coinapi' || open.format === 'tardis' ? sniffVendorFile(path) : undefined;
           if (vendor?.kind !== undefined) {
-            // Its header and first row as the sniff read them (`head`): the first batch needs no reading.
+            // Its header and first row as the sniff read them (`head`): the first batch, which places
+            // it, needs no reading; the read-ahead worker, if any, reads it once the merge parks it.
+            const here = mergedVendorFile(path, vendor.kind, vendor.size, vendor.gzip, vendor.head, vendorOpts);
             if ((open.threads ?? 1) >= MERGE_READ_AHEAD_THREADS) {
               ahead ??= readAhead();
-              const opts = { ...vendorOpts, kind: vendor.kind, size: vendor.size, gzip: vendor.gzip, head: vendor.head };
-              sources.push(ahead.add({ path, opts }));
-            } else sources.push(mergedVendorFile(path, vendor.kind, vendor.size, vendor.gzip, vendor.head, vendorOpts));
+              const opts = { ...vendorOpts, kind: vendor.kind, size: vendor.size, gzip: vendor.gzip };
+              sources.push(ahead.addPlaced({ path, opts }, here));
+            } else sources.push(here);
           } else
             sources.push(
               openInputBatches(path, {

@@ -299,16 +299,25 @@ async function viaReadAhead(paths: string[], opts: VendorBatchOptions, schedule:
 
 /**
  * Each file read for its short first batch (`opts.first`), parked (`park`, the reading ended, woken
- * with `wake` when `wake`), and read again whole: its rows and error then, or the error of its first batch.
+ * with `wake` when `wake`), and read again whole: its rows and error then, or the error of its first
+ * batch. `ahead`: read by a read-ahead worker; `placed`: the first batch read here, the rest by the
+ * worker (`addPlaced`).
  */
-async function viaParked(paths: string[], opts: VendorBatchOptions, ahead: boolean, wake: boolean, head = false): Promise<unknown[]> {
-  const ra = ahead ? readAhead() : undefined;
+async function viaParked(
+  paths: string[],
+  opts: VendorBatchOptions,
+  where: 'here' | 'ahead' | 'placed',
+  wake: boolean,
+  head = false,
+): Promise<unknown[]> {
+  const ra = where === 'here' ? undefined : readAhead();
   const out: { rows: unknown[]; error?: string }[] = [];
   try {
     const srcs = paths.map((path) => {
       const f = sniffVendorFile(path);
       const o = { ...opts, kind: f.kind, size: f.size, gzip: f.gzip, head: head ? f.head : undefined };
-      return ra ? ra.add({ path, opts: o }) : openVendorBatches(path, o);
+      if (ra === undefined) return openVendorBatches(path, o);
+      return where === 'ahead' ? ra.add({ path, opts: o }) : ra.addPlaced({ path, opts: o }, openVendorBatches(path, o));
     });
     const parked: boolean[] = [];
     for (const src of srcs) {
@@ -363,8 +372,8 @@ describe("a merge's vendor files read ahead in a worker", () => {
         fc.constantFrom(1 << 20, 60),
         fc.constantFrom(1, 3),
         fc.array(fc.nat(), { maxLength: 12 }),
-        fc.boolean(),
-        async (cases, batchSize, first, maxLineBytes, startLine, schedule, ahead) => {
+        fc.constantFrom('here', 'ahead', 'placed'),
+        async (cases, batchSize, first, maxLineBytes, startLine, schedule, where) => {
           const paths = cases.map(writeCase);
           const opts: VendorBatchOptions = { batchSize, maxLineBytes, startLine, time: 'receive' };
           const want = await Promise.all(paths.map((p) => inThread(p, opts)));
@@ -383,9 +392,10 @@ describe("a merge's vendor files read ahead in a worker", () => {
           expect(await viaReadAhead(paths, opts, schedule)).toEqual(want);
           expect(await viaReadAhead(paths, { ...opts, first }, schedule)).toEqual(want);
           expect(await viaReadAhead(paths, { ...opts, first }, schedule, true)).toEqual(want);
-          // Parked after the first batch and read again from the start, here or in the worker, woken or not.
+          // Parked after the first batch and read again from the start, here or in the worker (the first
+          // batch too, or only what follows it), woken or not.
           for (const head of [false, true]) {
-            const parked = (await viaParked(paths, { ...opts, first }, ahead, schedule.length % 2 === 0, head)) as typeof want;
+            const parked = (await viaParked(paths, { ...opts, first }, where, schedule.length % 2 === 0, head)) as typeof want;
             parked.forEach((got, i) => {
               // A file that fails within its first batch fails there (a merge stops at it).
               if (got.rows.length === 0 && got.error !== undefined && want[i].error !== undefined) expect(got.error).toBe(want[i].error);
@@ -464,17 +474,19 @@ describe("a merge's vendor files read ahead in a worker", () => {
       Array.from({ length: n }, (_v, k) => `12:00:00.${String(k).padStart(4, '0')};12:00:00.${k};${px};2;1.4;3`);
     const text = (px: string, n: number) => `time_exchange;time_coinapi;ask_px;ask_sx;bid_px;bid_sx\n${rows(px, n).join('\n')}\n`;
     const askPrices = (b: BatchColumns) => Array.from({ length: b.length }, (_v, i) => recordAt(b, i).raw.split(';')[2]);
-    for (const ahead of [false, true]) {
+    for (const where of ['here', 'ahead', 'placed']) {
       const paths = Array.from({ length: 12 }, (_v, k) =>
-        join(dir, `let-go-${ahead}`, 'D-20230701', `IDDI-${k}+SC-K_SPOT_A_B${k}+S-AB${k}.csv.gz`),
+        join(dir, `let-go-${where}`, 'D-20230701', `IDDI-${k}+SC-K_SPOT_A_B${k}+S-AB${k}.csv.gz`),
       );
       mkdirSync(join(paths[0], '..'), { recursive: true });
       for (const p of paths) writeFileSync(p, gzipSync(text('1.5', 60)));
-      const ra = ahead ? readAhead() : undefined;
+      const ra = where === 'here' ? undefined : readAhead();
       const srcs = paths.map((p) => {
         const f = sniffVendorFile(p);
         const opts = { batchSize: 256, first: 16, kind: f.kind, size: f.size, gzip: f.gzip };
-        return ra ? ra.add({ path: p, opts }) : openVendorBatches(p, opts);
+        if (ra === undefined) return openVendorBatches(p, opts);
+        // Placed: the first batch read here, the file read again by the worker.
+        return where === 'ahead' ? ra.add({ path: p, opts }) : ra.addPlaced({ path: p, opts }, openVendorBatches(p, opts));
       });
       try {
         for (const src of srcs) {

@@ -128,6 +128,52 @@ describe('parked vendor files', () => {
     m.close();
   });
 
+  it('placed here and read by a read-ahead worker, hold little more here: 1,500 files, under 512 bytes a file', async () => {
+    // Read as a merge reads them with its read-ahead worker (threads enough): placed in this thread
+    // from the sniffed lines, read by the worker once parked.
+    const paths = mergedFiles();
+    const shared = { batchSize: 256, first: 1 };
+    // What the tests before let go gone first: closed streams end on later turns.
+    let before = await heldBytes();
+    for (let k = 0, was = Number.POSITIVE_INFINITY; k < 20 && Math.abs(was - before) > 1 << 18; k++) {
+      was = before;
+      before = await heldBytes();
+    }
+    const sniffed = paths.map((p) => ({ p, f: sniffVendorFile(p) }));
+    const ra = readAhead();
+    const m = mergeBatchSources(
+      sniffed.map(({ p, f }) =>
+        ra.addPlaced(
+          { path: p, opts: { batchSize: 256, kind: f.kind, size: f.size, gzip: f.gzip } },
+          mergedVendorFile(p, f.kind!, f.size, f.gzip, f.head, shared),
+        ),
+      ),
+      { batchSize: 64 },
+    );
+    try {
+      const it = m.batches()[Symbol.asyncIterator]();
+      const first = await it.next();
+      expect(first.value?.input?.[63]).toBe(0);
+      sniffed.length = 0;
+      const grown = (await heldBytes()) - before;
+      // The two sources and the file's place: what the worker holds of a file is in its own heap.
+      expect(grown / FILES).toBeLessThan(512);
+      let rows = first.value?.length ?? 0;
+      let last = 0;
+      for (let r = await it.next(); !r.done; r = await it.next()) {
+        rows += r.value.length;
+        for (let i = 0; i < r.value.length; i++) {
+          expect(r.value.input![i]).toBeGreaterThanOrEqual(last);
+          last = r.value.input![i];
+        }
+      }
+      expect(rows).toBe(200 * FILES);
+    } finally {
+      m.close();
+      ra.close();
+    }
+  });
+
   it('a file gone before it is read again says its first rows were read before, here or in the worker', async () => {
     const rows = Array.from({ length: 40 }, (_v, k) => `12:00:00.${String(k).padStart(4, '0')};12:00:00.${k};1.5;2;1.4;3`);
     const gz = gzipSync(`time_exchange;time_coinapi;ask_px;ask_sx;bid_px;bid_sx\n${rows.join('\n')}\n`);
