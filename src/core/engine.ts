@@ -198,7 +198,9 @@ export class Engine {
   /** The batch whose symbols {@link rowMarkets} resolves. */
   private rowBatch: BatchColumns | undefined;
   /** Market id of each symbol of {@link rowBatch} once known (-1 until then). */
-  private rowMarkets = new Int32Array(0);
+  private rowMarkets: Int32Array = new Int32Array(0);
+  /** The same of every batch seen, while it lives: a merge's rows come from many batches in turn. */
+  private readonly batchMarkets = new WeakMap<BatchColumns, Int32Array>();
 
   /**
    * The market of row i's symbol if it is known, else -1. Resolved per batch and kept once known (a
@@ -208,7 +210,12 @@ export class Engine {
   private rowMarket(b: BatchColumns, i: number): number {
     if (b !== this.rowBatch) {
       this.rowBatch = b;
-      this.rowMarkets = new Int32Array(b.symbols.length).fill(-1);
+      let markets = this.batchMarkets.get(b);
+      if (markets === undefined) {
+        markets = new Int32Array(b.symbols.length).fill(-1);
+        this.batchMarkets.set(b, markets);
+      }
+      this.rowMarkets = markets;
     }
     const k = b.symbol[i];
     let m = this.rowMarkets[k];

@@ -9,7 +9,8 @@
  *   after that row;
  * - ties: the input given first, then the earlier line; an input that goes back in time is not
  *   sorted (its rows come out in its order, each when it is the earliest head);
- * - one batch of each input is held at a time, plus the output batch; a binary heap of the inputs
+ * - one batch of each input is held at a time, plus the output (with `rows()`, the batches its
+ *   rows are in); a binary heap of the inputs
  *   picks the next row in O(log k); an input is told when the merge takes the first row of its
  *   batch (`BatchSource.reached`: a read-ahead may wait for it);
  * - an input that can be parked (`BatchSource.park`: a vendor file) is placed by its first batch and
@@ -19,12 +20,16 @@
  *   inputs), so the next {@link WAKE_AHEAD} of them in that order are told (`wake`) before, for a
  *   read-ahead to have their first batches ready.
  *
- * Rows are copied column by column (values, exact texts, raw bytes, symbols through the output
- * batch's dictionary, other rows as they are); a row whose raw text its source gives through
- * `rawOf` gets it as bytes in the output, so an output batch stands alone. Unless it need not
- * (`standalone: false`, the replay's merge in its own thread): then a row's raw bytes are not
- * copied but read, when asked for (a reject's), from its source's batch through the merge's
- * `rawOf`; they are a third of the bytes a row moves, and almost never read.
+ * Two outputs of the same order. `batches()`: rows copied column by column (values, exact texts,
+ * raw bytes, symbols through the output batch's dictionary, other rows as they are); a row whose
+ * raw text its source gives through `rawOf` gets it as bytes in the output, so an output batch
+ * stands alone (it may cross threads, or outlive the merge). `rows()`: nothing copied, each row
+ * named by its input's batch and its row there ({@link MergedRows}), for a consumer in the
+ * merge's thread (the replay's driver): its raw text read, when asked for (a reject's), through
+ * {@link MergedBatchSource.rawOfRow}. The inputs' batches are then held until the consumer has
+ * taken the rows, so a source must not write over a batch it gave (a reader recycling its buffers).
+ * A replay's merge of 1,034 CoinAPI files (the CLI, eight alternating rounds): 7 % less wall time
+ * and 8 % less CPU than with the rows copied, and a peak RSS of 168 MB against 188 MB.
  *
  * @module
  */
@@ -35,39 +40,44 @@ import { recordTime } from './merge.js';
 import type { SourceRecord } from './source.js';
 import { popTop, siftDown, siftUp } from '../core/heap.js';
 
+/**
+ * Merged rows by reference: row k is row `rows[k]` of its input's batch `batches[k]`, of input
+ * `input[k]` (an index into the merge's sources).
+ */
+export interface MergedRows {
+  length: number;
+  batches: BatchColumns[];
+  rows: Int32Array;
+  input: Uint32Array;
+}
+
 /** The merged stream of several {@link BatchSource}s (see the module description). */
 export interface MergedBatchSource {
   /** The sizes of all inputs added up. */
   readonly totalBytes: number;
   /** The bytes read of all inputs added up. */
   bytesRead(): number;
-  /** The rows of all inputs in merged order, in batches of at most `batchSize` rows with an `input` column. Call once. */
+  /**
+   * The rows of all inputs in merged order, in batches of at most `batchSize` rows with an `input`
+   * column, each standing alone. Call once, and this or {@link rows}.
+   */
   batches(): AsyncGenerator<BatchColumns>;
+  /** The same rows by reference, at most `batchSize` a step (see the module description). Call once, and this or {@link batches}. */
+  rows(): AsyncGenerator<MergedRows>;
+  /** The raw text of row `i` of a batch of input `input` (a row of {@link rows}). */
+  rawOfRow(b: BatchColumns, i: number, input: number): string;
   /** Stops reading and closes every input. */
   close(): void;
-  /** Row i's raw text (of a batch of this merge). */
-  rawOf(b: BatchColumns, i: number): string;
 }
 
 /** Options of {@link mergeBatchSources}. */
 export interface MergeBatchOptions {
   /** Rows per output batch (default 4096). */
   batchSize?: number;
-  /**
-   * Whether each output batch holds its rows' raw bytes (default true: a batch that crosses
-   * threads, or outlives the merge); false: they stay in the inputs' batches, read by `rawOf`.
-   */
-  standalone?: boolean;
   /** Parked inputs woken ahead of the merge (default {@link WAKE_AHEAD}). */
   wakeAhead?: number;
   /** Called every `HEAP_CHECK_EVERY` inputs loaded before the first row (a heap budget's check: src/io/heapBudget.ts). */
   placing?: () => void;
-}
-
-/** Where the raw texts of a batch's rows are when they were not copied: row i's in `batches[i]`, its row `rows[i]`. */
-interface RawRefs {
-  batches: (BatchColumns | undefined)[];
-  rows: Int32Array;
 }
 
 /** Parked inputs woken ahead of the merge (see the module description). */
@@ -96,23 +106,24 @@ function rowTime(b: BatchColumns, i: number): number | undefined {
   return recordTime(b.others[b.otherIndex[i]] as unknown as SourceRecord);
 }
 
-/** The output side: rows copied into a batch with an input column. */
-class MergedBuilder {
+/** What the merge puts its rows into, in order: copied ({@link MergedBuilder}) or referenced ({@link RowRefs}). */
+interface MergeOut<T> {
+  readonly length: number;
+  /** Takes row `c.pos` of cursor `c` (input `k`). */
+  add(c: Cursor, k: number): void;
+  /** The rows so far; starts over. */
+  finish(): T;
+}
+
+/** The output side of `batches()`: rows copied into a batch with an input column. */
+class MergedBuilder implements MergeOut<BatchColumns> {
   private readonly bb = new BatchBuilder();
   private input = new Uint32Array(1024);
   private raw = new Uint8Array(1 << 16);
   private rawLen = 0;
   /** Incremented at each finish (the symbol maps of the cursors are then stale). */
-  gen = 0;
+  private gen = 0;
   private readonly enc = new TextEncoder();
-  /** Not standalone: each row's source batch (when its raw bytes are there) and row. */
-  private refBatches: (BatchColumns | undefined)[] = [];
-  private refRows = new Int32Array(1024);
-
-  constructor(
-    private readonly standalone: boolean,
-    private readonly refs: WeakMap<BatchColumns, RawRefs>,
-  ) {}
 
   get length(): number {
     return this.bb.length;
@@ -138,7 +149,6 @@ class MergedBuilder {
     return o;
   }
 
-  /** Copies row `c.pos` of cursor `c` (input `k`). */
   add(c: Cursor, k: number): void {
     const b = c.b!;
     const i = c.pos;
@@ -147,12 +157,9 @@ class MergedBuilder {
     let rs = -1;
     let re = -1;
     const s = b.rawStart[i];
-    let ref: BatchColumns | undefined;
     if (s >= 0) {
-      if (this.standalone) {
-        rs = this.rawLen;
-        re = this.rawBytes(b.raw, s, b.rawEnd[i]);
-      } else ref = b;
+      rs = this.rawLen;
+      re = this.rawBytes(b.raw, s, b.rawEnd[i]);
     } else if (kind !== ROW_OTHER) {
       rs = this.rawLen;
       const bytes = this.enc.encode(c.src.rawOf ? c.src.rawOf(b, i) : rawOf(b, i));
@@ -191,28 +198,48 @@ class MergedBuilder {
       this.input = next;
     }
     this.input[row] = k;
-    if (!this.standalone) {
-      if (row >= this.refRows.length) {
-        const next = new Int32Array(this.refRows.length * 2);
-        next.set(this.refRows);
-        this.refRows = next;
-      }
-      this.refBatches[row] = ref;
-      this.refRows[row] = i;
-    }
   }
 
   finish(): BatchColumns {
     const n = this.bb.length;
     const b = this.bb.finish(this.raw.slice(0, this.rawLen));
     b.input = this.input.slice(0, n);
-    if (!this.standalone) {
-      this.refs.set(b, { batches: this.refBatches.slice(0, n), rows: this.refRows.slice(0, n) });
-      this.refBatches = [];
-    }
     this.rawLen = 0;
     this.gen++;
     return b;
+  }
+}
+
+/** The output side of `rows()`: each row's input batch, row and input (see the module description). */
+class RowRefs implements MergeOut<MergedRows> {
+  private n = 0;
+  private batches: BatchColumns[] = [];
+  private rows: Int32Array;
+  private input: Uint32Array;
+
+  constructor(private readonly size: number) {
+    this.rows = new Int32Array(size);
+    this.input = new Uint32Array(size);
+  }
+
+  get length(): number {
+    return this.n;
+  }
+
+  add(c: Cursor, k: number): void {
+    const n = this.n++;
+    this.batches.push(c.b!);
+    this.rows[n] = c.pos;
+    this.input[n] = k;
+  }
+
+  finish(): MergedRows {
+    const out: MergedRows = { length: this.n, batches: this.batches, rows: this.rows, input: this.input };
+    this.n = 0;
+    this.batches = [];
+    this.rows = new Int32Array(this.size);
+    this.input = new Uint32Array(this.size);
+    return out;
   }
 }
 
@@ -275,73 +302,76 @@ export function mergeBatchSources(sources: readonly BatchSource[], opts: MergeBa
       sources[i].close();
     }
   };
-  const refs = new WeakMap<BatchColumns, RawRefs>();
+  let started = false;
+  /** The merge, its rows put into `out`. */
+  async function* run<T>(out: MergeOut<T>): AsyncGenerator<T> {
+    if (started) throw new Error('mergeBatchSources: batches() or rows() called twice');
+    started = true;
+    try {
+      for (let i = 0; i < sources.length && !closed; i++) {
+        if (i % HEAP_CHECK_EVERY === 0) opts.placing?.();
+        const c = cursorOf(sources[i]);
+        cursors[i] = c;
+        if (await load(i, c)) {
+          heap.push(i);
+          siftUp(heap, heap.length - 1, less);
+          if (c.src.park?.()) {
+            // Placed by its first row's time (kept in keys): parked, holding nothing here but its
+            // place, until the merge reaches it.
+            cursors[i] = undefined;
+            await c.it.return?.(undefined);
+            parked.push(i);
+          }
+        } else cursors[i] = undefined;
+      }
+      // The order the parked inputs will be reached in: by time, then input.
+      parked.sort((a, b) => keys[a] - keys[b] || a - b);
+      let woken = 0;
+      const wake = (): void => {
+        if (woken < parked.length && !closed) {
+          const k = parked[woken++];
+          sources[k].wake?.(keys[k]);
+        }
+      };
+      const ahead = Math.max(1, Math.floor(opts.wakeAhead ?? WAKE_AHEAD));
+      while (woken < ahead && woken < parked.length) wake();
+      while (heap.length > 0 && !closed) {
+        const i = heap[0];
+        const c = cursors[i];
+        if (c === undefined) {
+          // A parked input reached: read again from its start (its first row's time is its key still,
+          // unless the file changed: then it goes where its new first row puts it).
+          wake();
+          const again = cursorOf(sources[i]);
+          cursors[i] = again;
+          if (await load(i, again)) siftDown(heap, 0, less);
+          else done(i);
+          continue;
+        }
+        if (c.pos === 0) c.src.reached?.();
+        out.add(c, i);
+        c.pos++;
+        if (c.pos < c.b!.length) {
+          keys[i] = rowTime(c.b!, c.pos) ?? keys[i];
+          siftDown(heap, 0, less);
+        } else if (await load(i, c)) {
+          siftDown(heap, 0, less);
+        } else done(i);
+        if (out.length >= batchSize) yield out.finish();
+      }
+      if (out.length > 0 && !closed) yield out.finish();
+    } finally {
+      closeAll();
+    }
+  }
   return {
     totalBytes,
     bytesRead: () => sources.reduce((s, x) => s + x.bytesRead(), 0),
-    rawOf(b, i) {
-      const r = refs.get(b);
-      const from = r?.batches[i];
-      return from === undefined ? rawOf(b, i) : rawOf(from, r!.rows[i]);
-    },
-    async *batches() {
-      const out = new MergedBuilder(opts.standalone ?? true, refs);
-      try {
-        for (let i = 0; i < sources.length && !closed; i++) {
-          if (i % HEAP_CHECK_EVERY === 0) opts.placing?.();
-          const c = cursorOf(sources[i]);
-          cursors[i] = c;
-          if (await load(i, c)) {
-            heap.push(i);
-            siftUp(heap, heap.length - 1, less);
-            if (c.src.park?.()) {
-              // Placed by its first row's time (kept in keys): parked, holding nothing here but its
-              // place, until the merge reaches it.
-              cursors[i] = undefined;
-              await c.it.return?.(undefined);
-              parked.push(i);
-            }
-          } else cursors[i] = undefined;
-        }
-        // The order the parked inputs will be reached in: by time, then input.
-        parked.sort((a, b) => keys[a] - keys[b] || a - b);
-        let woken = 0;
-        const wake = (): void => {
-          if (woken < parked.length && !closed) {
-            const k = parked[woken++];
-            sources[k].wake?.(keys[k]);
-          }
-        };
-        const ahead = Math.max(1, Math.floor(opts.wakeAhead ?? WAKE_AHEAD));
-        while (woken < ahead && woken < parked.length) wake();
-        while (heap.length > 0 && !closed) {
-          const i = heap[0];
-          const c = cursors[i];
-          if (c === undefined) {
-            // A parked input reached: read again from its start (its first row's time is its key still,
-            // unless the file changed: then it goes where its new first row puts it).
-            wake();
-            const again = cursorOf(sources[i]);
-            cursors[i] = again;
-            if (await load(i, again)) siftDown(heap, 0, less);
-            else done(i);
-            continue;
-          }
-          if (c.pos === 0) c.src.reached?.();
-          out.add(c, i);
-          c.pos++;
-          if (c.pos < c.b!.length) {
-            keys[i] = rowTime(c.b!, c.pos) ?? keys[i];
-            siftDown(heap, 0, less);
-          } else if (await load(i, c)) {
-            siftDown(heap, 0, less);
-          } else done(i);
-          if (out.length >= batchSize) yield out.finish();
-        }
-        if (out.length > 0 && !closed) yield out.finish();
-      } finally {
-        closeAll();
-      }
+    batches: () => run(new MergedBuilder()),
+    rows: () => run(new RowRefs(batchSize)),
+    rawOfRow(b, i, input) {
+      const src = sources[input];
+      return b.rawStart[i] < 0 && b.kind[i] !== ROW_OTHER && src.rawOf ? src.rawOf(b, i) : rawOf(b, i);
     },
     close() {
       closed = true;

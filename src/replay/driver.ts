@@ -32,6 +32,7 @@ import type { SourceRecord } from '../io/source.js';
 import type { ReplayCheckpoint, ReplayStore } from '../io/store.js';
 import type { DriverMarks, WindowState } from './driverState.js';
 import { HeapBudget, heapBudgetOf } from '../io/heapBudget.js';
+import type { MergedRows } from '../io/mergeBatches.js';
 import { Ingest, type IngestState, type RunTotals } from './ingest.js';
 import type { PartitionRun } from './partitionRun.js';
 import {
@@ -245,20 +246,30 @@ export class Driver implements DriverClock, RecordSink {
    */
   rows(b: BatchColumns, input: number, raw: RawOf): number {
     const inputs = b.input;
-    const kind = b.kind;
-    const partition = this.opts.partition;
-    for (let i = 0; i < b.length; i++) {
-      const inp = inputs === undefined ? input : inputs[i];
-      if (kind[i] === ROW_OTHER || this.window !== undefined) {
-        if (!this.record(recordWith(b, i, raw), inp)) return i + 1;
-      } else {
-        if (partition?.reporting) partition.beforeRecord(inp, b.line[i], this.marks.lastEventTime, this.engine);
-        this.state.eventsRead++;
-        this.applyRow(b, i, inp, raw);
-        if (this.stopped) return i + 1;
-      }
-    }
+    for (let i = 0; i < b.length; i++) if (!this.row(b, i, inputs === undefined ? input : inputs[i], raw)) return i + 1;
     return b.length;
+  }
+
+  /** The rows of a merge by reference (see {@link RecordSink.mergedRows}), each as {@link rows} takes a row. */
+  mergedRows(m: MergedRows, raw: (b: BatchColumns, i: number, input: number) => string): number {
+    let input = 0;
+    // A row's raw text is asked for while the row is handled: of the row's input.
+    const rawOfRow: RawOf = (b, i) => raw(b, i, input);
+    for (let k = 0; k < m.length; k++) {
+      input = m.input[k];
+      if (!this.row(m.batches[k], m.rows[k], input, rawOfRow)) return k + 1;
+    }
+    return m.length;
+  }
+
+  /** Row i of batch b, of input `input` (see {@link rows}); false once the driver stopped. */
+  private row(b: BatchColumns, i: number, input: number, raw: RawOf): boolean {
+    if (b.kind[i] === ROW_OTHER || this.window !== undefined) return this.record(recordWith(b, i, raw), input);
+    const partition = this.opts.partition;
+    if (partition?.reporting) partition.beforeRecord(input, b.line[i], this.marks.lastEventTime, this.engine);
+    this.state.eventsRead++;
+    this.applyRow(b, i, input, raw);
+    return !this.stopped;
   }
 
   /**

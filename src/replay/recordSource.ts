@@ -19,7 +19,7 @@ import { type BatchColumns, eventAt, ROW_OTHER } from '../core/batch.js';
 import { type BatchSource, rawOf, recordAt } from '../io/batch.js';
 import { type BatchSourceOptions, openBatchSource } from '../io/batchSource.js';
 import { HEAP_CHECK_EVERY } from '../io/heapBudget.js';
-import { type MergedBatchSource, mergeBatchSources } from '../io/mergeBatches.js';
+import { type MergedBatchSource, type MergedRows, mergeBatchSources } from '../io/mergeBatches.js';
 import { type ReadAhead, readAhead } from '../io/readAhead.js';
 import { mergedVendorFile } from '../io/vendorBatches.js';
 import { sniffVendorFile } from '../io/vendorSniff.js';
@@ -48,6 +48,8 @@ export interface RecordSink {
    * rows handled. `raw` gives a row's raw text, asked for only when it is stored (a reject).
    */
   rows(b: BatchColumns, input: number, raw: RawOf): number;
+  /** {@link rows} for the rows of a merge by reference (src/io/mergeBatches.ts), `raw` given each row's input too. */
+  mergedRows(m: MergedRows, raw: (b: BatchColumns, i: number, input: number) => string): number;
   /** The end of an input inside a stream (a publish run's end): the end-of-input ticks. */
   endOfInput(): void;
 }
@@ -224,14 +226,15 @@ export function mergedFiles(paths: readonly string[], open: OpenOptions, keepHea
         ahead?.close();
         throw e;
       }
-      // The batches go to the driver in this thread, one at a time: their rows' raw bytes stay in the inputs' batches.
-      merged = mergeBatchSources(sources, { batchSize: open.batchSize, standalone: false, placing: keepHeap });
+      // The rows go to the driver in this thread, by reference: each stays in its input's batch.
+      merged = mergeBatchSources(sources, { batchSize: open.batchSize, placing: keepHeap });
       const m = merged;
+      const raw = (b: BatchColumns, i: number, input: number): string => m.rawOfRow(b, i, input);
       try {
-        for await (const b of merged.batches()) {
+        for await (const rows of merged.rows()) {
           yield {
             feed(sink) {
-              sink.rows(b, 0, (x, i) => m.rawOf(x, i));
+              sink.mergedRows(rows, raw);
               // A merge is never snapshotted (replay.ts refuses it): no position to resume from.
               return { input: 0, line: 0 };
             },

@@ -3,13 +3,13 @@
  * (src/io/merge.ts): on random inputs (quotes and trades with exact texts, records with a time
  * text, rows without a readable time, inputs in time order or not, any batch sizes), the merged
  * batches turned back row by row give the same records from the same inputs in the same order,
- * their raw texts copied into each batch or read from the inputs' batches (`standalone: false`),
+ * their raw texts copied into each batch, or the rows by reference into the inputs' batches (`rows()`),
  * and with inputs parked after their first batch and read again from their start when reached.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { eventAt, ROW_OTHER } from '../../src/core/batch.js';
-import { type BatchSource, batchesOf, recordAt } from '../../src/io/batch.js';
+import { type BatchColumns, eventAt, ROW_OTHER } from '../../src/core/batch.js';
+import { type BatchSource, batchesOf, rawOf, recordAt } from '../../src/io/batch.js';
 import { mergeSources } from '../../src/io/merge.js';
 import { mergeBatchSources } from '../../src/io/mergeBatches.js';
 import type { EventSource, SourceRecord } from '../../src/io/source.js';
@@ -60,6 +60,8 @@ function rec(line: number, t: number | undefined, k: number): SourceRecord {
 interface Input {
   times: (number | undefined)[];
   batch: number;
+  /** Its quote and trade rows without raw bytes, their raw texts given by the source's `rawOf` (as a Parquet reader's). */
+  rawless?: boolean;
 }
 
 function source(input: Input, closed: { n: number }): EventSource {
@@ -81,6 +83,28 @@ function source(input: Input, closed: { n: number }): EventSource {
   };
 }
 
+/** Input `input` as columnar batches; rawless, with its raw texts through `rawOf`. */
+function columns(input: Input, closed: { n: number }): BatchSource {
+  const src = batchesOf(source(input, closed));
+  if (input.rawless !== true) return src;
+  const texts = new WeakMap<BatchColumns, string[]>();
+  return {
+    ...src,
+    async *batches() {
+      for await (const b of src.batches()) {
+        const raws = Array.from({ length: b.length }, (_v, i) => rawOf(b, i));
+        const rawStart = b.rawStart.slice();
+        for (let i = 0; i < b.length; i++) if (b.kind[i] !== ROW_OTHER) rawStart[i] = -1;
+        const out = { ...b, rawStart };
+        texts.set(out, raws);
+        yield out;
+      }
+    },
+    rawOf: (b, i) => (texts.get(b) as string[])[i],
+    close: () => src.close(),
+  };
+}
+
 const timeArb = fc.option(fc.integer({ min: 0, max: 40 }), { nil: undefined, freq: 8 });
 const inputArb = (sorted: boolean) =>
   fc.record({
@@ -94,6 +118,7 @@ const inputArb = (sorted: boolean) =>
       });
     }),
     batch: fc.integer({ min: 1, max: 9 }),
+    rawless: fc.boolean(),
   });
 
 /** A record as plain data, `line` included. */
@@ -118,7 +143,7 @@ async function newMerge(inputs: Input[], batchSize: number): Promise<unknown[]> 
   const closed = { n: 0 };
   const out: unknown[] = [];
   const m = mergeBatchSources(
-    inputs.map((i) => batchesOf(source(i, closed))),
+    inputs.map((i) => columns(i, closed)),
     { batchSize },
   );
   for await (const b of m.batches()) {
@@ -197,19 +222,25 @@ async function parkedMerge(inputs: Input[], parkable: boolean[], batchSize: numb
   return out;
 }
 
-/** The merge with `standalone: false`: each row as a record, its raw text from the merge's `rawOf`. */
+/** The merge's rows by reference (`rows()`): each row as a record of its input's batch, its raw text from the merge's `rawOfRow`. */
 async function referencedMerge(inputs: Input[], batchSize: number): Promise<unknown[]> {
   const closed = { n: 0 };
   const out: unknown[] = [];
   const m = mergeBatchSources(
-    inputs.map((i) => batchesOf(source(i, closed))),
-    { batchSize, standalone: false },
+    inputs.map((i) => columns(i, closed)),
+    { batchSize },
   );
-  for await (const b of m.batches())
-    for (let i = 0; i < b.length; i++) {
-      const record = b.kind[i] === ROW_OTHER ? recordAt(b, i) : { line: b.line[i], raw: m.rawOf(b, i), event: eventAt(b, i) };
-      out.push({ input: b.input![i], record });
+  for await (const r of m.rows()) {
+    expect(r.length).toBeLessThanOrEqual(batchSize);
+    for (let k = 0; k < r.length; k++) {
+      const b = r.batches[k];
+      const i = r.rows[k];
+      const record =
+        b.kind[i] === ROW_OTHER ? recordAt(b, i) : { line: b.line[i], raw: m.rawOfRow(b, i, r.input[k]), event: eventAt(b, i) };
+      out.push({ input: r.input[k], record });
     }
+  }
+  expect(closed.n).toBe(inputs.length);
   return out;
 }
 
