@@ -22,7 +22,7 @@ const EDGE_BYTES = 16 * 1024;
 
 interface DirMark {
   path: string;
-  files: string[];
+  files: readonly string[];
 }
 
 /** The inputs of a run as they were when it began (see {@link watchInputs}). */
@@ -156,33 +156,36 @@ function dirChange(was: DirMark): string | undefined {
 }
 
 /**
- * Marks the inputs of a run: `given` as the user gave them (directories included), `files` the
- * files the run reads (`expandInputs(given)`). Call {@link InputWatch.check} once they have been read.
- * `keepHeap` (a replay's heap budget) is called every `HEAP_CHECK_EVERY` files marked or checked
- * (src/io/heapBudget.ts): tens of thousands of files' marks made garbage enough to grow the heap past 150 MB.
+ * Marks the inputs of a run: `given` as the user gave them (directories included), `each` the
+ * files each of them stands for (`expandEach(given)`: the files the run reads, each directory's
+ * listed as the run walked it, not walked again). Call {@link InputWatch.check} once they have
+ * been read. `keepHeap` (a replay's heap budget) is called every `HEAP_CHECK_EVERY` files marked
+ * or checked (src/io/heapBudget.ts): tens of thousands of files' marks made garbage enough to
+ * grow the heap past 150 MB.
  *
  * @example
  * ```ts
- * const watch = watchInputs(['logs/'], expandInputs(['logs/']));
+ * const watch = watchInputs(['logs/'], expandEach(['logs/']));
  * // ... read them ...
  * watch.check(); // throws `input "logs/a.ndjson" changed while the replay read it: ...`
  * ```
  */
-export function watchInputs(given: readonly string[], files: readonly string[], keepHeap?: () => void): InputWatch {
+export function watchInputs(given: readonly string[], each: readonly (readonly string[])[], keepHeap?: () => void): InputWatch {
   const dirs: DirMark[] = [];
-  // A directory's files as the run's own strings (a merge of tens of thousands of files held each path twice).
-  const own = new Map<string, string>();
-  for (const f of files) own.set(f, f);
-  for (const p of given) if (isDirectory(p)) dirs.push({ path: p, files: expandInputs([p]).map((f) => own.get(f) ?? f) });
-  own.clear();
+  // A directory's files as the run listed them (its own strings: a merge of tens of thousands of
+  // files held each path twice when the watch listed them again).
+  given.forEach((p, k) => {
+    if (isDirectory(p)) dirs.push({ path: p, files: each[k] });
+  });
   const marks = new FileMarks();
   const seen = new Set<string>();
-  for (const f of files) {
-    if (seen.has(f)) continue;
-    seen.add(f);
-    if (seen.size % HEAP_CHECK_EVERY === 0) keepHeap?.();
-    marks.add(f);
-  }
+  for (const files of each)
+    for (const f of files) {
+      if (seen.has(f)) continue;
+      seen.add(f);
+      if (seen.size % HEAP_CHECK_EVERY === 0) keepHeap?.();
+      marks.add(f);
+    }
   const changes = (): string[] => {
     const out: string[] = [];
     for (const d of dirs) {

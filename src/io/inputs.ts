@@ -46,44 +46,46 @@ function surrogate(c: number): boolean {
  * ```
  */
 export function expandInputs(paths: readonly string[]): string[] {
-  return expand(paths).files;
+  return expandEach(paths).flat();
 }
 
 /**
- * {@link expandInputs}, and with `reals` each file's real path too (symbolic links resolved; a path
- * that does not exist as its absolute path): a directory's real path joined with the name of each
- * plain file in it, not resolved again file by file.
+ * {@link expandInputs} path by path: the files each of `paths` stands for (a directory walked once
+ * for a replay and for the watch of its inputs, src/io/inputWatch.ts).
  */
-function expand(paths: readonly string[], reals?: string[]): { files: string[]; reals?: string[] } {
-  const out: string[] = [];
-  for (const p of paths) {
-    let dir = false;
-    try {
-      dir = statSync(p).isDirectory();
-    } catch {
-      // Not there: the reader says so when it opens it.
-    }
-    if (!dir) {
-      out.push(p);
-      reals?.push(realOf(p));
-      continue;
-    }
-    const found: Found = { files: [], reals: reals === undefined ? undefined : [] };
-    walk(p, found, new Set());
-    const files = found.files;
-    if (files.length === 0) {
-      throw new XrateError(
-        'input',
-        `directory "${p}" holds no event log (files named .ndjson, .jsonl, .json, .csv, each optionally .gz, .sqlite, .sqlite3 or .db)`,
-      );
-    }
-    const order = files.map((_, i) => i).sort((a, b) => comparePaths(files[a], files[b]));
-    for (const i of order) {
-      out.push(files[i]);
-      reals?.push((found.reals as string[])[i]);
-    }
+export function expandEach(paths: readonly string[]): string[][] {
+  return paths.map((p) => expand(p));
+}
+
+/**
+ * The files `p` stands for ({@link expandInputs}), and with `reals` each file's real path too
+ * (symbolic links resolved; a path that does not exist as its absolute path): a directory's real
+ * path joined with the name of each plain file in it, not resolved again file by file.
+ */
+function expand(p: string, reals?: string[]): string[] {
+  let dir = false;
+  try {
+    dir = statSync(p).isDirectory();
+  } catch {
+    // Not there: the reader says so when it opens it.
   }
-  return { files: out, reals };
+  if (!dir) {
+    reals?.push(realOf(p));
+    return [p];
+  }
+  const found: Found = { files: [], reals: reals === undefined ? undefined : [] };
+  walk(p, found, new Set());
+  const files = found.files;
+  if (files.length === 0) {
+    throw new XrateError(
+      'input',
+      `directory "${p}" holds no event log (files named .ndjson, .jsonl, .json, .csv, each optionally .gz, .sqlite, .sqlite3 or .db)`,
+    );
+  }
+  const order = files.map((_, i) => i).sort((a, b) => comparePaths(files[a], files[b]));
+  const out = order.map((i) => files[i]);
+  if (reals !== undefined) for (const i of order) reals.push((found.reals as string[])[i]);
+  return out;
 }
 
 /** The real path of `path` (symbolic links resolved), or its absolute path when it cannot be resolved. */
@@ -125,7 +127,7 @@ export function findDuplicateInput(args: readonly string[]): DuplicateInput | un
   const seen = new Map<string, InputPath>();
   for (const arg of args) {
     const reals: string[] = [];
-    const { files } = expand([arg], reals);
+    const files = expand(arg, reals);
     for (let k = 0; k < files.length; k++) {
       const path = files[k];
       const real = reals[k];

@@ -22,7 +22,7 @@ import type { Engine, EngineListener } from '../core/engine.js';
 import type { EngineConfig } from '../core/config.js';
 import { FileSpill } from '../io/binSpill.js';
 import { RateFileWriter } from '../io/rateFile.js';
-import { expandInputs } from '../io/inputs.js';
+import { expandEach } from '../io/inputs.js';
 import { defaultThreads } from '../io/batchSource.js';
 import { watchInputs } from '../io/inputWatch.js';
 import { heapBudgetOf } from '../io/heapBudget.js';
@@ -146,11 +146,12 @@ export interface ReplayOptions {
  */
 export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
   // Directories stand for the files under them: the run's inputs are those files.
-  const opts: ReplayOptions = given.inputs.length > 0 ? { ...given, inputs: expandInputs(given.inputs) } : given;
+  const each = expandEach(given.inputs);
+  const opts: ReplayOptions = given.inputs.length > 0 ? { ...given, inputs: each.flat() } : given;
   // What the run relies on in its inputs, checked once they are read (a changed input fails the run).
   // One budget for the run: the watch's marks, then the driver's batches.
   const budget = heapBudgetOf(opts.heapBudget);
-  const watch = watchInputs(given.inputs, opts.inputs, budget && (() => void budget.check()));
+  const watch = watchInputs(given.inputs, each, budget && (() => void budget.check()));
   const now = opts.now ?? (() => Date.now());
   const started = now();
   // The options of the replay's mode only (src/replay/options.ts: the command line's check too).

@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeLog } from '../../../scripts/gen-log.js';
+import { expandEach } from '../../../src/io/inputs.js';
 import { watchInputs } from '../../../src/io/inputWatch.js';
 import { replayParallel, runPartitionHere } from '../../../src/replay/parallel.js';
 import { replay } from '../../../src/replay/replay.js';
@@ -183,7 +184,7 @@ describe('watchInputs', () => {
     const b = join(dir, 'w-b.ndjson');
     writeFileSync(a, '{"x":1}\n');
     writeFileSync(b, '{"x":2}\n');
-    const w = watchInputs([a, b, a], [a, b, a]);
+    const w = watchInputs([a, b, a], [[a], [b], [a]]);
     expect(w.changes()).toEqual([]);
     expect(() => w.check()).not.toThrow();
     appendFileSync(b, '{"x":3}\n');
@@ -194,5 +195,17 @@ describe('watchInputs', () => {
     expect(w.changes()[0]).toBe(`input "${a}" was removed while the replay read it`);
     expect(() => w.check()).toThrow(/^input .* was removed .*; input .* changed .*; the run is not complete/);
     expect(() => w.check()).toThrow(expect.objectContaining({ code: 'input_changed' }));
+  });
+
+  it("compares a directory's event logs with the listing the run read, without listing it again", () => {
+    const d = join(dir, 'w-dir');
+    mkdirSync(d);
+    const [x, y] = [join(d, 'x.ndjson'), join(d, 'y.ndjson')];
+    writeFileSync(x, '{"x":1}\n');
+    writeFileSync(y, '{"x":2}\n');
+    // The run read x only (y came after its listing): y is an event log added while it read them.
+    const w = watchInputs([d], [[x]]);
+    expect(w.changes()).toEqual([`the event logs of input directory "${d}" changed while the replay read them: added ${y}`]);
+    expect(watchInputs([d], expandEach([d])).changes()).toEqual([]);
   });
 });
