@@ -84,9 +84,9 @@ export function readAhead(): ReadAhead {
   return {
     add: (file) => new AheadSource(w, w.add(file, false), file, false),
     addPlaced(file, first) {
-      const opts = { ...file.opts, first: undefined, head: undefined, readBefore: true };
-      const ahead = new AheadSource(w, w.add({ path: file.path, opts }, true), file, true);
-      return new PlacedSource(first, ahead);
+      // Read by the worker from the file's start, in whole batches, as a file parked before.
+      const whole = { path: file.path, opts: { ...file.opts, first: undefined, head: undefined, readBefore: true } };
+      return new PlacedSource(first, new AheadSource(w, w.add(whole, true), whole, true));
     },
     close: () => w.stop(),
   };

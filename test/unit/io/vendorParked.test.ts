@@ -13,6 +13,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { BatchColumns } from '../../../src/core/batch.js';
 import { recordAt } from '../../../src/io/batch.js';
 import { mergeBatchSources } from '../../../src/io/mergeBatches.js';
 import { readAhead } from '../../../src/io/readAhead.js';
@@ -46,6 +47,19 @@ async function heldBytes(): Promise<number> {
   gc();
   const m = process.memoryUsage();
   return m.heapUsed + m.arrayBuffers;
+}
+
+/** The merged batches left in `it`, their inputs reached in order (file k's rows before file k + 1's): the rows in all, `rows` so far. */
+async function restInOrder(it: AsyncIterator<BatchColumns>, rows: number): Promise<number> {
+  let last = 0;
+  for (let r = await it.next(); !r.done; r = await it.next()) {
+    rows += r.value.length;
+    for (let i = 0; i < r.value.length; i++) {
+      expect(r.value.input![i]).toBeGreaterThanOrEqual(last);
+      last = r.value.input![i];
+    }
+  }
+  return rows;
 }
 
 describe('parked vendor files', () => {
@@ -88,16 +102,7 @@ describe('parked vendor files', () => {
     // and first batch, about 6 KB.
     expect(grown / FILES).toBeLessThan(2048);
     // And each is read again from its start when reached: all 200 rows of every file, in order.
-    let rows = first.value?.length ?? 0;
-    let last = 0;
-    for (let r = await it.next(); !r.done; r = await it.next()) {
-      rows += r.value.length;
-      for (let i = 0; i < r.value.length; i++) {
-        expect(r.value.input![i]).toBeGreaterThanOrEqual(last);
-        last = r.value.input![i];
-      }
-    }
-    expect(rows).toBe(200 * FILES);
+    expect(await restInOrder(it, first.value?.length ?? 0)).toBe(200 * FILES);
     m.close();
   });
 
@@ -158,16 +163,7 @@ describe('parked vendor files', () => {
       const grown = (await heldBytes()) - before;
       // The two sources and the file's place: what the worker holds of a file is in its own heap.
       expect(grown / FILES).toBeLessThan(512);
-      let rows = first.value?.length ?? 0;
-      let last = 0;
-      for (let r = await it.next(); !r.done; r = await it.next()) {
-        rows += r.value.length;
-        for (let i = 0; i < r.value.length; i++) {
-          expect(r.value.input![i]).toBeGreaterThanOrEqual(last);
-          last = r.value.input![i];
-        }
-      }
-      expect(rows).toBe(200 * FILES);
+      expect(await restInOrder(it, first.value?.length ?? 0)).toBe(200 * FILES);
     } finally {
       m.close();
       ra.close();
