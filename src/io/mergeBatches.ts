@@ -10,9 +10,9 @@
  * - ties: the input given first, then the earlier line; an input that goes back in time is not
  *   sorted (its rows come out in its order, each when it is the earliest head);
  * - one batch of each input is held at a time, plus the output (with `rows()`, the batches its
- *   rows are in); a binary heap of the inputs
- *   picks the next row in O(log k); an input is told when the merge takes the first row of its
- *   batch (`BatchSource.reached`: a read-ahead may wait for it);
+ *   rows are in); a binary heap of the inputs picks the next row in O(log k); an input is told
+ *   when the merge takes the first row of its batch (`BatchSource.reached`: a read-ahead may wait
+ *   for it);
  * - an input that can be parked (`BatchSource.park`: a vendor file) is placed by its first batch and
  *   then parked, holding nothing but its next row's time until the merge reaches it, when it is
  *   read again from its start: a merge of thousands of files over many days holds only the files
@@ -245,7 +245,7 @@ class RowRefs implements MergeOut<MergedRows> {
 
 /**
  * Merges `sources` (see the module description); the sources are closed by `close()` or at the
- * end of `batches()`.
+ * end of `batches()` or `rows()`.
  *
  * @example
  * ```ts
