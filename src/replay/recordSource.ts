@@ -228,8 +228,7 @@ export function mergedFiles(paths: readonly string[], open: OpenOptions, keepHea
       }
       // The rows go to the driver in this thread, by reference: each stays in its input's batch.
       merged = mergeBatchSources(sources, { batchSize: open.batchSize, placing: keepHeap });
-      const m = merged;
-      const raw = (b: BatchColumns, i: number, input: number): string => m.rawOfRow(b, i, input);
+      const raw = merged.rawOfRow;
       try {
         for await (const rows of merged.rows()) {
           yield {

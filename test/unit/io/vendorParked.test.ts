@@ -14,11 +14,11 @@ import { runInNewContext } from 'node:vm';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { BatchColumns } from '../../../src/core/batch.js';
-import { recordAt } from '../../../src/io/batch.js';
+import { type BatchSource, recordAt } from '../../../src/io/batch.js';
 import { mergeBatchSources } from '../../../src/io/mergeBatches.js';
 import { readAhead } from '../../../src/io/readAhead.js';
 import { mergedVendorFile, openVendorBatches, type VendorBatchOptions } from '../../../src/io/vendorBatches.js';
-import { sniffVendorFile } from '../../../src/io/vendorSniff.js';
+import { sniffVendorFile, type VendorFile } from '../../../src/io/vendorSniff.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-vendor-parked-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -47,6 +47,41 @@ async function heldBytes(): Promise<number> {
   gc();
   const m = process.memoryUsage();
   return m.heapUsed + m.arrayBuffers;
+}
+
+/** How a merge in the replay's thread opens a vendor file to place it (src/replay/recordSource.ts). */
+const PLACING = { batchSize: 256, first: 1 };
+
+/**
+ * The files of {@link mergedFiles} sniffed as a replay sniffs them (each file's head kept until the
+ * merge places the file) and merged through `sourceOf`: the bytes held a file once the merge has
+ * placed them all (what the tests before let go gone first: closed streams end on later turns),
+ * and the rows of all, each file's read in order.
+ */
+async function placedMerge(sourceOf: (path: string, f: VendorFile) => BatchSource): Promise<{ held: number; rows: number }> {
+  const paths = mergedFiles();
+  let before = await heldBytes();
+  for (let k = 0, was = Number.POSITIVE_INFINITY; k < 20 && Math.abs(was - before) > 1 << 18; k++) {
+    was = before;
+    before = await heldBytes();
+  }
+  const sniffed = paths.map((p) => ({ p, f: sniffVendorFile(p) }));
+  const m = mergeBatchSources(
+    sniffed.map(({ p, f }) => sourceOf(p, f)),
+    { batchSize: 64 },
+  );
+  try {
+    const it = m.batches()[Symbol.asyncIterator]();
+    // Every file placed; the merge is in the first file's rows.
+    const first = await it.next();
+    expect(first.value?.input?.[63]).toBe(0);
+    // The sniffs' heads go with the files placed: only the sources hold them.
+    sniffed.length = 0;
+    const held = ((await heldBytes()) - before) / FILES;
+    return { held, rows: await restInOrder(it, first.value?.length ?? 0) };
+  } finally {
+    m.close();
+  }
 }
 
 /** The merged batches left in `it`, their inputs reached in order (file k's rows before file k + 1's): the rows in all, `rows` so far. */
@@ -108,64 +143,28 @@ describe('parked vendor files', () => {
 
   it("hold only their place through the merge's own source: 1,500 files, under 256 bytes a file", async () => {
     // Read as a merge in the replay's thread reads them.
-    const paths = mergedFiles();
-    const shared = { batchSize: 256, first: 1 };
-    // What the test before let go gone first.
-    const before = await heldBytes();
-    // Sniffed as the replay does: each file's head kept until the merge places the file.
-    const sniffed = paths.map((p) => ({ p, f: sniffVendorFile(p) }));
-    const m = mergeBatchSources(
-      sniffed.map(({ p, f }) => mergedVendorFile(p, f.kind!, f.size, f.gzip, f.head, shared)),
-      { batchSize: 64 },
-    );
-    const it = m.batches()[Symbol.asyncIterator]();
-    const first = await it.next();
-    expect(first.value?.input?.[63]).toBe(0);
-    // The sniffs' heads go with the files placed: only the sources hold them.
-    sniffed.length = 0;
-    const grown = (await heldBytes()) - before;
+    const { held, rows } = await placedMerge((p, f) => mergedVendorFile(p, f.kind!, f.size, f.gzip, f.head, PLACING));
     // The source (about 100 bytes) and the file's place in the merge; its head, parser, reading
     // and cursor let go (the source of the test above holds about 1 KB, a cursor about 250 bytes).
-    expect(grown / FILES).toBeLessThan(256);
-    let rows = first.value?.length ?? 0;
-    for (let r = await it.next(); !r.done; r = await it.next()) rows += r.value.length;
+    expect(held).toBeLessThan(256);
     expect(rows).toBe(200 * FILES);
-    m.close();
   });
 
   it('placed here and read by a read-ahead worker, hold little more here: 1,500 files, under 512 bytes a file', async () => {
     // Read as a merge reads them with its read-ahead worker (threads enough): placed in this thread
     // from the sniffed lines, read by the worker once parked.
-    const paths = mergedFiles();
-    const shared = { batchSize: 256, first: 1 };
-    // What the tests before let go gone first: closed streams end on later turns.
-    let before = await heldBytes();
-    for (let k = 0, was = Number.POSITIVE_INFINITY; k < 20 && Math.abs(was - before) > 1 << 18; k++) {
-      was = before;
-      before = await heldBytes();
-    }
-    const sniffed = paths.map((p) => ({ p, f: sniffVendorFile(p) }));
     const ra = readAhead();
-    const m = mergeBatchSources(
-      sniffed.map(({ p, f }) =>
+    try {
+      const { held, rows } = await placedMerge((p, f) =>
         ra.addPlaced(
           { path: p, opts: { batchSize: 256, kind: f.kind, size: f.size, gzip: f.gzip } },
-          mergedVendorFile(p, f.kind!, f.size, f.gzip, f.head, shared),
+          mergedVendorFile(p, f.kind!, f.size, f.gzip, f.head, PLACING),
         ),
-      ),
-      { batchSize: 64 },
-    );
-    try {
-      const it = m.batches()[Symbol.asyncIterator]();
-      const first = await it.next();
-      expect(first.value?.input?.[63]).toBe(0);
-      sniffed.length = 0;
-      const grown = (await heldBytes()) - before;
+      );
       // The two sources and the file's place: what the worker holds of a file is in its own heap.
-      expect(grown / FILES).toBeLessThan(512);
-      expect(await restInOrder(it, first.value?.length ?? 0)).toBe(200 * FILES);
+      expect(held).toBeLessThan(512);
+      expect(rows).toBe(200 * FILES);
     } finally {
-      m.close();
       ra.close();
     }
   });
