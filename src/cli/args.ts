@@ -11,7 +11,7 @@ import type { EngineConfig } from '../core/config.js';
 import { isXrateError, XrateError } from '../core/errors.js';
 import { answerOf } from '../http/errors.js';
 import { parseDuration, parseTime } from '../core/time.js';
-import { duplicateMessage, findDuplicateInput } from '../io/inputs.js';
+import { duplicateMessage, listInputs } from '../io/inputs.js';
 import { MAX_LINE_BYTES_CAP } from '../io/lineLimit.js';
 import type { SourceFormat } from '../io/source.js';
 import type { VendorTime } from '../io/vendorCsv.js';
@@ -238,11 +238,14 @@ export const DUPLICATES_OPTION = { 'allow-duplicates': { type: 'boolean' } } as 
 /**
  * Refuses (bad usage) logs that reach the same file twice, directly or through directories, by
  * its real path (its records would be applied twice), unless `allowed` (`--allow-duplicates`).
+ * Returns the files each log stands for as the check listed them (undefined when allowed: not
+ * listed), for the command to read without walking the directories again.
  */
-export function refuseDuplicateInputs(logs: readonly string[], allowed: boolean | undefined): void {
-  if (allowed) return;
-  const d = findDuplicateInput(logs);
-  if (d) throw new XrateError('usage', duplicateMessage(d, '--allow-duplicates'));
+export function refuseDuplicateInputs(logs: readonly string[], allowed: boolean | undefined): string[][] | undefined {
+  if (allowed) return undefined;
+  const { each, duplicate } = listInputs(logs);
+  if (duplicate) throw new XrateError('usage', duplicateMessage(duplicate, '--allow-duplicates'));
+  return each;
 }
 
 /** The flags of {@link COMMON} as parsed. */

@@ -22,7 +22,7 @@ import type { Engine, EngineListener } from '../core/engine.js';
 import type { EngineConfig } from '../core/config.js';
 import { FileSpill } from '../io/binSpill.js';
 import { RateFileWriter } from '../io/rateFile.js';
-import { expandEach } from '../io/inputs.js';
+import { listedInputs } from '../io/inputs.js';
 import { defaultThreads } from '../io/batchSource.js';
 import { watchInputs } from '../io/inputWatch.js';
 import { heapBudgetOf } from '../io/heapBudget.js';
@@ -53,6 +53,12 @@ export interface ReplayOptions {
    * logs under it, read recursively in path order (src/io/inputs.ts).
    */
   inputs: string[];
+  /**
+   * The files each of `inputs` stands for, as the caller listed them (`expandEach(inputs)` or
+   * `listInputs(inputs).each`, src/io/inputs.ts): read, and watched, as listed. Default: listed at
+   * the start of the run.
+   */
+  listed?: readonly (readonly string[])[];
   /** Input format (default: from each file's name and first bytes). */
   format?: SourceFormat;
   /**
@@ -146,8 +152,8 @@ export interface ReplayOptions {
  */
 export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
   // Directories stand for the files under them: the run's inputs are those files.
-  const each = expandEach(given.inputs);
-  const opts: ReplayOptions = given.inputs.length > 0 ? { ...given, inputs: each.flat() } : given;
+  const each = listedInputs(given);
+  const opts: ReplayOptions = given.inputs.length > 0 ? { ...given, inputs: each.flat(), listed: undefined } : given;
   // What the run relies on in its inputs, checked once they are read (a changed input fails the run).
   // One budget for the run: the watch's marks, then the driver's batches.
   const budget = heapBudgetOf(opts.heapBudget);

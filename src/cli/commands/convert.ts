@@ -28,8 +28,8 @@ export async function cmdConvert(args: string[], io: Io): Promise<number> {
   const time = vendorTime(values.time);
   const lineBytes = maxLineBytes(values['max-line-bytes']);
   const logs = inputs(positionals, 'convert');
-  refuseDuplicateInputs(logs, values['allow-duplicates']);
-  const files = expandInputs(logs);
+  // The files as the check of duplicates listed them (listed here when duplicates are allowed).
+  const files = refuseDuplicateInputs(logs, values['allow-duplicates'])?.flat() ?? expandInputs(logs);
   if (existsSync(out)) {
     const real = realpathSync(out);
     for (const f of files)

@@ -116,7 +116,8 @@ export async function cmdReplay(args: string[], io: Io): Promise<number> {
     ownMetrics: values['no-own-metrics'] ? false : undefined,
     onProgress: showProgress ? (p) => io.err(`\r${progressLine(p, Math.max(40, io.columns - 1))}`) : undefined,
   };
-  refuseDuplicateInputs(opts.inputs, values['allow-duplicates']);
+  // The inputs' directories walked once: the check of duplicates hands its listing to the replay.
+  opts.listed = refuseDuplicateInputs(opts.inputs, values['allow-duplicates']);
   const security = redisSecurityFlags('queue', queue, values, (m) => new XrateError('usage', m));
   const waitUs = seconds('queue-wait', values['queue-wait']);
   if (queue !== undefined && !isRedisUrl(queue))
@@ -206,7 +207,9 @@ async function replayOnQueue(
     return await replayInPartitions(
       {
         ...opts,
+        // Absolute paths for the queue's workers: listed again from them.
         inputs: opts.inputs.map((f) => resolve(f)),
+        listed: undefined,
         db: opts.db === undefined ? undefined : resolve(opts.db),
         out: opts.out === undefined ? undefined : resolve(opts.out),
       },

@@ -2,7 +2,15 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { comparePaths, duplicateMessage, expandInputs, findDuplicateInput } from '../../../src/io/inputs.js';
+import {
+  comparePaths,
+  duplicateMessage,
+  expandEach,
+  expandInputs,
+  findDuplicateInput,
+  listedInputs,
+  listInputs,
+} from '../../../src/io/inputs.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-inputs-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -107,6 +115,25 @@ describe('findDuplicateInput', () => {
     );
     expect(duplicateMessage(findDuplicateInput([b, d])!, '--allow-duplicates')).toBe(
       `the same file is given twice, as "${b}" and as "${join(d, 'sub/b.csv')}" (in the directory "${d}") (${real(b)}): its records would be applied twice; give it once, or add --allow-duplicates if that is meant`,
+    );
+  });
+});
+
+describe('listInputs and listedInputs', () => {
+  it("lists each input's files once with the first duplicate; a replay takes a listing given for its inputs", () => {
+    const a = touch('listed/a.ndjson');
+    const b = touch('listed/sub/b.csv');
+    const d = join(dir, 'listed');
+    expect(listInputs([a, d])).toEqual({
+      each: [[a], [a, b]],
+      duplicate: { real: realpathSync(a), first: { path: a, arg: a }, second: { path: a, arg: d } },
+    });
+    expect(listInputs([d]).each).toEqual(expandEach([d]));
+    const listed = [[b], [a]];
+    expect(listedInputs({ inputs: [b, a], listed })).toBe(listed);
+    expect(listedInputs({ inputs: [d] })).toEqual([[a, b]]);
+    expect(() => listedInputs({ inputs: [d], listed })).toThrow(
+      expect.objectContaining({ code: 'usage', message: 'listed gives the files of 2 inputs, for 1 inputs' }),
     );
   });
 });
