@@ -53,7 +53,7 @@ export interface MergedRows {
 
 /** The merged stream of several {@link BatchSource}s (see the module description). */
 export interface MergedBatchSource {
-  /** The sizes of all inputs added up. */
+  /** The sizes of all inputs added up (of those opened so far, while the merge places them: {@link MergeInputs}). */
   readonly totalBytes: number;
   /** The bytes read of all inputs added up. */
   bytesRead(): number;
@@ -82,6 +82,16 @@ export interface MergeBatchOptions {
 
 /** Parked inputs woken ahead of the merge (see the module description). */
 export const WAKE_AHEAD = 32;
+
+/**
+ * Inputs opened as the merge places them, in order: input `i` is opened by `open(i)` just before
+ * the merge reads its first batch, so what opening it made (a vendor file's first lines, read to
+ * tell its format) goes once it is placed, not after every input is opened.
+ */
+export interface MergeInputs {
+  readonly length: number;
+  open(i: number): BatchSource;
+}
 
 interface Cursor {
   it: AsyncIterator<BatchColumns>;
@@ -253,13 +263,25 @@ class RowRefs implements MergeOut<MergedRows> {
  * for await (const b of m.batches()) for (let i = 0; i < b.length; i++) use(recordAt(b, i), b.input![i]);
  * ```
  */
-export function mergeBatchSources(sources: readonly BatchSource[], opts: MergeBatchOptions = {}): MergedBatchSource {
+export function mergeBatchSources(inputs: readonly BatchSource[] | MergeInputs, opts: MergeBatchOptions = {}): MergedBatchSource {
   const batchSize = Math.max(1, Math.floor(opts.batchSize ?? 4096));
   let closed = false;
-  const totalBytes = sources.reduce((s, x) => s + x.totalBytes, 0);
-  const cursors: (Cursor | undefined)[] = new Array(sources.length);
+  const n = inputs.length;
+  /** The inputs opened so far (all of them once placed). */
+  const sources: BatchSource[] = Array.isArray(inputs) ? (inputs as readonly BatchSource[]).slice() : [];
+  /** Their sizes added up. */
+  let totalBytes = sources.reduce((s, x) => s + x.totalBytes, 0);
+  const open = (i: number): BatchSource => {
+    if (i === sources.length) {
+      const src = (inputs as MergeInputs).open(i);
+      sources.push(src);
+      totalBytes += src.totalBytes;
+    }
+    return sources[i];
+  };
+  const cursors: (Cursor | undefined)[] = new Array(n);
   /** The merge time of each input's next row. */
-  const keys = new Float64Array(sources.length).fill(Number.NEGATIVE_INFINITY);
+  const keys = new Float64Array(n).fill(Number.NEGATIVE_INFINITY);
   const heap: number[] = [];
   /** The inputs parked after their first batch. */
   const parked: number[] = [];
@@ -308,9 +330,9 @@ export function mergeBatchSources(sources: readonly BatchSource[], opts: MergeBa
     if (started) throw new Error('mergeBatchSources: batches() or rows() called twice');
     started = true;
     try {
-      for (let i = 0; i < sources.length && !closed; i++) {
+      for (let i = 0; i < n && !closed; i++) {
         if (i % HEAP_CHECK_EVERY === 0) opts.placing?.();
-        const c = cursorOf(sources[i]);
+        const c = cursorOf(open(i));
         cursors[i] = c;
         if (await load(i, c)) {
           heap.push(i);
@@ -365,7 +387,10 @@ export function mergeBatchSources(sources: readonly BatchSource[], opts: MergeBa
     }
   }
   return {
-    totalBytes,
+    // The inputs opened so far: all of them from the first row on.
+    get totalBytes() {
+      return totalBytes;
+    },
     bytesRead: () => sources.reduce((s, x) => s + x.bytesRead(), 0),
     batches: () => run(new MergedBuilder()),
     rows: () => run(new RowRefs(batchSize)),

@@ -18,7 +18,6 @@
 import { type BatchColumns, eventAt, ROW_OTHER } from '../core/batch.js';
 import { type BatchSource, rawOf, recordAt } from '../io/batch.js';
 import { type BatchSourceOptions, openBatchSource } from '../io/batchSource.js';
-import { HEAP_CHECK_EVERY } from '../io/heapBudget.js';
 import { type MergedBatchSource, type MergedRows, mergeBatchSources } from '../io/mergeBatches.js';
 import { type ReadAhead, readAhead } from '../io/readAhead.js';
 import { mergedVendorFile } from '../io/vendorBatches.js';
@@ -191,43 +190,32 @@ export function mergedFiles(paths: readonly string[], open: OpenOptions, keepHea
   let merged: MergedBatchSource | undefined;
   return {
     async *batches() {
-      const sources: BatchSource[] = [];
       /** The worker reading the vendor files ahead (with {@link MERGE_READ_AHEAD_THREADS} threads or more), started at the first one. */
       let ahead: ReadAhead | undefined;
       const vendorOpts = { batchSize: VENDOR_MERGE_BATCH, first: VENDOR_FIRST_ROWS, maxLineBytes: open.maxLineBytes, time: open.time };
-      try {
-        for (const path of paths) {
-          if (sources.length % HEAP_CHECK_EVERY === 0) keepHeap?.();
-          // A vendor file's batches as it reads them (the merge cuts its own); any other input by the one opener.
-          const vendor =
-            open.format === undefined || open.format === 'coinapi' || open.format === 'tardis' ? sniffVendorFile(path) : undefined;
-          if (vendor?.kind !== undefined) {
-            // Its header and first row as the sniff read them (`head`): the first batch, which places
-            // it, needs no reading; the read-ahead worker, if any, reads it once the merge parks it.
-            const here = mergedVendorFile(path, vendor.kind, vendor.size, vendor.gzip, vendor.head, vendorOpts);
-            if ((open.threads ?? 1) >= MERGE_READ_AHEAD_THREADS) {
-              ahead ??= readAhead();
-              const opts = { ...vendorOpts, kind: vendor.kind, size: vendor.size, gzip: vendor.gzip };
-              sources.push(ahead.addPlaced({ path, opts }, here));
-            } else sources.push(here);
-          } else
-            sources.push(
-              openInputBatches(path, {
-                format: open.format,
-                batchSize: MERGE_INPUT_BATCH,
-                maxLineBytes: open.maxLineBytes,
-                time: open.time,
-                lean: true,
-              }),
-            );
-        }
-      } catch (e) {
-        for (const src of sources) src.close();
-        ahead?.close();
-        throw e;
-      }
+      /** Input `i`, opened as the merge places it: what its opening read goes once it is placed. */
+      const openInput = (i: number): BatchSource => {
+        const path = paths[i];
+        // A vendor file's batches as it reads them (the merge cuts its own); any other input by the one opener.
+        const vendor =
+          open.format === undefined || open.format === 'coinapi' || open.format === 'tardis' ? sniffVendorFile(path) : undefined;
+        if (vendor?.kind === undefined)
+          return openInputBatches(path, {
+            format: open.format,
+            batchSize: MERGE_INPUT_BATCH,
+            maxLineBytes: open.maxLineBytes,
+            time: open.time,
+            lean: true,
+          });
+        // Its header and first row as the sniff read them (`head`): the first batch, which places
+        // it, needs no reading; the read-ahead worker, if any, reads it once the merge parks it.
+        const here = mergedVendorFile(path, vendor.kind, vendor.size, vendor.gzip, vendor.head, vendorOpts);
+        if ((open.threads ?? 1) < MERGE_READ_AHEAD_THREADS) return here;
+        ahead ??= readAhead();
+        return ahead.addPlaced({ path, opts: { ...vendorOpts, kind: vendor.kind, size: vendor.size, gzip: vendor.gzip } }, here);
+      };
       // The rows go to the driver in this thread, by reference: each stays in its input's batch.
-      merged = mergeBatchSources(sources, { batchSize: open.batchSize, placing: keepHeap });
+      merged = mergeBatchSources({ length: paths.length, open: openInput }, { batchSize: open.batchSize, placing: keepHeap });
       const raw = merged.rawOfRow;
       try {
         for await (const rows of merged.rows()) {
@@ -241,6 +229,8 @@ export function mergedFiles(paths: readonly string[], open: OpenOptions, keepHea
         }
       } finally {
         merged.close();
+        // Stopped by its sources' end or close; closed here too when the merge failed placing them.
+        ahead?.close();
       }
     },
     progress() {

@@ -161,7 +161,7 @@ async function newMerge(inputs: Input[], batchSize: number): Promise<unknown[]> 
  * first batch, read again from its start when the merge reaches it, woken (`wake`) before that
  * (`wakeAhead` parked inputs ahead) in the order it is reached; the others kept as they are.
  */
-async function parkedMerge(inputs: Input[], parkable: boolean[], batchSize: number, wakeAhead: number): Promise<unknown[]> {
+async function parkedMerge(inputs: Input[], parkable: boolean[], batchSize: number, wakeAhead: number, lazy = false): Promise<unknown[]> {
   const closed = { n: 0 };
   const out: unknown[] = [];
   const readings = inputs.map(() => 0);
@@ -203,7 +203,23 @@ async function parkedMerge(inputs: Input[], parkable: boolean[], batchSize: numb
       },
     };
   });
-  const m = mergeBatchSources(sources, { batchSize, wakeAhead });
+  // Lazy: each input opened as the merge places it, in order, once, after the one before was placed (read, and parked if it could).
+  const opened: number[] = [];
+  const given = lazy
+    ? {
+        length: sources.length,
+        open(i: number): BatchSource {
+          expect(i).toBe(opened.length);
+          if (i > 0 && inputs[i - 1].times.length > 0) {
+            expect(readings[i - 1]).toBe(1);
+            expect(parks[i - 1]).toBe(1);
+          }
+          opened.push(i);
+          return sources[i];
+        },
+      }
+    : sources;
+  const m = mergeBatchSources(given, { batchSize, wakeAhead });
   for await (const b of m.batches()) {
     const copy = structuredClone(b);
     for (let i = 0; i < copy.length; i++) out.push({ input: copy.input![i], record: recordAt(copy, i) });
@@ -219,6 +235,8 @@ async function parkedMerge(inputs: Input[], parkable: boolean[], batchSize: numb
   expect(woken).toEqual(order);
   expect(new Set(woken).size).toBe(woken.length);
   expect(woken.length).toBe(parks.filter((n, k) => n > 0 && parkable[k]).length);
+  if (lazy) expect(opened).toEqual(inputs.map((_, k) => k));
+  expect(m.totalBytes).toBe(inputs.reduce((s, i) => s + i.times.length, 0));
   return out;
 }
 
@@ -258,6 +276,7 @@ describe('mergeBatchSources', () => {
             expect(await newMerge(inputs, batchSize)).toEqual(want);
             expect(await referencedMerge(inputs, batchSize)).toEqual(want);
             expect(await parkedMerge(inputs, parkable, batchSize, wakeAhead)).toEqual(want);
+            expect(await parkedMerge(inputs, parkable, batchSize, wakeAhead, true)).toEqual(want);
           },
         ),
         RUNS,
