@@ -208,4 +208,24 @@ describe('watchInputs', () => {
     expect(w.changes()).toEqual([`the event logs of input directory "${d}" changed while the replay read them: added ${y}`]);
     expect(watchInputs([d], expandEach([d])).changes()).toEqual([]);
   });
+
+  it('names every event log added to and removed from a directory, its listing given in any order', () => {
+    const d = join(dir, 'w-many');
+    mkdirSync(d);
+    const f = (n: string) => join(d, `${n}.ndjson`);
+    for (const n of ['a', 'b', 'c', 'e']) writeFileSync(f(n), '{}\n');
+    // The run's listing: a, c, d (d since removed), e; b was added after it. Given in another order too.
+    writeFileSync(f('d'), '{}\n');
+    const listed = [f('a'), f('c'), f('d'), f('e')];
+    rmSync(f('d'));
+    const want = [`the event logs of input directory "${d}" changed while the replay read them: added ${f('b')}; removed ${f('d')}`];
+    expect(watchInputs([d], [listed]).changes()).toEqual(expect.arrayContaining(want));
+    expect(watchInputs([d], [[...listed].reverse()]).changes()).toEqual(expect.arrayContaining(want));
+    writeFileSync(f('d'), '{}\n');
+    writeFileSync(f('0'), '{}\n');
+    for (const n of ['x', 'y', 'z', 'zz']) writeFileSync(f(n), '{}\n');
+    expect(watchInputs([d], [listed]).changes()[0]).toBe(
+      `the event logs of input directory "${d}" changed while the replay read them: added ${f('0')}, ${f('b')}, ${f('x')} and 3 more`,
+    );
+  });
 });
