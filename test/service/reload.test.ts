@@ -30,8 +30,10 @@ afterAll(() => tmp?.remove());
 
 /**
  * A replay of `log` into `db` in a child process that stops itself once its first batch is
- * committed (then prints `paused`): the replay's database writer thread holds at most three
- * batches, so by the fifth batch read the first is in the database.
+ * committed (then prints `paused`): the replay's database writer thread is at most three batches
+ * behind, and commits at most eight together (src/io/writerWorker.ts `GROUP_MAX`), so by the
+ * twelfth batch the first is in the database (by the fifth, under load, it was not always: the
+ * first eight could still be in one open transaction).
  */
 function pausingReplay(log: string, db: string): { child: ChildProcess; paused: Promise<void>; exited: Promise<number | null> } {
   const mod = pathToFileURL(join(ROOT, 'src', 'replay', 'replay.ts')).href;
@@ -41,7 +43,7 @@ function pausingReplay(log: string, db: string): { child: ChildProcess; paused: 
     await replay({
       inputs: [${JSON.stringify(log)}], db: ${JSON.stringify(db)}, batchSize: 2000, progressEveryMs: 0,
       onProgress: () => {
-        if (++batches !== 5) return;
+        if (++batches !== 12) return;
         process.stdout.write('paused\\n');
         process.kill(process.pid, 'SIGSTOP');
       },

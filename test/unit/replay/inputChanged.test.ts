@@ -197,6 +197,40 @@ describe('watchInputs', () => {
     expect(() => w.check()).toThrow(expect.objectContaining({ code: 'input_changed' }));
   });
 
+  it('names the changed files in the order of the inputs, a change seen where the fingerprint reads', () => {
+    const d = join(dir, 'w-order');
+    mkdirSync(d);
+    const files = Array.from({ length: 60 }, (_v, k) => join(d, `f${String(k).padStart(2, '0')}.ndjson`));
+    // Files of a few bytes and of more than the fingerprint's two ends (16 KiB each), modified at a
+    // whole second, which every file system keeps exactly (the edits below keep it).
+    files.forEach((f, k) => {
+      writeFileSync(f, k % 3 === 0 ? `${'{"x":1}\n'.repeat(5000)}` : `{"k":${k}}\n`);
+      utimesSync(f, 1_700_000_000, 1_700_000_000);
+    });
+    const w = watchInputs(
+      files,
+      files.map((f) => [f]),
+    );
+    expect(w.changes()).toEqual([]);
+    appendFileSync(files[41], '{"x":2}\n');
+    rmSync(files[50]);
+    appendFileSync(files[7], '{"x":2}\n');
+    // The same size and time, other bytes in the middle of a long file: unseen (the ends are the same).
+    const mid = readFileSync(files[24]);
+    mid[20_000] = 0x20;
+    writeFileSync(files[24], mid);
+    utimesSync(files[24], 1_700_000_000, 1_700_000_000);
+    // At its end: seen.
+    const end = readFileSync(files[33]);
+    end[end.length - 3] = 0x32;
+    writeFileSync(files[33], end);
+    utimesSync(files[33], 1_700_000_000, 1_700_000_000);
+    const c = w.changes();
+    expect(c.map((m) => /input "([^"]+)"/.exec(m)?.[1])).toEqual([files[7], files[33], files[41], files[50]]);
+    expect(c[1]).toContain('its first or last bytes differ');
+    expect(c[3]).toBe(`input "${files[50]}" was removed while the replay read it`);
+  });
+
   it("compares a directory's event logs with the listing the run read, without listing it again", () => {
     const d = join(dir, 'w-dir');
     mkdirSync(d);
