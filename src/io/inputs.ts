@@ -226,7 +226,7 @@ function walk(dir: string, found: Found, seen: Set<string>): void {
   // join is a tree of slices and concatenations of the text it normalized (about 440 bytes a file
   // kept alive, where the plain path takes 150: the listing of 180,000 files grew the RSS by 150 MB).
   const d = normalize(dir);
-  const base = d === '.' ? '' : d.endsWith(sep) ? d : d + sep;
+  const base = d === '.' ? '' : prefixOf(d);
   for (const e of entries) {
     const name = e.name;
     if (name.startsWith('.')) continue;
@@ -260,6 +260,16 @@ function walk(dir: string, found: Found, seen: Set<string>): void {
   }
 }
 
+/** The path of directory `dir` as the start of its files' paths: with one separator after it. */
+function prefixOf(dir: string): string {
+  return dir.endsWith(sep) ? dir : dir + sep;
+}
+
+/** Where the name of a file begins in its path. */
+function nameAt(path: string): number {
+  return path.lastIndexOf(sep) + 1;
+}
+
 /** FNV-1a's offset basis and prime (32 bits). */
 const FNV_BASIS = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
@@ -278,7 +288,7 @@ function fnv(h: number, s: string, from = 0): number {
  * and an entry of a map for each (the listing of 60,053 files peaked at 156 MB of RSS for it).
  */
 class RealPaths {
-  /** Real paths of the directories that hold files, and their hashes (with the separator after them). */
+  /** Real paths of the directories that hold files, each with the separator after it ({@link prefixOf}), and their hashes. */
   private readonly dirs: string[] = [];
   private readonly dirHash: number[] = [];
   /** Per file: its directory (an index into `dirs`), or -1: its own real path, in `own`. */
@@ -288,8 +298,9 @@ class RealPaths {
 
   /** A directory's real path (`realpathSync`), kept for the files found in it; its index. */
   addDir(real: string): number {
-    this.dirs.push(real);
-    this.dirHash.push(fnv(FNV_BASIS, real.endsWith(sep) ? real : real + sep));
+    const prefix = prefixOf(real);
+    this.dirs.push(prefix);
+    this.dirHash.push(fnv(FNV_BASIS, prefix));
     return this.dirs.length - 1;
   }
 
@@ -317,15 +328,14 @@ class RealPaths {
   real(g: number, path: string): string {
     const d = this.dirOf[g];
     if (d < 0) return this.own.get(g) as string;
-    const dir = this.dirs[d];
-    return (dir.endsWith(sep) ? dir : dir + sep) + path.slice(path.lastIndexOf(sep) + 1);
+    return this.dirs[d] + path.slice(nameAt(path));
   }
 
   /** The hash of file `g`'s real path ({@link real}, not made). */
   private hash(g: number, path: string): number {
     const d = this.dirOf[g];
     if (d < 0) return fnv(FNV_BASIS, this.own.get(g) as string);
-    return fnv(this.dirHash[d], path, path.lastIndexOf(sep) + 1);
+    return fnv(this.dirHash[d], path, nameAt(path));
   }
 
   /**
