@@ -18,7 +18,8 @@
  *   read again from its start: a merge of thousands of files over many days holds only the files
  *   of the time it is at. The parked inputs are reached in the order of their times (then of the
  *   inputs), so the next {@link WAKE_AHEAD} of them in that order are told (`wake`) before, for a
- *   read-ahead to have their first batches ready.
+ *   read-ahead to have their first batches ready. Inputs given with `reopen` ({@link MergeInputs})
+ *   are let go once parked, and once read to their end: a parked input is then only its place.
  *
  * Two outputs of the same order. `batches()`: rows copied column by column (values, exact texts,
  * raw bytes, symbols through the output batch's dictionary, other rows as they are); a row whose
@@ -91,6 +92,14 @@ export const WAKE_AHEAD = 32;
 export interface MergeInputs {
   readonly length: number;
   open(i: number): BatchSource;
+  /**
+   * Input `i` again, once the merge has parked it and let its source go: a source reading it from
+   * its start in whole batches, as the parked source's next reading would. With it the merge keeps
+   * nothing of a parked input but its place, and lets an input's source go once read to its end
+   * (unless its rows' raw texts come from it, `rawOf`): a merge of a year of files holds an object
+   * only for the files it is in.
+   */
+  reopen?(i: number): BatchSource;
 }
 
 interface Cursor {
@@ -267,17 +276,32 @@ export function mergeBatchSources(inputs: readonly BatchSource[] | MergeInputs, 
   const batchSize = Math.max(1, Math.floor(opts.batchSize ?? 4096));
   let closed = false;
   const n = inputs.length;
-  /** The inputs opened so far (all of them once placed). */
-  const sources: BatchSource[] = Array.isArray(inputs) ? (inputs as readonly BatchSource[]).slice() : [];
+  /** The inputs opened so far (all of them once placed); undefined: let go, parked or read ({@link MergeInputs.reopen}). */
+  const sources: (BatchSource | undefined)[] = Array.isArray(inputs) ? (inputs as readonly BatchSource[]).slice() : [];
   /** Their sizes added up. */
-  let totalBytes = sources.reduce((s, x) => s + x.totalBytes, 0);
+  let totalBytes = sources.reduce((s, x) => s + (x as BatchSource).totalBytes, 0);
+  const reopen = Array.isArray(inputs) ? undefined : (inputs as MergeInputs).reopen?.bind(inputs);
+  /** The bytes read of the sources let go, added up; with `reopen`, what each read before it was parked. */
+  let readGone = 0;
+  const readParked = reopen === undefined ? undefined : new Float64Array(n);
   const open = (i: number): BatchSource => {
     if (i === sources.length) {
       const src = (inputs as MergeInputs).open(i);
       sources.push(src);
       totalBytes += src.totalBytes;
     }
-    return sources[i];
+    return sources[i] as BatchSource;
+  };
+  /** Parked input `i`'s source, opened again if it was let go. */
+  const parkedSource = (i: number): BatchSource => {
+    let src = sources[i];
+    if (src === undefined) {
+      // What its placing read is counted again by the reading from its start.
+      readGone -= (readParked as Float64Array)[i];
+      src = (reopen as (i: number) => BatchSource)(i);
+      sources[i] = src;
+    }
+    return src;
   };
   const cursors: (Cursor | undefined)[] = new Array(n);
   /** The merge time of each input's next row. */
@@ -311,17 +335,51 @@ export function mergeBatchSources(inputs: readonly BatchSource[] | MergeInputs, 
       }
     }
   };
-  /** Input `i` read to its end (the top of the heap): it leaves the heap, its cursor goes. */
+  /**
+   * Input `i` read to its end (the top of the heap): it leaves the heap, its cursor goes, and with
+   * `reopen` its source too, closed (unless the raw texts of its rows handed out come from it).
+   */
   const done = (i: number): void => {
     popTop(heap, less);
+    const src = cursors[i]?.src;
     cursors[i] = undefined;
+    if (reopen !== undefined && src !== undefined && src.rawOf === undefined) {
+      readGone += src.bytesRead();
+      src.close();
+      sources[i] = undefined;
+    }
   };
   const closeAll = (): void => {
     for (let i = 0; i < sources.length; i++) {
       const c = cursors[i];
       if (c) void c.it.return?.();
       cursors[i] = undefined;
-      sources[i].close();
+      sources[i]?.close();
+    }
+  };
+  /** Opens input `i` and places it by its first row's time; parks it if it can (see the module description). */
+  const place = async (i: number): Promise<void> => {
+    // Its own frame: a cursor left in the merge's (a suspended generator's) would hold the last input's source.
+    const c = cursorOf(open(i));
+    cursors[i] = c;
+    if (!(await load(i, c))) {
+      cursors[i] = undefined;
+      return;
+    }
+    heap.push(i);
+    siftUp(heap, heap.length - 1, less);
+    if (c.src.park?.()) {
+      // Placed by its first row's time (kept in keys): parked, holding nothing here but its
+      // place, until the merge reaches it.
+      cursors[i] = undefined;
+      await c.it.return?.(undefined);
+      parked.push(i);
+      if (readParked !== undefined) {
+        // Let go, not closed (its next reading is another source's: MergeInputs.reopen).
+        readParked[i] = c.src.bytesRead();
+        readGone += readParked[i];
+        sources[i] = undefined;
+      }
     }
   };
   let started = false;
@@ -332,19 +390,7 @@ export function mergeBatchSources(inputs: readonly BatchSource[] | MergeInputs, 
     try {
       for (let i = 0; i < n && !closed; i++) {
         if (i % HEAP_CHECK_EVERY === 0) opts.placing?.();
-        const c = cursorOf(open(i));
-        cursors[i] = c;
-        if (await load(i, c)) {
-          heap.push(i);
-          siftUp(heap, heap.length - 1, less);
-          if (c.src.park?.()) {
-            // Placed by its first row's time (kept in keys): parked, holding nothing here but its
-            // place, until the merge reaches it.
-            cursors[i] = undefined;
-            await c.it.return?.(undefined);
-            parked.push(i);
-          }
-        } else cursors[i] = undefined;
+        await place(i);
       }
       // The order the parked inputs will be reached in: by time, then input.
       parked.sort((a, b) => keys[a] - keys[b] || a - b);
@@ -352,7 +398,7 @@ export function mergeBatchSources(inputs: readonly BatchSource[] | MergeInputs, 
       const wake = (): void => {
         if (woken < parked.length && !closed) {
           const k = parked[woken++];
-          sources[k].wake?.(keys[k]);
+          parkedSource(k).wake?.(keys[k]);
         }
       };
       const ahead = Math.max(1, Math.floor(opts.wakeAhead ?? WAKE_AHEAD));
@@ -364,7 +410,7 @@ export function mergeBatchSources(inputs: readonly BatchSource[] | MergeInputs, 
           // A parked input reached: read again from its start (its first row's time is its key still,
           // unless the file changed: then it goes where its new first row puts it).
           wake();
-          const again = cursorOf(sources[i]);
+          const again = cursorOf(parkedSource(i));
           cursors[i] = again;
           if (await load(i, again)) siftDown(heap, 0, less);
           else done(i);
@@ -391,12 +437,17 @@ export function mergeBatchSources(inputs: readonly BatchSource[] | MergeInputs, 
     get totalBytes() {
       return totalBytes;
     },
-    bytesRead: () => sources.reduce((s, x) => s + x.bytesRead(), 0),
+    bytesRead() {
+      let read = readGone;
+      for (const src of sources) if (src !== undefined) read += src.bytesRead();
+      return read;
+    },
     batches: () => run(new MergedBuilder()),
     rows: () => run(new RowRefs(batchSize)),
     rawOfRow(b, i, input) {
+      // A source let go has no rawOf (see `done`).
       const src = sources[input];
-      return b.rawStart[i] < 0 && b.kind[i] !== ROW_OTHER && src.rawOf ? src.rawOf(b, i) : rawOf(b, i);
+      return b.rawStart[i] < 0 && b.kind[i] !== ROW_OTHER && src?.rawOf ? src.rawOf(b, i) : rawOf(b, i);
     },
     close() {
       closed = true;

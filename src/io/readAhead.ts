@@ -63,6 +63,12 @@ export interface ReadAhead {
    * start in whole batches, as it does a file parked after a first batch it read.
    */
   addPlaced(file: ReadAheadFile, first: BatchSource): BatchSource;
+  /**
+   * The source of file `k` (the files are numbered from 0 in the order added) after a merge parked
+   * it and let its source go (mergeBatches.ts `MergeInputs.reopen`): it reads the file again from
+   * its start, in whole batches, as the parked source would have. `file` as it was added.
+   */
+  again(k: number, file: ReadAheadFile): BatchSource;
   /** Stops the worker (safe to call more than once; the end of every source added does too). */
   close(): void;
 }
@@ -81,13 +87,18 @@ export interface ReadAhead {
  */
 export function readAhead(): ReadAhead {
   const w = new AheadWorker();
+  // Read by the worker from the file's start, in whole batches, as a file parked before.
+  const whole = (file: ReadAheadFile): ReadAheadFile => ({
+    path: file.path,
+    opts: { ...file.opts, first: undefined, head: undefined, readBefore: true },
+  });
   return {
     add: (file) => new AheadSource(w, w.add(file, false), file, false),
     addPlaced(file, first) {
-      // Read by the worker from the file's start, in whole batches, as a file parked before.
-      const whole = { path: file.path, opts: { ...file.opts, first: undefined, head: undefined, readBefore: true } };
-      return new PlacedSource(first, new AheadSource(w, w.add(whole, true), whole, true));
+      const again = whole(file);
+      return new PlacedSource(first, new AheadSource(w, w.add(again, true), again, true));
     },
+    again: (k, file) => new AheadSource(w, k, whole(file), true),
     close: () => w.stop(),
   };
 }

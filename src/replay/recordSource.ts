@@ -18,9 +18,10 @@
 import { type BatchColumns, eventAt, ROW_OTHER } from '../core/batch.js';
 import { type BatchSource, rawOf, recordAt } from '../io/batch.js';
 import { type BatchSourceOptions, openBatchSource } from '../io/batchSource.js';
-import { type MergedBatchSource, type MergedRows, mergeBatchSources } from '../io/mergeBatches.js';
+import { type MergedBatchSource, type MergedRows, type MergeInputs, mergeBatchSources } from '../io/mergeBatches.js';
 import { type ReadAhead, readAhead } from '../io/readAhead.js';
-import { mergedVendorFile } from '../io/vendorBatches.js';
+import { mergedVendorFile, openVendorBatches } from '../io/vendorBatches.js';
+import type { VendorKind } from '../io/vendorCsv.js';
 import { sniffVendorFile } from '../io/vendorSniff.js';
 import type { SourceRecord } from '../io/source.js';
 import type { FileTail } from '../io/tail.js';
@@ -180,6 +181,80 @@ const VENDOR_FIRST_ROWS = 1;
  */
 export const MERGE_READ_AHEAD_THREADS = 3;
 
+/** The inputs of a merge as {@link mergedFiles} opens them ({@link vendorMergeInputs}). */
+export interface MergeFileInputs extends MergeInputs {
+  /** Stops the read-ahead worker, if one was started (the merge closes the sources). */
+  close(): void;
+}
+
+/**
+ * The inputs `paths` of a merge, each opened as the merge places it (mergeBatches.ts
+ * `MergeInputs`): a vendor file from the lines its sniff read, any other input by the one opener.
+ * A vendor file the merge parks is let go, and opened again from what is kept of it in columns
+ * (its format, size and compression, about 13 bytes): its source object, about 100 bytes, only
+ * while the merge is in it. With {@link MERGE_READ_AHEAD_THREADS} threads or more, a read-ahead
+ * worker reads the vendor files once they are parked.
+ */
+export function vendorMergeInputs(paths: readonly string[], open: OpenOptions): MergeFileInputs {
+  /** The worker reading the vendor files ahead (with {@link MERGE_READ_AHEAD_THREADS} threads or more), started at the first one. */
+  let ahead: ReadAhead | undefined;
+  const vendorOpts = { batchSize: VENDOR_MERGE_BATCH, first: VENDOR_FIRST_ROWS, maxLineBytes: open.maxLineBytes, time: open.time };
+  const n = paths.length;
+  /** The vendor formats met (a handful: vendorCsv.ts keeps one object each). */
+  const kinds: VendorKind[] = [];
+  /** Each vendor file's format, as 1 + its index in `kinds`, plus {@link GZIP} when compressed; 0: not a vendor file. */
+  const kindOf = new Uint8Array(n);
+  const sizes = new Float64Array(n);
+  /** Each vendor file's number in the read-ahead worker. */
+  let aheadAt: Int32Array | undefined;
+  let added = 0;
+  /** What a vendor file's readings but its first share: its format, size and compression. */
+  const own = (i: number) => {
+    const k = kindOf[i];
+    return { kind: kinds[(k & ~GZIP) - 1], size: sizes[i], gzip: (k & GZIP) !== 0 };
+  };
+  return {
+    length: n,
+    open(i) {
+      const path = paths[i];
+      // A vendor file's batches as it reads them (the merge cuts its own); any other input by the one opener.
+      const vendor = open.format === undefined || open.format === 'coinapi' || open.format === 'tardis' ? sniffVendorFile(path) : undefined;
+      if (vendor?.kind === undefined)
+        return openInputBatches(path, {
+          format: open.format,
+          batchSize: MERGE_INPUT_BATCH,
+          maxLineBytes: open.maxLineBytes,
+          time: open.time,
+          lean: true,
+        });
+      let k = kinds.indexOf(vendor.kind);
+      if (k < 0) k = kinds.push(vendor.kind) - 1;
+      kindOf[i] = (k + 1) | (vendor.gzip ? GZIP : 0);
+      sizes[i] = vendor.size;
+      // Its header and first row as the sniff read them (`head`): the first batch, which places
+      // it, needs no reading; the read-ahead worker, if any, reads it once the merge parks it.
+      const here = mergedVendorFile(path, vendor.kind, vendor.size, vendor.gzip, vendor.head, vendorOpts);
+      if ((open.threads ?? 1) < MERGE_READ_AHEAD_THREADS) return here;
+      ahead ??= readAhead();
+      aheadAt ??= new Int32Array(n);
+      aheadAt[i] = added++;
+      return ahead.addPlaced({ path, opts: { ...vendorOpts, ...own(i) } }, here);
+    },
+    reopen(i) {
+      if (kindOf[i] === 0) throw new Error(`vendorMergeInputs: input ${i} opened again, but only a vendor file parks`);
+      const path = paths[i];
+      if (ahead !== undefined) return ahead.again((aheadAt as Int32Array)[i], { path, opts: { ...vendorOpts, ...own(i) } });
+      return openVendorBatches(path, { ...vendorOpts, ...own(i), first: undefined, readBefore: true });
+    },
+    close() {
+      ahead?.close();
+    },
+  };
+}
+
+/** {@link vendorMergeInputs}: the flag of a compressed file in its format's byte. */
+const GZIP = 0x80;
+
 /**
  * All inputs at once, by event time (src/io/mergeBatches.ts): a few rows of each input held at a
  * time; `batchSize` rows a batch. `keepHeap` is called every `HEAP_CHECK_EVERY` inputs opened
@@ -190,32 +265,9 @@ export function mergedFiles(paths: readonly string[], open: OpenOptions, keepHea
   let merged: MergedBatchSource | undefined;
   return {
     async *batches() {
-      /** The worker reading the vendor files ahead (with {@link MERGE_READ_AHEAD_THREADS} threads or more), started at the first one. */
-      let ahead: ReadAhead | undefined;
-      const vendorOpts = { batchSize: VENDOR_MERGE_BATCH, first: VENDOR_FIRST_ROWS, maxLineBytes: open.maxLineBytes, time: open.time };
-      /** Input `i`, opened as the merge places it: what its opening read goes once it is placed. */
-      const openInput = (i: number): BatchSource => {
-        const path = paths[i];
-        // A vendor file's batches as it reads them (the merge cuts its own); any other input by the one opener.
-        const vendor =
-          open.format === undefined || open.format === 'coinapi' || open.format === 'tardis' ? sniffVendorFile(path) : undefined;
-        if (vendor?.kind === undefined)
-          return openInputBatches(path, {
-            format: open.format,
-            batchSize: MERGE_INPUT_BATCH,
-            maxLineBytes: open.maxLineBytes,
-            time: open.time,
-            lean: true,
-          });
-        // Its header and first row as the sniff read them (`head`): the first batch, which places
-        // it, needs no reading; the read-ahead worker, if any, reads it once the merge parks it.
-        const here = mergedVendorFile(path, vendor.kind, vendor.size, vendor.gzip, vendor.head, vendorOpts);
-        if ((open.threads ?? 1) < MERGE_READ_AHEAD_THREADS) return here;
-        ahead ??= readAhead();
-        return ahead.addPlaced({ path, opts: { ...vendorOpts, kind: vendor.kind, size: vendor.size, gzip: vendor.gzip } }, here);
-      };
+      const inputs = vendorMergeInputs(paths, open);
       // The rows go to the driver in this thread, by reference: each stays in its input's batch.
-      merged = mergeBatchSources({ length: paths.length, open: openInput }, { batchSize: open.batchSize, placing: keepHeap });
+      merged = mergeBatchSources(inputs, { batchSize: open.batchSize, placing: keepHeap });
       const raw = merged.rawOfRow;
       try {
         for await (const rows of merged.rows()) {
@@ -230,7 +282,7 @@ export function mergedFiles(paths: readonly string[], open: OpenOptions, keepHea
       } finally {
         merged.close();
         // Stopped by its sources' end or close; closed here too when the merge failed placing them.
-        ahead?.close();
+        inputs.close();
       }
     },
     progress() {

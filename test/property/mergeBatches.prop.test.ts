@@ -4,7 +4,8 @@
  * text, rows without a readable time, inputs in time order or not, any batch sizes), the merged
  * batches turned back row by row give the same records from the same inputs in the same order,
  * their raw texts copied into each batch, or the rows by reference into the inputs' batches (`rows()`),
- * and with inputs parked after their first batch and read again from their start when reached.
+ * and with inputs parked after their first batch and read again from their start when reached (the
+ * same source, or one the merge opens again after letting the parked one go).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -161,7 +162,13 @@ async function newMerge(inputs: Input[], batchSize: number): Promise<unknown[]> 
  * first batch, read again from its start when the merge reaches it, woken (`wake`) before that
  * (`wakeAhead` parked inputs ahead) in the order it is reached; the others kept as they are.
  */
-async function parkedMerge(inputs: Input[], parkable: boolean[], batchSize: number, wakeAhead: number, lazy = false): Promise<unknown[]> {
+async function parkedMerge(
+  inputs: Input[],
+  parkable: boolean[],
+  batchSize: number,
+  wakeAhead: number,
+  lazy: false | 'open' | 'reopen' = false,
+): Promise<unknown[]> {
   const closed = { n: 0 };
   const out: unknown[] = [];
   const readings = inputs.map(() => 0);
@@ -205,6 +212,8 @@ async function parkedMerge(inputs: Input[], parkable: boolean[], batchSize: numb
   });
   // Lazy: each input opened as the merge places it, in order, once, after the one before was placed (read, and parked if it could).
   const opened: number[] = [];
+  /** Inputs opened again (`reopen`): each once parked, before it is woken or read again. */
+  const reopened: number[] = [];
   const given = lazy
     ? {
         length: sources.length,
@@ -217,6 +226,16 @@ async function parkedMerge(inputs: Input[], parkable: boolean[], batchSize: numb
           opened.push(i);
           return sources[i];
         },
+        // Let go once parked: the same input again (its readings and wakes counted as one source's).
+        reopen:
+          lazy === 'reopen'
+            ? (i: number): BatchSource => {
+                expect(parkable[i] && parks[i] === 1 && readings[i] === 1).toBe(true);
+                expect(woken).not.toContain(i);
+                reopened.push(i);
+                return sources[i];
+              }
+            : undefined,
       }
     : sources;
   const m = mergeBatchSources(given, { batchSize, wakeAhead });
@@ -236,6 +255,8 @@ async function parkedMerge(inputs: Input[], parkable: boolean[], batchSize: numb
   expect(new Set(woken).size).toBe(woken.length);
   expect(woken.length).toBe(parks.filter((n, k) => n > 0 && parkable[k]).length);
   if (lazy) expect(opened).toEqual(inputs.map((_, k) => k));
+  // Opened again once each, in the order woken (a source is opened again to be woken).
+  expect(reopened).toEqual(lazy === 'reopen' ? woken : []);
   expect(m.totalBytes).toBe(inputs.reduce((s, i) => s + i.times.length, 0));
   return out;
 }
@@ -276,7 +297,8 @@ describe('mergeBatchSources', () => {
             expect(await newMerge(inputs, batchSize)).toEqual(want);
             expect(await referencedMerge(inputs, batchSize)).toEqual(want);
             expect(await parkedMerge(inputs, parkable, batchSize, wakeAhead)).toEqual(want);
-            expect(await parkedMerge(inputs, parkable, batchSize, wakeAhead, true)).toEqual(want);
+            expect(await parkedMerge(inputs, parkable, batchSize, wakeAhead, 'open')).toEqual(want);
+            expect(await parkedMerge(inputs, parkable, batchSize, wakeAhead, 'reopen')).toEqual(want);
           },
         ),
         RUNS,

@@ -3,8 +3,9 @@
  * (src/io/vendorBatches.ts `first`): what a file keeps after that batch is its parser, not its
  * inflate state or read buffers, even when the files are opened one after another without a turn
  * of the event loop (an inflater's close ends on a later turn); and once the merge parks it
- * (src/io/mergeBatches.ts), not even that, until the merge reaches it. A file gone by then says
- * that its first rows were read before.
+ * (src/io/mergeBatches.ts), not even that, until the merge reaches it; a replay's merge lets its
+ * source go too (src/replay/recordSource.ts `vendorMergeInputs`). A file gone by then says that
+ * its first rows were read before.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,10 +16,11 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { BatchColumns } from '../../../src/core/batch.js';
 import { type BatchSource, recordAt } from '../../../src/io/batch.js';
-import { mergeBatchSources } from '../../../src/io/mergeBatches.js';
+import { mergeBatchSources, WAKE_AHEAD } from '../../../src/io/mergeBatches.js';
 import { readAhead } from '../../../src/io/readAhead.js';
 import { mergedVendorFile, openVendorBatches, type VendorBatchOptions } from '../../../src/io/vendorBatches.js';
 import { sniffVendorFile, type VendorFile } from '../../../src/io/vendorSniff.js';
+import { MERGE_READ_AHEAD_THREADS, vendorMergeInputs } from '../../../src/replay/recordSource.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-vendor-parked-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -145,6 +147,64 @@ describe('parked vendor files', () => {
     expect(await restInOrder(it, first.value?.length ?? 0)).toBe(200 * FILES);
     m.close();
   });
+
+  for (const threads of [1, MERGE_READ_AHEAD_THREADS])
+    it(`are let go by a replay's merge once parked and once read (${threads} thread${threads > 1 ? 's' : ''}): no source of 1,500 files alive then`, async () => {
+      // The inputs as a replay's merge opens them (sniffed as placed; read ahead in a worker with
+      // threads enough), each source they give watched.
+      const inputs = vendorMergeInputs(mergedFiles(), { threads });
+      const placing: WeakRef<BatchSource>[] = [];
+      const reading: WeakRef<BatchSource>[] = [];
+      /**
+       * How many of `refs` are alive once collections on later turns let go what they can (a
+       * worker's hand-off ends on a later turn). None is dereferenced before: that would keep it
+       * alive through the job.
+       */
+      const settled = async (refs: WeakRef<BatchSource>[]): Promise<number> => {
+        for (let k = 0; k < 3; k++) await heldBytes();
+        return refs.filter((r) => r.deref() !== undefined).length;
+      };
+      const m = mergeBatchSources(
+        {
+          length: inputs.length,
+          open(i) {
+            const src = inputs.open(i);
+            placing.push(new WeakRef(src));
+            return src;
+          },
+          reopen(i) {
+            const src = (inputs.reopen as (i: number) => BatchSource)(i);
+            reading.push(new WeakRef(src));
+            return src;
+          },
+        },
+        { batchSize: 64 },
+      );
+      try {
+        // In a function of its own: a finished generator (the merge's) keeps its last registers,
+        // a cursor among them, while it is referenced.
+        const rows = await (async (): Promise<number> => {
+          const it = m.batches()[Symbol.asyncIterator]();
+          // Every file placed; the merge is in the first file's rows.
+          const first = await it.next();
+          expect(first.value?.input?.[63]).toBe(0);
+          expect(placing.length).toBe(FILES);
+          // Parked, a file is its place in the merge and its format and size in columns; the files
+          // woken ahead of the merge are read by new sources.
+          expect(await settled(placing)).toBe(0);
+          expect(reading.length).toBeGreaterThan(0);
+          expect(reading.length).toBeLessThanOrEqual(WAKE_AHEAD + 1);
+          return restInOrder(it, first.value?.length ?? 0);
+        })();
+        expect(rows).toBe(200 * FILES);
+        // Each read again once, its source let go once read.
+        expect(reading.length).toBe(FILES);
+        expect(await settled(reading)).toBe(0);
+      } finally {
+        m.close();
+        inputs.close();
+      }
+    });
 
   it("hold only their place through the merge's own source: 1,500 files, under 256 bytes a file", async () => {
     // Read as a merge in the replay's thread reads them.
