@@ -246,7 +246,9 @@ function walk(dir: string, found: Found, seen: Set<string>): void {
     }
     if (isDir) walk(full, found, seen);
     else if (isFile && detectFormat(name) !== undefined) {
-      found.files.push(full);
+      // Kept as one flat string: the concatenation is flattened at its first use (a call of the file
+      // system), and kept its own 32 bytes in front of the flat copy (5.8 MB at 180,000 files).
+      found.files.push([base, name].join(''));
       if (found.reals === undefined) continue;
       // A plain file's real path is its directory's and its name; a link's is resolved.
       if (e.isFile()) {
