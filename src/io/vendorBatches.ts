@@ -258,7 +258,8 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
  * holds only the file's path, size and kind between two readings, since a merge of months of
  * files holds one a file. Each reading opens the file anew with {@link openVendorBatches}: the
  * first with `shared.first` rows from `head` (to place it), a later one (once parked) from its
- * start in whole batches; what a reading held goes when it ends, or is parked.
+ * start in whole batches; what a reading held goes when it ends, or is parked. A merge that can
+ * open the file again (mergeBatches.ts `MergeInputs.reopen`) lets even this go once it parks it.
  *
  * @example
  * ```ts
