@@ -35,7 +35,7 @@ import { XrateError } from '../core/errors.js';
 import type { BatchSource } from './batch.js';
 import { trackReaderWorker } from './batchSource.js';
 import type { ReadAheadJob, ReadAheadMessage, ReadAheadResult, ReadAheadWant } from './readAheadJob.js';
-import type { VendorBatchOptions } from './vendorBatches.js';
+import { readFromStart, type VendorBatchOptions } from './vendorBatches.js';
 import { startIoWorker } from './ioWorker.js';
 
 /** Asks held before they are posted (all of them when the merge waits). */
@@ -90,7 +90,7 @@ export function readAhead(): ReadAhead {
   // Read by the worker from the file's start, in whole batches, as a file parked before.
   const whole = (file: ReadAheadFile): ReadAheadFile => ({
     path: file.path,
-    opts: { ...file.opts, first: undefined, head: undefined, readBefore: true },
+    opts: readFromStart(file.opts),
   });
   return {
     add: (file) => new AheadSource(w, w.add(file, false), file, false),

@@ -72,6 +72,15 @@ export interface VendorBatchOptions {
   readBefore?: boolean;
 }
 
+/**
+ * The options of a vendor file read again from its start, as a parked file is (a merge's `reopen`,
+ * the read-ahead worker's reading of a placed file): in whole batches (no short `first`, no `head`
+ * lines), and a file that cannot be read now says it was read before (`readBefore`).
+ */
+export function readFromStart<T extends VendorBatchOptions>(opts: T): T {
+  return { ...opts, first: undefined, head: undefined, readBefore: true };
+}
+
 /** What a file holds to read once parked, or read to its end: nothing (its reader let go, not kept by the suspended reading). */
 const PARKED: ByteReader = { next: () => undefined, bytesRead: () => 0, close() {} };
 
@@ -310,7 +319,7 @@ class MergedVendorFile implements BatchSource {
     const own = { kind: this.kind, size: this.totalBytes, gzip: this.gzip };
     const reading = openVendorBatches(
       this.path,
-      this.again ? { ...this.shared, ...own, first: undefined, readBefore: true } : { ...this.shared, ...own, head: this.head },
+      this.again ? readFromStart({ ...this.shared, ...own }) : { ...this.shared, ...own, head: this.head },
     );
     this.head = undefined;
     this.reading = reading;

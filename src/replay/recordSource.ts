@@ -20,7 +20,7 @@ import { type BatchSource, rawOf, recordAt } from '../io/batch.js';
 import { type BatchSourceOptions, openBatchSource } from '../io/batchSource.js';
 import { type MergedBatchSource, type MergedRows, type MergeInputs, mergeBatchSources } from '../io/mergeBatches.js';
 import { type ReadAhead, readAhead } from '../io/readAhead.js';
-import { mergedVendorFile, openVendorBatches } from '../io/vendorBatches.js';
+import { mergedVendorFile, openVendorBatches, readFromStart } from '../io/vendorBatches.js';
 import type { VendorKind } from '../io/vendorCsv.js';
 import { sniffVendorFile } from '../io/vendorSniff.js';
 import type { SourceRecord } from '../io/source.js';
@@ -244,7 +244,7 @@ export function vendorMergeInputs(paths: readonly string[], open: OpenOptions): 
       if (kindOf[i] === 0) throw new Error(`vendorMergeInputs: input ${i} opened again, but only a vendor file parks`);
       const path = paths[i];
       if (ahead !== undefined) return ahead.again((aheadAt as Int32Array)[i], { path, opts: { ...vendorOpts, ...own(i) } });
-      return openVendorBatches(path, { ...vendorOpts, ...own(i), first: undefined, readBefore: true });
+      return openVendorBatches(path, readFromStart({ ...vendorOpts, ...own(i) }));
     },
     close() {
       ahead?.close();
