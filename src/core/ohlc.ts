@@ -215,14 +215,26 @@ export class OhlcAggregator {
   }
 
   /**
-   * Adds a run of fresh ticks at one rate: `fromUs`, `fromUs + stepUs`, ... through `toUs`.
-   * Gives exactly the buckets of calling {@link update} at each of them, at a cost that follows
-   * the buckets closed rather than the ticks (an event-driven engine feeds the seconds in which
-   * nothing changed this way).
+   * Counts the run of ticks `fromUs`, `fromUs + stepUs`, ... `toUs` (on its grid, as {@link updateRun}
+   * checks) at `rate` as {@link update} counts each, and says true, when every one falls in every
+   * open bucket at the rate of the last tick (see `lastRate`); else does nothing and says false.
+   * @example agg.holdRun(61_000_000, 65_000_000, 1_000_000, 1.25); // after a tick at 1.25 at 60 s: true
+   */
+  holdRun(fromUs: number, toUs: number, stepUs: number, rate: number): boolean {
+    if (!(rate === this.lastRate && fromUs > this.lastTick && toUs < this.minEnd)) return false;
+    this.pending += (toUs - fromUs) / stepUs + 1;
+    this.lastTick = toUs;
+    this.pendingLast = toUs;
+    return true;
+  }
+
+  /**
+   * Adds a run of fresh ticks at one rate: `fromUs`, `fromUs + stepUs`, ... through `toUs`: the
+   * buckets of {@link update} at each, at a cost that follows the buckets closed, not the ticks (an
+   * event-driven engine feeds the seconds in which nothing changed this way; {@link holdRun} first).
    *
-   * Why: docs/methodology.md section 2 — ticks at which nothing can change cost nothing, yet
-   * every bucket is what ticking each second would give (section 5).
-   *
+   * Why: docs/methodology.md section 2 — ticks at which nothing can change cost nothing, yet every
+   * bucket is what ticking each second would give (section 5).
    * @param fromUs - first tick, after the previous one.
    * @param toUs - last tick, `fromUs + k * stepUs` for some k >= 0.
    * @param stepUs - distance between ticks (> 0).
@@ -235,6 +247,7 @@ export class OhlcAggregator {
     if (!(stepUs > 0) || !(toUs >= fromUs) || (toUs - fromUs) % stepUs !== 0) {
       throw new RangeError(`OhlcAggregator: run ${fromUs}..${toUs} is not a whole number of ${stepUs} µs steps`);
     }
+    if (this.holdRun(fromUs, toUs, stepUs, rate)) return;
     this.update(fromUs, rate);
     if (toUs === fromUs) return;
     if (this.pending > 0) this.settle();

@@ -37,12 +37,29 @@ interface Track {
    */
   fed: number;
   edgeSeen: number;
+  /**
+   * With no edge between b and q (its own pair has no rate: it is fed a cross rate), the graph's
+   * count of edges derived when `fed` was (-1: not to be relied on): while it stays in the same
+   * topology, every edge does, and so does the cross rate (the own pair gets a rate only with a
+   * new topology).
+   */
+  changesSeen: number;
 }
 
 /** Tracked pairs and their OHLC aggregators; buckets go to the state's current listener. */
 export class Tracking {
   private readonly tracked: Track[] = [];
   private readonly keys = new Map<string, TrackedPair>();
+  /** {@link updateRun}'s fresh pairs and their rates, kept from run to run (a quiet run allocates nothing). */
+  private readonly runFresh: Track[] = [];
+  private readonly runRates: number[] = [];
+  /**
+   * The edges' stamps and the graph's count of edges derived, as read at this tick (`edgesRead`):
+   * once a tick, at the first pair that needs them, not one graph call a pair.
+   */
+  private stamps: Float64Array = new Float64Array(0);
+  private changes = -1;
+  private edgesRead = false;
   /** Periods of auto-tracked direct pairs ({@link trackDirectPairs}), undefined when off. */
   autoTrackPeriods: string[] | undefined;
 
@@ -67,7 +84,20 @@ export class Tracking {
   private add(track: TrackedPair, snap: OhlcAggregatorSnapshot | undefined, last = Number.NaN, follow = false): void {
     const onClose = (i: number, b: OhlcBucket): void => this.state.listener.onBucket?.(track, track.periods[i], b);
     const agg = snap ? OhlcAggregator.fromJSON(snap, track.periods, onClose) : new OhlcAggregator(track.periods, onClose);
-    this.tracked.push({ track, agg, b: -1, q: -1, last, follow, pr: -1, edge: -1, edgeBuild: -1, fed: Number.NaN, edgeSeen: -1 });
+    this.tracked.push({
+      track,
+      agg,
+      b: -1,
+      q: -1,
+      last,
+      follow,
+      pr: -1,
+      edge: -1,
+      edgeBuild: -1,
+      fed: Number.NaN,
+      edgeSeen: -1,
+      changesSeen: -1,
+    });
     this.keys.set(`${track.base}/${track.quote}`, track);
   }
 
@@ -121,32 +151,48 @@ export class Tracking {
    * when it is fresh (identity is always 1), and reports a change of the fed rate.
    */
   update(T: number, view: PairView): void {
+    this.edgesRead = false;
+    for (const t of this.tracked) {
+      const r = this.fedAt(t, T, view);
+      if (!Number.isNaN(r)) t.agg.update(T, r);
+    }
+  }
+
+  /**
+   * The rate tracked pair `t` is fed at tick T (NaN: none), a change of it reported. A pair whose
+   * rate is the one fed before needs neither: a direct pair whose edge was not derived again since
+   * the last tick it was fed at (nor the topology rebuilt), its own pair known (its rate over the
+   * edge and its own pair's fresh rate are those of then); a pair with no edge (fed a cross rate,
+   * its own pair without one) when no edge was derived again since, in the same topology.
+   */
+  private fedAt(t: Track, T: number, view: PairView): number {
     const s = this.state;
     const graph = s.graph;
     const bfs = s.config.crossMethod === 'bfs';
-    const builds = graph.topologyBuilds;
-    /** The edges' stamps at this tick (read at the first pair that needs them). */
-    let stamps: Float64Array | undefined;
-    for (const t of this.tracked) {
-      // A direct pair whose edge was not derived again since the last computed tick (nor the
-      // topology rebuilt), its own pair known: its rate over the edge and its own pair's fresh
-      // rate are those of then, so what it is fed is, and there is no change to report.
-      if (bfs && t.pr >= 0 && t.edge >= 0 && t.edgeBuild === builds) {
-        stamps ??= graph.edgeStamps(view, s.tickCounter);
-        if (stamps[t.edge] === t.edgeSeen) {
-          if (!Number.isNaN(t.fed)) t.agg.update(T, t.fed);
-          continue;
-        }
-      }
-      const r = this.freshRate(t, view);
-      this.changed(t, T, r);
-      t.fed = r;
-      if (bfs && t.edge >= 0 && t.edgeBuild === builds) {
-        stamps ??= graph.edgeStamps(view, s.tickCounter);
-        t.edgeSeen = stamps[t.edge];
-      } else t.edgeSeen = -1;
-      if (!Number.isNaN(r)) t.agg.update(T, r);
+    if (bfs && t.pr >= 0 && t.edgeBuild === graph.topologyBuilds) {
+      this.readEdges(view);
+      if (t.edge >= 0 ? this.stamps[t.edge] === t.edgeSeen : t.changesSeen >= 0 && this.changes === t.changesSeen) return t.fed;
     }
+    const r = this.freshRate(t, view);
+    this.changed(t, T, r);
+    t.fed = r;
+    t.edgeSeen = -1;
+    t.changesSeen = -1;
+    if (bfs && t.edgeBuild === graph.topologyBuilds) {
+      this.readEdges(view);
+      if (t.edge >= 0) t.edgeSeen = this.stamps[t.edge];
+      else if (t.pr >= 0) t.changesSeen = this.changes;
+    }
+    return r;
+  }
+
+  /** Reads the edges' stamps and count of changes at this tick, once ({@link edgesRead}). */
+  private readEdges(view: PairView): void {
+    if (this.edgesRead) return;
+    const graph = this.state.graph;
+    this.stamps = graph.edgeStamps(view, this.state.tickCounter);
+    this.changes = graph.edgeChanges(view, this.state.tickCounter);
+    this.edgesRead = true;
   }
 
   /**
@@ -191,28 +237,31 @@ export class Tracking {
    * each aggregator as one run.
    */
   updateRun(from: number, to: number, view: PairView): void {
-    const fresh: Track[] = [];
-    const rates: number[] = [];
+    const fresh = this.runFresh;
+    const rates = this.runRates;
+    let n = 0;
+    this.edgesRead = false;
     for (const t of this.tracked) {
-      t.edgeSeen = -1;
-      const r = this.freshRate(t, view);
-      this.changed(t, from, r);
-      if (Number.isNaN(r)) continue;
-      fresh.push(t);
-      rates.push(r);
+      // What `update` would feed at the run's first tick (its edge's stamp unchanged: the rate fed
+      // before, and no change to report); at the run's other ticks, the same.
+      const r = this.fedAt(t, from, view);
+      // A pair whose open buckets hold every tick of the run at the rate they last had closes
+      // none in it: counted, and out of the loop below (whose order the others keep).
+      if (Number.isNaN(r) || t.agg.holdRun(from, to, US_PER_SECOND, r)) continue;
+      fresh[n] = t;
+      rates[n++] = r;
     }
-    if (fresh.length === 0) return;
     let T = from;
-    while (T <= to) {
+    while (n > 0 && T <= to) {
       let closes = Infinity;
-      for (let i = 0; i < fresh.length; i++) {
+      for (let i = 0; i < n; i++) {
         fresh[i].agg.update(T, rates[i]);
         const end = fresh[i].agg.nextClose();
         if (end < closes) closes = end;
       }
       // The last tick before the first bucket end ahead: no bucket closes up to it.
       const quietEnd = Math.min(to, T + Math.floor((closes - 1 - T) / US_PER_SECOND) * US_PER_SECOND);
-      if (quietEnd > T) for (let i = 0; i < fresh.length; i++) fresh[i].agg.updateRun(T + US_PER_SECOND, quietEnd, US_PER_SECOND, rates[i]);
+      if (quietEnd > T) for (let i = 0; i < n; i++) fresh[i].agg.updateRun(T + US_PER_SECOND, quietEnd, US_PER_SECOND, rates[i]);
       T = quietEnd + US_PER_SECOND;
     }
   }
