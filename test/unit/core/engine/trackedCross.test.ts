@@ -1,16 +1,16 @@
 /**
- * A tracked pair whose own market stops quoting loses its rate (rule 13) and is fed a cross rate
- * (docs/methodology.md section 5): the tracking keeps what it fed such a pair only while no edge
- * of the graph is derived again, so when a leg of the cross path moves, the pair's feed moves with
- * it, at every tick, computed, skipped as quiet one by one (a listener that wants each tick) or
- * skipped as one run.
+ * A tracked pair whose own market stops quoting loses its rate (its quote goes stale) and is fed
+ * a cross rate (docs/methodology.md section 5): the tracking keeps what it fed such a pair only
+ * while no edge of the graph is derived again, so when a leg of the cross path moves, the pair's
+ * feed moves with it, at every tick, computed, skipped as quiet one by one (a listener that wants
+ * each tick) or skipped as one run.
  */
 import { describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../../../../src/core/engine.js';
 import type { OhlcBucket } from '../../../../src/core/ohlc.js';
 import { ev, us } from '../../../helpers/scenario.js';
 
-/** Rates expire 30 s after their last market's quote; they are stale after 7 s. */
+/** A quote is stale after 7 s (its market left out); a rate expires after 30 s. */
 const CLOCK = { staleAfterSeconds: 7, maxRateAgeSeconds: 30 };
 
 /**
@@ -71,7 +71,7 @@ describe('a tracked pair fed a cross rate', () => {
     const every = run('every second');
     const each = run('each tick');
     const runs = run('runs');
-    // Its own market expired at 00:00:31: a cross rate through USD since, fresh while both legs are.
+    // Its own market is quoted once: 7 s on, its quote is stale, and ETH/EUR a cross rate through USD.
     expect(every.crossTicks).toBeGreaterThan(150);
     expect(each.crossTicks).toBe(every.crossTicks);
     const close = (b: OhlcBucket[], at: string) => b.find((x) => x.start === us(at))?.close;
