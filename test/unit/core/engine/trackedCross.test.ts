@@ -20,8 +20,8 @@ const CLOCK = { staleAfterSeconds: 7, maxRateAgeSeconds: 30 };
 function rows(): string[] {
   const out = ['x 00:00:00.1 A true 0'];
   for (const m of ['ETH_EUR 1899 1 1901 1', 'ETH_USD 2099 1 2101 1', 'EUR_USD 1.09 100 1.11 100']) {
-    const [sym] = m.split(' ');
-    out.push(`t 00:00:00.5 A_SPOT_${sym} ${m.split(' ')[1]} 1`);
+    const [sym, bid] = m.split(' ');
+    out.push(`t 00:00:00.5 A_SPOT_${sym} ${bid} 1`);
     out.push(`q 00:00:00.5 A_SPOT_${m}`);
   }
   for (let s = 5; s < 240; s += 5) {
