@@ -96,4 +96,16 @@ export class HeapBudget {
     this.limit = Math.max(this.floorMb * MB, 2 * heapUsed());
     return true;
   }
+
+  /**
+   * Runs a full collection now, whatever the heap holds: at the end of a replay's input, before
+   * its run's row is rewritten (a row that lists 60,000 vendor files is 6 MB, which SQLite reads
+   * and writes whole), the garbage of the last batches is let go first. True when it ran.
+   */
+  collect(): boolean {
+    if (this.gc === null) return false;
+    this.gc();
+    this.limit = Math.max(this.floorMb * MB, 2 * heapUsed());
+    return true;
+  }
 }

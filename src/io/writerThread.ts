@@ -15,7 +15,7 @@
  * @module
  */
 import { MessageChannel, type MessagePort, receiveMessageOnPort, type Worker } from 'node:worker_threads';
-import { type RowJob, RowJobBuilder, rowJobTransfer, type RowSink } from './rowJob.js';
+import { type RowColumns, type RowJob, RowJobBuilder, rowJobTransfer, type RowSink } from './rowJob.js';
 import { OUTPUT_TABLES } from './storeSchema.js';
 import { startIoWorker } from './ioWorker.js';
 
@@ -48,6 +48,8 @@ const MAX_QUEUED = 3;
 export class WriterThread {
   private readonly shared = new Int32Array(new SharedArrayBuffer(20));
   private readonly errors: MessagePort;
+  /** Where the thread gives back the columns of each job it has run (rowJob.ts {@link RowJobBuilder.reuse}). */
+  private readonly spares: MessagePort;
   private readonly worker: Worker;
   private readonly builder = new RowJobBuilder();
   private posted = 0;
@@ -63,11 +65,18 @@ export class WriterThread {
 
   constructor(path: string) {
     const { port1, port2 } = new MessageChannel();
+    const back = new MessageChannel();
     this.errors = port1;
-    this.worker = startIoWorker(new URL('./writerWorker.js', import.meta.url), { path, state: this.shared.buffer, errors: port2 }, [port2]);
+    this.spares = back.port1;
+    this.worker = startIoWorker(
+      new URL('./writerWorker.js', import.meta.url),
+      { path, state: this.shared.buffer, errors: port2, spares: back.port2 },
+      [port2, back.port2],
+    );
     // The thread keeps no event loop of this process alive: close() ends it.
     this.worker.unref();
     this.errors.unref();
+    this.spares.unref();
   }
 
   /** The sink of statement `sql`, writing into the current job. */
@@ -106,6 +115,7 @@ export class WriterThread {
 
   /** Posts the current job; throws the error of a failed earlier job. */
   commit(): void {
+    for (let m = receiveMessageOnPort(this.spares); m; m = receiveMessageOnPort(this.spares)) this.builder.reuse(m.message as RowColumns);
     const job = this.builder.take();
     if (this.clear) job.clear = this.clear;
     if (this.snapshot) job.snapshot = this.snapshot;
@@ -168,5 +178,6 @@ export class WriterThread {
     while (Atomics.load(this.shared, WRITER_STATE.closed) === 0) Atomics.wait(this.shared, WRITER_STATE.closed, 0);
     void this.worker.terminate();
     this.errors.close();
+    this.spares.close();
   }
 }

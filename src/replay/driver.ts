@@ -439,8 +439,9 @@ export class Driver implements DriverClock, RecordSink {
     this.spill.close();
   }
 
-  /** Closes the run record as complete with `totals` (taking `durationMs`). */
+  /** Closes the run record as complete with `totals` (taking `durationMs`); with a heap budget, the heap collected first. */
   finishRun(totals: RunTotals, durationMs: number): void {
+    this.heap?.collect();
     this.ingest.finishRun(totals, { finishedAt: this.opts.now(), durationMs, stopped: this.stopped });
   }
 

@@ -224,9 +224,11 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
       runSummary(opts.inputs, driver.ingest.totals(), engine, { started, ended: now() }, { resumed, alreadyComplete });
     if (resumed?.final) return summaryNow(true, true);
 
-    // The run's options as stored: what shapes its outputs (not how many threads read them, nor the heap's upkeep).
+    // The run's options as stored: what shapes its outputs (not how many threads read them, nor the heap's upkeep),
+    // its inputs apart (the row's own column: a year of vendor files lists 180,000 paths, stored once).
     driver.beginRun({
       ...opts,
+      inputs: undefined,
       listener: undefined,
       onProgress: undefined,
       now: undefined,

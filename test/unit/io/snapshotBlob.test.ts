@@ -70,6 +70,7 @@ describe('snapshot blobs', () => {
       tags: new Uint8Array(0),
       numbers: new Float64Array(0),
       refs: new Int32Array(0),
+      bytes: new Uint8Array(0),
       others: [],
     };
     const transfer = rowJobTransfer({ ...job, snapshot: [1, 0, 0, 0, 0, 1, blob, 'at'] } as unknown as RowJob);

@@ -14,7 +14,7 @@ import { OwnMetricBatch } from '../../../src/core/engine/ownMetricBatch.js';
 import type { PairRateChange } from '../../../src/core/engine.js';
 import { parseDec } from '../../../src/core/decimal.js';
 import { type ReplayCheckpoint, ReplayStore } from '../../../src/io/store.js';
-import { forEachRow, multiRowSql, RowJobBuilder } from '../../../src/io/rowJob.js';
+import { forEachRow, multiRowSql, type RowJob, RowJobBuilder } from '../../../src/io/rowJob.js';
 import { WriterThread } from '../../../src/io/writerThread.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-writer-'));
@@ -348,17 +348,25 @@ describe('a snapshot blob handed to the writer thread', () => {
 });
 
 describe("a batch's job of rows", () => {
-  it('lists each string once, and gives every row its values back in order', () => {
+  /** A row's value: a string, a number, null, or bytes (a BLOB; a slice of a larger buffer too, as Node's pool gives). */
+  const value = fc.oneof(
+    fc.constantFrom('BTC', 'USD', 'ETH', ''),
+    fc.double(),
+    fc.constant(null),
+    fc.uint8Array({ maxLength: 300 }),
+    fc.tuple(fc.uint8Array({ minLength: 1, maxLength: 40 }), fc.nat()).map(([b, at]) => Buffer.from(b).subarray(at % b.length)),
+  );
+
+  it('lists each string once, and gives every row its values back in order, in columns given back and written again', () => {
     fc.assert(
       fc.property(
-        fc.array(
-          fc.array(fc.oneof(fc.constantFrom('BTC', 'USD', 'ETH', ''), fc.double(), fc.constant(null)), { minLength: 2, maxLength: 2 }),
-          {
-            maxLength: 40,
-          },
-        ),
+        // Jobs of rows of two values, and whether each job's columns are given back once read.
+        fc.array(fc.tuple(fc.array(fc.array(value, { minLength: 2, maxLength: 2 }), { maxLength: 60 }), fc.boolean()), {
+          minLength: 1,
+          maxLength: 6,
+        }),
         fc.boolean(),
-        (rows, dropFirst) => {
+        (jobs, dropFirst) => {
           const b = new RowJobBuilder();
           const sink = b.sink('INSERT INTO t(a, b) VALUES (?, ?)');
           if (dropFirst) {
@@ -366,17 +374,28 @@ describe("a batch's job of rows", () => {
             sink('XRP', 'XRP');
             b.drop();
           }
-          for (const [x, y] of rows) sink(x, y);
-          const job = b.take();
-          expect(new Set(job.strings).size).toBe(job.strings.length);
-          expect(job.strings.includes('XRP')).toBe(false);
-          const back: unknown[][] = [];
-          forEachRow(
-            job,
-            (_, values) => back.push(values),
-            () => 2,
-          );
-          expect(back).toEqual(rows);
+          const plain = (r: unknown[]) => r.map((v) => (v instanceof Uint8Array ? [...v] : v));
+          const readBack = (job: RowJob): unknown[][] => {
+            const back: unknown[][] = [];
+            forEachRow(
+              job,
+              (_, values) => back.push(plain(values)),
+              () => 2,
+            );
+            return back;
+          };
+          const kept: [RowJob, unknown[][]][] = [];
+          for (const [rows, giveBack] of jobs) {
+            for (const [x, y] of rows) sink(x, y);
+            const job = b.take();
+            expect(new Set(job.strings).size).toBe(job.strings.length);
+            expect(job.strings.includes('XRP')).toBe(false);
+            expect(readBack(job)).toEqual(rows.map(plain));
+            if (giveBack) b.reuse(job);
+            else kept.push([job, rows.map(plain)]);
+          }
+          // Nothing is written into a job's columns once taken, but for columns given back.
+          for (const [job, rows] of kept) expect(readBack(job)).toEqual(rows);
         },
       ),
       { seed: 45, numRuns: 200 },
