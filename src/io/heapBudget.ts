@@ -92,9 +92,7 @@ export class HeapBudget {
   /** Runs a full collection when the heap has outgrown its budget; true when it did. */
   check(): boolean {
     if (this.gc === null || heapUsed() <= this.limit) return false;
-    this.gc();
-    this.limit = Math.max(this.floorMb * MB, 2 * heapUsed());
-    return true;
+    return this.collect();
   }
 
   /**

@@ -111,10 +111,10 @@ export class RowJobBuilder {
     this.statement[this.rows++] = stmt;
     const need = this.cells + values.length;
     if (need > this.tags.length) {
-      const n = Math.max(need, Math.ceil(1.25 * this.tags.length));
-      this.tags = grown(this.tags, n);
-      this.numbers = grown(this.numbers, n);
-      this.refs = grown(this.refs, n);
+      // The three are as long as each other: grown alike.
+      this.tags = grown(this.tags, need);
+      this.numbers = grown(this.numbers, need);
+      this.refs = grown(this.refs, need);
     }
     for (const v of values) {
       const c = this.cells++;
