@@ -8,7 +8,8 @@
  * {@link drain} waits (blocking) until every posted job is committed; the replay database drains
  * before anything else it does on its own connection (a read, the run's row, closing), so what
  * it reads and writes there follows every batch posted. A job that fails is rolled back, the later
- * ones are not run, and its error is thrown by the next commit or drain: the run fails with it.
+ * ones are not run, and its error is thrown by the next commit or drain: the run fails with it;
+ * so does a thread ended by an error outside any job, and a job whose buffers were already moved.
  * At most {@link MAX_QUEUED} jobs wait to be run at a time. {@link close} drains, closes the thread's
  * connection and ends the thread.
  *
@@ -22,16 +23,32 @@ import { startIoWorker } from './ioWorker.js';
 /**
  * Indexes in the shared state: jobs (and snapshot parts) done, that is committed; whether the
  * thread has closed its connection; jobs posted, counted once each is on its way (the thread keeps
- * a transaction open for a job it knows is coming); the transactions committed; and jobs run,
- * committed or not (their memory is free: what bounds the jobs that wait).
+ * a transaction open for a job it knows is coming); the transactions committed; jobs run,
+ * committed or not (their memory is free: what bounds the jobs that wait); and whether the thread
+ * has ended (set as it exits, by its close or an error, and every count's waiter woken).
  */
-export const WRITER_STATE = { done: 0, closed: 1, posted: 2, commits: 3, ran: 4 } as const;
+export const WRITER_STATE = { done: 0, closed: 1, posted: 2, commits: 3, ran: 4, ended: 5 } as const;
 
 /** What clearing the outputs deletes (ReplayStore.clearOutputs), the snapshots then too (snapshotParts.ts `deleteSnapshots`). */
 export const CLEAR_SQL = OUTPUT_TABLES.map((t) => `DELETE FROM ${t}`);
 
 /** Jobs posted and not run at most: the engine waits for the thread beyond that. */
 const MAX_QUEUED = 3;
+
+/**
+ * Throws unless every buffer of `transfer` is still this thread's. A message whose transfer list
+ * holds a buffer already moved to another thread (a snapshot's blob handed over twice, say) is
+ * dropped by `postMessage` without an error, and the job's wait would never end.
+ */
+function assertAttached(transfer: ArrayBuffer[]): void {
+  for (const b of transfer) {
+    try {
+      new Uint8Array(b, 0, 0);
+    } catch {
+      throw new Error('a buffer of the job was already moved to the writer thread (handed over twice): the job is not posted');
+    }
+  }
+}
 
 /**
  * The writer thread of one replay database, and the job of the batch being written.
@@ -46,7 +63,7 @@ const MAX_QUEUED = 3;
  * ```
  */
 export class WriterThread {
-  private readonly shared = new Int32Array(new SharedArrayBuffer(20));
+  private readonly shared = new Int32Array(new SharedArrayBuffer(24));
   private readonly errors: MessagePort;
   /** Where the thread gives back the columns of each job it has run (rowJob.ts {@link RowJobBuilder.reuse}). */
   private readonly spares: MessagePort;
@@ -73,7 +90,9 @@ export class WriterThread {
       { path, state: this.shared.buffer, errors: port2, spares: back.port2 },
       [port2, back.port2],
     );
-    // The thread keeps no event loop of this process alive: close() ends it.
+    // The thread keeps no event loop of this process alive: close() ends it. An error that ends
+    // it is thrown by the wait it ends (see `waitFor`), not as this process's uncaught error.
+    this.worker.on('error', () => {});
     this.worker.unref();
     this.errors.unref();
     this.spares.unref();
@@ -106,11 +125,13 @@ export class WriterThread {
   snapshotPart(part: Buffer, seq: number): void {
     this.early = true;
     this.throwFailure();
-    this.worker.postMessage({ part, seq }, [part.buffer as ArrayBuffer]);
+    const transfer = [part.buffer as ArrayBuffer];
+    assertAttached(transfer);
+    this.worker.postMessage({ part, seq }, transfer);
     // Counted as a job: at most MAX_QUEUED parts and jobs wait, whatever the blob's size.
     this.posted++;
     Atomics.store(this.shared, WRITER_STATE.posted, this.posted);
-    while (this.posted - Atomics.load(this.shared, WRITER_STATE.ran) > MAX_QUEUED) this.wait(WRITER_STATE.ran);
+    this.waitFor(WRITER_STATE.ran, this.posted - MAX_QUEUED);
   }
 
   /** Posts the current job; throws the error of a failed earlier job. */
@@ -125,10 +146,12 @@ export class WriterThread {
     this.early = false;
     this.inJob = false;
     this.throwFailure();
-    this.worker.postMessage({ job }, rowJobTransfer(job));
+    const transfer = rowJobTransfer(job);
+    assertAttached(transfer);
+    this.worker.postMessage({ job }, transfer);
     this.posted++;
     Atomics.store(this.shared, WRITER_STATE.posted, this.posted);
-    while (this.posted - Atomics.load(this.shared, WRITER_STATE.ran) > MAX_QUEUED) this.wait(WRITER_STATE.ran);
+    this.waitFor(WRITER_STATE.ran, this.posted - MAX_QUEUED);
     this.throwFailure();
   }
 
@@ -148,14 +171,29 @@ export class WriterThread {
 
   /** Waits until every posted job is done; throws the error of a failed one (once). */
   drain(): void {
-    while (Atomics.load(this.shared, WRITER_STATE.done) < this.posted) this.wait();
+    this.waitFor(WRITER_STATE.done, this.posted);
     this.throwFailure();
   }
 
-  /** Waits for a change of the count at `index` (jobs done, by default), if it is short of the jobs posted. */
-  private wait(index: number = WRITER_STATE.done): void {
-    const n = Atomics.load(this.shared, index);
-    if (n < this.posted) Atomics.wait(this.shared, index, n);
+  /**
+   * Waits until the count at `index` reaches `count`. When the thread has ended short of it (not
+   * closed: an error ended it), throws, once, as the run's failure: the error the thread posted,
+   * or that it ended with jobs not done (they are lost with the run); after that, waits no more.
+   */
+  private waitFor(index: number, count: number): void {
+    for (;;) {
+      const n = Atomics.load(this.shared, index);
+      if (n >= count) return;
+      if (Atomics.load(this.shared, WRITER_STATE.ended) !== 0) break;
+      Atomics.wait(this.shared, index, n);
+    }
+    this.throwFailure();
+    if (this.failure) return;
+    const lost = this.posted - Atomics.load(this.shared, WRITER_STATE.done);
+    this.failure = new Error(
+      `the replay database's writer thread ended unexpectedly, ${lost} batch${lost === 1 ? '' : 'es'} of rows not written`,
+    );
+    throw this.failure;
   }
 
   private throwFailure(): void {
@@ -173,9 +211,15 @@ export class WriterThread {
   close(): void {
     if (!this.open) return;
     this.open = false;
-    while (Atomics.load(this.shared, WRITER_STATE.done) < this.posted) this.wait();
-    this.worker.postMessage({ close: true });
-    while (Atomics.load(this.shared, WRITER_STATE.closed) === 0) Atomics.wait(this.shared, WRITER_STATE.closed, 0);
+    try {
+      this.waitFor(WRITER_STATE.done, this.posted);
+      if (Atomics.load(this.shared, WRITER_STATE.ended) === 0) {
+        this.worker.postMessage({ close: true });
+        this.waitFor(WRITER_STATE.closed, 1);
+      }
+    } catch {
+      // The thread ended: nothing is left to close.
+    }
     void this.worker.terminate();
     this.errors.close();
     this.spares.close();

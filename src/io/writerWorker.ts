@@ -17,6 +17,12 @@ import { CLEAR_SQL, WRITER_STATE } from './writerThread.js';
 
 const { path, state, errors, spares } = workerData as { path: string; state: SharedArrayBuffer; errors: MessagePort; spares: MessagePort };
 const shared = new Int32Array(state);
+// As the thread exits (closed, or ended by an error no job caught), the engine's thread waiting on
+// a count is woken and sees it ended (writerThread.ts: the run fails rather than waiting forever).
+process.on('exit', () => {
+  Atomics.store(shared, WRITER_STATE.ended, 1);
+  for (const index of Object.values(WRITER_STATE)) Atomics.notify(shared, index);
+});
 const statements: Database.Statement[] = [];
 const columns: number[] = [];
 /**

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
+import type { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
 import { OwnMetricBatch } from '../../../src/core/engine/ownMetricBatch.js';
 import type { PairRateChange } from '../../../src/core/engine.js';
@@ -234,6 +235,37 @@ describe('the writer thread', () => {
   });
 });
 
+describe('a writer thread that ends by an error outside any job', () => {
+  it('fails the run with a clear error at the next wait, once, and closes without waiting', () => {
+    const path = join(dir, `ended-${n++}.sqlite`);
+    ReplayStore.open(path).close(); // the schema
+    const w = new WriterThread(path);
+    const sink = w.sink('INSERT INTO meta(key, value) VALUES (?, ?)');
+    try {
+      w.begin();
+      sink('a', '1');
+      w.commit();
+      w.drain();
+      // A message the thread cannot read: an error no job catches ends it.
+      (w as unknown as { worker: Worker }).worker.postMessage(null);
+      w.begin();
+      sink('b', '2');
+      w.commit();
+      expect(() => w.drain()).toThrow(/writer thread ended unexpectedly, 1 batch of rows not written/);
+      w.drain(); // thrown once: the run has failed
+      w.begin();
+      sink('c', '3');
+      expect(() => w.commit()).not.toThrow();
+    } finally {
+      w.close();
+    }
+    const db = new Database(path, { readonly: true });
+    const keys = db.prepare(`SELECT key FROM meta WHERE key IN ('a', 'b', 'c') ORDER BY key`).all() as { key: string }[];
+    db.close();
+    expect(keys.map((r) => r.key)).toEqual(['a']);
+  });
+});
+
 describe('jobs that wait for the writer thread', () => {
   const RATE = 'INSERT INTO rates(tick, base, quote, rate, time, rank, used, fresh, volume, batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
   /** Posts a batch of `rows` rate rows (a base of null is refused by the table: NOT NULL); returns the error thrown, if any. */
@@ -318,6 +350,16 @@ describe('jobs that wait for the writer thread', () => {
   });
 });
 
+/** The batch and the blob of every snapshot of a database, in order. */
+function snapshotsOf(path: string): { batch: number; state: Buffer }[] {
+  const db = new Database(path, { readonly: true });
+  try {
+    return db.prepare('SELECT batch, state FROM snapshots ORDER BY id').all() as { batch: number; state: Buffer }[];
+  } finally {
+    db.close();
+  }
+}
+
 describe('a snapshot blob handed to the writer thread', () => {
   it('moves to the thread (not copied) when it owns its memory, and is stored byte for byte', () => {
     const path = join(dir, `moved-${n++}.sqlite`);
@@ -338,12 +380,35 @@ describe('a snapshot blob handed to the writer thread', () => {
     } finally {
       w.close();
     }
-    const db = new Database(path, { readonly: true });
-    const rows = db.prepare('SELECT batch, state FROM snapshots ORDER BY id').all() as { batch: number; state: Buffer }[];
-    db.close();
+    const rows = snapshotsOf(path);
     expect(rows.map((r) => r.batch)).toEqual([1, 2]);
     expect(rows[0].state.equals(Buffer.alloc(1 << 20, 7))).toBe(true);
     expect(rows[1].state.toString()).toBe('a slice of the shared pool');
+  });
+
+  it('handed over twice, fails the second job with a clear error, and the thread goes on', () => {
+    const path = join(dir, `twice-${n++}.sqlite`);
+    ReplayStore.open(path).close(); // the schema
+    const w = new WriterThread(path);
+    const blob = Buffer.alloc(1 << 16, 3);
+    try {
+      w.begin();
+      w.saveSnapshot([1, 1, 0, 0, 0, 0, blob, 'now']);
+      w.commit();
+      w.begin();
+      w.saveSnapshot([1, 2, 0, 0, 0, 0, blob, 'now']);
+      expect(() => w.commit()).toThrow(/already moved to the writer thread/);
+      w.begin();
+      w.saveSnapshot([1, 3, 0, 0, 0, 0, Buffer.alloc(1 << 16, 4), 'now']);
+      w.commit();
+      w.drain();
+    } finally {
+      w.close();
+    }
+    const rows = snapshotsOf(path);
+    expect(rows.map((r) => r.batch)).toEqual([1, 3]);
+    expect(rows[0].state.equals(Buffer.alloc(1 << 16, 3))).toBe(true);
+    expect(rows[1].state.equals(Buffer.alloc(1 << 16, 4))).toBe(true);
   });
 });
 
