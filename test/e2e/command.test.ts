@@ -1,8 +1,8 @@
 /**
  * The `xrate` command as npm installs it (bin/xrate, a POSIX shell script run through a link): it
  * replaces itself with Node running bin/xrate.js on the same arguments, and starts a replay in
- * partitions on threads with glibc's mmap threshold fixed (MALLOC_MMAP_THRESHOLD_=1048576) unless
- * the user set one. What Node starts with is read by a module preloaded through NODE_OPTIONS,
+ * partitions on threads, or a merge of files, with glibc's mmap threshold fixed
+ * (MALLOC_MMAP_THRESHOLD_=1048576) unless the user set one. What Node starts with is read by a module preloaded through NODE_OPTIONS,
  * which writes its environment and arguments and ends the process before the CLI runs; a real
  * partitioned replay is then run through the command.
  */
@@ -72,12 +72,14 @@ describe('the xrate command (bin/xrate)', () => {
     }
   });
 
-  it('fixes the threshold for a replay in partitions on threads, and for no other command line', () => {
+  it('fixes the threshold for a replay in partitions on threads or merging files, and for no other command line', () => {
     const fixed: string[][] = [
       ['replay', 'log', '--workers', '2'],
       ['replay', 'log', '--workers=3', '--db', 'x'],
       ['replay', 'log', '--workers', 'auto'],
       ['replay', 'log', '--workers', '1', '--workers', '2'],
+      ['replay', 'meta.ndjson', 'tree/', '--merge'],
+      ['replay', 'meta.ndjson', 'tree/', '--merge', '--db', 'x', '--threads', '2'],
     ];
     const not: string[][] = [
       ['replay', 'log'],
@@ -89,6 +91,8 @@ describe('the xrate command (bin/xrate)', () => {
       ['replay', 'log', '--workers', 'two'],
       ['replay', 'log', '--workers'],
       ['convert', 'log', '--workers', '2'],
+      ['convert', 'meta.ndjson', 'tree/', '--merge', '--out', 'x.parquet'],
+      ['replay', 'log', '--', '--merge'],
       ['serve', '--workers', '2'],
       ['--workers', '2', 'replay'],
     ];
