@@ -125,13 +125,8 @@ export class WriterThread {
   snapshotPart(part: Buffer, seq: number): void {
     this.early = true;
     this.throwFailure();
-    const transfer = [part.buffer as ArrayBuffer];
-    assertAttached(transfer);
-    this.worker.postMessage({ part, seq }, transfer);
     // Counted as a job: at most MAX_QUEUED parts and jobs wait, whatever the blob's size.
-    this.posted++;
-    Atomics.store(this.shared, WRITER_STATE.posted, this.posted);
-    this.waitFor(WRITER_STATE.ran, this.posted - MAX_QUEUED);
+    this.post({ part, seq }, [part.buffer as ArrayBuffer]);
   }
 
   /** Posts the current job; throws the error of a failed earlier job. */
@@ -146,13 +141,21 @@ export class WriterThread {
     this.early = false;
     this.inJob = false;
     this.throwFailure();
-    const transfer = rowJobTransfer(job);
+    this.post({ job }, rowJobTransfer(job));
+    this.throwFailure();
+  }
+
+  /**
+   * Posts a job (or a snapshot's part) with its buffers moved, counts it posted, and waits while
+   * more than {@link MAX_QUEUED} wait to be run. Throws, posting nothing, when a buffer of
+   * `transfer` was already moved.
+   */
+  private post(message: unknown, transfer: ArrayBuffer[]): void {
     assertAttached(transfer);
-    this.worker.postMessage({ job }, transfer);
+    this.worker.postMessage(message, transfer);
     this.posted++;
     Atomics.store(this.shared, WRITER_STATE.posted, this.posted);
     this.waitFor(WRITER_STATE.ran, this.posted - MAX_QUEUED);
-    this.throwFailure();
   }
 
   /** Drops the current job (its transaction rolled back). */

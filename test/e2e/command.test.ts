@@ -2,9 +2,9 @@
  * The `xrate` command as npm installs it (bin/xrate, a POSIX shell script run through a link): it
  * replaces itself with Node running bin/xrate.js on the same arguments, and starts a replay in
  * partitions on threads, or a merge of files, with glibc's mmap threshold fixed
- * (MALLOC_MMAP_THRESHOLD_=1048576) unless the user set one. What Node starts with is read by a module preloaded through NODE_OPTIONS,
- * which writes its environment and arguments and ends the process before the CLI runs; a real
- * partitioned replay is then run through the command.
+ * (MALLOC_MMAP_THRESHOLD_=1048576) unless the user set one. What Node starts with is read by a
+ * module preloaded through NODE_OPTIONS, which writes its environment and arguments and ends the
+ * process before the CLI runs; a real partitioned replay is then run through the command.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
