@@ -14,7 +14,7 @@ import { type ResourceLimits, Worker } from 'node:worker_threads';
 import { resolveConfig } from '../core/config.js';
 import { type Engine, restoreEngine } from '../core/engine.js';
 import { type InputWatch, watchInputs } from '../io/inputWatch.js';
-import { listedInputs } from '../io/inputs.js';
+import { flatList, listedInputs } from '../io/inputs.js';
 import { RateFileWriter } from '../io/rateFile.js';
 import { FileSpill } from '../io/binSpill.js';
 import { collectNow } from '../io/heapBudget.js';
@@ -208,7 +208,7 @@ export async function replayParallel(given: ParallelOptions): Promise<ReplaySumm
   if (given.db === undefined && given.out === undefined) throw new XrateError('usage', 'give either db or out to replayParallel');
   // Directories stand for the files under them (src/io/inputs.ts), as in a serial replay.
   const each = listedInputs(given);
-  const opts: ParallelOptions = { ...given, inputs: each.flat(), listed: undefined };
+  const opts: ParallelOptions = { ...given, inputs: flatList(each), listed: undefined };
   // What the partitions rely on in the inputs, checked before they are merged (src/io/inputWatch.ts).
   const watch = watchInputs(given.inputs, each);
   if (opts.out !== undefined) return replayParallelToFile(opts, opts.out, watch);

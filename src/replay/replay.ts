@@ -22,7 +22,7 @@ import type { Engine, EngineListener } from '../core/engine.js';
 import type { EngineConfig } from '../core/config.js';
 import { FileSpill } from '../io/binSpill.js';
 import { RateFileWriter } from '../io/rateFile.js';
-import { listedInputs } from '../io/inputs.js';
+import { flatList, listedInputs } from '../io/inputs.js';
 import { defaultThreads } from '../io/batchSource.js';
 import { watchInputs } from '../io/inputWatch.js';
 import { heapBudgetOf } from '../io/heapBudget.js';
@@ -153,7 +153,7 @@ export interface ReplayOptions {
 export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
   // Directories stand for the files under them: the run's inputs are those files.
   const each = listedInputs(given);
-  const opts: ReplayOptions = given.inputs.length > 0 ? { ...given, inputs: each.flat(), listed: undefined } : given;
+  const opts: ReplayOptions = given.inputs.length > 0 ? { ...given, inputs: flatList(each), listed: undefined } : given;
   // What the run relies on in its inputs, checked once they are read (a changed input fails the run).
   // One budget for the run: the watch's marks, then the driver's batches.
   const budget = heapBudgetOf(opts.heapBudget);

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { comparePaths, expandEach, findDuplicateInput, listInputs } from '../../src/io/inputs.js';
+import { comparePaths, expandEach, findDuplicateInput, flatList, listInputs } from '../../src/io/inputs.js';
 import { detectFormat } from '../../src/io/source.js';
 
 const root = mkdtempSync(join(tmpdir(), 'xrate-list-'));
@@ -146,6 +146,19 @@ describe('listInputs', () => {
         }
       }),
       { seed: 5401, numRuns: 200 },
+    );
+  });
+});
+
+describe('flatList', () => {
+  it("gives each list's paths in order, one after the other, as `flat()` does, in an array without holes", () => {
+    fc.assert(
+      fc.property(fc.array(fc.array(fc.string({ maxLength: 6 }), { maxLength: 8 }), { maxLength: 6 }), (each) => {
+        const got = flatList(each);
+        expect(got).toEqual(each.flat());
+        expect(Object.keys(got).length).toBe(got.length);
+      }),
+      { seed: 5402, numRuns: 200 },
     );
   });
 });
