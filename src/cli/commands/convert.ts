@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { XrateError } from '../../core/errors.js';
-import { expandInputs } from '../../io/inputs.js';
+import { expandInputs, flatList } from '../../io/inputs.js';
 import { convertToParquet } from '../../io/parquetConvert.js';
 import { refuseOutOfMode } from '../../replay/options.js';
 import { inputs, maxLineBytes, parse, refuseDuplicateInputs, replayFormat, type Io, vendorTime } from '../args.js';
@@ -29,7 +29,8 @@ export async function cmdConvert(args: string[], io: Io): Promise<number> {
   const lineBytes = maxLineBytes(values['max-line-bytes']);
   const logs = inputs(positionals, 'convert');
   // The files as the check of duplicates listed them (listed here when duplicates are allowed).
-  const files = refuseDuplicateInputs(logs, values['allow-duplicates'])?.flat() ?? expandInputs(logs);
+  const listed = refuseDuplicateInputs(logs, values['allow-duplicates']);
+  const files = listed === undefined ? expandInputs(logs) : flatList(listed);
   if (existsSync(out)) {
     const real = realpathSync(out);
     for (const f of files)
