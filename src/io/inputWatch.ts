@@ -42,7 +42,10 @@ export interface InputWatch {
  */
 let edges: Buffer | undefined;
 
-/** The SHA-256 of a file's first and last {@link EDGE_BYTES} bytes (32 bytes). */
+/**
+ * The fingerprint of a file's first and last {@link EDGE_BYTES} bytes: the first {@link DIGEST}
+ * bytes of their SHA-256.
+ */
 function fingerprint(path: string, size: number): Buffer {
   const h = createHash('sha256');
   const fd = openSync(path, 'r');
@@ -63,7 +66,7 @@ function fingerprint(path: string, size: number): Buffer {
   } finally {
     closeSync(fd);
   }
-  return h.digest();
+  return h.digest().subarray(0, DIGEST);
 }
 
 function isDirectory(path: string): boolean {
@@ -76,8 +79,11 @@ function isDirectory(path: string): boolean {
 
 /** Numbers kept of a file: its device, inode, size and modification time. */
 const NUMS = 4;
-/** Bytes of a fingerprint. */
-const DIGEST = 32;
+/**
+ * Bytes of a fingerprint: 64 bits of the SHA-256 (an edit that keeps a file's size and time goes
+ * unseen once in 2^64; the whole hash took 24 bytes more a file, 4.3 MB at 180,000 files).
+ */
+const DIGEST = 8;
 
 /**
  * The files' marks (identity, size, modification time, fingerprint), in columns: a merge of tens
