@@ -65,6 +65,27 @@ function started(args: string[], env: Record<string, string> = {}, command = LIN
   return JSON.parse(readFileSync(seen, 'utf8')) as Started;
 }
 
+/**
+ * Starts `args` through the linked command and waits until its process is Node running the CLI
+ * (the command replaces itself, exec): that process's arguments and environment, and its exit.
+ */
+async function throughCommand(
+  args: string[],
+): Promise<{ argv: string[]; environ: string[]; exited: Promise<{ code: number | null; err: string }> }> {
+  const p = spawn(LINKED, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  p.stderr.on('data', (d: Buffer) => {
+    err += d.toString();
+  });
+  const exited = new Promise<{ code: number | null; err: string }>((resolve) => p.once('exit', (code) => resolve({ code, err })));
+  let argv: string[] = [];
+  for (let i = 0; i < 200 && !argv.some((a) => a.endsWith('xrate.js')); i++) {
+    argv = readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').split('\0');
+    if (!argv.some((a) => a.endsWith('xrate.js'))) await new Promise((r) => setTimeout(r, 10));
+  }
+  return { argv, environ: readFileSync(`/proc/${p.pid}/environ`, 'utf8').split('\0'), exited };
+}
+
 describe('the xrate command (bin/xrate)', () => {
   it('runs bin/xrate.js in Node with the same arguments, through the links npm makes', () => {
     const args = ['rate', 'a log with spaces.ndjson', '--pair', 'BTC/USD', '*', '', "it's", '"quoted"', '$HOME', '--'];
@@ -143,21 +164,12 @@ describe('the xrate command (bin/xrate)', () => {
     // About 3 hours of 12 exchanges: a few seconds with --workers 2.
     await writeLog(log, { seed: 3, events: 300_000, rate: 50, exchanges: 12, assets: 20 });
     const db = join(dir, 'w2.sqlite');
-    const p = spawn(LINKED, ['replay', log, '--db', db, '--workers', '2', '--quiet'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    p.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
-    });
-    const exited = new Promise<number | null>((resolve) => p.once('exit', (code) => resolve(code)));
+    const run = await throughCommand(['replay', log, '--db', db, '--workers', '2', '--quiet']);
     // The process the command started is Node itself once it runs (exec), with the threshold in its environment.
-    let cmdline = '';
-    for (let i = 0; i < 200 && !cmdline.includes('xrate.js'); i++) {
-      cmdline = readFileSync(`/proc/${p.pid}/cmdline`, 'utf8');
-      if (!cmdline.includes('xrate.js')) await new Promise((r) => setTimeout(r, 10));
-    }
-    expect(realpathSync(cmdline.split('\0')[1])).toBe(realpathSync(BIN));
-    expect(readFileSync(`/proc/${p.pid}/environ`, 'utf8').split('\0')).toContain('MALLOC_MMAP_THRESHOLD_=1048576');
-    expect(await exited, err).toBe(0);
+    expect(realpathSync(run.argv[1])).toBe(realpathSync(BIN));
+    expect(run.environ).toContain('MALLOC_MMAP_THRESHOLD_=1048576');
+    const { code, err } = await run.exited;
+    expect(code, err).toBe(0);
     const serial = join(dir, 'serial.sqlite');
     expect(bin(['replay', log, '--db', serial, '--quiet'], { timeout: 120_000 }).status).toBe(0);
     expectSameOutputs(db, serial);
@@ -172,19 +184,10 @@ describe('the xrate command (bin/xrate)', () => {
     // About 17 hours (the half-hour logs of this generator tried gave no rate yet).
     await writeLog(log, { seed: 5, events: 30_000, rate: 0.5, exchanges: 12, assets: 20 });
     const db = join(dir, 'merged.sqlite');
-    const p = spawn(LINKED, ['replay', log, '--merge', '--db', db, '--quiet'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    p.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
-    });
-    const exited = new Promise<number | null>((resolve) => p.once('exit', (code) => resolve(code)));
-    let cmdline: string[] = [];
-    for (let i = 0; i < 200 && !cmdline.some((a) => a.endsWith('xrate.js')); i++) {
-      cmdline = readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').split('\0');
-      if (!cmdline.some((a) => a.endsWith('xrate.js'))) await new Promise((r) => setTimeout(r, 10));
-    }
-    expect(cmdline.slice(1, 3).map((a, k) => (k === 1 ? realpathSync(a) : a))).toEqual(['--max-semi-space-size=4', realpathSync(BIN)]);
-    expect(await exited, err).toBe(0);
+    const run = await throughCommand(['replay', log, '--merge', '--db', db, '--quiet']);
+    expect(run.argv.slice(1, 3).map((a, k) => (k === 1 ? realpathSync(a) : a))).toEqual(['--max-semi-space-size=4', realpathSync(BIN)]);
+    const { code, err } = await run.exited;
+    expect(code, err).toBe(0);
     const plain = join(dir, 'merged-plain.sqlite');
     expect(bin(['replay', log, '--merge', '--db', plain, '--quiet'], { timeout: 120_000 }).status).toBe(0);
     expect(expectSameOutputs(db, plain).rates).toBeGreaterThan(0);
