@@ -8,7 +8,8 @@
  * of inflating the same bytes in one call. Here each pull reads one slice of the file and
  * inflates it at once into a buffer shared by every reader of the thread (the caller turns the
  * bytes into rows before it pulls from another file), so each open file costs only its inflate
- * state (about 40 KB).
+ * state (about 40 KB), and only until its data has all been inflated: the inflater of a file read
+ * whole in one pull (a small one) is let go with that pull.
  *
  * Node has no public incremental synchronous inflate; the one `zlib.gunzipSync` uses is the
  * stream's handle (`writeSync`, the same native call: zlibSync.ts), used here the way Node's own
@@ -48,6 +49,17 @@ const NO_BYTES = Buffer.alloc(0);
  */
 const idle: Gunzip[] = [];
 const IDLE_INFLATERS = 8;
+
+/** Inflaters held by this thread's readers of gzip files, not yet done with their data. */
+let held = 0;
+
+/**
+ * How many inflaters this thread's readers of gzip files hold (each about 40 KB of zlib's memory,
+ * outside the JavaScript heap): those whose data is not yet all inflated. For tests and diagnostics.
+ */
+export function inflatersHeld(): number {
+  return held;
+}
 
 /** A gunzip stream used through its handle: its own output buffer is not used, and its errors come out of `next()` (see `finish`). */
 function newInflater(): Gunzip {
@@ -117,6 +129,7 @@ function gzipBytes(path: string, read: number, size: number): ByteReader | undef
     return undefined;
   }
   const { state } = sync;
+  held++;
   // A file smaller than a read gets a buffer of its size and one byte (a small one comes from Node's
   // shared pool), so its one read comes short and is its last.
   let inBuf = Buffer.allocUnsafe(Math.max(1, Math.min(read, size + 1)));
@@ -135,6 +148,7 @@ function gzipBytes(path: string, read: number, size: number): ByteReader | undef
     );
   const finish = (): void => {
     finished = true;
+    held--;
     // A sound inflater is reset for the next file this thread reads; a failed one is let go.
     if (!z.destroyed && idle.length < IDLE_INFLATERS) {
       (z as Gunzip & ZlibReset).reset();
@@ -171,6 +185,10 @@ function gzipBytes(path: string, read: number, size: number): ByteReader | undef
         const have = room - availOut;
         if (have > 0) {
           text += have;
+          // Every byte read and inflated, with room to spare: the data ended here. Its inflater goes
+          // now, not at the next pull, which for a file a merge holds open comes only once its rows
+          // are reached: a day's hundreds of small files each held 40 KB of state for the day.
+          if (eof && inLen === 0 && availOut > 0) finish();
           return outBuf.subarray(0, have);
         }
         if (eof) {
