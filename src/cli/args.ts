@@ -12,6 +12,7 @@ import { isXrateError, XrateError } from '../core/errors.js';
 import { answerOf } from '../http/errors.js';
 import { parseDuration, parseTime } from '../core/time.js';
 import { duplicateMessage, listInputs } from '../io/inputs.js';
+import type { PathList } from '../io/pathList.js';
 import { MAX_LINE_BYTES_CAP } from '../io/lineLimit.js';
 import type { SourceFormat } from '../io/source.js';
 import type { VendorTime } from '../io/vendorCsv.js';
@@ -241,7 +242,7 @@ export const DUPLICATES_OPTION = { 'allow-duplicates': { type: 'boolean' } } as 
  * Returns the files each log stands for as the check listed them (undefined when allowed: not
  * listed), for the command to read without walking the directories again.
  */
-export function refuseDuplicateInputs(logs: readonly string[], allowed: boolean | undefined): string[][] | undefined {
+export function refuseDuplicateInputs(logs: readonly string[], allowed: boolean | undefined): PathList[] | undefined {
   if (allowed) return undefined;
   const { each, duplicate } = listInputs(logs);
   if (duplicate) throw new XrateError('usage', duplicateMessage(duplicate, '--allow-duplicates'));

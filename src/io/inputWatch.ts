@@ -14,7 +14,8 @@
 import { createHash } from 'node:crypto';
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { HEAP_CHECK_EVERY } from './heapBudget.js';
-import { comparePaths, expandInputs } from './inputs.js';
+import { comparePaths, expandInputs, FNV_BASIS, flatList, fnv } from './inputs.js';
+import { PathList, type Paths } from './pathList.js';
 import { messageOf, XrateError } from '../core/errors.js';
 
 /** Bytes read at each end of a file for its fingerprint. */
@@ -22,7 +23,7 @@ const EDGE_BYTES = 16 * 1024;
 
 interface DirMark {
   path: string;
-  files: readonly string[];
+  files: Paths;
 }
 
 /** The inputs of a run as they were when it began (see {@link watchInputs}). */
@@ -91,22 +92,26 @@ const DIGEST = 8;
  * bytes each.
  */
 class FileMarks {
-  /** The paths marked, the first {@link count} (an array of the room's length: one grown by each path took 1.44 times it). */
-  private readonly paths: string[];
+  /** The files marked, the first {@link count}: their indices in `files`. */
+  private readonly fileOf: Int32Array;
   /** Files marked. */
   count = 0;
   private readonly nums: Float64Array;
   private readonly digests: Uint8Array;
 
-  /** Room for `capacity` files: the files listed (a file given twice, or not marked, leaves its room unused). */
-  constructor(capacity: number) {
-    this.paths = new Array<string>(capacity);
+  /** Room for every one of `files` (a file given twice, or not marked, leaves its room unused). */
+  constructor(private readonly files: Paths) {
+    const capacity = files.length;
+    this.fileOf = new Int32Array(capacity);
     this.nums = new Float64Array(NUMS * capacity);
     this.digests = new Uint8Array(DIGEST * capacity);
   }
 
-  /** Marks `path`; a path that is not there, or not a readable file, is not marked (the reader says so when it opens it). */
-  add(path: string): void {
+  /**
+   * Marks file `i` of the files, at `path`; a path that is not there, or not a readable file, is
+   * not marked (the reader says so when it opens it).
+   */
+  add(i: number, path: string): void {
     let nums: number[];
     let digest: Buffer;
     try {
@@ -120,12 +125,12 @@ class FileMarks {
     const k = this.count++;
     this.nums.set(nums, NUMS * k);
     this.digests.set(digest, DIGEST * k);
-    this.paths[k] = path;
+    this.fileOf[k] = i;
   }
 
   /** How file `k` differs now from its mark, or undefined when it does not. */
   change(k: number): string | undefined {
-    const path = this.paths[k];
+    const path = this.files.at(this.fileOf[k]) as string;
     const [dev, ino, size, mtimeMs] = this.nums.subarray(NUMS * k, NUMS * (k + 1));
     let st: ReturnType<typeof statSync>;
     try {
@@ -145,9 +150,40 @@ class FileMarks {
 }
 
 /** Whether `files` are in the order of comparePaths (a listing given to a replay may not be). */
-function inOrder(files: readonly string[]): boolean {
-  for (let k = 1; k < files.length; k++) if (comparePaths(files[k - 1], files[k]) > 0) return false;
+function inOrder(files: Paths): boolean {
+  let before = files.at(0);
+  for (let k = 1; k < files.length; k++) {
+    const f = files.at(k) as string;
+    if (comparePaths(before as string, f) > 0) return false;
+    before = f;
+  }
   return true;
+}
+
+/**
+ * The paths met so far among a list's, by a hash of each: a set of the paths themselves held a
+ * string of each (the list keeps them as columns: src/io/pathList.ts), 23 MB at 180,000 files.
+ */
+class SeenPaths {
+  /** A hash's first path, as its index in `files`. */
+  private readonly first = new Map<number, number>();
+  /** The paths met whose hash a path met before them has (a handful, if any). */
+  private readonly more = new Set<string>();
+
+  constructor(private readonly files: Paths) {}
+
+  /** Whether `path`, the one at `i` in the list, was met before; it is met from now on. */
+  met(i: number, path: string): boolean {
+    const h = fnv(FNV_BASIS, path);
+    const j = this.first.get(h);
+    if (j === undefined) {
+      this.first.set(h, i);
+      return false;
+    }
+    if (this.files.at(j) === path || this.more.has(path)) return true;
+    this.more.add(path);
+    return false;
+  }
 }
 
 function dirChange(was: DirMark): string | undefined {
@@ -161,16 +197,19 @@ function dirChange(was: DirMark): string | undefined {
   // path of a directory of tens of thousands of files twice more).
   const added: string[] = [];
   const removed: string[] = [];
-  const before = inOrder(was.files) ? was.files : [...was.files].sort(comparePaths);
+  const before: Paths = inOrder(was.files) ? was.files : flatList([was.files]).sort(comparePaths);
   let i = 0;
   let j = 0;
+  let b = before.at(0);
   while (i < before.length || j < now.length) {
-    const c = i === before.length ? 1 : j === now.length ? -1 : comparePaths(before[i], now[j]);
+    const c = i === before.length ? 1 : j === now.length ? -1 : comparePaths(b as string, now[j]);
     if (c === 0) {
-      i++;
+      b = before.at(++i);
       j++;
-    } else if (c < 0) removed.push(before[i++]);
-    else added.push(now[j++]);
+    } else if (c < 0) {
+      removed.push(b as string);
+      b = before.at(++i);
+    } else added.push(now[j++]);
   }
   if (added.length === 0 && removed.length === 0) return undefined;
   const list = (xs: string[]): string => (xs.length > 3 ? `${xs.slice(0, 3).join(', ')} and ${xs.length - 3} more` : xs.join(', '));
@@ -195,23 +234,23 @@ function dirChange(was: DirMark): string | undefined {
  * watch.check(); // throws `input "logs/a.ndjson" changed while the replay read it: ...`
  * ```
  */
-export function watchInputs(given: readonly string[], each: readonly (readonly string[])[], keepHeap?: () => void): InputWatch {
+export function watchInputs(given: readonly string[], each: readonly Paths[], keepHeap?: () => void): InputWatch {
   const dirs: DirMark[] = [];
-  // A directory's files as the run listed them (its own strings: a merge of tens of thousands of
-  // files held each path twice when the watch listed them again).
+  // A directory's files as the run listed them (a view of the run's list: a merge of tens of
+  // thousands of files held each path twice when the watch listed them again).
   given.forEach((p, k) => {
     if (isDirectory(p)) dirs.push({ path: p, files: each[k] });
   });
-  // Sized for the files listed: columns grown by doubling kept up to as much room again (11 MB at 180,000 files).
-  const marks = new FileMarks(each.reduce((n, files) => n + files.length, 0));
-  const seen = new Set<string>();
-  for (const files of each)
-    for (const f of files) {
-      if (seen.has(f)) continue;
-      seen.add(f);
-      if (seen.size % HEAP_CHECK_EVERY === 0) keepHeap?.();
-      marks.add(f);
-    }
+  // The files listed, in one list (the run's, src/io/pathList.ts), marked once each.
+  const files = PathList.concat(each);
+  const marks = new FileMarks(files);
+  const seen = new SeenPaths(files);
+  for (let i = 0; i < files.length; i++) {
+    const f = files.at(i) as string;
+    if (seen.met(i, f)) continue;
+    if ((i + 1) % HEAP_CHECK_EVERY === 0) keepHeap?.();
+    marks.add(i, f);
+  }
   const changes = (): string[] => {
     const out: string[] = [];
     for (const d of dirs) {

@@ -6,6 +6,7 @@
  */
 import { type Dirent, readdirSync, realpathSync, statSync } from 'node:fs';
 import { normalize, resolve, sep } from 'node:path';
+import { PathList, type Paths } from './pathList.js';
 import { detectFormat } from './source.js';
 import { XrateError } from '../core/errors.js';
 
@@ -46,7 +47,7 @@ function surrogate(c: number): boolean {
  * ```
  */
 export function expandInputs(paths: readonly string[]): string[] {
-  return flatList(expandEach(paths));
+  return flatList(paths.map((p) => expand(p)));
 }
 
 /**
@@ -54,21 +55,32 @@ export function expandInputs(paths: readonly string[]): string[] {
  * grows its result as it goes, to about 1.44 times the room (a merge of 179,103 files held
  * 2.06 MB for the pointers of 1.43 MB).
  */
-export function flatList(each: readonly (readonly string[])[]): string[] {
+export function flatList(each: readonly Paths[]): string[] {
   let n = 0;
   for (const files of each) n += files.length;
   const out = new Array<string>(n);
   let k = 0;
-  for (const files of each) for (const f of files) out[k++] = f;
+  for (const files of each) for (let i = 0; i < files.length; i++) out[k++] = files.at(i) as string;
   return out;
 }
 
 /**
  * {@link expandInputs} path by path: the files each of `paths` stands for (a directory walked once
- * for a replay and for the watch of its inputs, src/io/inputWatch.ts).
+ * for a replay and for the watch of its inputs, src/io/inputWatch.ts), as views of one
+ * {@link PathList} of them all (src/io/pathList.ts: `PathList.concat` of them is that list).
  */
-export function expandEach(paths: readonly string[]): string[][] {
-  return paths.map((p) => expand(p));
+export function expandEach(paths: readonly string[]): PathList[] {
+  return viewsOf(paths.map((p) => expand(p)));
+}
+
+/** `lists` in one {@link PathList}, as a view of it each. */
+function viewsOf(lists: readonly string[][]): PathList[] {
+  const all = PathList.of(...lists);
+  let at = 0;
+  return lists.map((l) => {
+    at += l.length;
+    return all.slice(at - l.length, at);
+  });
 }
 
 /**
@@ -76,7 +88,7 @@ export function expandEach(paths: readonly string[]): string[][] {
  * {@link expandEach} of them.
  * @throws XrateError (`usage`) when `listed` does not list as many inputs as there are
  */
-export function listedInputs(o: { inputs: readonly string[]; listed?: readonly (readonly string[])[] }): readonly (readonly string[])[] {
+export function listedInputs(o: { inputs: readonly string[]; listed?: readonly Paths[] }): readonly Paths[] {
   if (o.listed === undefined) return expandEach(o.inputs);
   if (o.listed.length !== o.inputs.length)
     throw new XrateError('usage', `listed gives the files of ${o.listed.length} inputs, for ${o.inputs.length} inputs`, {
@@ -162,7 +174,7 @@ export function findDuplicateInput(args: readonly string[]): DuplicateInput | un
 /** The files each input stands for, and the first file they reach twice (see {@link listInputs}). */
 export interface InputListing {
   /** The files of each input, as {@link expandEach} lists them. */
-  each: string[][];
+  each: PathList[];
   /** As {@link findDuplicateInput} finds it. */
   duplicate: DuplicateInput | undefined;
 }
@@ -178,9 +190,10 @@ export interface InputListing {
  */
 export function listInputs(args: readonly string[]): InputListing {
   const reals = new RealPaths();
-  const each = args.map((arg) => expand(arg, reals));
-  const files = flatList(each);
+  const lists = args.map((arg) => expand(arg, reals));
+  const files = flatList(lists);
   const found = reals.firstDuplicate(files);
+  const each = viewsOf(lists);
   if (found === undefined) return { each, duplicate: undefined };
   // The argument of a file by its place in the listing.
   const ends: number[] = [];
@@ -287,11 +300,11 @@ function nameAt(path: string): number {
 }
 
 /** FNV-1a's offset basis and prime (32 bits). */
-const FNV_BASIS = 0x811c9dc5;
+export const FNV_BASIS = 0x811c9dc5;
 const FNV_PRIME = 0x01000193;
 
 /** FNV-1a of `s`'s UTF-16 code units from `from`, continuing from hash `h`. */
-function fnv(h: number, s: string, from = 0): number {
+export function fnv(h: number, s: string, from = 0): number {
   for (let i = from; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), FNV_PRIME) >>> 0;
   return h;
 }

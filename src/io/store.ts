@@ -18,6 +18,8 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { type UnpackOptions, unpackSnapshot } from './snapshotBlob.js';
+import { flatList } from './inputs.js';
+import type { Paths } from './pathList.js';
 import type { PairRateChange } from '../core/engine.js';
 import type { OhlcBucket } from '../core/ohlc.js';
 import type { RateChangePoint, StoredSeriesPoint } from '../core/ohlcSeries.js';
@@ -251,10 +253,18 @@ export class ReplayStore {
     for (const t of OUTPUT_TABLES) this.db.prepare(`DELETE FROM ${t} WHERE batch > ?`).run(batch);
   }
 
-  beginRun(inputs: string[], config: unknown, options: unknown, startedAt: string, resumed: boolean): number {
+  beginRun(inputs: Paths, config: unknown, options: unknown, startedAt: string, resumed: boolean): number {
     const r = this.db
       .prepare(`INSERT INTO runs(started_at, status, inputs, config, options, resumed, pid, host) VALUES (?, 'running', ?, ?, ?, ?, ?, ?)`)
-      .run(startedAt, JSON.stringify(inputs), JSON.stringify(config), JSON.stringify(options), resumed ? 1 : 0, process.pid, hostname());
+      .run(
+        startedAt,
+        JSON.stringify(flatList([inputs])),
+        JSON.stringify(config),
+        JSON.stringify(options),
+        resumed ? 1 : 0,
+        process.pid,
+        hostname(),
+      );
     const id = Number(r.lastInsertRowid);
     // A resumed run takes over the outputs the interrupted one began.
     if (resumed) this.setOutputsRun(id);

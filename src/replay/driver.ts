@@ -28,6 +28,7 @@ import { messageOf, XrateError } from '../core/errors.js';
 import type { EngineConfig } from '../core/config.js';
 import type { Reject, XrateEvent } from '../core/types.js';
 import type { RateFileWriter } from '../io/rateFile.js';
+import type { Paths } from '../io/pathList.js';
 import type { SourceRecord } from '../io/source.js';
 import type { ReplayCheckpoint, ReplayStore } from '../io/store.js';
 import type { DriverMarks, WindowState } from './driverState.js';
@@ -71,7 +72,7 @@ export function parsePairSpec(spec: string): [string, string] {
 /** Options of {@link Driver}. */
 export interface DriverOptions {
   /** Names of the inputs, by index (the `source` of rejects; a replica's grows as it meets logs). */
-  inputs: string[];
+  inputs: Paths;
   /** The state the snapshots store as is (driverState.ts), updated in place. */
   state: IngestState;
   /** Where that state keeps the driver's clock marks. */

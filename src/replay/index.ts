@@ -29,6 +29,7 @@ export { ReorderWindow, type Positioned } from './reorder.js';
 export { ReplayStore, type ReplayCheckpoint, type RunRow, type RateRow } from '../io/store.js';
 export { openSource, detectFormat, type EventSource, type SourceRecord, type SourceFormat } from '../io/source.js';
 export { RateFileWriter } from '../io/rateFile.js';
+export type { Paths } from '../io/pathList.js';
 export {
   replayParallel,
   runPartitionHere,

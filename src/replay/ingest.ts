@@ -27,6 +27,7 @@ import type { ConnectivityEvent, PositionEvent } from '../core/positions/events.
 import { isReject, type Reject, type RejectReason, type XrateEvent } from '../core/types.js';
 import { clipText } from '../io/lineLimit.js';
 import type { RateFileWriter } from '../io/rateFile.js';
+import type { Paths } from '../io/pathList.js';
 import type { SourceRecord } from '../io/source.js';
 import type { ReplayStore } from '../io/store.js';
 import { NO_BINS } from './partition.js';
@@ -71,7 +72,7 @@ export interface IngestState {
 /** Options of {@link Ingest}. */
 export interface IngestOptions {
   /** Names of the inputs, by index: the `source` of their rejects and the `inputs` of the run. */
-  inputs: string[];
+  inputs: Paths;
   /** Makes the engine (new or restored) with the listener that writes its outputs. */
   engine: (listener: EngineListener) => Engine;
   /** Counters, updated in place. */
@@ -124,7 +125,7 @@ export class Ingest {
   readonly engine: Engine;
   /** The listener writing the engine's outputs (the one the engine was made with). */
   readonly listener: EngineListener;
-  private readonly inputs: string[];
+  private readonly inputs: Paths;
   private readonly state: IngestState;
   private readonly store: ReplayStore | undefined;
   private readonly writers: ReturnType<ReplayStore['writers']> | undefined;
@@ -264,7 +265,7 @@ export class Ingest {
   reject(r: Reject, input: number, line: number, raw: string): void {
     if (this.rejectsWithOutputOnly && !this.state.outputOn) return;
     const text = raw.length > RAW_KEEP ? clipText(raw, 0, raw.length, RAW_KEEP) : raw;
-    this.writers?.reject(input, this.inputs[input], line, r.reason, r.message, text, this.batchNo);
+    this.writers?.reject(input, this.inputs.at(input) as string, line, r.reason, r.message, text, this.batchNo);
   }
 
   /**

@@ -20,6 +20,7 @@ import { type BatchSource, rawOf, recordAt } from '../io/batch.js';
 import { type BatchSourceOptions, openBatchSource } from '../io/batchSource.js';
 import { type MergedBatchSource, type MergedRows, type MergeInputs, mergeBatchSources } from '../io/mergeBatches.js';
 import { type ReadAhead, readAhead } from '../io/readAhead.js';
+import type { Paths } from '../io/pathList.js';
 import { mergedVendorFile, openVendorBatches, readFromStart } from '../io/vendorBatches.js';
 import type { VendorKind } from '../io/vendorCsv.js';
 import { sniffVendorFile } from '../io/vendorSniff.js';
@@ -132,13 +133,13 @@ function inputBatch(records: readonly SourceRecord[], input: number): SourceBatc
  * The inputs in sequence from `start` on (its line: the first one read; the later inputs from
  * their start), each opened in turn and closed once read or left.
  */
-export function fileSequence(paths: readonly string[], open: OpenOptions, start: SourcePosition = { input: 0, line: 1 }): RecordSource {
+export function fileSequence(paths: Paths, open: OpenOptions, start: SourcePosition = { input: 0, line: 1 }): RecordSource {
   let at: { input: number; src: BatchSource } | undefined;
   return {
     async *batches() {
       for (let i = start.input; i < paths.length; i++) {
         // Each batch is fed whole before the next is asked for, and nothing keeps its columns.
-        const src = openInputBatches(paths[i], { ...open, startLine: i === start.input ? start.line : 1, recycle: true });
+        const src = openInputBatches(paths.at(i) as string, { ...open, startLine: i === start.input ? start.line : 1, recycle: true });
         at = { input: i, src };
         const raw = rawReader(src);
         try {
@@ -150,7 +151,13 @@ export function fileSequence(paths: readonly string[], open: OpenOptions, start:
     },
     progress() {
       const i = at?.input ?? start.input;
-      return { input: i, inputs: paths.length, path: paths[i], bytesRead: at?.src.bytesRead() ?? 0, totalBytes: at?.src.totalBytes ?? 0 };
+      return {
+        input: i,
+        inputs: paths.length,
+        path: paths.at(i) as string,
+        bytesRead: at?.src.bytesRead() ?? 0,
+        totalBytes: at?.src.totalBytes ?? 0,
+      };
     },
   };
 }
@@ -195,7 +202,7 @@ export interface MergeFileInputs extends MergeInputs {
  * while the merge is in it. With {@link MERGE_READ_AHEAD_THREADS} threads or more, a read-ahead
  * worker reads the vendor files once they are parked.
  */
-export function vendorMergeInputs(paths: readonly string[], open: OpenOptions): MergeFileInputs {
+export function vendorMergeInputs(paths: Paths, open: OpenOptions): MergeFileInputs {
   /** The worker reading the vendor files ahead (with {@link MERGE_READ_AHEAD_THREADS} threads or more), started at the first one. */
   let ahead: ReadAhead | undefined;
   const vendorOpts = { batchSize: VENDOR_MERGE_BATCH, first: VENDOR_FIRST_ROWS, maxLineBytes: open.maxLineBytes, time: open.time };
@@ -216,7 +223,7 @@ export function vendorMergeInputs(paths: readonly string[], open: OpenOptions): 
   return {
     length: n,
     open(i) {
-      const path = paths[i];
+      const path = paths.at(i) as string;
       // A vendor file's batches as it reads them (the merge cuts its own); any other input by the one opener.
       const vendor = open.format === undefined || open.format === 'coinapi' || open.format === 'tardis' ? sniffVendorFile(path) : undefined;
       if (vendor?.kind === undefined)
@@ -242,7 +249,7 @@ export function vendorMergeInputs(paths: readonly string[], open: OpenOptions): 
     },
     reopen(i) {
       if (kindOf[i] === 0) throw new Error(`vendorMergeInputs: input ${i} opened again, but only a vendor file parks`);
-      const path = paths[i];
+      const path = paths.at(i) as string;
       if (ahead !== undefined) return ahead.again((aheadAt as Int32Array)[i], { path, opts: { ...vendorOpts, ...own(i) } });
       return openVendorBatches(path, readFromStart({ ...vendorOpts, ...own(i) }));
     },
@@ -261,7 +268,7 @@ const GZIP = 0x80;
  * and placed, before the first batch (the replay's heap budget: a merge of tens of thousands of
  * files spends seconds there, making garbage).
  */
-export function mergedFiles(paths: readonly string[], open: OpenOptions, keepHeap?: () => void): RecordSource {
+export function mergedFiles(paths: Paths, open: OpenOptions, keepHeap?: () => void): RecordSource {
   let merged: MergedBatchSource | undefined;
   return {
     async *batches() {
@@ -286,7 +293,7 @@ export function mergedFiles(paths: readonly string[], open: OpenOptions, keepHea
       }
     },
     progress() {
-      return { input: 0, inputs: 1, path: paths[0], bytesRead: merged?.bytesRead() ?? 0, totalBytes: merged?.totalBytes ?? 0 };
+      return { input: 0, inputs: 1, path: paths.at(0) as string, bytesRead: merged?.bytesRead() ?? 0, totalBytes: merged?.totalBytes ?? 0 };
     },
   };
 }

@@ -22,7 +22,8 @@ import type { Engine, EngineListener } from '../core/engine.js';
 import type { EngineConfig } from '../core/config.js';
 import { FileSpill } from '../io/binSpill.js';
 import { RateFileWriter } from '../io/rateFile.js';
-import { flatList, listedInputs } from '../io/inputs.js';
+import { listedInputs } from '../io/inputs.js';
+import { PathList, type Paths } from '../io/pathList.js';
 import { defaultThreads } from '../io/batchSource.js';
 import { watchInputs } from '../io/inputWatch.js';
 import { heapBudgetOf } from '../io/heapBudget.js';
@@ -58,7 +59,7 @@ export interface ReplayOptions {
    * `listInputs(inputs).each`, src/io/inputs.ts): read, and watched, as listed. Default: listed at
    * the start of the run.
    */
-  listed?: readonly (readonly string[])[];
+  listed?: readonly Paths[];
   /** Input format (default: from each file's name and first bytes). */
   format?: SourceFormat;
   /**
@@ -108,7 +109,8 @@ export interface ReplayOptions {
    * Keep the process's heap near its live size with full collections between batches
    * (src/io/heapBudget.ts): what `xrate replay` does, whose process is the replay's alone. Off by
    * default: in a process that holds more than the replay, each collection would cost that much.
-   * A number is the budget's floor in MB (default 64): the heap is not collected on purpose below it.
+   * A number is the budget's floor in MB (default 64, and {@link MERGE_HEAP_FLOOR_MB} for a
+   * `merge`): the heap is not collected on purpose below it.
    */
   heapBudget?: boolean | number;
   /**
@@ -140,6 +142,14 @@ export interface ReplayOptions {
 }
 
 /**
+ * The heap budget's floor of a merge, MB (`heapBudget: true`; src/io/heapBudget.ts): a merge of a
+ * year of vendor files keeps 20-30 MB alive in its thread (its files in columns, src/io/pathList.ts),
+ * and the default floor of 64 MB let its heap hold as much again of garbage. At 32 MB, a merge of
+ * 179,103 files into a database peaked lower in the same time (docs/performance.md).
+ */
+const MERGE_HEAP_FLOOR_MB = 32;
+
+/**
  * Replays event logs through a new engine (or one resumed from a snapshot).
  *
  * @throws XrateErrors for bad usage or unreadable inputs (a missing file, a CSV without a
@@ -153,16 +163,18 @@ export interface ReplayOptions {
 export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
   // Directories stand for the files under them: the run's inputs are those files.
   const each = listedInputs(given);
-  const opts: ReplayOptions = given.inputs.length > 0 ? { ...given, inputs: flatList(each), listed: undefined } : given;
+  // The files, kept in columns (src/io/pathList.ts): a year of vendor files is 180,000 paths.
+  const files = PathList.concat(each);
+  const opts: ReplayOptions = given.listed === undefined ? given : { ...given, listed: undefined };
   // What the run relies on in its inputs, checked once they are read (a changed input fails the run).
   // One budget for the run: the watch's marks, then the driver's batches.
-  const budget = heapBudgetOf(opts.heapBudget);
+  const budget = heapBudgetOf(opts.heapBudget === true && opts.merge ? MERGE_HEAP_FLOOR_MB : opts.heapBudget);
   const watch = watchInputs(given.inputs, each, budget && (() => void budget.check()));
   const now = opts.now ?? (() => Date.now());
   const started = now();
   // The options of the replay's mode only (src/replay/options.ts: the command line's check too).
   validateReplayOptions({ ...opts, inputs: undefined });
-  if (opts.inputs.length === 0) throw new XrateError('usage', 'no event log given');
+  if (files.length === 0) throw new XrateError('usage', 'no event log given');
   const part = opts.partition;
   const periods = opts.periods ?? DEFAULT_STORED_PERIODS;
   const trackSpecs = opts.track?.map(parsePairSpec);
@@ -190,7 +202,7 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
     const partition = part ? new PartitionRun(part, !!cp) : undefined;
     const resumed = cp && { input: cp.input, line: cp.line, final: cp.final };
     const driver = new Driver({
-      inputs: opts.inputs,
+      inputs: files,
       state: st,
       marks: st,
       windowState: st,
@@ -221,7 +233,7 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
     const engine = driver.engine;
     opts.onEngine?.(engine);
     const summaryNow = (resumed: boolean, alreadyComplete: boolean): ReplaySummary =>
-      runSummary(opts.inputs, driver.ingest.totals(), engine, { started, ended: now() }, { resumed, alreadyComplete });
+      runSummary(files, driver.ingest.totals(), engine, { started, ended: now() }, { resumed, alreadyComplete });
     if (resumed?.final) return summaryNow(true, true);
 
     // The run's options as stored: what shapes its outputs (not how many threads read them, nor the heap's upkeep),
@@ -244,7 +256,7 @@ export async function replay(given: ReplayOptions): Promise<ReplaySummary> {
       const threads = opts.threads ?? (part ? 1 : defaultThreads());
       const open = { format: opts.format, batchSize: opts.batchSize, maxLineBytes: opts.maxLineBytes, time: opts.time, threads };
       const start = resumed ? { input: resumed.input, line: resumed.line + 1 } : partition?.start;
-      await driver.consume(opts.merge ? mergedFiles(opts.inputs, open, driver.keepHeap) : fileSequence(opts.inputs, open, start));
+      await driver.consume(opts.merge ? mergedFiles(files, open, driver.keepHeap) : fileSequence(files, open, start));
       // An input that changed while it was read: the run is not complete (src/io/inputWatch.ts).
       watch.check();
       driver.finish();

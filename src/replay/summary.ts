@@ -6,6 +6,8 @@
  * @module
  */
 import type { Engine } from '../core/engine.js';
+import { flatList } from '../io/inputs.js';
+import type { Paths } from '../io/pathList.js';
 import { US_PER_SECOND } from '../core/time.js';
 import type { RejectReason } from '../core/types.js';
 import type { RunTotals } from './ingest.js';
@@ -42,17 +44,19 @@ export interface ReplaySummary extends RunTotals {
 /**
  * The summary of a run over `inputs` with these totals, from `started` to `ended` (wall clock,
  * ms): its duration, events per second (of the records read) and the process's peak memory.
+ * Inputs kept as columns (src/io/pathList.ts) become the summary's array when it is first read: a
+ * command that reads no more than the totals makes no string of 180,000 paths at the run's end.
  */
 export function runSummary(
-  inputs: string[],
+  inputs: Paths,
   totals: RunTotals,
   engine: Engine,
   time: { started: number; ended: number },
   flags: { resumed: boolean; alreadyComplete: boolean },
 ): ReplaySummary {
   const durationMs = time.ended - time.started;
-  return {
-    inputs,
+  const summary = {
+    inputs: [] as string[],
     ...totals,
     durationMs,
     eventsPerSecond: durationMs > 0 ? (totals.eventsRead / durationMs) * 1000 : 0,
@@ -61,6 +65,21 @@ export function runSummary(
     alreadyComplete: flags.alreadyComplete,
     engine,
   };
+  if (Array.isArray(inputs)) summary.inputs = inputs;
+  else {
+    // A plain property once read (or set), in the place it has among the summary's.
+    const settle = (list: string[]): string[] => {
+      Object.defineProperty(summary, 'inputs', { value: list, enumerable: true, configurable: true, writable: true });
+      return list;
+    };
+    Object.defineProperty(summary, 'inputs', {
+      enumerable: true,
+      configurable: true,
+      get: () => settle(flatList([inputs])),
+      set: settle,
+    });
+  }
+  return summary;
 }
 
 /** No lines at all. */

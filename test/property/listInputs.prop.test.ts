@@ -174,8 +174,8 @@ function check(args: string[]): void {
     return;
   }
   const got = listInputs(args);
-  expect(got.each).toEqual(want);
-  expect(expandEach(args)).toEqual(want);
+  expect(got.each.map((l) => [...l])).toEqual(want);
+  expect(expandEach(args).map((l) => [...l])).toEqual(want);
   expect(got.duplicate).toEqual(refDuplicate(args, want));
   expect(findDuplicateInput(args)).toEqual(got.duplicate);
 }

@@ -8,6 +8,7 @@ import {
   expandEach,
   expandInputs,
   findDuplicateInput,
+  flatList,
   listedInputs,
   listInputs,
 } from '../../../src/io/inputs.js';
@@ -124,14 +125,13 @@ describe('listInputs and listedInputs', () => {
     const a = touch('listed/a.ndjson');
     const b = touch('listed/sub/b.csv');
     const d = join(dir, 'listed');
-    expect(listInputs([a, d])).toEqual({
-      each: [[a], [a, b]],
-      duplicate: { real: realpathSync(a), first: { path: a, arg: a }, second: { path: a, arg: d } },
-    });
-    expect(listInputs([d]).each).toEqual(expandEach([d]));
+    const got = listInputs([a, d]);
+    expect(got.each.map((l) => [...l])).toEqual([[a], [a, b]]);
+    expect(got.duplicate).toEqual({ real: realpathSync(a), first: { path: a, arg: a }, second: { path: a, arg: d } });
+    expect(listInputs([d]).each.map((l) => [...l])).toEqual(expandEach([d]).map((l) => [...l]));
     const listed = [[b], [a]];
     expect(listedInputs({ inputs: [b, a], listed })).toBe(listed);
-    expect(listedInputs({ inputs: [d] })).toEqual([[a, b]]);
+    expect(listedInputs({ inputs: [d] }).map((l) => flatList([l]))).toEqual([[a, b]]);
     expect(() => listedInputs({ inputs: [d], listed })).toThrow(
       expect.objectContaining({ code: 'usage', message: 'listed gives the files of 2 inputs, for 1 inputs' }),
     );

@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeLog } from '../../../scripts/gen-log.js';
-import { expandEach } from '../../../src/io/inputs.js';
+import { expandEach, FNV_BASIS, fnv } from '../../../src/io/inputs.js';
 import { watchInputs } from '../../../src/io/inputWatch.js';
 import { replayParallel, runPartitionHere } from '../../../src/replay/parallel.js';
 import { replay } from '../../../src/replay/replay.js';
@@ -229,6 +229,31 @@ describe('watchInputs', () => {
     expect(c.map((m) => /input "([^"]+)"/.exec(m)?.[1])).toEqual([files[7], files[33], files[41], files[50]]);
     expect(c[1]).toContain('its first or last bytes differ');
     expect(c[3]).toBe(`input "${files[50]}" was removed while the replay read it`);
+  });
+
+  it('tells two paths apart whose hashes are one: each is marked, a change to either is seen', () => {
+    // Two file names whose full paths have the same FNV-1a hash (the watch meets paths by it).
+    const byHash = new Map<number, number>();
+    const start = fnv(FNV_BASIS, join(dir, 'h'));
+    let pair: [number, number] | undefined;
+    for (let k = 0; pair === undefined; k++) {
+      const h = fnv(start, `${k}.ndjson`);
+      const other = byHash.get(h);
+      if (other !== undefined) pair = [other, k];
+      else byHash.set(h, k);
+    }
+    const [p, q] = pair.map((k) => join(dir, `h${k}.ndjson`));
+    expect(fnv(FNV_BASIS, p)).toBe(fnv(FNV_BASIS, q));
+    writeFileSync(p, '{"x":1}\n');
+    writeFileSync(q, '{"x":2}\n');
+    const w = watchInputs([p, q, p, q], [[p], [q], [p], [q]]);
+    expect(w.changes()).toEqual([]);
+    appendFileSync(q, '{"x":3}\n');
+    const c = w.changes();
+    expect(c).toHaveLength(1);
+    expect(c[0]).toContain(`input "${q}" changed while the replay read it: its size went from 8 to 16 bytes`);
+    appendFileSync(p, '{"x":3}\n');
+    expect(w.changes().map((m) => /input "([^"]+)"/.exec(m)?.[1])).toEqual([p, q]);
   });
 
   it("compares a directory's event logs with the listing the run read, without listing it again", () => {
