@@ -254,17 +254,10 @@ export class ReplayStore {
   }
 
   beginRun(inputs: Paths, config: unknown, options: unknown, startedAt: string, resumed: boolean): number {
+    const files = JSON.stringify(flatList([inputs]));
     const r = this.db
       .prepare(`INSERT INTO runs(started_at, status, inputs, config, options, resumed, pid, host) VALUES (?, 'running', ?, ?, ?, ?, ?, ?)`)
-      .run(
-        startedAt,
-        JSON.stringify(flatList([inputs])),
-        JSON.stringify(config),
-        JSON.stringify(options),
-        resumed ? 1 : 0,
-        process.pid,
-        hostname(),
-      );
+      .run(startedAt, files, JSON.stringify(config), JSON.stringify(options), resumed ? 1 : 0, process.pid, hostname());
     const id = Number(r.lastInsertRowid);
     // A resumed run takes over the outputs the interrupted one began.
     if (resumed) this.setOutputsRun(id);
