@@ -6,7 +6,7 @@
  */
 import { type Dirent, readdirSync, realpathSync, statSync } from 'node:fs';
 import { normalize, resolve, sep } from 'node:path';
-import { PathList, type Paths } from './pathList.js';
+import { PathList, type Paths, surrogate } from './pathList.js';
 import { detectFormat } from './source.js';
 import { XrateError } from '../core/errors.js';
 
@@ -25,11 +25,6 @@ export function comparePaths(a: string, b: string): number {
   const y = k < b.length ? b.charCodeAt(k) : -1;
   if (!surrogate(x) && !surrogate(y) && (k === 0 || !surrogate(a.charCodeAt(k - 1)))) return x < y ? -1 : x > y ? 1 : 0;
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
-}
-
-/** Whether UTF-16 code unit `c` is half of a surrogate pair (or a lone one). */
-function surrogate(c: number): boolean {
-  return c >= 0xd800 && c <= 0xdfff;
 }
 
 /**

@@ -24,15 +24,17 @@ function nameStart(path: string, windows: boolean): number {
 
 const WINDOWS = process.platform === 'win32';
 
+/** Whether UTF-16 code unit `c` is half of a surrogate pair (or a lone one). */
+export function surrogate(c: number): boolean {
+  return c >= 0xd800 && c <= 0xdfff;
+}
+
 /**
  * Whether `s` has half of a surrogate pair (or a lone one): a name that UTF-8 cannot carry as it
  * is (a lone surrogate) is kept as a string; file names read from a directory never have one.
  */
 function hasSurrogate(s: string): boolean {
-  for (let k = 0; k < s.length; k++) {
-    const c = s.charCodeAt(k);
-    if (c >= 0xd800 && c <= 0xdfff) return true;
-  }
+  for (let k = 0; k < s.length; k++) if (surrogate(s.charCodeAt(k))) return true;
   return false;
 }
 
