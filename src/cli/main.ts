@@ -2,7 +2,9 @@
  * The `xrate` command line: a thin layer that parses flags and calls the replay harness, the
  * queries and the rate service. Each command lives in `commands/` with its option table, and is
  * loaded when run: a command holds in memory only its own modules (the service's, the EMS's, the
- * chart's are tens of MB a `convert` or `replay` does not need).
+ * chart's are tens of MB a `convert` or `replay` does not need), and this module loads nothing
+ * else of xrate's but its errors and the I/O workers' start, so a command starts as soon as its
+ * own modules are loaded (`--version` loads none).
  *
  * Exit codes: 0 ok, else the exit code of the error's code (src/core/errors.ts): 2 bad usage
  * (unknown command or flag, bad value) or a bad configuration, 1 any other error (an unreadable
@@ -12,11 +14,33 @@
  */
 import { isXrateError, messageOf, XrateError } from '../core/errors.js';
 import type { Io } from './args.js';
-import { help } from './help.js';
 import { VERSION } from '../version.js';
+import { availableParallelism } from 'node:os';
+import { dropEarlyWorkers, startReaderEarly } from '../io/ioWorker.js';
 
 export type { Io } from './args.js';
-export { DEMO_LOG } from './commands/demo.js';
+
+/**
+ * Whether `xrate replay` with `args` reads its (first) input in a worker thread, as far as its
+ * flags tell: not with `--threads 1` or one core, nor a merge (`--merge`) or a replay in
+ * partitions (`--workers` above 1, `--queue`), which read otherwise; nor for `--help`. The flags
+ * are read as the command reads them, up to `--`; a wrong guess costs a worker started for nothing
+ * (ended as the replay opens an input it reads in its own thread, or ends).
+ */
+export function readsInWorker(args: readonly string[]): boolean {
+  if (availableParallelism() < 2) return false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === '--') break;
+    const [flag, inline] =
+      a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
+    const value = (): string | undefined => inline ?? args[i + 1];
+    if (flag === '--merge' || flag === '--queue' || flag === '--help' || flag === '-h') return false;
+    if (flag === '--threads' && value() === '1') return false;
+    if (flag === '--workers' && value() !== '1') return false;
+  }
+  return true;
+}
 
 const defaultIo = (): Io => ({
   out: (s) => void process.stdout.write(s),
@@ -38,7 +62,13 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
   try {
     switch (cmd) {
       case 'replay':
-        return await (await import('./commands/replay.js')).cmdReplay(rest, io);
+        // Its reader's worker thread starts now, while this thread loads the replay's modules.
+        if (readsInWorker(rest)) startReaderEarly();
+        try {
+          return await (await import('./commands/replay.js')).cmdReplay(rest, io);
+        } finally {
+          dropEarlyWorkers();
+        }
       case 'convert':
         return await (await import('./commands/convert.js')).cmdConvert(rest, io);
       case 'rate':
@@ -56,7 +86,12 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
       case 'symbols':
         return await (await import('./commands/symbols.js')).cmdSymbols(rest, io);
       case 'demo':
-        return await (await import('./commands/demo.js')).cmdDemo(rest, io);
+        startReaderEarly();
+        try {
+          return await (await import('./commands/demo.js')).cmdDemo(rest, io);
+        } finally {
+          dropEarlyWorkers();
+        }
       case 'serve':
         return await (await import('./commands/serve.js')).cmdServe(rest, io);
       case 'keys':
@@ -71,7 +106,7 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
       case 'help':
       case '--help':
       case '-h':
-        return help(rest[0] ?? 'main', io);
+        return (await import('./help.js')).help(rest[0] ?? 'main', io);
       case '--version':
         io.out(`${VERSION}\n`);
         return 0;

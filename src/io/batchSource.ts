@@ -33,7 +33,7 @@ import { openParquetBatches, parquetRawOf } from './parquetRead.js';
 import { rebatched } from './rebatch.js';
 import { openVendorBatches } from './vendorBatches.js';
 import { DEFAULT_BATCH_SIZE, type OpenSourceOptions, openSource, type SourceFormat } from './source.js';
-import { startIoWorker } from './ioWorker.js';
+import { dropEarlyWorkers, startIoWorker } from './ioWorker.js';
 
 /** Options of {@link openBatchSource}. */
 export interface BatchSourceOptions extends OpenSourceOptions {
@@ -99,6 +99,8 @@ export function openBatchSource(path: string, opts: BatchSourceOptions = {}): Ba
     if (recycle && (job.ndjson !== undefined || src.format === 'parquet')) job.recycle = true;
     return workerSource(job, src.format, src.totalBytes);
   }
+  // Read in this thread: a reader's worker started early for it is not needed (ioWorker.ts).
+  if (o.lean !== true) dropEarlyWorkers();
   // Parquet row groups and vendor files' read slices, cut where the record readers cut.
   if (src.format === 'parquet') {
     src.close();

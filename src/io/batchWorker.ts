@@ -1,19 +1,22 @@
 /**
- * The worker thread of a reader (batchSource.ts): reads the input it is given (`workerData`, a
- * {@link BatchJob}) in this thread and posts each batch, its buffers transferred, with the bytes
- * read so far; then `done`, or the error that stopped it. It waits for the reading thread to take
- * batches (an `ack` each) once {@link MAX_IN_FLIGHT} are on their way.
+ * The worker thread of a reader (batchSource.ts): reads the input it is given (a {@link BatchJob}:
+ * its `workerData`, or its first message when it was started early, ioWorker.ts `jobOf`) in this
+ * thread and posts each batch, its buffers transferred, with the bytes read so far; then `done`,
+ * or the error that stopped it. It waits for the reading thread to take batches (an `ack` each)
+ * once {@link MAX_IN_FLIGHT} are on their way.
  *
  * @module
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import { BufferPool, batchTransferList } from '../core/batch.js';
 import { isXrateError, messageOf } from '../core/errors.js';
 import { type BatchAck, type BatchJob, type BatchWorkerMessage, MAX_IN_FLIGHT } from './batchJob.js';
 import { HeapBudget } from './heapBudget.js';
-import { WORKER_HEAP_FLOOR_MB } from './ioWorker.js';
+import { jobOf, WORKER_HEAP_FLOOR_MB } from './ioWorker.js';
 
-const job = workerData as BatchJob;
+// Started early (ioWorker.ts `startEarly`), the worker does not know its input's format while it
+// waits: it loads every columnar reader meanwhile.
+const job = await jobOf<BatchJob>(() => import('./batchSource.js'));
 const port = parentPort;
 let inFlight = 0;
 let resume: (() => void) | undefined;
