@@ -86,7 +86,8 @@ export async function run(argv: string[], io: Io = defaultIo()): Promise<number>
       case 'symbols':
         return await (await import('./commands/symbols.js')).cmdSymbols(rest, io);
       case 'demo':
-        startReaderEarly();
+        // The demo's replay reads as a replay without flags does.
+        if (readsInWorker([])) startReaderEarly();
         try {
           return await (await import('./commands/demo.js')).cmdDemo(rest, io);
         } finally {
