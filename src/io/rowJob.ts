@@ -297,3 +297,19 @@ export function multiRowSql(sql: string, k: number): string | undefined {
   const m = /^(\s*INSERT\b[\s\S]*\bVALUES\s*)(\((?:\s*\?\s*,)*\s*\?\s*\))\s*$/i.exec(sql);
   return m ? m[1] + Array(k).fill(m[2]).join(', ') : undefined;
 }
+
+/**
+ * `sql`, a statement inserting rows, with `OR FAIL` as its conflict clause when it has none (a
+ * plain `INSERT INTO`); undefined for one with a conflict clause of its own (`INSERT OR REPLACE`,
+ * ...) or another statement.
+ *
+ * @example
+ * ```ts
+ * orFail('INSERT INTO t(a) VALUES (?)'); // 'INSERT OR FAIL INTO t(a) VALUES (?)'
+ * orFail('INSERT OR REPLACE INTO t(a) VALUES (?)'); // undefined
+ * ```
+ */
+export function orFail(sql: string): string | undefined {
+  const m = /^(\s*INSERT)(\s+INTO\b[\s\S]*)$/i.exec(sql);
+  return m ? `${m[1]} OR FAIL${m[2]}` : undefined;
+}

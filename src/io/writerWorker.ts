@@ -11,7 +11,7 @@
  */
 import Database from 'better-sqlite3';
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
-import { columnBuffers, forEachRow, multiRowSql, type RowColumns, type RowJob } from './rowJob.js';
+import { columnBuffers, forEachRow, multiRowSql, orFail, type RowColumns, type RowJob } from './rowJob.js';
 import { deleteSnapshots, insertEarlyPart, insertSnapshot } from './snapshotParts.js';
 import { CLEAR_SQL, WRITER_STATE } from './writerThread.js';
 
@@ -26,10 +26,23 @@ process.on('exit', () => {
 const statements: Database.Statement[] = [];
 const columns: number[] = [];
 /**
- * By statement: its form inserting {@link ROWS_AT_ONCE} rows (`INSERT ... VALUES (?, ...), (?, ...)`;
- * undefined for a statement of another shape), and the values of the rows waiting for it.
+ * By statement: the statement its multi-row forms (`INSERT ... VALUES (?, ...), (?, ...)`) are made
+ * of (undefined: a statement of another shape, which has none), those forms by their count of rows
+ * (each prepared at its first use), whether the rows left at the end of a run go in by one of them
+ * (`restAtOnce`; else one by one), and the values of the rows waiting for it.
+ *
+ * A multi-row statement that could end in an abort keeps a statement journal, to undo itself
+ * alone: a copy of each page it changes (once a statement). Where rows of a few pairs come
+ * in short runs (each row to its pair's page of an index), that is about a page a row: rows one by
+ * one cost less. A plain `INSERT`'s forms are made `INSERT OR FAIL`, which keeps none (a failed job
+ * is undone whole, its transaction or savepoint rolled back: writes of a statement that failed
+ * midway are never committed), and the rest of its runs goes in at once. An `INSERT OR REPLACE`
+ * keeps one (a NULL in a NOT NULL column without a default aborts it): its forms are of
+ * {@link ROWS_AT_ONCE} rows only, the rest of a run one by one.
  */
-const multi: (Database.Statement | undefined)[] = [];
+const manyOf: (string | undefined)[] = [];
+const forms: (Database.Statement | undefined)[][] = [];
+const restAtOnce: boolean[] = [];
 const waiting: unknown[][] = [];
 let failed = false;
 
@@ -90,8 +103,10 @@ function run(job: RowJob, db: Database.Database): void {
     statements.push(db.prepare(sql));
     const c = sql.split('?').length - 1;
     columns.push(c);
-    const many = multiRowSql(sql, ROWS_AT_ONCE);
-    multi.push(many === undefined ? undefined : db.prepare(many));
+    const plain = orFail(sql);
+    manyOf.push(multiRowSql(sql, ROWS_AT_ONCE) === undefined ? undefined : (plain ?? sql));
+    forms.push([]);
+    restAtOnce.push(plain !== undefined);
     waiting.push(new Array(c * ROWS_AT_ONCE));
   }
   if (job.clear) {
@@ -100,7 +115,7 @@ function run(job: RowJob, db: Database.Database): void {
     if (job.clear.runId !== undefined)
       db.prepare(`INSERT OR REPLACE INTO meta(key, value) VALUES ('outputs_run', ?)`).run(String(job.clear.runId));
   }
-  runRows(job);
+  runRows(job, db);
   if (job.snapshot) {
     const v = [...job.snapshot];
     const blob = v[6] as Uint8Array;
@@ -110,31 +125,43 @@ function run(job: RowJob, db: Database.Database): void {
   early = undefined;
 }
 
+/** Statement s's multi-row form of k rows (2 to {@link ROWS_AT_ONCE}; see {@link manyOf}), prepared at its first use. */
+function rowsAtOnce(db: Database.Database, s: number, k: number): Database.Statement {
+  const f = forms[s];
+  let m = f[k];
+  if (m === undefined) {
+    m = db.prepare(multiRowSql(manyOf[s]!, k)!);
+    f[k] = m;
+  }
+  return m;
+}
+
 /**
  * Inserts the job's rows in order: each row by its statement, or, where rows of one statement
- * follow each other, {@link ROWS_AT_ONCE} of them by its multi-row form. Values are given as
- * arguments, not in an array: better-sqlite3 reads an array's values by generic property look-ups
- * (an eighth of the time a replay's rate rows took to insert).
+ * follow each other, {@link ROWS_AT_ONCE} of them by its multi-row form, and the rest of the run
+ * as {@link restAtOnce} says. Values are given as arguments, not in an array: better-sqlite3 reads
+ * an array's values by generic property look-ups (an eighth of the time a replay's rate rows took
+ * to insert).
  */
-function runRows(job: RowJob): void {
+function runRows(job: RowJob, db: Database.Database): void {
   // The statement whose rows wait (-1: none), and how many of them.
   let cur = -1;
   let n = 0;
   const flush = (): void => {
     const c = columns[cur];
     const vals = waiting[cur];
-    for (let r = 0; r < n; r++) statements[cur].run(...vals.slice(r * c, r * c + c));
+    if (n > 1 && restAtOnce[cur]) rowsAtOnce(db, cur, n).run(...vals.slice(0, n * c));
+    else for (let r = 0; r < n; r++) statements[cur].run(...vals.slice(r * c, r * c + c));
     n = 0;
   };
   forEachRow(
     job,
     (s, values) => {
-      const m = multi[s];
       if (s !== cur) {
         if (n > 0) flush();
         cur = s;
       }
-      if (m === undefined) {
+      if (manyOf[s] === undefined) {
         statements[s].run(...values);
         return;
       }
@@ -142,7 +169,7 @@ function runRows(job: RowJob): void {
       const c = columns[s];
       for (let k = 0, o = n * c; k < c; k++) vals[o + k] = values[k];
       if (++n < ROWS_AT_ONCE) return;
-      m.run(...vals);
+      rowsAtOnce(db, s, ROWS_AT_ONCE).run(...vals);
       n = 0;
     },
     (s) => columns[s],

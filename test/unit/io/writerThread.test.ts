@@ -15,7 +15,7 @@ import { OwnMetricBatch } from '../../../src/core/engine/ownMetricBatch.js';
 import type { PairRateChange } from '../../../src/core/engine.js';
 import { parseDec } from '../../../src/core/decimal.js';
 import { type ReplayCheckpoint, ReplayStore } from '../../../src/io/store.js';
-import { forEachRow, multiRowSql, type RowJob, RowJobBuilder } from '../../../src/io/rowJob.js';
+import { forEachRow, multiRowSql, orFail, type RowJob, RowJobBuilder } from '../../../src/io/rowJob.js';
 import { WriterThread } from '../../../src/io/writerThread.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-writer-'));
@@ -490,6 +490,29 @@ describe('the multi-row form of a statement (the writer thread inserts rows that
       [1, 'c'],
       [2, 'b'],
     ]);
+    db.close();
+  });
+
+  it('of a plain INSERT is made INSERT OR FAIL (no statement journal); one with a conflict clause of its own is not', () => {
+    expect(orFail('INSERT INTO t(a, b) VALUES (?, ?)')).toBe('INSERT OR FAIL INTO t(a, b) VALUES (?, ?)');
+    expect(orFail('  insert\n into t(a) VALUES (?)')).toBe('  insert OR FAIL\n into t(a) VALUES (?)');
+    for (const sql of [
+      'INSERT OR REPLACE INTO t(a) VALUES (?)',
+      'INSERT OR IGNORE INTO t(a) VALUES (?)',
+      'UPDATE t SET a = ?',
+      'INSERT INTOt',
+    ])
+      expect(orFail(sql), sql).toBeUndefined();
+    // OR FAIL keeps the rows before the one that failed: the writer thread undoes the whole job (above).
+    const db = new Database(':memory:');
+    db.exec('CREATE TABLE t(k INTEGER NOT NULL)');
+    db.exec('BEGIN');
+    expect(() => db.prepare(multiRowSql(orFail('INSERT INTO t(k) VALUES (?)')!, 3)!).run(1, 2, null)).toThrow(
+      'NOT NULL constraint failed: t.k',
+    );
+    expect(db.prepare('SELECT k FROM t').pluck().all()).toEqual([1, 2]);
+    db.exec('ROLLBACK');
+    expect(db.prepare('SELECT count(*) FROM t').pluck().get()).toBe(0);
     db.close();
   });
 });
