@@ -21,7 +21,6 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } 
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Bench } from 'tinybench';
-import { createEngine, type Engine, type OwnMetricBatch } from '../src/core/engine.js';
 import type { XrateEvent } from '../src/core/types.js';
 import { replay } from '../src/replay/replay.js';
 import { writeLog } from '../scripts/gen-log.js';
@@ -34,6 +33,7 @@ import { replayParquetBench } from './parquet.js';
 import { median, replayDbBench } from './replay-db.js';
 import { threadsBenches } from './threads.js';
 import { vendorMergeBench } from './vendor.js';
+import { applySecond, QUOTE_FRACTION, received, S, START, TRACKED, tickAt, warmEngine } from './engines.js';
 import { Universe, type SizeName } from './universe.js';
 
 export interface BenchResult {
@@ -44,40 +44,6 @@ export interface BenchResult {
   samples: number;
   /** Extra figures (e.g. p99 latency of http/rate). */
   [extra: string]: unknown;
-}
-
-const S = 1_000_000;
-/** 2024-03-01T00:00:00Z: a whole second; T0 = START + 1 s. */
-const START = 1_709_251_200 * S;
-/** Share of markets that send a new quote in each benchmarked second. */
-const QUOTE_FRACTION = 0.2;
-const TRACKED = 1_000;
-const STORED_PERIODS = ['1SEC', '1MIN', '1HRS', '1DAY'];
-
-/** Own-metric data points received by the `tick/L+own-metrics` engine (kept, so none is optimised away). */
-let ownPoints = 0;
-/** Metric data points received by the `apply/metric` engine. */
-let metricPoints = 0;
-
-function warmEngine(size: SizeName, ownMetrics = false, keepMetrics = false): { engine: Engine; u: Universe; tick: number } {
-  const u = new Universe(size, 42);
-  // keepMetrics: a listener takes the log's metric points (counts them).
-  const engine = createEngine(
-    {},
-    {
-      ...(ownMetrics && {
-        onOwnMetrics: (b: OwnMetricBatch) => {
-          ownPoints += b.length;
-        },
-      }),
-      ...(keepMetrics && { onMetric: () => void metricPoints++ }),
-    },
-  );
-  for (const ev of u.warmup(START)) engine.apply(ev);
-  engine.advanceTo(START + S);
-  const pairs = engine.pairs().slice(0, TRACKED);
-  for (const p of pairs) engine.track(p.base, p.quote, STORED_PERIODS);
-  return { engine, u, tick: START + S };
 }
 
 function stats(task: { name: string; result: unknown }): { median: number; p99: number; samples: number } {
@@ -105,63 +71,60 @@ function refreshLimit(dir: string): { exe: string; universe: string } | { reason
 /** The tick/L median of this run, for tick/L+own-metrics' overhead. */
 let tickLMedian: number | undefined;
 
-/** The own metrics' overhead over tick/L, measured in alternating blocks of ticks (goal: under 15 %). */
+/** The own metrics' overhead over tick/L, measured in processes of their own (goal: under 15 %). */
 const OWN_METRICS_TARGET = 0.15;
 
 /**
  * tick/L+own-metrics: tick/L with a listener taking xrate's own metrics (the engine computes them
- * only then). Its overhead is measured apart from the two timed runs, which come one after the
- * other (so the machine's drift between them would read as overhead): a plain L engine and one
- * with the listener, warmed alike, are ticked in turn, {@link OWN_BLOCK} ticks each, the order
- * swapped every other block; the overhead is the ratio of their median ticks less one. The
- * sequential figure (against tick/L's median of this run) is kept as `overhead_sequential`.
+ * only then), timed as tick/L is. Its overhead is measured apart, in processes of their own
+ * (ownTicks.ts), as a user runs one engine: {@link OWN_PROCESSES} of a plain L engine and as many
+ * of one with the listener, in the order plain, own, own, plain, plain, own (the machine's drift
+ * falls on both), each warmed alike and ticked {@link OWN_WARM_TICKS} seconds untimed, then
+ * {@link OWN_TICKS} timed; the overhead is the ratio of the two sides' median process medians,
+ * less one. Two engines ticked in turn in one process share their compiled code, which made that
+ * measure swing from +1.5 % to +45 % between runs (docs/performance.md). The figure against
+ * tick/L's median of this run is kept as `overhead_sequential`.
  */
 async function tickOwnMetricsBench(): Promise<BenchResult> {
   const st = await timeTicks('tick/L+own-metrics', 'L', true);
-  const r: BenchResult = { name: 'tick/L+own-metrics', unit: 'ms', ...st, quote_fraction: QUOTE_FRACTION, own_points: ownPoints };
-  const paired = alternatingOwnMetricsTicks();
-  r.overhead_vs = 'tick/L, alternating blocks';
-  r.overhead = paired.own_ms / paired.plain_ms - 1;
+  const r: BenchResult = { name: 'tick/L+own-metrics', unit: 'ms', ...st, quote_fraction: QUOTE_FRACTION, own_points: received.ownPoints };
+  const m = ownMetricsProcesses();
+  r.overhead_vs = 'tick/L, processes of their own';
+  r.overhead = m.own_ms / m.plain_ms - 1;
   r.overhead_target = OWN_METRICS_TARGET;
-  r.alternating = paired;
+  r.processes = m;
   if (tickLMedian !== undefined) r.overhead_sequential = st.median / tickLMedian - 1;
   return r;
 }
 
-/** V8's collector (the bench runs with --expose-gc): the generators' garbage is collected outside timed parts. */
-const gc = (globalThis as { gc?: (o?: { type: string }) => void }).gc;
+/** The measure in processes: processes of each engine, and the ticks of each, untimed then timed. */
+const OWN_PROCESSES = 3;
+const OWN_WARM_TICKS = 30;
+const OWN_TICKS = 250;
 
-/** Applies second T's quotes to a warm engine, then collects the generator's garbage (untimed). */
-function applySecond(engine: Engine, u: Universe, T: number): void {
-  for (const q of u.secondOfQuotes(T, QUOTE_FRACTION)) engine.apply(q);
-  gc?.({ type: 'minor' });
+/** One process of ownTicks.ts: its median tick, ms. */
+function ownTicksProcess(mode: 'plain' | 'own'): number {
+  const script = join(dirname(fileURLToPath(import.meta.url)), 'ownTicks.ts');
+  const p = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', script, mode, String(OWN_TICKS), String(OWN_WARM_TICKS)], {
+    encoding: 'utf8',
+  });
+  if (p.status !== 0) throw new Error(`tick/L+own-metrics: the ${mode} process failed (${p.status ?? p.signal}): ${p.stderr}`);
+  const out = JSON.parse(p.stdout.trim().split('\n').at(-1)!) as { median_ms: number; ticks: number; own_points: number };
+  if (out.ticks !== OWN_TICKS) throw new Error(`tick/L+own-metrics: the ${mode} process timed ${out.ticks} ticks, not ${OWN_TICKS}`);
+  // The engine with the listener computed its own metrics, the plain one none.
+  if ((mode === 'own') !== out.own_points > 0)
+    throw new Error(`tick/L+own-metrics: the ${mode} process received ${out.own_points} own-metric points`);
+  return out.median_ms;
 }
 
-/** The timed tick of the tick benches: the tick at T and the cross rates from USD. */
-function tickAt(engine: Engine, T: number): void {
-  engine.advanceTo(T);
-  engine.ratesFrom('USD');
-}
-
-/** The alternating measure: ticks in a block, and blocks of each engine (its first two a warm-up). */
-const OWN_BLOCK = 25;
-const OWN_BLOCKS = 22;
-
-function alternatingOwnMetricsTicks(): { plain_ms: number; own_ms: number; ticks: number; block: number } {
-  const engines = [warmEngine('L', false), warmEngine('L', true)].map((w) => ({ ...w, times: [] as number[] }));
-  for (let k = 0; k < OWN_BLOCKS; k++) {
-    for (const i of k % 2 === 0 ? [0, 1] : [1, 0]) {
-      const e = engines[i];
-      for (let j = 0; j < OWN_BLOCK; j++) {
-        e.tick += S;
-        applySecond(e.engine, e.u, e.tick);
-        const t0 = performance.now();
-        tickAt(e.engine, e.tick);
-        if (k >= 2) e.times.push(performance.now() - t0);
-      }
+function ownMetricsProcesses(): { plain_ms: number; own_ms: number; plain_process_ms: number[]; own_process_ms: number[]; ticks: number } {
+  const plain: number[] = [];
+  const own: number[] = [];
+  for (let k = 0; k < OWN_PROCESSES; k++)
+    for (const mode of k % 2 === 0 ? (['plain', 'own'] as const) : (['own', 'plain'] as const)) {
+      (mode === 'plain' ? plain : own).push(ownTicksProcess(mode));
     }
-  }
-  return { plain_ms: median(engines[0].times), own_ms: median(engines[1].times), ticks: engines[0].times.length, block: OWN_BLOCK };
+  return { plain_ms: median(plain), own_ms: median(own), plain_process_ms: plain, own_process_ms: own, ticks: OWN_TICKS };
 }
 
 /** Times one tick of a warm engine of `size` (new quotes each second, cross rates from USD). */
@@ -256,7 +219,7 @@ async function applyBench(kind: 'quote' | 'trade' | 'metric'): Promise<BenchResu
     p99: (events.length / st.p99) * 1000,
     samples: st.samples,
     batch: events.length,
-    ...(kind === 'metric' && { points_received: metricPoints }),
+    ...(kind === 'metric' && { points_received: received.metricPoints }),
   };
   if (kind === 'quote') applyQuoteRate = r.median;
   if (kind === 'metric' && applyQuoteRate !== undefined) {
@@ -397,8 +360,11 @@ async function main(): Promise<void> {
     const prev = JSON.parse(readFileSync(file, 'utf8')) as { results: BenchResult[] };
     const fresh = new Set(results.map((r) => r.name));
     all = [...prev.results.filter((r) => !fresh.has(r.name)), ...results];
-    const order = suites.map(([n]) => n);
-    all.sort((a, b) => order.findIndex((n) => a.name.startsWith(n)) - order.findIndex((n) => b.name.startsWith(n)));
+    // In the suites' order: the suite naming the entry (each name of a suite of several; its
+    // variants, as replay/threads-1-dense, after it).
+    const suiteOf = (r: BenchResult): number =>
+      suites.findIndex(([n]) => n.split(' ').some((k) => r.name === k || r.name.startsWith(`${k}-`)));
+    all.sort((a, b) => suiteOf(a) - suiteOf(b));
   }
   writeFileSync(file, `${JSON.stringify({ header, results: all }, null, 2)}\n`);
   console.log(`wrote bench/results/latest.json`);
