@@ -9,12 +9,7 @@
  * @module
  */
 import { applySecond, received, S, tickAt, warmEngine } from './engines.js';
-
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
+import { median } from './replay-db.js';
 
 const [mode, ticksArg, warmArg] = process.argv.slice(2);
 if (mode !== 'plain' && mode !== 'own') throw new Error(`ownTicks: the first argument is plain or own, not ${mode}`);
