@@ -4,7 +4,7 @@
  * spread of a quote rule 5 discards, and a market that a symbol event moves to another exchange.
  */
 import { describe, expect, it } from 'vitest';
-import { createEngine } from '../../../../src/core/engine.js';
+import { createEngine, type OwnMetricBatch } from '../../../../src/core/engine.js';
 import type { MetricEvent } from '../../../../src/core/metrics/events.js';
 import { parseEvent } from '../../../../src/core/events.js';
 import { isReject, type XrateEvent } from '../../../../src/core/types.js';
@@ -117,5 +117,50 @@ describe("xrate's own metrics", () => {
     e.apply(quote('06.5', A, '99', '101'));
     e.advanceTo(Date.parse(t('07')) * 1000);
     expect(points).toEqual([]);
+  });
+
+  it('a tick cut short by a listener that throws leaves the next ticks writing every share changed', () => {
+    const points: MetricEvent[] = [];
+    const at = (s: string) => Date.parse(t(s)) * 1000;
+    const C = 'KRAKEN_SPOT_ETH_USD';
+    const D = 'BITSTAMP_SPOT_ETH_USD';
+    let fail = true;
+    // At the first tick at 00:00:02 the pairs are computed, then the rates' listener throws before
+    // the own metrics are written; the tick is done again when the engine is advanced again.
+    const e = createEngine(
+      { weighting: 'passive' },
+      {
+        onOwnMetrics: (b: OwnMetricBatch) => void points.push(...b.events()),
+        onPairRate: (r) => {
+          if (r.tick === at('02') && fail) {
+            fail = false;
+            throw new Error('listener');
+          }
+        },
+      },
+    );
+    const setUp = [A, B, C, D].map((m) => trade('00.1', m));
+    for (const m of [A, B, C, D]) setUp.push(quote('00.5', m, '99', '101'));
+    for (const x of setUp) e.apply(x);
+    e.advanceTo(at('01'));
+    e.apply(quote('01.5', A, '99', '101', '3')); // BTC/USD 0.75 and 0.25 at 00:00:02
+    expect(() => e.advanceTo(at('02'))).toThrow('listener');
+    points.length = 0;
+    e.apply(quote('01.6', A, '99', '101', '7')); // BTC/USD 0.875 and 0.125
+    e.apply(quote('01.6', C, '99', '101', '3')); // ETH/USD 0.75 and 0.25
+    e.advanceTo(at('02'));
+    const shares = new Map(
+      points
+        .filter((p) => p.metricId === 'XRATE_MARKET_WEIGHT_SHARE')
+        .map((p) => [p.symbolId, p.value.kind === 'decimal' ? p.value.dec.value : Number.NaN]),
+    );
+    expect(shares).toEqual(
+      new Map([
+        [A, 0.875],
+        [B, 0.125],
+        [C, 0.75],
+        [D, 0.25],
+      ]),
+    );
   });
 });
