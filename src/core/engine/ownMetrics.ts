@@ -103,7 +103,7 @@ export class OwnMetrics {
    * slot in {@link changedSlots}, also in sequence, and the emit moves the noted shares to the
    * per-market values in one loop ({@link takeChangedShares}). A scattered write per changed share
    * in the pair pass cost more; a flag set there and the share read from its slot at the emit,
-   * both scattered, cost 0.05-0.1 ms a tick more at size L.
+   * both scattered, cost about 0.15 ms a tick more at size L (docs/performance.md).
    */
   private slotShare = new Float64Array(0);
   private slotUsed = new Uint8Array(0);
