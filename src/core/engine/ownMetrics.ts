@@ -360,15 +360,13 @@ export class OwnMetrics {
     const n = this.changedCount;
     if (n === 0) return;
     this.changedCount = 0;
-    const { changedSlots, slotShare, slotPos, mv, touched } = this;
+    const { changedSlots, slotShare, slotPos, mv } = this;
     for (let i = 0; i < n; i++) {
       const sl = changedSlots[i];
       const p = slotPos[sl];
       mv[STRIDE * p + SHARE] = slotShare[sl];
-      if (touched[p] === 0) this.list(p);
-      touched[p] |= TOUCHED;
+      this.touch(p);
     }
-    this.anyTouched = true;
   }
 
   /**
