@@ -42,7 +42,6 @@ import {
 } from '../replay/chart.js';
 import type { ReplayDatabase } from '../replay/database.js';
 import { isDatabaseSource, logOptions, type QuerySource } from '../replay/query.js';
-import { replay } from '../replay/replay.js';
 import {
   bucketsIn,
   CHART_MAX_TICKS,
@@ -297,6 +296,8 @@ async function periodFromLog(src: QuerySource, q: ChartRequest, points: number, 
   const buckets: OhlcBucket[] = [];
   const shareLog = new Map<string, { times: number[]; values: number[] }>();
   let engine: Engine | undefined;
+  // The replay's module only for a chart of a log (a database's chart reads none of its readers).
+  const { replay } = await import('../replay/replay.js');
   await replay({
     ...logOptions(src),
     to: bucketEnd(q.to - 1, period) - 1,

@@ -5,7 +5,7 @@
  */
 import { CHART_MAX_TICKS } from '../answers/chartResolution.js';
 import { HISTORY_MAX_LIMIT } from '../replay/query.js';
-import { DEFAULT_STORED_PERIODS } from '../replay/replay.js';
+import { DEFAULT_STORED_PERIODS } from '../core/periods.js';
 import { RIGHTS } from '../http/rights.js';
 import { modesHelp } from '../replay/options.js';
 import type { Io } from './args.js';

@@ -61,6 +61,9 @@ function makeRecord(count: number, suffix: string, unit: string, unitSeconds: nu
   });
 }
 
+/** OHLC periods stored by default for each tracked pair; any other period rolls up from these or, finer than all of them, is made from the pair's change series. */
+export const DEFAULT_STORED_PERIODS: readonly string[] = Object.freeze(['1MIN', '1HRS', '1DAY']);
+
 /**
  * The 33 exchange-rate periods (1SEC..30SEC, 1MIN..30MIN, 1HRS..12HRS, 1DAY..10DAY), in the
  * order and with the values of `GET /v1/exchangerate/history/periods` (specs/periods.json).

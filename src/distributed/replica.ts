@@ -31,7 +31,7 @@ import { US_PER_SECOND } from '../core/time.js';
 import { type ReplayCheckpoint, ReplayStore } from '../io/store.js';
 import { Driver } from '../replay/driver.js';
 import { isReplicaState, newReplicaState, type ReplicaState } from '../replay/driverState.js';
-import { DEFAULT_STORED_PERIODS } from '../replay/replay.js';
+import { DEFAULT_STORED_PERIODS } from '../core/periods.js';
 import { EventTimeTicks } from '../replay/ticks.js';
 import { LiveRateProvider } from '../answers/index.js';
 import { connectNats } from './natsConnect.js';

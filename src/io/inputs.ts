@@ -7,7 +7,7 @@
 import { type Dirent, readdirSync, realpathSync, statSync } from 'node:fs';
 import { normalize, resolve, sep } from 'node:path';
 import { PathList, type Paths, surrogate } from './pathList.js';
-import { detectFormat } from './source.js';
+import { detectFormat } from './detect.js';
 import { XrateError } from '../core/errors.js';
 
 /**

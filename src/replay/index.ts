@@ -4,7 +4,8 @@
  *
  * @module
  */
-export { replay, DEFAULT_STORED_PERIODS, type ReplayOptions, type ReplayProgress, type ReplaySummary } from './replay.js';
+export { replay, type ReplayOptions, type ReplayProgress, type ReplaySummary } from './replay.js';
+export { DEFAULT_STORED_PERIODS } from '../core/periods.js';
 export {
   queryRates,
   queryHistory,

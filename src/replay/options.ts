@@ -11,7 +11,7 @@
  */
 import { XrateError } from '../core/errors.js';
 import { expandInputs } from '../io/inputs.js';
-import { detectVendor } from '../io/source.js';
+import { detectVendor } from '../io/detect.js';
 
 /** One row of a {@link ModeTable}: a flag, the option it sets, and the modes it applies to. */
 export interface FlagRule<M extends string> {

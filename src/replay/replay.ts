@@ -20,6 +20,7 @@
  */
 import type { Engine, EngineListener } from '../core/engine.js';
 import type { EngineConfig } from '../core/config.js';
+import { DEFAULT_STORED_PERIODS } from '../core/periods.js';
 import { FileSpill } from '../io/binSpill.js';
 import { RateFileWriter } from '../io/rateFile.js';
 import { listedInputs } from '../io/inputs.js';
@@ -39,9 +40,6 @@ import { fileSequence, mergedFiles } from './recordSource.js';
 import { runSummary, type ReplaySummary } from './summary.js';
 import { EventTimeTicks } from './ticks.js';
 import { XrateError } from '../core/errors.js';
-
-/** OHLC periods stored by default for each tracked pair; any other period rolls up from these or, finer than all of them, is made from the pair's change series. */
-export const DEFAULT_STORED_PERIODS: readonly string[] = Object.freeze(['1MIN', '1HRS', '1DAY']);
 
 export type { ReplayProgress } from './driver.js';
 export type { CarriedState, PartitionStart } from './partitionRun.js';

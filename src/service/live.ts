@@ -25,7 +25,8 @@ import { Driver } from '../replay/driver.js';
 import { followSnapshot, newFollowState } from '../replay/driverState.js';
 import { FollowedFile } from '../replay/recordSource.js';
 import { WallClockTicks } from '../replay/ticks.js';
-import { DEFAULT_STORED_PERIODS, replay } from '../replay/replay.js';
+import { DEFAULT_STORED_PERIODS } from '../core/periods.js';
+import { replay } from '../replay/replay.js';
 import { LiveRateProvider } from '../answers/index.js';
 
 /** Options of {@link startReplay}. */

@@ -19,7 +19,7 @@ import { ReplayStore } from '../../src/io/store.js';
 import { Driver } from '../../src/replay/driver.js';
 import { newReplayState, type ReplayState } from '../../src/replay/driverState.js';
 import type { RecordSource } from '../../src/replay/recordSource.js';
-import { DEFAULT_STORED_PERIODS } from '../../src/replay/replay.js';
+import { DEFAULT_STORED_PERIODS } from '../../src/core/periods.js';
 import { EventTimeTicks } from '../../src/replay/ticks.js';
 import { type Log, logArb } from './arbitraries.js';
 

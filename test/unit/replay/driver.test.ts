@@ -21,7 +21,8 @@ import { Driver } from '../../../src/replay/driver.js';
 import { newFollowState, newReplayState } from '../../../src/replay/driverState.js';
 import { PartitionRun, type PartitionStart } from '../../../src/replay/partitionRun.js';
 import type { PolledSource, RecordSource, SourceBatch } from '../../../src/replay/recordSource.js';
-import { DEFAULT_STORED_PERIODS, type ReplaySummary, replay } from '../../../src/replay/replay.js';
+import { DEFAULT_STORED_PERIODS } from '../../../src/core/periods.js';
+import { type ReplaySummary, replay } from '../../../src/replay/replay.js';
 import { EventTimeTicks, WallClockTicks } from '../../../src/replay/ticks.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'xrate-driver-'));
