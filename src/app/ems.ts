@@ -17,7 +17,8 @@ import { createEmsApp } from '../ems/server.js';
 import { PositionSource } from '../ems/positions.js';
 import { loadSites } from '../ems/sites.js';
 import { loadClientPem, loadTls } from '../ems/tls.js';
-import { DEFAULT_DB, openProvider, type ServiceIo } from './serve.js';
+import { DEFAULT_DB } from './defaults.js';
+import { openProvider, type ServiceIo } from './serve.js';
 
 /** Options of {@link startEms} (the flags of `xrate ems serve`). */
 export interface EmsServeOptions {

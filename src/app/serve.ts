@@ -25,6 +25,7 @@ import type { Replica } from '../distributed/replica.js';
 import { OWN_METRICS } from '../core/engine/ownMetrics.js';
 import type { MetricsSource } from '../core/metrics/source.js';
 import { XrateError } from '../core/errors.js';
+import { DEFAULT_DB } from './defaults.js';
 
 /** Output of the commands. */
 export interface ServiceIo {
@@ -32,8 +33,7 @@ export interface ServiceIo {
   err: (s: string) => void;
 }
 
-/** Default database of `serve` and `keys` (what `npm start` writes). */
-export const DEFAULT_DB = 'out/xrate.sqlite';
+export { DEFAULT_DB };
 
 /** Options of {@link startService}. */
 export interface ServeOptions {

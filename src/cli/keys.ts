@@ -21,7 +21,8 @@ import { isRedisUrl } from '../distributed/redisUrl.js';
 import type { RedisSecurity } from '../distributed/security.js';
 import { type RedisFlagValues, redisSecurityFlags } from './connection.js';
 import { int } from './args.js';
-import { DEFAULT_DB, type ServiceIo } from '../app/serve.js';
+import { DEFAULT_DB } from '../app/defaults.js';
+import type { ServiceIo } from '../app/serve.js';
 import type { UsageErrorFactory } from './serve.js';
 import { isXrateError, messageOf, XrateError } from '../core/errors.js';
 

@@ -58,6 +58,14 @@ describe('the modules a command loads', () => {
     },
   );
 
+  it('xrate keys loads neither the service nor a reader', () => {
+    const loaded = [...closure(join(SRC, 'cli', 'commands', 'keys.ts'))].map(rel);
+    expect(loaded).toContain('http/keys.ts');
+    expect(
+      loaded.filter((m) => m.startsWith('app/serve') || m === 'io/source.ts' || m.startsWith('pkg:hyparquet') || m === 'pkg:fastify'),
+    ).toEqual([]);
+  });
+
   it('xrate --help loads no reader', () => {
     const loaded = [...closure(join(SRC, 'cli', 'help.ts'))].map(rel);
     expect(loaded.filter((m) => m === 'replay/replay.ts' || m === 'io/source.ts' || m.startsWith('pkg:hyparquet'))).toEqual([]);
