@@ -33,6 +33,7 @@ import { replayParquetBench } from './parquet.js';
 import { median, replayDbBench } from './replay-db.js';
 import { threadsBenches } from './threads.js';
 import { vendorMergeBench } from './vendor.js';
+import { cliBenches } from './cli.js';
 import { applySecond, QUOTE_FRACTION, received, S, START, TRACKED, tickAt, warmEngine } from './engines.js';
 import { Universe, type SizeName } from './universe.js';
 
@@ -328,6 +329,7 @@ async function main(): Promise<void> {
     ['http/history-contention', () => historyContentionBench(dir)],
     ['http/heavy-contention', heavyContentionBench],
     ['feed/publish feed/replica', () => feedBench(dir)],
+    ['cli/rate cli/help', async () => cliBenches(dir)],
   ];
   const results: BenchResult[] = [];
   for (const [name, run] of suites) {
