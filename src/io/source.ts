@@ -28,6 +28,7 @@ import { openVendorCsv, type VendorKind, type VendorTime } from './vendorCsv.js'
 import { XrateError } from '../core/errors.js';
 
 export { JsonRecord } from './record.js';
+export { detectFormat, detectVendor } from './detect.js';
 
 /**
  * One line (NDJSON), row (CSV) or table row (SQLite) of an event log, not yet parsed as an event.
@@ -141,8 +142,6 @@ export interface ReaderOptions {
   /** See {@link OpenSourceOptions.chunkBytes}. */
   chunkBytes?: number;
 }
-
-export { detectFormat, detectVendor } from './detect.js';
 
 /** Default {@link OpenSourceOptions.batchSize}. */
 export const DEFAULT_BATCH_SIZE = 4096;
