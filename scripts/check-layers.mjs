@@ -30,7 +30,7 @@ const PURITY = [
 
 /** Static imports and re-exports (`import ... from`, `export ... from`, `import '...'`) and dynamic `import('...')`. */
 const STATIC =
-  /^[ \t]*(import|export)\s+(?:type\s+)?(?:[\w$]+\s*,\s*)?(?:\{[^}]*\}|\*(?:\s+as\s+[\w$]+)?|[\w$]+)\s+from\s+['"]([^'"]+)['"]/gm;
+  /^[ \t]*(import|export)\s+(type\s+)?(?:[\w$]+\s*,\s*)?(?:\{[^}]*\}|\*(?:\s+as\s+[\w$]+)?|[\w$]+)\s+from\s+['"]([^'"]+)['"]/gm;
 const BARE = /^[ \t]*import\s+['"]([^'"]+)['"]/gm;
 const DYNAMIC = /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g;
 
@@ -77,10 +77,24 @@ function lineAt(text, i) {
 }
 
 /** `text` with comments blanked (same offsets and lines), so examples in TSDoc are not read as imports. */
-function withoutComments(text) {
+export function withoutComments(text) {
   return text
     .replace(/\/\*[\s\S]*?\*\//g, (c) => c.replace(/[^\n]/g, ' '))
     .replace(/(^|[^:'"`\\])\/\/[^\n]*/g, (c, pre) => pre + ' '.repeat(c.length - pre.length));
+}
+
+/**
+ * The imports of a module's code (its comments blanked: {@link withoutComments}), in no order:
+ * where each is (`at`), `import` or `export`, the module named, whether it names types only
+ * (`import type`, `export type`: gone once compiled) and whether it is an `import()` (loaded when
+ * it runs).
+ */
+export function importsIn(code) {
+  const found = [];
+  for (const m of code.matchAll(STATIC)) found.push({ at: m.index, kind: m[1], spec: m[3], typeOnly: m[2] !== undefined, dynamic: false });
+  for (const m of code.matchAll(BARE)) found.push({ at: m.index, kind: 'import', spec: m[1], typeOnly: false, dynamic: false });
+  for (const m of code.matchAll(DYNAMIC)) found.push({ at: m.index, kind: 'import', spec: m[1], typeOnly: false, dynamic: true });
+  return found;
 }
 
 /**
@@ -104,11 +118,7 @@ export function checkLayers(root = repoRoot, table = readTable()) {
     }
     const forbidden = new Set(table.layers[layer].forbidden);
     const code = withoutComments(raw);
-    const found = [];
-    for (const m of code.matchAll(STATIC)) found.push({ at: m.index, kind: m[1], spec: m[2] });
-    for (const m of code.matchAll(BARE)) found.push({ at: m.index, kind: 'import', spec: m[1] });
-    for (const m of code.matchAll(DYNAMIC)) found.push({ at: m.index, kind: 'import', spec: m[1] });
-    for (const { at, kind, spec } of found) {
+    for (const { at, kind, spec } of importsIn(code)) {
       if (!spec.startsWith('.')) continue;
       const target = posix(relative(root, resolve(dirname(abs), spec))).replace(/\.js$/, '.ts');
       const to = layerOf(table, target);

@@ -8,18 +8,15 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { importsIn, withoutComments } from '../../../scripts/check-layers.mjs';
 
 const SRC = resolve(__dirname, '../../../src');
 
-/** The static imports of `file` (a source file), as source files or `pkg:` names. */
+/** The static imports of `file` (a source file), as source files or `pkg:` names, read as the layer check reads them. */
 function importsOf(file: string): string[] {
-  const text = readFileSync(file, 'utf8');
   const out: string[] = [];
-  // `import x from`, `import { a } from`, `export { a } from`, `import 'side-effect'`; not `import type`.
-  const re =
-    /^[ \t]*(?:import|export)\s+(?!type\s)(?:[\w$]+\s*,\s*)?(?:\{[^}]*\}|\*(?:\s+as\s+[\w$]+)?|[\w$]+)?\s*(?:from\s*)?['"]([^'"]+)['"]/gm;
-  for (const m of text.matchAll(re)) {
-    const spec = m[1];
+  for (const { spec, typeOnly, dynamic } of importsIn(withoutComments(readFileSync(file, 'utf8')))) {
+    if (typeOnly || dynamic) continue;
     if (!spec.startsWith('.')) {
       out.push(`pkg:${spec}`);
       continue;
