@@ -41,7 +41,7 @@ import {
   tickChartData,
 } from '../replay/chart.js';
 import type { ReplayDatabase } from '../replay/database.js';
-import { isDatabaseSource, logOptions, type QuerySource } from '../replay/query.js';
+import { isDatabaseSource, logOptions, type QuerySource, replayModule } from '../replay/query.js';
 import {
   bucketsIn,
   CHART_MAX_TICKS,
@@ -296,9 +296,7 @@ async function periodFromLog(src: QuerySource, q: ChartRequest, points: number, 
   const buckets: OhlcBucket[] = [];
   const shareLog = new Map<string, { times: number[]; values: number[] }>();
   let engine: Engine | undefined;
-  // The replay's module only for a chart of a log (a database's chart reads none of its readers).
-  const { replay } = await import('../replay/replay.js');
-  await replay({
+  await (await replayModule()).replay({
     ...logOptions(src),
     to: bucketEnd(q.to - 1, period) - 1,
     tailUs: 0,
