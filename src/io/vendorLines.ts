@@ -179,8 +179,10 @@ export class VendorLineParser {
 
   /** The batch of the rows so far. */
   finish(): BatchColumns {
-    // A plain Uint8Array (what a batch holds after crossing threads), not a Buffer.
-    const b = this.out.bb.finish(new Uint8Array(this.out.raw.subarray(0, this.out.rawLen)));
+    // The raw bytes copied into the batch's one buffer, a plain Uint8Array (what a batch holds
+    // after crossing threads), not a Buffer. (`new Uint8Array(buffer.subarray(...))` took 2 µs for
+    // a row's bytes and 12-22 µs for a batch's, a copy into an array made 0.3-4.)
+    const b = this.out.bb.finish(this.out.raw.subarray(0, this.out.rawLen), { copyRaw: true });
     this.out.rawLen = 0;
     this.sym = -1;
     return b;
