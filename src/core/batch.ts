@@ -130,8 +130,14 @@ const POOL_KEEP = 8;
 export class BufferPool {
   private readonly free: ArrayBuffer[] = [];
 
-  /** @param minBytes buffers below this size are neither kept nor rounded up (tests take 0, to reuse small ones) */
-  constructor(private readonly minBytes = POOL_MIN) {}
+  /**
+   * @param minBytes buffers below this size are neither kept nor rounded up (tests take 0, to reuse small ones)
+   * @param keep free buffers kept at most
+   */
+  constructor(
+    private readonly minBytes = POOL_MIN,
+    private readonly keep = POOL_KEEP,
+  ) {}
 
   /** A buffer of at least `bytes` bytes (its contents undefined): a free one, or a new one. */
   take(bytes: number): ArrayBuffer {
@@ -152,7 +158,7 @@ export class BufferPool {
 
   /** Gives back a buffer no batch uses any more (a small one, or one beyond the few kept, is left to the collector). */
   put(b: ArrayBuffer): void {
-    if (b.byteLength < this.minBytes || this.free.length >= POOL_KEEP) return;
+    if (b.byteLength < this.minBytes || this.free.length >= this.keep) return;
     this.free.push(b);
   }
 }

@@ -19,7 +19,10 @@
  *   of the time it is at. The parked inputs are reached in the order of their times (then of the
  *   inputs), so the next {@link WAKE_AHEAD} of them in that order are told (`wake`) before, for a
  *   read-ahead to have their first batches ready. Inputs given with `reopen` ({@link MergeInputs})
- *   are let go once parked, and once read to their end: a parked input is then only its place.
+ *   are let go once parked, and once read to their end: a parked input is then only its place;
+ *   those given with `release` get back each batch once no row of it is read again, to build a
+ *   later one on its buffer (a merge reading its vendor files in its thread allocates no batch
+ *   memory once under way: fresh memory costs a page fault a page on these machines).
  *
  * Two outputs of the same order. `batches()`: rows copied column by column (values, exact texts,
  * raw bytes, symbols through the output batch's dictionary, other rows as they are); a row whose
@@ -100,6 +103,13 @@ export interface MergeInputs {
    * only for the files it is in.
    */
   reopen?(i: number): BatchSource;
+  /**
+   * The merge, and the consumer of its rows, are done with batch `b` of input `i`: no row of it is
+   * read again, so its buffers may build a later batch (a reader on a `BufferPool`). With `rows()`
+   * a batch is given back once the consumer asks for the next rows, so the rows it was given are
+   * valid until then.
+   */
+  release?(i: number, b: BatchColumns): void;
 }
 
 interface Cursor {
@@ -128,6 +138,8 @@ function rowTime(b: BatchColumns, i: number): number | undefined {
 /** What the merge puts its rows into, in order: copied ({@link MergedBuilder}) or referenced ({@link RowRefs}). */
 interface MergeOut<T> {
   readonly length: number;
+  /** Whether `add` copies the row (the input's batch is done with once the merge leaves it). */
+  readonly copies: boolean;
   /** Takes row `c.pos` of cursor `c` (input `k`). */
   add(c: Cursor, k: number): void;
   /** The rows so far; starts over. */
@@ -136,6 +148,7 @@ interface MergeOut<T> {
 
 /** The output side of `batches()`: rows copied into a batch with an input column. */
 class MergedBuilder implements MergeOut<BatchColumns> {
+  readonly copies = true;
   private readonly bb = new BatchBuilder();
   private input = new Uint32Array(1024);
   private raw = new Uint8Array(1 << 16);
@@ -231,6 +244,7 @@ class MergedBuilder implements MergeOut<BatchColumns> {
 
 /** The output side of `rows()`: each row's input batch, row and input (see the module description). */
 class RowRefs implements MergeOut<MergedRows> {
+  readonly copies = false;
   private n = 0;
   private batches: BatchColumns[] = [];
   private rows: Int32Array;
@@ -286,6 +300,28 @@ export function mergeBatchSources(inputs: readonly BatchSource[] | MergeInputs, 
   /** Their sizes added up. */
   let totalBytes = sources.reduce((s, x) => s + (x as BatchSource).totalBytes, 0);
   const reopen = Array.isArray(inputs) ? undefined : (inputs as MergeInputs).reopen?.bind(inputs);
+  const release = Array.isArray(inputs) ? undefined : (inputs as MergeInputs).release?.bind(inputs);
+  /**
+   * The batches the merge has left that the consumer of `rows()` may still read, with their inputs:
+   * given back ({@link MergeInputs.release}) once it asks for the next rows.
+   */
+  const spent: BatchColumns[] = [];
+  const spentOf: number[] = [];
+  /** Whether a batch the merge leaves waits in `spent` (rows by reference) or goes back at once. */
+  let deferSpent = false;
+  const spend = (i: number, b: BatchColumns): void => {
+    if (release === undefined) return;
+    if (!deferSpent) release(i, b);
+    else {
+      spent.push(b);
+      spentOf.push(i);
+    }
+  };
+  const releaseSpent = (): void => {
+    for (let k = 0; k < spent.length; k++) (release as NonNullable<typeof release>)(spentOf[k], spent[k]);
+    spent.length = 0;
+    spentOf.length = 0;
+  };
   /** The bytes read of the sources let go, added up; with `reopen`, what each read before it was parked. */
   let readGone = 0;
   const readParked = reopen === undefined ? undefined : new Float64Array(n);
@@ -323,6 +359,10 @@ export function mergeBatchSources(inputs: readonly BatchSource[] | MergeInputs, 
   };
   /** The next non-empty batch of input `i` into its cursor; false at its end. */
   const load = async (i: number, c: Cursor): Promise<boolean> => {
+    if (c.b !== undefined) {
+      spend(i, c.b);
+      c.b = undefined;
+    }
     for (;;) {
       const r = await c.it.next();
       if (r.done) {
@@ -380,6 +420,8 @@ export function mergeBatchSources(inputs: readonly BatchSource[] | MergeInputs, 
       // place, until the merge reaches it.
       cursors[i] = undefined;
       await c.it.return?.(undefined);
+      // No row of its first batch was taken: it goes back at once.
+      if (c.b !== undefined) release?.(i, c.b);
       parked[parkedCount++] = i;
       if (readParked !== undefined) {
         // Let go, not closed (its next reading is another source's: MergeInputs.reopen).
@@ -394,6 +436,7 @@ export function mergeBatchSources(inputs: readonly BatchSource[] | MergeInputs, 
   async function* run<T>(out: MergeOut<T>): AsyncGenerator<T> {
     if (started) throw new Error('mergeBatchSources: batches() or rows() called twice');
     started = true;
+    deferSpent = !out.copies;
     try {
       for (let i = 0; i < n && !closed; i++) {
         if (i % HEAP_CHECK_EVERY === 0) opts.placing?.();
@@ -432,7 +475,11 @@ export function mergeBatchSources(inputs: readonly BatchSource[] | MergeInputs, 
         } else if (await load(i, c)) {
           siftDown(heap, 0, less);
         } else done(i);
-        if (out.length >= batchSize) yield out.finish();
+        if (out.length >= batchSize) {
+          yield out.finish();
+          // The consumer asked for the next rows: it is done with those it was given.
+          releaseSpent();
+        }
       }
       if (out.length > 0 && !closed) yield out.finish();
     } finally {

@@ -23,7 +23,7 @@
  * @module
  */
 import { XrateError } from '../core/errors.js';
-import type { BatchColumns } from '../core/batch.js';
+import type { BatchColumns, BufferPool } from '../core/batch.js';
 import { batchesOf, type BatchSource } from './batch.js';
 import { DEFAULT_MAX_LINE_BYTES } from './lineLimit.js';
 import { DEFAULT_BATCH_SIZE } from './source.js';
@@ -70,6 +70,11 @@ export interface VendorBatchOptions {
    * start in another source): a file that cannot be read now says so, not that none of it was read.
    */
   readBefore?: boolean;
+  /**
+   * Buffers to build the batches on (core/batch.ts `BufferPool`), for a reader whose batches are
+   * given back once done with: a merge's (mergeBatches.ts `MergeInputs.release`).
+   */
+  pool?: BufferPool;
 }
 
 /**
@@ -193,7 +198,7 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
           p.push(head);
           firstText = -1;
           if (p.length > 0) {
-            yield p.finish();
+            yield p.finish(opts.pool);
             if (closed) return;
           }
           bytes = reopen(head.length);
@@ -221,7 +226,7 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
             firstText = -1;
             bytes = letGo(bytes);
             if (p.length > 0) {
-              yield p.finish();
+              yield p.finish(opts.pool);
               if (closed) return;
             }
             bytes = reopen(text);
@@ -230,7 +235,7 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
           }
           p.push(chunk);
           if (p.length >= batchSize) {
-            yield p.finish();
+            yield p.finish(opts.pool);
             if (closed) return;
           }
         }
@@ -243,7 +248,7 @@ export function openVendorBatches(path: string, opts: VendorBatchOptions = {}): 
         // Read to its end: its reader (inflate state, read buffer) goes before the last batch is
         // taken, which a merge may not do for a while (a file read ahead of it).
         bytes = letGo(bytes);
-        if (p.length > 0 && !closed) yield p.finish();
+        if (p.length > 0 && !closed) yield p.finish(opts.pool);
       } finally {
         // Stopped by an error between two batches: drop the rows built (the builder is shared).
         if (p.length > 0) p.finish();

@@ -6,7 +6,7 @@
  * @module
  */
 import { StringDecoder } from 'node:string_decoder';
-import { BatchBuilder, type BatchColumns, CELLS, type OtherRow, sideCode } from '../core/batch.js';
+import { BatchBuilder, type BatchColumns, type BufferPool, CELLS, type OtherRow, sideCode } from '../core/batch.js';
 import { parseTime } from '../core/time.js';
 import type { Dec, QuoteEvent, TradeEvent } from '../core/types.js';
 import { type CsvRow, CsvSplitter, isBlank } from './csv.js';
@@ -178,11 +178,11 @@ export class VendorLineParser {
   }
 
   /** The batch of the rows so far. */
-  finish(): BatchColumns {
+  finish(pool?: BufferPool): BatchColumns {
     // The raw bytes copied into the batch's one buffer, a plain Uint8Array (what a batch holds
     // after crossing threads), not a Buffer. (`new Uint8Array(buffer.subarray(...))` took 2 µs for
     // a row's bytes and 12-22 µs for a batch's, a copy into an array made 0.3-4.)
-    const b = this.out.bb.finish(this.out.raw.subarray(0, this.out.rawLen), { copyRaw: true });
+    const b = this.out.bb.finish(this.out.raw.subarray(0, this.out.rawLen), { copyRaw: true, pool });
     this.out.rawLen = 0;
     this.sym = -1;
     return b;

@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { type BatchColumns, eventAt, ROW_OTHER } from '../core/batch.js';
+import { type BatchColumns, BufferPool, eventAt, ROW_OTHER } from '../core/batch.js';
 import { type BatchSource, rawOf, recordAt } from '../io/batch.js';
 import { type BatchSourceOptions, openBatchSource } from '../io/batchSource.js';
 import { type MergedBatchSource, type MergedRows, type MergeInputs, mergeBatchSources } from '../io/mergeBatches.js';
@@ -206,6 +206,9 @@ export function vendorMergeInputs(paths: Paths, open: OpenOptions): MergeFileInp
   /** The worker reading the vendor files ahead (with {@link MERGE_READ_AHEAD_THREADS} threads or more), started at the first one. */
   let ahead: ReadAhead | undefined;
   const vendorOpts = { batchSize: VENDOR_MERGE_BATCH, first: VENDOR_FIRST_ROWS, maxLineBytes: open.maxLineBytes, time: open.time };
+  /** The buffers of the vendor files' batches read in this thread, given back by the merge ({@link MERGE_POOL_KEEP}). */
+  const pool = new BufferPool(0, MERGE_POOL_KEEP);
+  const local = { ...vendorOpts, pool };
   const n = paths.length;
   /** The vendor formats met (a handful: vendorCsv.ts keeps one object each). */
   const kinds: VendorKind[] = [];
@@ -240,7 +243,7 @@ export function vendorMergeInputs(paths: Paths, open: OpenOptions): MergeFileInp
       sizes[i] = vendor.size;
       // Its header and first row as the sniff read them (`head`): the first batch, which places
       // it, needs no reading; the read-ahead worker, if any, reads it once the merge parks it.
-      const here = mergedVendorFile(path, vendor.kind, vendor.size, vendor.gzip, vendor.head, vendorOpts);
+      const here = mergedVendorFile(path, vendor.kind, vendor.size, vendor.gzip, vendor.head, local);
       if ((open.threads ?? 1) < MERGE_READ_AHEAD_THREADS) return here;
       ahead ??= readAhead();
       aheadAt ??= new Int32Array(n);
@@ -251,13 +254,23 @@ export function vendorMergeInputs(paths: Paths, open: OpenOptions): MergeFileInp
       if (kindOf[i] === 0) throw new Error(`vendorMergeInputs: input ${i} opened again, but only a vendor file parks`);
       const path = paths.at(i) as string;
       if (ahead !== undefined) return ahead.again((aheadAt as Int32Array)[i], { path, opts: { ...vendorOpts, ...own(i) } });
-      return openVendorBatches(path, readFromStart({ ...vendorOpts, ...own(i) }));
+      return openVendorBatches(path, readFromStart({ ...local, ...own(i) }));
+    },
+    release(i, b) {
+      // A vendor batch read in this thread: its columns and raw bytes in one buffer, from the pool.
+      if (ahead === undefined && kindOf[i] !== 0 && b.raw.buffer === b.kind.buffer) pool.put(b.kind.buffer as ArrayBuffer);
     },
     close() {
       ahead?.close();
     },
   };
 }
+
+/**
+ * Free buffers a merge keeps for its vendor files' batches: it leaves one about every 256 rows, and
+ * gives those back in bursts, once its consumer has taken the rows (mergeBatches.ts `release`).
+ */
+const MERGE_POOL_KEEP = 64;
 
 /** {@link vendorMergeInputs}: the flag of a compressed file in its format's byte. */
 const GZIP = 0x80;

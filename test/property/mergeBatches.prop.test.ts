@@ -5,14 +5,15 @@
  * batches turned back row by row give the same records from the same inputs in the same order,
  * their raw texts copied into each batch, or the rows by reference into the inputs' batches (`rows()`),
  * and with inputs parked after their first batch and read again from their start when reached (the
- * same source, or one the merge opens again after letting the parked one go).
+ * same source, or one the merge opens again after letting the parked one go); with the batches the
+ * merge gives back (`release`) written over at once, as a reader reusing their buffers would.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type BatchColumns, eventAt, ROW_OTHER } from '../../src/core/batch.js';
 import { type BatchSource, batchesOf, rawOf, recordAt } from '../../src/io/batch.js';
 import { mergeSources } from '../../src/io/merge.js';
-import { mergeBatchSources } from '../../src/io/mergeBatches.js';
+import { type MergedBatchSource, type MergedRows, mergeBatchSources } from '../../src/io/mergeBatches.js';
 import type { EventSource, SourceRecord } from '../../src/io/source.js';
 
 const RUNS = { seed: 2728, numRuns: 200 };
@@ -168,12 +169,24 @@ async function parkedMerge(
   batchSize: number,
   wakeAhead: number,
   lazy: false | 'open' | 'reopen' = false,
+  /** Rows by reference (`rows()`), and batches given back (`release`: written over at once). */
+  opts: { rows?: boolean; release?: boolean } = {},
 ): Promise<unknown[]> {
   const closed = { n: 0 };
   const out: unknown[] = [];
   const readings = inputs.map(() => 0);
   const parks = inputs.map(() => 0);
   const woken: number[] = [];
+  /** The non-empty batches the inputs gave, with their inputs; those the merge gave back (`release`). */
+  const given = new Map<BatchColumns, number>();
+  const released = new Set<BatchColumns>();
+  const release = (i: number, b: BatchColumns): void => {
+    expect(given.get(b)).toBe(i);
+    expect(released.has(b)).toBe(false);
+    released.add(b);
+    // Written over, as a buffer that builds another batch would be.
+    for (const a of [b.kind, b.line, b.time, b.symbol, b.side, b.v, b.otherIndex, b.raw, b.rawStart, b.rawEnd]) a.fill(3);
+  };
   /** Input k's merge time at its start: its first row's (-Infinity when that row has none). */
   const firstTime = (k: number): number => {
     const t = inputs[k].times[0];
@@ -183,14 +196,17 @@ async function parkedMerge(
     const src = batchesOf(source(input, closed));
     const read: BatchSource = {
       ...src,
-      batches() {
+      async *batches() {
         readings[k]++;
         // Read again only after a park, and once woken (`wakeAhead` before it is reached).
         if (readings[k] > 1) {
           expect(parks[k]).toBe(1);
           expect(woken).toContain(k);
         }
-        return src.batches();
+        for await (const b of src.batches()) {
+          if (b.length > 0) given.set(b, k);
+          yield b;
+        }
       },
       close: () => src.close(),
     };
@@ -214,7 +230,7 @@ async function parkedMerge(
   const opened: number[] = [];
   /** Inputs opened again (`reopen`): each once parked, before it is woken or read again. */
   const reopened: number[] = [];
-  const given = lazy
+  const inputsGiven = lazy
     ? {
         length: sources.length,
         open(i: number): BatchSource {
@@ -236,13 +252,20 @@ async function parkedMerge(
                 return sources[i];
               }
             : undefined,
+        release: opts.release ? release : undefined,
       }
     : sources;
-  const m = mergeBatchSources(given, { batchSize, wakeAhead });
-  for await (const b of m.batches()) {
-    const copy = structuredClone(b);
-    for (let i = 0; i < copy.length; i++) out.push({ input: copy.input![i], record: recordAt(copy, i) });
-  }
+  const m = mergeBatchSources(inputsGiven, { batchSize, wakeAhead });
+  if (opts.rows) for await (const r of m.rows()) out.push(...referenced(m, r));
+  else
+    for await (const b of m.batches()) {
+      const copy = structuredClone(b);
+      for (let i = 0; i < copy.length; i++) out.push({ input: copy.input![i], record: recordAt(copy, i) });
+    }
+  // Copied rows: every batch given back once the merge leaves it; by reference, all but those of
+  // the last rows (given back when the next rows are asked for, which they are not).
+  if (opts.release && !opts.rows) expect(released.size).toBe(given.size);
+  if (!opts.release) expect(released.size).toBe(0);
   for (let k = 0; k < inputs.length; k++) {
     const rows = inputs[k].times.length;
     // An input with rows: asked to park once; parked, it is read twice, woken before it was read again.
@@ -261,6 +284,18 @@ async function parkedMerge(
   return out;
 }
 
+/** Rows by reference, each as a record of its input's batch, its raw text from the merge's `rawOfRow`. */
+function referenced(m: MergedBatchSource, r: MergedRows): unknown[] {
+  const out: unknown[] = [];
+  for (let k = 0; k < r.length; k++) {
+    const b = r.batches[k];
+    const i = r.rows[k];
+    const record = b.kind[i] === ROW_OTHER ? recordAt(b, i) : { line: b.line[i], raw: m.rawOfRow(b, i, r.input[k]), event: eventAt(b, i) };
+    out.push({ input: r.input[k], record });
+  }
+  return out;
+}
+
 /** The merge's rows by reference (`rows()`): each row as a record of its input's batch, its raw text from the merge's `rawOfRow`. */
 async function referencedMerge(inputs: Input[], batchSize: number): Promise<unknown[]> {
   const closed = { n: 0 };
@@ -271,13 +306,7 @@ async function referencedMerge(inputs: Input[], batchSize: number): Promise<unkn
   );
   for await (const r of m.rows()) {
     expect(r.length).toBeLessThanOrEqual(batchSize);
-    for (let k = 0; k < r.length; k++) {
-      const b = r.batches[k];
-      const i = r.rows[k];
-      const record =
-        b.kind[i] === ROW_OTHER ? recordAt(b, i) : { line: b.line[i], raw: m.rawOfRow(b, i, r.input[k]), event: eventAt(b, i) };
-      out.push({ input: r.input[k], record });
-    }
+    out.push(...referenced(m, r));
   }
   expect(closed.n).toBe(inputs.length);
   return out;
@@ -299,6 +328,10 @@ describe('mergeBatchSources', () => {
             expect(await parkedMerge(inputs, parkable, batchSize, wakeAhead)).toEqual(want);
             expect(await parkedMerge(inputs, parkable, batchSize, wakeAhead, 'open')).toEqual(want);
             expect(await parkedMerge(inputs, parkable, batchSize, wakeAhead, 'reopen')).toEqual(want);
+            // Batches given back and written over: copied rows, and rows by reference read as handed out.
+            expect(await parkedMerge(inputs, parkable, batchSize, wakeAhead, 'open', { release: true })).toEqual(want);
+            expect(await parkedMerge(inputs, parkable, batchSize, wakeAhead, 'reopen', { rows: true, release: true })).toEqual(want);
+            expect(await parkedMerge(inputs, parkable, batchSize, wakeAhead, 'open', { rows: true })).toEqual(want);
           },
         ),
         RUNS,

@@ -4,7 +4,8 @@
  * values, wrong field counts, blank lines, quotes, lines over the limit, CRLF, a byte order
  * mark, non-ASCII text, gzip), its batches turned back row by row (`recordAt`) equal the records
  * openSource gives, rejects and raw texts included, whatever the batch size. So do its batches
- * with a short first one (`first`, read from the first lines the sniff read or not: `head`), and
+ * with a short first one (`first`, read from the first lines the sniff read or not: `head`), or
+ * built on a pool's buffers holding garbage (`pool`, as a merge gives its batches back), and
  * those a merge's read-ahead worker reads (src/io/readAhead.ts),
  * files pulled in any order, errors included.
  */
@@ -14,7 +15,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { BatchColumns } from '../../src/core/batch.js';
+import { type BatchColumns, BufferPool } from '../../src/core/batch.js';
 import { recordAt } from '../../src/io/batch.js';
 import { openSource, type SourceRecord } from '../../src/io/source.js';
 import { readerWorkers } from '../../src/io/batchSource.js';
@@ -60,14 +61,27 @@ async function viaBatches(
   batchSize: number,
   first?: number,
   head?: Uint8Array,
+  /** Batches built on a pool of buffers filled with garbage, each given back (and filled again) once read. */
+  pooled = false,
 ): Promise<unknown> {
-  const src = openVendorBatches(path, { maxLineBytes, time, startLine, batchSize, first, head });
+  let pool: BufferPool | undefined;
+  if (pooled) {
+    pool = new BufferPool(0, 4);
+    for (const n of [64, 1000, 5000, 20000]) pool.put(new Uint8Array(n).fill(0xa5).buffer);
+  }
+  const src = openVendorBatches(path, { maxLineBytes, time, startLine, batchSize, first, head, pool });
   const out: Record<string, unknown>[] = [];
   try {
     for await (const b of src.batches()) {
       // Structured-clone values only (a worker thread transfers them).
       const copy = structuredClone(b);
       for (let i = 0; i < copy.length; i++) out.push(recordAt(copy, i) as unknown as Record<string, unknown>);
+      if (pool) {
+        // Columns and raw bytes in one buffer, from the pool: given back written over.
+        expect(b.raw.buffer).toBe(b.kind.buffer);
+        new Uint8Array(b.kind.buffer).fill(0x5a);
+        pool.put(b.kind.buffer as ArrayBuffer);
+      }
     }
   } catch (e) {
     return { error: (e as Error).message, out };
@@ -233,6 +247,7 @@ describe('openVendorBatches equals openSource row by row', () => {
           const want = await viaRecords(path, maxLineBytes, time, startLine);
           const got = await viaBatches(path, maxLineBytes, time, startLine, batchSize);
           expect(got).toEqual(want);
+          expect(await viaBatches(path, maxLineBytes, time, startLine, batchSize, 1, undefined, true)).toEqual(want);
         },
       ),
       RUNS,
