@@ -64,11 +64,8 @@ async function viaBatches(
   /** Batches built on a pool of buffers filled with garbage, each given back (and filled again) once read. */
   pooled = false,
 ): Promise<unknown> {
-  let pool: BufferPool | undefined;
-  if (pooled) {
-    pool = new BufferPool(0, 4);
-    for (const n of [64, 1000, 5000, 20000]) pool.put(new Uint8Array(n).fill(0xa5).buffer);
-  }
+  const pool = pooled ? new BufferPool(0, 4) : undefined;
+  for (const n of pool ? [64, 1000, 5000, 20000] : []) pool?.put(new Uint8Array(n).fill(0xa5).buffer);
   const src = openVendorBatches(path, { maxLineBytes, time, startLine, batchSize, first, head, pool });
   const out: Record<string, unknown>[] = [];
   try {
@@ -76,12 +73,9 @@ async function viaBatches(
       // Structured-clone values only (a worker thread transfers them).
       const copy = structuredClone(b);
       for (let i = 0; i < copy.length; i++) out.push(recordAt(copy, i) as unknown as Record<string, unknown>);
-      if (pool) {
-        // Columns and raw bytes in one buffer, from the pool: given back written over.
-        expect(b.raw.buffer).toBe(b.kind.buffer);
-        new Uint8Array(b.kind.buffer).fill(0x5a);
-        pool.put(b.kind.buffer as ArrayBuffer);
-      }
+      // Pooled: columns and raw bytes in one buffer, from the pool, given back written over.
+      if (pool) expect(b.raw.buffer).toBe(b.kind.buffer);
+      pool?.put(new Uint8Array(b.kind.buffer).fill(0x5a).buffer as ArrayBuffer);
     }
   } catch (e) {
     return { error: (e as Error).message, out };
