@@ -89,16 +89,22 @@ function firstLine(path: string, gzip: boolean): string | undefined {
  * The vendor format of a CSV file, from its header line (vendorCsv.ts), or undefined for an xrate
  * CSV (or a file whose header says nothing known).
  */
-export function detectVendor(path: string, gzip = isGzipPath(path)): VendorKind | undefined {
+export function detectVendor(path: string, gzip = gzipOrUnreadable(path)): VendorKind | undefined {
   const line = firstLine(path, gzip);
   return line === undefined ? undefined : sniffVendor(line);
 }
 
-function isGzipPath(path: string): boolean {
+/** Whether `path` is gzip: its name ends in `.gz`, or it starts with gzip's magic bytes. Throws when it cannot be read. */
+export function isGzip(path: string): boolean {
   if (path.toLowerCase().endsWith('.gz')) return true;
+  const h = readHead(path, 2);
+  return h.length === 2 && h[0] === 0x1f && h[1] === 0x8b;
+}
+
+/** {@link isGzip}, false for a file that cannot be read (its reader says so). */
+function gzipOrUnreadable(path: string): boolean {
   try {
-    const h = readHead(path, 2);
-    return h.length === 2 && h[0] === 0x1f && h[1] === 0x8b;
+    return isGzip(path);
   } catch {
     return false;
   }

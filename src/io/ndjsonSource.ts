@@ -5,23 +5,10 @@
  *
  * @module
  */
-import { closeSync, openSync, readSync } from 'node:fs';
 import { batchTransferList } from '../core/batch.js';
 import type { BatchSource } from './batch.js';
 import { type NdjsonBatchOptions, ndjsonBatches } from './ndjsonBatches.js';
 import { textSource } from './textStream.js';
-
-/** Whether `path` is gzip: its name ends in `.gz`, or it starts with gzip's magic bytes. */
-export function isGzip(path: string): boolean {
-  if (path.toLowerCase().endsWith('.gz')) return true;
-  const fd = openSync(path, 'r');
-  try {
-    const h = Buffer.alloc(2);
-    return readSync(fd, h, 0, 2, 0) === 2 && h[0] === 0x1f && h[1] === 0x8b;
-  } finally {
-    closeSync(fd);
-  }
-}
 
 /**
  * The NDJSON file `path` read in this thread (ndjsonBatches.ts); `lean`: small reads, the file

@@ -1,14 +1,14 @@
 /**
  * Tells a vendor file (vendorCsv.ts) by its header line, reading only the first few KiB (a gzip
  * file: inflating only those, vendorBytes.ts). A `--merge` of a vendor tree opens thousands of
- * files; inflating 16 KiB of each to find its header (as `detectVendor` in src/io/source.ts does)
+ * files; inflating 16 KiB of each to find its header (as `detectVendor` in src/io/detect.ts does)
  * cost about 0.3 ms a file.
  *
  * @module
  */
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { XrateError } from '../core/errors.js';
-import { detectVendor } from './source.js';
+import { detectVendor } from './detect.js';
 import { openBytes } from './vendorBytes.js';
 import { sniffVendor, type VendorKind } from './vendorCsv.js';
 
