@@ -6,9 +6,9 @@
  *
  * @module
  */
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { XrateError } from '../core/errors.js';
-import { detectVendor } from './detect.js';
+import { detectVendor, isGzip } from './detect.js';
 import { openBytes } from './vendorBytes.js';
 import { sniffVendor, type VendorKind } from './vendorCsv.js';
 
@@ -40,25 +40,17 @@ const HEAD_KEPT = 1024;
  */
 export function sniffVendorFile(path: string, sniff = true): VendorFile {
   let size: number;
-  // A name ending in .gz says gzip: the file is opened once, to read its header (a merge opens thousands).
-  const named = path.toLowerCase().endsWith('.gz');
-  const magic = Buffer.alloc(2);
+  let gzip: boolean;
   try {
     const st = statSync(path);
     if (!st.isFile()) throw new Error('not a regular file');
     size = st.size;
-    if (!named) {
-      const fd = openSync(path, 'r');
-      try {
-        readSync(fd, magic, 0, 2, 0);
-      } finally {
-        closeSync(fd);
-      }
-    }
+    // A name ending in .gz says gzip without opening the file: it is opened once, to read its
+    // header (a merge opens thousands).
+    gzip = isGzip(path);
   } catch (e) {
     throw new XrateError('input', `cannot open event log "${path}": ${(e as Error).message}`);
   }
-  const gzip = named || (size >= 2 && magic[0] === 0x1f && magic[1] === 0x8b);
   if (!sniff) return { size, gzip };
   let line: string | undefined;
   let kept: Buffer | undefined;
