@@ -35,6 +35,10 @@ import { rebatched } from './rebatch.js';
 import { openVendorBatches } from './vendorBatches.js';
 import { DEFAULT_BATCH_SIZE, type OpenSourceOptions, openSource, type SourceFormat } from './source.js';
 import { dropEarlyWorkers, startIoWorker } from './ioWorker.js';
+import { settleDetaching } from './detaching.js';
+
+// This thread moves buffers: compiled once, not again at the first move (detaching.ts).
+settleDetaching();
 
 /** Options of {@link openBatchSource}. */
 export interface BatchSourceOptions extends OpenSourceOptions {

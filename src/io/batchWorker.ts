@@ -13,6 +13,10 @@ import { isXrateError, messageOf } from '../core/errors.js';
 import { type BatchAck, type BatchJob, type BatchWorkerMessage, MAX_IN_FLIGHT } from './batchJob.js';
 import { HeapBudget } from './heapBudget.js';
 import { jobOf, WORKER_HEAP_FLOOR_MB } from './ioWorker.js';
+import { settleDetaching } from './detaching.js';
+
+// This thread moves buffers: compiled once, not again at the first move (detaching.ts).
+settleDetaching();
 
 // Started early (ioWorker.ts `startEarly`), the worker does not know its input's format while it
 // waits: it loads every columnar reader meanwhile.

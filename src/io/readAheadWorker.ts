@@ -17,6 +17,10 @@ import { WORKER_HEAP_FLOOR_MB } from './ioWorker.js';
 import type { BatchSource } from './batch.js';
 import type { ReadAheadJob, ReadAheadJobFile, ReadAheadMessage, ReadAheadResult, ReadAheadWant } from './readAheadJob.js';
 import { openVendorBatches, type VendorBatchOptions } from './vendorBatches.js';
+import { settleDetaching } from './detaching.js';
+
+// This thread moves buffers: compiled once, not again at the first move (detaching.ts).
+settleDetaching();
 
 /** Results posted together at most (fewer when no ask waits). */
 const GROUP = 4;

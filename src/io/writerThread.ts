@@ -19,6 +19,10 @@ import { MessageChannel, type MessagePort, receiveMessageOnPort, type Worker } f
 import { type RowColumns, type RowJob, RowJobBuilder, rowJobTransfer, type RowSink } from './rowJob.js';
 import { OUTPUT_TABLES } from './storeSchema.js';
 import { startIoWorker } from './ioWorker.js';
+import { settleDetaching } from './detaching.js';
+
+// This thread moves buffers: compiled once, not again at the first move (detaching.ts).
+settleDetaching();
 
 /**
  * Indexes in the shared state: jobs (and snapshot parts) done, that is committed; whether the

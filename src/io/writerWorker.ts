@@ -14,6 +14,10 @@ import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { columnBuffers, forEachRow, multiRowSql, orFail, type RowColumns, type RowJob } from './rowJob.js';
 import { deleteSnapshots, insertEarlyPart, insertSnapshot } from './snapshotParts.js';
 import { CLEAR_SQL, WRITER_STATE } from './writerThread.js';
+import { settleDetaching } from './detaching.js';
+
+// This thread moves buffers: compiled once, not again at the first move (detaching.ts).
+settleDetaching();
 
 const { path, state, errors, spares } = workerData as { path: string; state: SharedArrayBuffer; errors: MessagePort; spares: MessagePort };
 const shared = new Int32Array(state);

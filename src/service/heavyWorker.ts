@@ -17,6 +17,10 @@ import { CONTENT_TYPES, render } from '../http/format/index.js';
 import type { HeavyReply, HeavyTask, MetricsFrom } from './heavyPool.js';
 import { answerMetrics } from './metrics.js';
 import { DatabaseRateProvider } from '../answers/index.js';
+import { settleDetaching } from '../io/detaching.js';
+
+// This thread moves buffers: compiled once, not again at the first move (detaching.ts).
+settleDetaching();
 
 /**
  * Heavy work yields the CPU to the main thread's light requests: on Linux this thread's own nice
